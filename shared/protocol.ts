@@ -1,0 +1,400 @@
+// The LineUp relay wire contract (`lineup/1`) as one zod module, imported by the Worker, the Durable
+// Object, the PWA, the agent adapter and the tests. Frames are parsed once, here, at the edge.
+import { z } from "zod";
+
+export const PROTOCOL = "lineup/1";
+export const SUBPROTOCOL = "lineup.v1";
+export const TOKEN_SUBPROTOCOL_PREFIX = "lineup.token.";
+
+/** Every default and limit of the contract (docs/protocol.md lists them). */
+export const LIMITS = {
+  maxFrameBytes: 1024 * 1024,
+  maxOpenCalls: 1000,
+  defaultTimeoutS: 600,
+  minTimeoutS: 1,
+  maxTimeoutS: 86_400,
+  historySize: 200,
+  resultRetentionMs: 24 * 60 * 60 * 1000,
+  maxCallIdLength: 128,
+  maxStatusState: 64,
+  maxStatusDetail: 1024,
+  maxToolsPerRegistration: 256,
+  /** Per-connection token bucket: frames per second refilled, and the burst size. */
+  rateLimitPerS: 200,
+  rateLimitBurst: 400,
+  defaultSessionTtlS: 30 * 24 * 3600,
+  minSessionTtlS: 60,
+  maxSessionTtlS: 365 * 24 * 3600,
+  maxLabel: 120,
+  maxHttpBodyBytes: 1024 * 1024,
+  maxHttpWaitS: 55,
+  defaultHttpWaitS: 25,
+} as const;
+
+/** Caller identity of calls made over HTTP (§7): `~` is outside the client id alphabet, so no socket can claim it. */
+export const HTTP_CLIENT_ID = "~http";
+
+export const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+export const CLIENT_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
+export const SESSION_ID_RE = /^[A-Za-z0-9_-]{8,64}$/;
+
+export type Role = "agent" | "app";
+export const otherRole = (r: Role): Role => (r === "agent" ? "app" : "agent");
+
+// ---------------------------------------------------------------- shapes
+
+const JsonObject = z.record(z.string(), z.unknown());
+
+export const ContentBlock = z.union([
+  z.looseObject({ type: z.literal("text"), text: z.string() }),
+  z.looseObject({ type: z.literal("image"), data: z.string(), mimeType: z.string() }),
+  z.looseObject({ type: z.literal("audio"), data: z.string(), mimeType: z.string() }),
+  z.looseObject({
+    type: z.literal("resource"),
+    resource: z.looseObject({
+      uri: z.string(),
+      mimeType: z.string().optional(),
+      text: z.string().optional(),
+      blob: z.string().optional(),
+    }),
+  }),
+]);
+export type ContentBlock = z.infer<typeof ContentBlock>;
+
+const ToolName = z.string().regex(NAME_RE, "1-64 chars of [A-Za-z0-9_.-]");
+const InputSchema = JsonObject;
+
+export const ActionDef = z.looseObject({
+  name: ToolName,
+  description: z.string().default(""),
+  inputSchema: InputSchema.default({ type: "object" }),
+});
+export type ActionDef = z.infer<typeof ActionDef>;
+
+export const ToolDef = z.discriminatedUnion("type", [
+  z.looseObject({
+    name: ToolName,
+    type: z.literal("action"),
+    description: z.string().default(""),
+    inputSchema: InputSchema.default({ type: "object" }),
+  }),
+  z.looseObject({
+    name: ToolName,
+    type: z.enum(["toolset", "app"]),
+    description: z.string().default(""),
+    actions: z.array(ActionDef).max(256),
+  }),
+]);
+export type ToolDef = z.infer<typeof ToolDef>;
+
+export const ToolError = z.looseObject({ code: z.string().min(1).max(64), message: z.string() });
+export type ToolError = z.infer<typeof ToolError>;
+
+export const ToolResultBody = z.looseObject({
+  message: z.string(),
+  content: z.array(ContentBlock).optional(),
+  instance_id: z.string().optional(),
+});
+export type ToolResultBody = z.infer<typeof ToolResultBody>;
+
+const CallId = z.string().min(1).max(LIMITS.maxCallIdLength);
+
+// ---------------------------------------------------------------- client → relay
+
+export const ToolListIn = z.object({
+  type: z.literal("tool.list"),
+  tools: z.array(ToolDef).max(LIMITS.maxToolsPerRegistration).optional(),
+});
+export const ToolCallIn = z.object({
+  type: z.literal("tool.call"),
+  call_id: CallId,
+  name: ToolName,
+  action: z.string().min(1).max(64).optional(),
+  arguments: JsonObject.default({}),
+  timeout_s: z.number().finite().optional(),
+});
+export const ToolResultIn = z
+  .object({
+    type: z.literal("tool.result"),
+    call_id: CallId,
+    name: z.string().optional(),
+    action: z.string().optional(),
+    result: ToolResultBody.optional(),
+    error: ToolError.optional(),
+  })
+  .refine((f) => (f.result === undefined) !== (f.error === undefined), {
+    message: "exactly one of result or error",
+  });
+export const ToolCancelIn = z.object({
+  type: z.literal("tool.cancel"),
+  call_id: CallId,
+  reason: z.string().max(256).optional(),
+});
+export const ToolAckIn = z.object({ type: z.literal("tool.ack"), call_id: CallId });
+export const MessageIn = z.object({
+  type: z.literal("message"),
+  content: z.array(ContentBlock).min(1).max(64),
+  id: z.string().min(1).max(128).optional(),
+});
+export const StatusIn = z.object({
+  type: z.literal("status"),
+  state: z.string().min(1).max(LIMITS.maxStatusState),
+  detail: z.string().max(LIMITS.maxStatusDetail).optional(),
+});
+
+export const ClientFrame = z.union([ToolListIn, ToolCallIn, ToolResultIn, ToolCancelIn, ToolAckIn, MessageIn, StatusIn]);
+export type ClientFrame = z.infer<typeof ClientFrame>;
+export type ClientFrameType = ClientFrame["type"];
+export type ClientFrameOf<T extends ClientFrameType> = Extract<ClientFrame, { type: T }>;
+export const CLIENT_FRAME_TYPES = ["tool.list", "tool.call", "tool.result", "tool.cancel", "tool.ack", "message", "status"] as const;
+const frameSchemas: Record<ClientFrameType, z.ZodType> = {
+  "tool.list": ToolListIn,
+  "tool.call": ToolCallIn,
+  "tool.result": ToolResultIn,
+  "tool.cancel": ToolCancelIn,
+  "tool.ack": ToolAckIn,
+  message: MessageIn,
+  status: StatusIn,
+};
+
+/** Which role may send which frame. Everything is symmetric except `status` (agent only). */
+export const MAY_SEND: Record<ClientFrameType, readonly Role[]> = {
+  "tool.list": ["agent", "app"],
+  "tool.call": ["agent", "app"],
+  "tool.result": ["agent", "app"],
+  "tool.cancel": ["agent", "app"],
+  "tool.ack": ["agent", "app"],
+  message: ["agent", "app"],
+  status: ["agent"],
+};
+
+// ---------------------------------------------------------------- relay → client
+
+export interface PeerState {
+  agent: { online: boolean; status?: AgentStatus };
+  apps: number;
+}
+export interface AgentStatus {
+  state: string;
+  detail?: string;
+}
+export interface HelloFrame {
+  type: "hello";
+  protocol: typeof PROTOCOL;
+  session_id: string;
+  role: Role;
+  client_id: string;
+  peers: PeerState;
+}
+export interface ToolListOut {
+  type: "tool.list";
+  tools: ToolDef[];
+}
+export interface ToolCallOut {
+  type: "tool.call";
+  call_id: string;
+  name: string;
+  action?: string;
+  arguments: Record<string, unknown>;
+  timeout_s?: number;
+  deadline: number;
+  from: Role;
+}
+export interface ToolResultOut {
+  type: "tool.result";
+  call_id: string;
+  name: string;
+  action?: string;
+  result?: ToolResultBody;
+  error?: ToolError;
+  answered_by?: string;
+}
+export type CancelReason = "answered" | "cancelled" | "timeout";
+export interface ToolCancelOut {
+  type: "tool.cancel";
+  call_id: string;
+  reason: CancelReason;
+}
+export interface MessageOut {
+  type: "message";
+  id: string;
+  seq?: number;
+  from: { role: Role; client_id: string };
+  content: ContentBlock[];
+  ts: number;
+}
+export interface PresenceOut extends PeerState {
+  type: "presence";
+  im?: { online: boolean };
+}
+export interface ErrorOut {
+  type: "error";
+  code: ErrorCode;
+  message: string;
+  call_id?: string;
+}
+export type RelayFrame = HelloFrame | ToolListOut | ToolCallOut | ToolResultOut | ToolCancelOut | MessageOut | PresenceOut | ErrorOut;
+
+/** Error codes of `error` frames (protocol problems with a client's own frame). */
+export type ErrorCode =
+  | "bad_json"
+  | "bad_frame"
+  | "too_large"
+  | "forbidden"
+  | "rate_limited"
+  | "unknown_call"
+  | "duplicate_call"
+  | "internal";
+
+/** Error codes the relay itself puts in a `tool.result` (a call that cannot go on). */
+export type CallErrorCode =
+  | "unknown_tool"
+  | "unknown_action"
+  | "invalid_arguments"
+  | "too_many_calls"
+  | "instance_gone"
+  | "timeout"
+  | "im_undeliverable";
+
+export const CLOSE = {
+  normal: 1000,
+  tooLarge: 1009,
+  internal: 1011,
+  sessionEnded: 4004,
+  /** Another connection took over this client id; do not reconnect (we chose 4409). */
+  replaced: 4409,
+} as const;
+
+// ---------------------------------------------------------------- decoding at the edge
+
+export type Decoded = { ok: true; frame: ClientFrame } | { ok: false; error: ErrorOut };
+
+const utf8 = new TextEncoder();
+export function byteLength(s: string): number {
+  // Fast path: a string of n UTF-16 units is at most 3n bytes.
+  if (s.length * 3 <= LIMITS.maxFrameBytes) return s.length;
+  return utf8.encode(s).byteLength;
+}
+
+function err(code: ErrorCode, message: string, call_id?: string): { ok: false; error: ErrorOut } {
+  return { ok: false, error: call_id === undefined ? { type: "error", code, message } : { type: "error", code, message, call_id } };
+}
+
+/** Parses one raw WebSocket frame. Never throws. */
+export function decodeFrame(raw: string | ArrayBuffer | ArrayBufferView): Decoded {
+  if (typeof raw !== "string") {
+    const size = raw.byteLength;
+    if (size > LIMITS.maxFrameBytes) return err("too_large", `frame is ${size} bytes; the limit is ${LIMITS.maxFrameBytes}`);
+    return err("bad_frame", "binary frames are not part of lineup/1; send UTF-8 JSON text frames");
+  }
+  if (raw.length > LIMITS.maxFrameBytes || byteLength(raw) > LIMITS.maxFrameBytes) {
+    return err("too_large", `frame exceeds ${LIMITS.maxFrameBytes} bytes`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return err("bad_json", "frame is not valid JSON");
+  }
+  return parseFrameValue(value);
+}
+
+export function parseFrameValue(value: unknown): Decoded {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return err("bad_frame", "a frame is one JSON object with a string `type`");
+  }
+  const rec = value as Record<string, unknown>;
+  const type = rec.type;
+  const callId = typeof rec.call_id === "string" && rec.call_id.length <= LIMITS.maxCallIdLength ? rec.call_id : undefined;
+  if (typeof type !== "string" || !Object.hasOwn(frameSchemas, type)) {
+    return err("bad_frame", `unknown frame type ${JSON.stringify(String(type).slice(0, 40))}`, callId);
+  }
+  const parsed = frameSchemas[type as ClientFrameType].safeParse(value);
+  if (!parsed.success) return err("bad_frame", `${type}: ${describeIssues(parsed.error)}`, callId);
+  return { ok: true, frame: parsed.data as ClientFrame };
+}
+
+export function describeIssues(e: z.ZodError): string {
+  return e.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.length ? i.path.join(".") : "(frame)"}: ${i.message}`)
+    .join("; ");
+}
+
+// ---------------------------------------------------------------- HTTP bodies
+
+export const CreateSessionBody = z.object({
+  ttl_s: z.number().int().min(LIMITS.minSessionTtlS).max(LIMITS.maxSessionTtlS).optional(),
+  label: z.string().max(LIMITS.maxLabel).optional(),
+  im: z
+    .object({
+      channel_id: z.string().min(1).max(128),
+      channel_type: z.number().int().min(1).max(255),
+    })
+    .optional(),
+});
+export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
+
+export interface SessionCreated {
+  session_id: string;
+  agent_token: string;
+  app_token: string;
+  ws_url: string;
+  app_url: string;
+  expires_at: number;
+}
+
+/** Body of `POST /api/sessions/:sid/calls`: a tool.call frame whose `type` and `call_id` may be omitted. */
+export const HttpCallBody = z.object({
+  type: z.literal("tool.call").optional(),
+  call_id: CallId.optional(),
+  name: ToolName,
+  action: z.string().min(1).max(64).optional(),
+  arguments: JsonObject.default({}),
+  timeout_s: z.number().finite().optional(),
+});
+
+export interface SessionStatus {
+  session_id: string;
+  label?: string;
+  expires_at: number;
+  agent: { online: boolean; status?: AgentStatus };
+  apps: number;
+  app_clients: string[];
+  agent_clients: string[];
+  tools: { agent: ToolDef[]; app: ToolDef[] };
+  pending_calls: number;
+  messages: MessageOut[];
+  im?: { channel_id: string; channel_type: number; online?: boolean };
+}
+
+export function httpError(code: string, message: string): { error: { code: string; message: string } } {
+  return { error: { code, message } };
+}
+
+export function clampTimeout(t: number | undefined): number {
+  if (t === undefined || !Number.isFinite(t)) return LIMITS.defaultTimeoutS;
+  return Math.min(LIMITS.maxTimeoutS, Math.max(LIMITS.minTimeoutS, t));
+}
+
+/** Extracts an instance id from a result: `result.instance_id`, else `instance_id: <id>` in `result.message`. */
+export function instanceIdOf(result: ToolResultBody | undefined): string | undefined {
+  if (!result) return undefined;
+  if (typeof result.instance_id === "string" && result.instance_id) return result.instance_id;
+  const m = /instance_id\s*[:=]\s*["']?([A-Za-z0-9_.:-]+)/.exec(result.message);
+  return m?.[1];
+}
+
+/** Stable JSON with sorted keys: how the relay decides two `tool.call`s are identical. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
+  if (v && typeof v === "object") {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .sort()
+      .filter((k) => o[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(v) ?? "null";
+}

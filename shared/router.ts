@@ -1,0 +1,422 @@
+// The pure routing core: frames in, frames out, over a synchronous Store. No sockets, clocks or timers:
+// the Durable Object drives it with SQLite and its alarm; the adapter's LAN mode with memory and one timer.
+import {
+  canonicalJson,
+  clampTimeout,
+  HTTP_CLIENT_ID,
+  instanceIdOf,
+  LIMITS,
+  MAY_SEND,
+  otherRole,
+  PROTOCOL,
+  type AgentStatus,
+  type CallErrorCode,
+  type ClientFrame,
+  type ClientFrameOf,
+  type ClientFrameType,
+  type ErrorCode,
+  type MessageOut,
+  type PeerState,
+  type RelayFrame,
+  type Role,
+  type SessionStatus,
+  type ToolCallOut,
+  type ToolDef,
+  type ToolResultOut,
+} from "./protocol.js";
+import { checkArguments } from "./schema.js";
+import type { CallRow, Store } from "./store.js";
+
+/** One live connection. `key` = `role:client_id` is the identity that results and bindings belong to. */
+export interface Peer {
+  role: Role;
+  clientId: string;
+  /** Unique per connection (survives hibernation in the socket attachment). */
+  conn: string;
+  /** A bridge that is always reachable (e.g. the WuKongIM conversation); not counted as an app. */
+  virtual?: boolean;
+}
+export const keyOf = (p: { role: Role; clientId: string }) => `${p.role}:${p.clientId}`;
+export const HTTP_PEER: Peer = { role: "agent", clientId: HTTP_CLIENT_ID, conn: "http" };
+
+/** A frame for every connection of one client key (or one connection when `conn` is set). */
+export interface Out {
+  to: string;
+  conn?: string;
+  frame: RelayFrame;
+}
+
+export interface Ctx {
+  now: number;
+  /** Every live connection, including the one the frame came from. */
+  peers: readonly Peer[];
+}
+
+type Handler<T extends ClientFrameType> = (peer: Peer, frame: ClientFrameOf<T>, ctx: Ctx) => Out[];
+
+export class Router {
+  constructor(
+    private readonly store: Store,
+    readonly sessionId: string,
+    private readonly newId: () => string,
+  ) {}
+
+  // A typed table: adding a frame type to the protocol without a handler here fails to compile.
+  private readonly handlers: { [T in ClientFrameType]: Handler<T> } = {
+    "tool.list": (p, f, c) => this.onToolList(p, f, c),
+    "tool.call": (p, f, c) => this.onToolCall(p, f, c),
+    "tool.result": (p, f, c) => this.onToolResult(p, f, c),
+    "tool.cancel": (p, f, c) => this.onToolCancel(p, f),
+    "tool.ack": (p, f) => this.onToolAck(p, f),
+    message: (p, f, c) => this.onMessage(p, f, c),
+    status: (p, f, c) => this.onStatus(p, f, c),
+  };
+
+  handle(peer: Peer, frame: ClientFrame, ctx: Ctx): Out[] {
+    if (!MAY_SEND[frame.type].includes(peer.role)) {
+      return [this.err(peer, "forbidden", `the ${peer.role} role may not send ${frame.type}`, callIdOf(frame))];
+    }
+    const h = this.handlers[frame.type] as Handler<typeof frame.type>;
+    return h(peer, frame as never, ctx);
+  }
+
+  // ------------------------------------------------------------------ connections
+
+  connect(peer: Peer, ctx: Ctx): Out[] {
+    const key = keyOf(peer);
+    const to = (frame: RelayFrame): Out => ({ to: key, conn: peer.conn, frame });
+    const out: Out[] = [
+      to({ type: "hello", protocol: PROTOCOL, session_id: this.sessionId, role: peer.role, client_id: peer.clientId, peers: this.peerState(ctx) }),
+      to({ type: "tool.list", tools: this.catalog(otherRole(peer.role)) }),
+    ];
+    for (const c of this.store.keptResults(key)) if (c.result) out.push(to(JSON.parse(c.result) as ToolResultOut));
+    out.push(...this.catchUp(peer, ctx).map((o) => ({ ...o, conn: peer.conn })));
+    // Messages sent while this client was away (a new client id reads history over HTTP instead).
+    const cursor = this.store.cursor(key);
+    if (cursor !== undefined) {
+      const missed = this.store.messages(cursor, LIMITS.historySize).filter((m) => !(m.from.role === peer.role && m.from.client_id === peer.clientId));
+      for (const m of missed) out.push(to(m));
+    }
+    this.store.setCursor(key, this.store.lastSeq());
+    out.push(...this.presence(ctx, key));
+    return out;
+  }
+
+  disconnect(_peer: Peer, ctx: Ctx): Out[] {
+    return this.presence(ctx);
+  }
+
+  peerState(ctx: Ctx): PeerState {
+    const status = this.agentStatus();
+    const agentOnline = ctx.peers.some((p) => p.role === "agent" && !p.virtual);
+    const apps = new Set(ctx.peers.filter((p) => p.role === "app" && !p.virtual).map((p) => p.clientId)).size;
+    return { agent: status ? { online: agentOnline, status } : { online: agentOnline }, apps };
+  }
+
+  /** `presence` to every connected client (except `skip`, which just got the same facts in `hello`). */
+  presence(ctx: Ctx, skip?: string): Out[] {
+    const state = this.peerState(ctx);
+    const keys = new Set(ctx.peers.filter((p) => !p.virtual).map(keyOf));
+    if (skip) keys.delete(skip);
+    return [...keys].map((to) => ({ to, frame: { type: "presence", ...state } }));
+  }
+
+  // ------------------------------------------------------------------ tool.list
+
+  /** The side's catalog: the union of its clients' registrations (a later registration wins a name). */
+  catalog(role: Role): ToolDef[] {
+    const byName = new Map<string, ToolDef>();
+    for (const r of this.store.registrations(role)) for (const t of r.tools) byName.set(t.name, t);
+    return [...byName.values()];
+  }
+
+  private onToolList(peer: Peer, f: ClientFrameOf<"tool.list">, ctx: Ctx): Out[] {
+    const key = keyOf(peer);
+    if (!f.tools) return [{ to: key, conn: peer.conn, frame: { type: "tool.list", tools: this.catalog(otherRole(peer.role)) } }];
+    const before = canonicalJson(this.catalog(peer.role));
+    this.store.register(key, peer.role, f.tools);
+    const after = this.catalog(peer.role);
+    const out: Out[] = [];
+    if (canonicalJson(after) !== before) {
+      const others = new Set(ctx.peers.filter((p) => p.role !== peer.role && !p.virtual).map(keyOf));
+      for (const to of others) out.push({ to, frame: { type: "tool.list", tools: after } });
+    }
+    // Calls queued before any definition was known are checked now that a provider has registered.
+    for (const c of this.store.openCalls()) {
+      if (c.checked || c.caller_role === peer.role) continue;
+      const verdict = this.check(c.name, c.action ?? undefined, JSON.parse(c.args) as Record<string, unknown>, otherRole(c.caller_role), true);
+      if ("error" in verdict) out.push(...this.finish(c, { code: verdict.error, message: verdict.message }, undefined, ctx));
+      else this.store.setChecked(c.call_id, verdict.target);
+    }
+    out.push(...this.catchUp(peer, ctx));
+    return out;
+  }
+
+  /** Open calls this connection can serve and has not yet received on this connection. */
+  private catchUp(peer: Peer, ctx: Ctx): Out[] {
+    const out: Out[] = [];
+    for (const c of this.store.openCalls()) {
+      if (c.caller_role === peer.role || this.store.delivered(c.call_id, peer.conn)) continue;
+      if (!this.serves(peer, c)) continue;
+      out.push(...this.deliver(c, [peer], ctx));
+    }
+    return out;
+  }
+
+  private serves(peer: Peer, c: CallRow): boolean {
+    if (c.target) return c.target === keyOf(peer);
+    const key = keyOf(peer);
+    return this.store.registrations(peer.role).some((r) => r.key === key && r.tools.some((t) => t.name === c.name));
+  }
+
+  private deliver(c: CallRow, to: readonly Peer[], _ctx: Ctx): Out[] {
+    const frame = callFrame(c);
+    return to.map((p) => {
+      this.store.addDelivery(c.call_id, keyOf(p), p.conn);
+      return { to: keyOf(p), conn: p.conn, frame };
+    });
+  }
+
+  // ------------------------------------------------------------------ tool.call
+
+  private check(
+    name: string,
+    action: string | undefined,
+    args: Record<string, unknown>,
+    side: Role,
+    providerPresent: boolean,
+  ): { target: string | null; known: boolean } | { error: CallErrorCode; message: string } {
+    const def = this.catalog(side).find((t) => t.name === name);
+    if (!def) {
+      if (providerPresent) return { error: "unknown_tool", message: `no ${side} client provides the tool "${name}"` };
+      return { target: null, known: false };
+    }
+    let schema: Record<string, unknown>;
+    if (def.type === "action") schema = def.inputSchema;
+    else {
+      const a = def.actions.find((x) => x.name === action);
+      if (!a) {
+        const names = def.actions.map((x) => x.name).join(", ");
+        return { error: "unknown_action", message: `${name} has no action "${action ?? ""}" (actions: ${names})` };
+      }
+      schema = a.inputSchema;
+    }
+    const bad = checkArguments(schema, args);
+    if (bad) return { error: "invalid_arguments", message: `${name}${action ? "." + action : ""}: ${bad}` };
+    let target: string | null = null;
+    if (def.type === "app" && typeof args.instance_id === "string") {
+      target = this.store.instance(name, args.instance_id) ?? null;
+      if (!target) return { error: "instance_gone", message: `${name} instance "${args.instance_id}" is not open` };
+    }
+    return { target, known: true };
+  }
+
+  private onToolCall(peer: Peer, f: ClientFrameOf<"tool.call">, ctx: Ctx): Out[] {
+    const key = keyOf(peer);
+    const fingerprint = canonicalJson({ name: f.name, action: f.action ?? null, arguments: f.arguments, timeout_s: f.timeout_s ?? null });
+    const existing = this.store.getCall(f.call_id);
+    if (existing) {
+      if (existing.caller === key && existing.fingerprint === fingerprint) {
+        // An identical repeat is a safe retry: nothing new, but a kept result is sent again.
+        return existing.status === "done" && existing.result ? [{ to: key, frame: JSON.parse(existing.result) as ToolResultOut }] : [];
+      }
+      return [this.err(peer, "duplicate_call", `call_id "${f.call_id}" is already in use in this session`, f.call_id)];
+    }
+    const timeout = clampTimeout(f.timeout_s);
+    const side = otherRole(peer.role);
+    const row: CallRow = {
+      call_id: f.call_id,
+      caller: key,
+      caller_role: peer.role,
+      name: f.name,
+      action: f.action ?? null,
+      args: JSON.stringify(f.arguments),
+      timeout_s: f.timeout_s ?? null,
+      deadline: ctx.now + Math.round(timeout * 1000),
+      target: null,
+      status: "open",
+      checked: 0,
+      result: null,
+      keep_until: null,
+      created_at: ctx.now,
+      fingerprint,
+    };
+    if (this.store.countOpen() >= LIMITS.maxOpenCalls) {
+      this.store.insertCall(row);
+      return this.finish(row, { code: "too_many_calls", message: `the session already has ${LIMITS.maxOpenCalls} open calls` }, undefined, ctx);
+    }
+    const providerPresent = ctx.peers.some((p) => p.role === side);
+    const verdict = this.check(f.name, f.action, f.arguments, side, providerPresent);
+    this.store.insertCall(row);
+    if ("error" in verdict) return this.finish(row, { code: verdict.error, message: verdict.message }, undefined, ctx);
+    row.target = verdict.target;
+    row.checked = verdict.known ? 1 : 0;
+    if (verdict.known) this.store.setChecked(row.call_id, row.target);
+    const providers = ctx.peers.filter((p) => p.role === side && this.serves(p, row));
+    return this.deliver(row, providers, ctx);
+  }
+
+  // ------------------------------------------------------------------ results, cancels, acks
+
+  private onToolResult(peer: Peer, f: ClientFrameOf<"tool.result">, ctx: Ctx): Out[] {
+    const c = this.store.getCall(f.call_id);
+    const key = keyOf(peer);
+    if (!c || c.status !== "open" || c.caller_role === peer.role || (c.target !== null && c.target !== key)) {
+      return [this.err(peer, "unknown_call", `no open call "${f.call_id}" for you to answer`, f.call_id)];
+    }
+    const out = this.finish(c, f.error, f.result, ctx, peer);
+    if (out.length === 0) return [this.err(peer, "unknown_call", `call "${f.call_id}" is already closed`, f.call_id)];
+    // Instances of app-type tools belong to the client that opened them.
+    const def = this.catalog(peer.role).find((t) => t.name === c.name);
+    if (def?.type === "app" && f.result) {
+      const args = JSON.parse(c.args) as Record<string, unknown>;
+      if (c.action === "close" && typeof args.instance_id === "string") this.store.unbind(c.name, args.instance_id);
+      else {
+        const inst = instanceIdOf(f.result);
+        if (inst) this.store.bind(c.name, inst, key);
+      }
+    }
+    return out;
+  }
+
+  /** Closes an open call with a result or error: the caller gets it, every other holder a cancel. */
+  private finish(
+    c: CallRow,
+    error: { code: string; message: string } | undefined,
+    result: ToolResultOut["result"] | undefined,
+    ctx: Ctx,
+    by?: Peer,
+  ): Out[] {
+    const frame: ToolResultOut = { type: "tool.result", call_id: c.call_id, name: c.name };
+    if (c.action !== null) frame.action = c.action;
+    if (result) frame.result = result;
+    else frame.error = error ?? { code: "internal", message: "no result" };
+    if (by) frame.answered_by = by.clientId;
+    if (!this.store.finishCall(c.call_id, JSON.stringify(frame), ctx.now + LIMITS.resultRetentionMs)) return [];
+    const out: Out[] = [{ to: c.caller, frame }];
+    const reason = by ? "answered" : "timeout";
+    const notify = new Set(this.store.deliveries(c.call_id).map((d) => d.key));
+    if (by) notify.delete(keyOf(by));
+    if (by || error?.code === "timeout") for (const to of notify) out.push({ to, frame: { type: "tool.cancel", call_id: c.call_id, reason } });
+    this.store.clearDeliveries(c.call_id);
+    return out;
+  }
+
+  private onToolCancel(peer: Peer, f: ClientFrameOf<"tool.cancel">): Out[] {
+    const c = this.store.getCall(f.call_id);
+    if (!c || c.status !== "open" || c.caller !== keyOf(peer)) {
+      return [this.err(peer, "unknown_call", `no open call "${f.call_id}" of yours to cancel`, f.call_id)];
+    }
+    const holders = new Set(this.store.deliveries(c.call_id).map((d) => d.key));
+    if (!this.store.dropOpenCall(c.call_id)) return [];
+    this.store.clearDeliveries(c.call_id);
+    return [...holders].map((to) => ({ to, frame: { type: "tool.cancel", call_id: c.call_id, reason: "cancelled" } }));
+  }
+
+  private onToolAck(peer: Peer, f: ClientFrameOf<"tool.ack">): Out[] {
+    const c = this.store.getCall(f.call_id);
+    // Acks are idempotent: an unknown or repeated ack changes nothing and needs no answer.
+    if (c && c.status === "done" && c.caller === keyOf(peer)) this.store.deleteCall(c.call_id);
+    return [];
+  }
+
+  // ------------------------------------------------------------------ messages and status
+
+  private onMessage(peer: Peer, f: ClientFrameOf<"message">, ctx: Ctx): Out[] {
+    const key = keyOf(peer);
+    if (f.id && this.store.hasMessage(key, f.id)) return []; // a retried message is delivered once
+    const msg: MessageOut = { type: "message", id: f.id ?? this.newId(), from: { role: peer.role, client_id: peer.clientId }, content: f.content, ts: ctx.now };
+    const seq = this.store.addMessage(msg, key);
+    const frame: MessageOut = { ...msg, seq };
+    const to = new Set(ctx.peers.map(keyOf));
+    to.delete(key);
+    for (const k of to) this.store.setCursor(k, seq);
+    this.store.setCursor(key, seq);
+    return [...to].map((k) => ({ to: k, frame }));
+  }
+
+  private onStatus(_peer: Peer, f: ClientFrameOf<"status">, ctx: Ctx): Out[] {
+    const s: AgentStatus = f.detail === undefined ? { state: f.state } : { state: f.state, detail: f.detail };
+    this.store.setMeta("agent_status", JSON.stringify(s));
+    return this.presence(ctx);
+  }
+
+  agentStatus(): AgentStatus | undefined {
+    const s = this.store.meta("agent_status");
+    return s ? (JSON.parse(s) as AgentStatus) : undefined;
+  }
+
+  // ------------------------------------------------------------------ time
+
+  /** Closes every call past its deadline and forgets expired results. Idempotent. */
+  tick(ctx: Ctx): Out[] {
+    const out: Out[] = [];
+    for (const c of this.store.dueCalls(ctx.now)) {
+      const t = clampTimeout(c.timeout_s ?? undefined);
+      out.push(...this.finish(c, { code: "timeout", message: `no result within ${t} s` }, undefined, ctx));
+    }
+    this.store.purgeResults(ctx.now);
+    return out;
+  }
+
+  nextDue(): number | undefined {
+    return this.store.nextDue();
+  }
+
+  // ------------------------------------------------------------------ HTTP calls (§7)
+
+  /** Starts a call for the reserved HTTP caller. `conflict` when the call_id is taken. */
+  httpCall(body: { call_id?: string; name: string; action?: string; arguments: Record<string, unknown>; timeout_s?: number }, ctx: Ctx): { call_id: string; conflict: boolean; out: Out[] } {
+    const call_id = body.call_id ?? `http_${this.newId()}`;
+    if (this.store.getCall(call_id)) return { call_id, conflict: true, out: [] };
+    const frame: ClientFrameOf<"tool.call"> = { type: "tool.call", call_id, name: body.name, arguments: body.arguments };
+    if (body.action !== undefined) frame.action = body.action;
+    if (body.timeout_s !== undefined) frame.timeout_s = body.timeout_s;
+    return { call_id, conflict: false, out: this.onToolCall(HTTP_PEER, frame, ctx) };
+  }
+
+  /** The HTTP caller's view of a call: its result (which counts as the ack), pending, or unknown. */
+  takeHttpResult(callId: string): ToolResultOut | "pending" | undefined {
+    const c = this.store.getCall(callId);
+    if (!c || c.caller !== keyOf(HTTP_PEER)) return undefined;
+    if (c.status === "open") return "pending";
+    this.store.deleteCall(callId);
+    return c.result ? (JSON.parse(c.result) as ToolResultOut) : undefined;
+  }
+
+  // ------------------------------------------------------------------ status
+
+  status(ctx: Ctx, extra: { label?: string; expires_at: number }): SessionStatus {
+    const ps = this.peerState(ctx);
+    const ids = (role: Role) => [...new Set(ctx.peers.filter((p) => p.role === role && !p.virtual).map((p) => p.clientId))];
+    const s: SessionStatus = {
+      session_id: this.sessionId,
+      expires_at: extra.expires_at,
+      agent: ps.agent,
+      apps: ps.apps,
+      app_clients: ids("app"),
+      agent_clients: ids("agent"),
+      tools: { agent: this.catalog("agent"), app: this.catalog("app") },
+      pending_calls: this.store.countOpen(),
+      messages: this.store.messages(0, LIMITS.historySize),
+    };
+    if (extra.label !== undefined) s.label = extra.label;
+    return s;
+  }
+
+  private err(peer: Peer, code: ErrorCode, message: string, call_id?: string): Out {
+    const frame: RelayFrame = call_id === undefined ? { type: "error", code, message } : { type: "error", code, message, call_id };
+    return { to: keyOf(peer), conn: peer.conn, frame };
+  }
+}
+
+function callIdOf(f: ClientFrame): string | undefined {
+  return "call_id" in f ? f.call_id : undefined;
+}
+
+export function callFrame(c: CallRow): ToolCallOut {
+  const f: ToolCallOut = { type: "tool.call", call_id: c.call_id, name: c.name, arguments: JSON.parse(c.args) as Record<string, unknown>, deadline: c.deadline, from: c.caller_role };
+  if (c.action !== null) f.action = c.action;
+  if (c.timeout_s !== null) f.timeout_s = c.timeout_s;
+  return f;
+}

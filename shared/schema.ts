@@ -1,0 +1,31 @@
+// JSON Schema validation of call arguments. Workers forbid code generation (no `new Function`), so
+// compiled validators such as ajv cannot run there; @cfworker/json-schema interprets the schema instead.
+import { Validator, type Schema } from "@cfworker/json-schema";
+
+const cache = new Map<string, Validator>();
+
+/** Returns null when `args` satisfy `schema`, else a message naming the first failing field. */
+export function checkArguments(schema: Record<string, unknown>, args: unknown): string | null {
+  const key = JSON.stringify(schema);
+  let v = cache.get(key);
+  if (!v) {
+    try {
+      v = new Validator(schema as Schema, "2020-12", false);
+    } catch {
+      return null; // a schema we cannot apply is the provider's to check
+    }
+    if (cache.size > 500) cache.clear();
+    cache.set(key, v);
+  }
+  let res;
+  try {
+    res = v.validate(args);
+  } catch {
+    return null;
+  }
+  if (res.valid) return null;
+  // The deepest error names the field best; cfworker lists the outer keyword errors first.
+  const leaf = res.errors[res.errors.length - 1] ?? res.errors[0];
+  const where = (leaf?.instanceLocation ?? "#").replace(/^#\/?/, "") || "(arguments)";
+  return `${where.replace(/\//g, ".")}: ${leaf?.error ?? "does not match the input schema"}`;
+}

@@ -1,0 +1,232 @@
+// The small storage interface the routing core runs on. Synchronous on purpose: Durable Object SQLite
+// (`ctx.storage.sql`) is synchronous, and so is the in-memory store of the adapter's LAN mode.
+import { LIMITS, type MessageOut, type Role, type ToolDef } from "./protocol.js";
+
+export interface CallRow {
+  call_id: string;
+  /** `role:client_id` of the caller — results route to it, not to a socket. */
+  caller: string;
+  caller_role: Role;
+  name: string;
+  action: string | null;
+  /** JSON of the call's `arguments`. */
+  args: string;
+  /** `timeout_s` as the caller sent it (echoed), or null. */
+  timeout_s: number | null;
+  deadline: number;
+  /** Instance-bound calls go to this provider key only. */
+  target: string | null;
+  status: "open" | "done";
+  /** 1 once the tool's definition was known and the call passed action/argument checks. */
+  checked: 0 | 1;
+  /** JSON of the `tool.result` frame kept for the caller until acked. */
+  result: string | null;
+  keep_until: number | null;
+  created_at: number;
+  /** Canonical JSON of what makes two calls identical. */
+  fingerprint: string;
+}
+
+export interface Delivery {
+  key: string;
+  conn: string;
+}
+
+export interface Registration {
+  key: string;
+  tools: ToolDef[];
+}
+
+export interface Store {
+  meta(key: string): string | undefined;
+  setMeta(key: string, value: string | undefined): void;
+
+  getCall(callId: string): CallRow | undefined;
+  insertCall(row: CallRow): void;
+  /** open → done; false when the call was not open (idempotent transition). */
+  finishCall(callId: string, result: string, keepUntil: number): boolean;
+  /** Deletes the call if it is open; false when it was not. */
+  dropOpenCall(callId: string): boolean;
+  setChecked(callId: string, target: string | null): void;
+  deleteCall(callId: string): void;
+  countOpen(): number;
+  /** Open calls, oldest first. */
+  openCalls(): CallRow[];
+  /** Done calls whose result the caller has not acked. */
+  keptResults(caller: string): CallRow[];
+  /** Open calls whose deadline has passed. */
+  dueCalls(now: number): CallRow[];
+  /** Forgets kept results past their retention; returns how many. */
+  purgeResults(now: number): number;
+  /** Earliest open deadline or result expiry. */
+  nextDue(): number | undefined;
+
+  addDelivery(callId: string, key: string, conn: string): void;
+  deliveries(callId: string): Delivery[];
+  delivered(callId: string, conn: string): boolean;
+  clearDeliveries(callId: string): void;
+
+  /** Registrations of one side, oldest first (a later one wins a name clash). */
+  registrations(role: Role): Registration[];
+  register(key: string, role: Role, tools: ToolDef[]): void;
+
+  instance(tool: string, id: string): string | undefined;
+  bind(tool: string, id: string, key: string): void;
+  unbind(tool: string, id: string): void;
+
+  /** Appends to the bounded history and returns the message's sequence number. */
+  addMessage(m: Omit<MessageOut, "seq">, fromKey: string): number;
+  hasMessage(fromKey: string, id: string): boolean;
+  messages(afterSeq: number, limit: number): MessageOut[];
+  lastSeq(): number;
+  cursor(key: string): number | undefined;
+  setCursor(key: string, seq: number): void;
+
+  /** Erases everything (session deleted or expired). */
+  clear(): void;
+}
+
+/** The in-memory store of the adapter's direct LAN mode (and the router's unit tests). */
+export class MemoryStore implements Store {
+  private metaMap = new Map<string, string>();
+  private calls = new Map<string, CallRow>();
+  private deliv = new Map<string, Delivery[]>();
+  private regs = new Map<string, { role: Role; tools: ToolDef[]; seq: number }>();
+  private regSeq = 0;
+  private inst = new Map<string, string>();
+  private msgs: (MessageOut & { fromKey: string })[] = [];
+  private seq = 0;
+  private cursors = new Map<string, number>();
+
+  meta(key: string) {
+    return this.metaMap.get(key);
+  }
+  setMeta(key: string, value: string | undefined) {
+    if (value === undefined) this.metaMap.delete(key);
+    else this.metaMap.set(key, value);
+  }
+  getCall(id: string) {
+    const c = this.calls.get(id);
+    return c ? { ...c } : undefined;
+  }
+  insertCall(row: CallRow) {
+    this.calls.set(row.call_id, { ...row });
+  }
+  finishCall(id: string, result: string, keepUntil: number) {
+    const c = this.calls.get(id);
+    if (!c || c.status !== "open") return false;
+    Object.assign(c, { status: "done", result, keep_until: keepUntil });
+    return true;
+  }
+  dropOpenCall(id: string) {
+    const c = this.calls.get(id);
+    if (!c || c.status !== "open") return false;
+    this.calls.delete(id);
+    return true;
+  }
+  setChecked(id: string, target: string | null) {
+    const c = this.calls.get(id);
+    if (c) Object.assign(c, { checked: 1, target });
+  }
+  deleteCall(id: string) {
+    this.calls.delete(id);
+    this.deliv.delete(id);
+  }
+  countOpen() {
+    let n = 0;
+    for (const c of this.calls.values()) if (c.status === "open") n++;
+    return n;
+  }
+  openCalls() {
+    return [...this.calls.values()].filter((c) => c.status === "open").map((c) => ({ ...c }));
+  }
+  keptResults(caller: string) {
+    return [...this.calls.values()].filter((c) => c.status === "done" && c.caller === caller).map((c) => ({ ...c }));
+  }
+  dueCalls(now: number) {
+    return [...this.calls.values()].filter((c) => c.status === "open" && c.deadline <= now).map((c) => ({ ...c }));
+  }
+  purgeResults(now: number) {
+    let n = 0;
+    for (const [id, c] of this.calls) {
+      if (c.status === "done" && c.keep_until !== null && c.keep_until <= now) {
+        this.deleteCall(id);
+        n++;
+      }
+    }
+    return n;
+  }
+  nextDue() {
+    let t: number | undefined;
+    for (const c of this.calls.values()) {
+      const due = c.status === "open" ? c.deadline : c.keep_until;
+      if (due !== null && (t === undefined || due < t)) t = due;
+    }
+    return t;
+  }
+  addDelivery(id: string, key: string, conn: string) {
+    const list = this.deliv.get(id) ?? [];
+    if (!list.some((d) => d.conn === conn)) list.push({ key, conn });
+    this.deliv.set(id, list);
+  }
+  deliveries(id: string) {
+    return [...(this.deliv.get(id) ?? [])];
+  }
+  delivered(id: string, conn: string) {
+    return (this.deliv.get(id) ?? []).some((d) => d.conn === conn);
+  }
+  clearDeliveries(id: string) {
+    this.deliv.delete(id);
+  }
+  registrations(role: Role) {
+    return [...this.regs.entries()]
+      .filter(([, r]) => r.role === role)
+      .sort((a, b) => a[1].seq - b[1].seq)
+      .map(([key, r]) => ({ key, tools: r.tools }));
+  }
+  register(key: string, role: Role, tools: ToolDef[]) {
+    this.regs.set(key, { role, tools, seq: ++this.regSeq });
+  }
+  instance(tool: string, id: string) {
+    return this.inst.get(`${tool}\u0000${id}`);
+  }
+  bind(tool: string, id: string, key: string) {
+    this.inst.set(`${tool}\u0000${id}`, key);
+  }
+  unbind(tool: string, id: string) {
+    this.inst.delete(`${tool}\u0000${id}`);
+  }
+  addMessage(m: Omit<MessageOut, "seq">, fromKey: string) {
+    const seq = ++this.seq;
+    this.msgs.push({ ...m, seq, fromKey });
+    if (this.msgs.length > LIMITS.historySize) this.msgs.splice(0, this.msgs.length - LIMITS.historySize);
+    return seq;
+  }
+  hasMessage(fromKey: string, id: string) {
+    return this.msgs.some((m) => m.fromKey === fromKey && m.id === id);
+  }
+  messages(afterSeq: number, limit: number) {
+    return this.msgs
+      .filter((m) => (m.seq ?? 0) > afterSeq)
+      .slice(-limit)
+      .map(({ fromKey: _k, ...m }) => m);
+  }
+  lastSeq() {
+    return this.seq;
+  }
+  cursor(key: string) {
+    return this.cursors.get(key);
+  }
+  setCursor(key: string, seq: number) {
+    this.cursors.set(key, seq);
+  }
+  clear() {
+    this.metaMap.clear();
+    this.calls.clear();
+    this.deliv.clear();
+    this.regs.clear();
+    this.inst.clear();
+    this.msgs = [];
+    this.cursors.clear();
+  }
+}

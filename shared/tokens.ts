@@ -1,0 +1,87 @@
+// Session tokens: `v1.<session>.<role>.<expiry>.<hmac>` signed with HMAC-SHA256 by the server secret,
+// so they are bound to one session and one role, unforgeable, and checked without storage.
+// Only [A-Za-z0-9._~-] appear, so a token is valid in a URL and as a WebSocket subprotocol.
+import type { Role } from "./protocol.js";
+import { SESSION_ID_RE } from "./protocol.js";
+
+const enc = new TextEncoder();
+
+export function b64url(bytes: Uint8Array): string {
+  let s = "";
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export function randomId(bytes = 16): string {
+  return b64url(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+const keys = new Map<string, Promise<CryptoKey>>();
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let k = keys.get(secret);
+  if (!k) {
+    k = crypto.subtle.importKey("raw", enc.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+    keys.set(secret, k);
+  }
+  return k;
+}
+
+export async function hmac(secret: string, data: string): Promise<string> {
+  const sig = await crypto.subtle.sign("HMAC", await hmacKey(secret), enc.encode(data));
+  return b64url(new Uint8Array(sig));
+}
+
+export async function signToken(secret: string, sessionId: string, role: Role, expiresAt: number): Promise<string> {
+  const body = `v1.${sessionId}.${role}.${expiresAt.toString(36)}`;
+  return `${body}.${await hmac(secret, body)}`;
+}
+
+export type TokenCheck =
+  | { ok: true; sessionId: string; role: Role; expiresAt: number; expired: boolean }
+  | { ok: false };
+
+/** Verifies signature and shape in constant time with respect to the signature. */
+export async function verifyToken(secret: string, token: string): Promise<TokenCheck> {
+  if (token.length > 256) return { ok: false };
+  const parts = token.split(".");
+  if (parts.length !== 5 || parts[0] !== "v1") return { ok: false };
+  const [, sessionId, role, exp, sig] = parts as [string, string, string, string, string];
+  if (!SESSION_ID_RE.test(sessionId) || (role !== "agent" && role !== "app") || !/^[0-9a-z]{1,12}$/.test(exp)) return { ok: false };
+  const body = `v1.${sessionId}.${role}.${exp}`;
+  // crypto.subtle.verify compares in constant time; decoding the signature first keeps it that way.
+  let sigBytes: Uint8Array<ArrayBuffer>;
+  try {
+    sigBytes = Uint8Array.from(atob(sig.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  } catch {
+    return { ok: false };
+  }
+  const valid = await crypto.subtle.verify("HMAC", await hmacKey(secret), sigBytes, enc.encode(body));
+  if (!valid) return { ok: false };
+  const expiresAt = parseInt(exp, 36);
+  return { ok: true, sessionId, role, expiresAt, expired: Date.now() >= expiresAt };
+}
+
+/** Constant-time string comparison (for RELAY_KEY and webhook secrets). */
+export async function safeEqual(a: string, b: string): Promise<boolean> {
+  // Compare HMACs of both under a random key: equal length, and no early exit on the secret's bytes.
+  const k = randomId(16);
+  const [x, y] = await Promise.all([hmac(k, a), hmac(k, b)]);
+  let d = x.length ^ y.length;
+  for (let i = 0; i < Math.min(x.length, y.length); i++) d |= x.charCodeAt(i) ^ y.charCodeAt(i);
+  return d === 0;
+}
+
+/** Where a client may put its token: Authorization header, subprotocol `lineup.token.<t>`, or `?token=`. */
+export function tokenFrom(headers: Headers, url: URL): { token?: string; viaSubprotocol: boolean } {
+  const auth = headers.get("authorization");
+  if (auth && /^Bearer\s+/i.test(auth)) return { token: auth.replace(/^Bearer\s+/i, "").trim(), viaSubprotocol: false };
+  const proto = headers.get("sec-websocket-protocol");
+  if (proto) {
+    for (const p of proto.split(",").map((s) => s.trim())) {
+      if (p.startsWith("lineup.token.")) return { token: p.slice("lineup.token.".length), viaSubprotocol: true };
+    }
+  }
+  const q = url.searchParams.get("token");
+  if (q) return { token: q, viaSubprotocol: false };
+  return { viaSubprotocol: false };
+}

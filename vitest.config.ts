@@ -1,0 +1,30 @@
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Two kinds of tests: `workers` run inside workerd (the real Worker and Durable Object, with eviction
+// and alarm helpers); `node` drive real processes from outside (wrangler dev, the CLI, MCP, Chromium).
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: { RELAY_KEY: "test-relay-key", ALLOWED_ORIGINS: "https://allowed.example" } },
+          }),
+        ],
+        test: { name: "workers", include: ["test/worker/**/*.test.ts"], testTimeout: 20_000 },
+      },
+      {
+        test: {
+          name: "node",
+          include: ["test/node/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});

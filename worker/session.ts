@@ -1,0 +1,255 @@
+// One Durable Object per session: accepts hibernatable WebSockets and drives the pure routing core
+// (shared/router.ts) with SQLite. Memory here is only a cache; every rule survives eviction.
+import { DurableObject } from "cloudflare:workers";
+import {
+  CLOSE,
+  decodeFrame,
+  HTTP_CLIENT_ID,
+  LIMITS,
+  SESSION_ID_RE,
+  type Role,
+  type SessionStatus,
+  type ToolResultOut,
+} from "../shared/protocol.js";
+import { keyOf, Router, type Ctx, type Out, type Peer } from "../shared/router.js";
+import { randomId } from "../shared/tokens.js";
+import type { Env } from "./env.js";
+import { SqlStore } from "./sql-store.js";
+import { closeQuietly, sendIfOpen, TokenBucket } from "./sockets.js";
+
+export interface SessionMeta {
+  session_id: string;
+  expires_at: number;
+  label?: string;
+  /** Set for sessions bound to a WuKongIM conversation. */
+  im?: { channel_id: string; channel_type: number };
+}
+
+export type HttpCallAnswer =
+  | { status: 200; result: ToolResultOut }
+  | { status: 202; call_id: string }
+  | { status: 404 | 409; call_id?: string };
+
+const HTTP_KEY = `agent:${HTTP_CLIENT_ID}`;
+
+export class Session extends DurableObject<Env> {
+  private readonly store: SqlStore;
+  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private alarmAt: number | null | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new SqlStore(ctx.storage.sql);
+    // Heartbeats are answered by the runtime without waking the object (hibernation rule).
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
+  }
+
+  private meta(): SessionMeta | undefined {
+    const m = this.store.meta("session");
+    return m ? (JSON.parse(m) as SessionMeta) : undefined;
+  }
+  private live(): SessionMeta | undefined {
+    const m = this.meta();
+    return m && m.expires_at > Date.now() ? m : undefined;
+  }
+  private router(m: SessionMeta): Router {
+    return new Router(this.store, m.session_id, () => randomId(12));
+  }
+
+  /** Live connections, from socket attachments (they survive hibernation; memory does not). */
+  private peers(except?: WebSocket): Peer[] {
+    return this.ctx
+      .getWebSockets()
+      .filter((ws) => ws !== except && ws.readyState === WebSocket.OPEN)
+      .map((ws) => ws.deserializeAttachment() as Peer);
+  }
+  private ctxOf(except?: WebSocket): Ctx {
+    return { now: Date.now(), peers: this.peers(except) };
+  }
+
+  private flush(outs: Out[]): void {
+    for (const o of outs) {
+      if (o.to === HTTP_KEY) {
+        const w = this.waiters.get((o.frame as { call_id?: string }).call_id ?? "");
+        w?.forEach((wake) => wake());
+        continue;
+      }
+      const data = JSON.stringify(o.frame);
+      for (const ws of this.ctx.getWebSockets(o.conn ? `conn:${o.conn}` : o.to)) sendIfOpen(ws, data);
+    }
+  }
+
+  /** One alarm, always at the earliest due time: deadlines, result expiry, session expiry. */
+  private async syncAlarm(): Promise<void> {
+    const m = this.meta();
+    if (!m) return;
+    const due = this.store.nextDue();
+    const next = due === undefined ? m.expires_at : Math.min(due, m.expires_at);
+    if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
+    if (this.alarmAt !== next) {
+      await this.ctx.storage.setAlarm(next);
+      this.alarmAt = next;
+    }
+  }
+
+  // ---------------------------------------------------------------- RPC from the Worker
+
+  async init(meta: SessionMeta): Promise<SessionMeta> {
+    const old = this.meta();
+    const merged = old ? { ...old, expires_at: Math.max(old.expires_at, meta.expires_at), label: meta.label ?? old.label } : meta;
+    this.store.setMeta("session", JSON.stringify(merged));
+    await this.syncAlarm();
+    return merged;
+  }
+
+  async status(): Promise<SessionStatus | null> {
+    const m = this.live();
+    if (!m) return null;
+    const extra = m.label === undefined ? { expires_at: m.expires_at } : { expires_at: m.expires_at, label: m.label };
+    return this.router(m).status(this.ctxOf(), extra);
+  }
+
+  async destroy(): Promise<boolean> {
+    const existed = this.meta() !== undefined;
+    for (const ws of this.ctx.getWebSockets()) closeQuietly(ws, CLOSE.sessionEnded, "session deleted");
+    this.store.clear();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.alarmAt = null;
+    return existed;
+  }
+
+  async httpCall(body: Parameters<Router["httpCall"]>[0], waitS: number): Promise<HttpCallAnswer> {
+    const m = this.live();
+    if (!m) return { status: 404 };
+    const r = this.router(m);
+    const { call_id, conflict, out } = r.httpCall(body, this.ctxOf());
+    if (conflict) return { status: 409, call_id };
+    this.flush(out);
+    await this.syncAlarm();
+    return this.httpResult(call_id, waitS);
+  }
+
+  async httpResult(callId: string, waitS: number): Promise<HttpCallAnswer> {
+    const m = this.live();
+    if (!m) return { status: 404 };
+    let r = this.router(m).takeHttpResult(callId);
+    if (r === "pending" && waitS > 0) {
+      // A bounded long-poll. The in-flight request already keeps the object awake, so this wait costs
+      // no hibernation; the call itself stays durable in SQLite and can be fetched again.
+      await new Promise<void>((resolve) => {
+        const set = this.waiters.get(callId) ?? new Set();
+        const done = () => {
+          set.delete(done);
+          if (set.size === 0) this.waiters.delete(callId);
+          resolve();
+        };
+        set.add(done);
+        this.waiters.set(callId, set);
+        void scheduler.wait(waitS * 1000).then(done);
+      });
+      r = this.router(m).takeHttpResult(callId);
+      await this.syncAlarm();
+    }
+    if (r === undefined) return { status: 404 };
+    if (r === "pending") return { status: 202, call_id: callId };
+    return { status: 200, result: r };
+  }
+
+  // ---------------------------------------------------------------- WebSockets
+
+  async fetch(req: Request): Promise<Response> {
+    const m = this.live();
+    if (!m) return json(404, "session_not_found", "this session has expired or was deleted");
+    const role = req.headers.get("x-lineup-role") as Role;
+    const url = new URL(req.url);
+    const asked = url.searchParams.get("client_id");
+    if (asked !== null && !/^[A-Za-z0-9_-]{1,64}$/.test(asked)) {
+      return json(400, "bad_client_id", "client_id must be 1-64 characters of [A-Za-z0-9_-]");
+    }
+    const peer: Peer = { role, clientId: asked ?? randomId(9), conn: randomId(9) };
+    const key = keyOf(peer);
+    // Route by client id, not by socket: a newer connection of the same client replaces the old one.
+    for (const old of this.ctx.getWebSockets(key)) closeQuietly(old, CLOSE.replaced, "replaced by a newer connection");
+    const pair = new WebSocketPair();
+    const [client, server] = [pair[0], pair[1]];
+    this.ctx.acceptWebSocket(server, [key, `conn:${peer.conn}`, `role:${role}`]);
+    server.serializeAttachment(peer);
+    this.flush(this.router(m).connect(peer, this.ctxOf()));
+    await this.syncAlarm();
+    const headers = new Headers();
+    if (req.headers.get("x-lineup-subprotocol") === "1") headers.set("sec-websocket-protocol", "lineup.v1");
+    return new Response(null, { status: 101, webSocket: client, headers });
+  }
+
+  async webSocketMessage(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
+    const peer = ws.deserializeAttachment() as Peer;
+    const m = this.live();
+    if (!m) return closeQuietly(ws, CLOSE.sessionEnded, "session ended");
+    const send = (f: object) => sendIfOpen(ws, JSON.stringify(f));
+    let bucket = this.buckets.get(peer.conn);
+    if (!bucket) this.buckets.set(peer.conn, (bucket = new TokenBucket(rate(this.env), burst(this.env))));
+    if (!bucket.take(Date.now())) {
+      send({ type: "error", code: "rate_limited", message: `more than ${rate(this.env)} frames/s on this connection; slow down` });
+      return;
+    }
+    // workerd hands the object frames far above 1 MiB; the contract's limit is enforced here.
+    const d = decodeFrame(raw);
+    if (!d.ok) {
+      send(d.error);
+      return;
+    }
+    try {
+      this.flush(this.router(m).handle(peer, d.frame, this.ctxOf()));
+      await this.syncAlarm();
+    } catch (e) {
+      console.error("session: frame handler failed", (e as Error).name, (e as Error).message);
+      send({ type: "error", code: "internal", message: "internal error; reconnect" });
+      closeQuietly(ws, CLOSE.internal, "internal error");
+    }
+  }
+
+  async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    // Answer the close handshake; codes 1005/1006 cannot be sent back (closeQuietly maps them).
+    closeQuietly(ws, code, "bye");
+    await this.gone(ws);
+  }
+
+  async webSocketError(ws: WebSocket): Promise<void> {
+    await this.gone(ws);
+  }
+
+  private async gone(ws: WebSocket): Promise<void> {
+    const peer = ws.deserializeAttachment() as Peer | null;
+    if (peer) this.buckets.delete(peer.conn);
+    const m = this.live();
+    if (!m) return;
+    this.flush(this.router(m).disconnect(peer as Peer, this.ctxOf(ws)));
+  }
+
+  async alarm(): Promise<void> {
+    this.alarmAt = undefined;
+    const m = this.meta();
+    if (!m) return;
+    if (m.expires_at <= Date.now()) {
+      await this.destroy();
+      return;
+    }
+    this.flush(this.router(m).tick(this.ctxOf()));
+    await this.syncAlarm();
+  }
+}
+
+function rate(env: Env): number {
+  return Number(env.RATE_LIMIT_PER_S) > 0 ? Number(env.RATE_LIMIT_PER_S) : LIMITS.rateLimitPerS;
+}
+function burst(env: Env): number {
+  return Number(env.RATE_LIMIT_BURST) > 0 ? Number(env.RATE_LIMIT_BURST) : LIMITS.rateLimitBurst;
+}
+
+function json(status: number, code: string, message: string): Response {
+  return Response.json({ error: { code, message } }, { status });
+}
+
+export { SESSION_ID_RE };
