@@ -1,0 +1,72 @@
+// Starts the real relay (the Worker in workerd, via `wrangler dev`) as a child process for node tests.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const a = s.address();
+      const port = typeof a === "object" && a ? a.port : 0;
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
+}
+
+export interface RunningRelay {
+  url: string;
+  port: number;
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** `wrangler dev` on 127.0.0.1:<port>; resolves once /healthz answers. Uses the dev RELAY_KEY default. */
+export async function startRelay(opts: { port?: number; vars?: Record<string, string>; timeoutMs?: number } = {}): Promise<RunningRelay> {
+  const port = opts.port ?? (await freePort());
+  const inspector = await freePort();
+  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--log-level", "warn"];
+  for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
+  const proc = spawn("npx", args, {
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let log = "";
+  proc.stdout?.on("data", (d: Buffer) => (log += d.toString()));
+  proc.stderr?.on("data", (d: Buffer) => (log += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (opts.timeoutMs ?? 90_000);
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`wrangler dev exited (${proc.exitCode}):\n${log.slice(-3000)}`);
+    try {
+      const r = await fetch(`${url}/healthz`);
+      if (r.ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) {
+      killTree(proc);
+      throw new Error(`wrangler dev did not answer /healthz in time:\n${log.slice(-3000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    url,
+    port,
+    proc,
+    async stop() {
+      killTree(proc);
+      await new Promise((r) => setTimeout(r, 100));
+    },
+  };
+}
+
+function killTree(p: ChildProcess) {
+  if (p.pid === undefined || p.exitCode !== null) return;
+  try {
+    process.kill(-p.pid, "SIGTERM");
+  } catch {
+    p.kill("SIGTERM");
+  }
+}
