@@ -13,7 +13,7 @@ export default defineConfig({
             miniflare: { bindings: { RELAY_KEY: "test-relay-key", ALLOWED_ORIGINS: "https://allowed.example" } },
           }),
         ],
-        test: { name: "workers", include: ["test/worker/**/*.test.ts"], testTimeout: 20_000 },
+        test: { name: "workers", include: ["test/worker/**/*.test.ts", "test/reliability/**/*.test.ts"], testTimeout: 20_000 },
       },
       {
         test: {
