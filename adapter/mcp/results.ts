@@ -1,0 +1,100 @@
+// LineUp results → MCP CallToolResult. The text block comes first (hosts that show only the first block still
+// see the answer and a line per attachment), then the attachments as MCP content blocks.
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ContentBlock, ToolResultBody } from "../../shared/protocol.js";
+
+type McpContent = CallToolResult["content"][number];
+
+/** Decoded size of base64 data, without decoding it. */
+export function base64Bytes(b64: string): number {
+  const s = b64.replace(/\s+/g, "");
+  const pad = s.endsWith("==") ? 2 : s.endsWith("=") ? 1 : 0;
+  return Math.max(0, Math.floor((s.length * 3) / 4) - pad);
+}
+
+export function humanSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** `[image 1: image/png, 240 KB]`; numbered per kind. */
+function describe(blocks: ContentBlock[]): string[] {
+  const n = { image: 0, audio: 0, file: 0 };
+  const lines: string[] = [];
+  for (const b of blocks) {
+    if (b.type === "image" || b.type === "audio") {
+      n[b.type] += 1;
+      lines.push(`[${b.type} ${n[b.type]}: ${b.mimeType}, ${humanSize(base64Bytes(b.data))}]`);
+    } else if (b.type === "resource") {
+      n.file += 1;
+      const r = b.resource;
+      const size = r.blob !== undefined ? `, ${humanSize(base64Bytes(r.blob))}` : r.text !== undefined ? `, ${humanSize(Buffer.byteLength(r.text))}` : "";
+      lines.push(`[file ${n.file}: ${r.uri}${r.mimeType ? `, ${r.mimeType}` : ""}${size}]`);
+    }
+  }
+  return lines;
+}
+
+function toMcp(b: ContentBlock): McpContent {
+  switch (b.type) {
+    case "text":
+      return { type: "text", text: b.text };
+    case "image":
+      return { type: "image", data: b.data, mimeType: b.mimeType };
+    case "audio":
+      return { type: "audio", data: b.data, mimeType: b.mimeType };
+    case "resource": {
+      const r = b.resource;
+      const mime = r.mimeType !== undefined ? { mimeType: r.mimeType } : {};
+      if (r.blob !== undefined) return { type: "resource", resource: { uri: r.uri, ...mime, blob: r.blob } };
+      if (r.text !== undefined) return { type: "resource", resource: { uri: r.uri, ...mime, text: r.text } };
+      // MCP embedded resources need text or blob; a bare reference is a resource link.
+      return { type: "resource_link", uri: r.uri, name: r.uri.split("/").pop() || r.uri, ...mime };
+    }
+  }
+}
+
+/** Fields a provider added beyond message/content (e.g. `selected`, `approved`, `instance_id`, `value`). */
+function extras(result: ToolResultBody): string | undefined {
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(result)) if (k !== "message" && k !== "content" && v !== undefined) rest[k] = v;
+  return Object.keys(rest).length ? `details: ${JSON.stringify(rest)}` : undefined;
+}
+
+export function resultToMcp(result: ToolResultBody): CallToolResult {
+  const blocks = result.content ?? [];
+  const lines = [result.message.trim() === "" && blocks.length === 0 ? "(the human sent an empty reply)" : result.message];
+  const more = describe(blocks);
+  const ex = extras(result);
+  const text = [...lines, ...more, ...(ex ? [ex] : [])].filter((l) => l !== "").join("\n") || "(no text; see the attachments)";
+  return { content: [{ type: "text", text }, ...blocks.map(toMcp)] };
+}
+
+/** What the model should do next, per error code (error results make agents retry in loops: be explicit). */
+const ADVICE: Record<string, string> = {
+  declined: "The human dismissed this request without answering. Do not send the same request again right away; continue with your best judgement, or ask something different later.",
+  unknown_tool: "The human's app does not provide this tool. Call lineup_tools to see what it offers, or use ask_question.",
+  unknown_action: "That action does not exist for this tool. Call lineup_tools to see the actions, then call again with a valid one.",
+  invalid_arguments: "The arguments do not match the tool's schema. Fix the field named above and call again.",
+  instance_gone: "That canvas/app instance no longer exists (it was closed or never opened). Open a new one (action \"open\") and use its instance_id.",
+  divide_by_zero: "Division by zero is undefined. Do not retry with b = 0.",
+  too_many_calls: "Too many requests are waiting for the human (1000 open calls). Wait for answers before sending more.",
+  cancelled: "The request was cancelled before the human answered. Do not re-send it in a loop; continue or ask later.",
+  not_connected: "The bridge cannot reach the LineUp relay. Tell the user; check LINEUP_RELAY_URL and the network. Do not retry in a loop.",
+};
+
+export function errorToMcp(code: string, message: string, tool: string): CallToolResult {
+  const advice = ADVICE[code] ?? "The call failed. Do not retry the identical call in a loop; adjust or continue without it.";
+  return { isError: true, content: [{ type: "text", text: `${tool} failed (${code}): ${message}\n${advice}` }] };
+}
+
+/** A timeout is a terminal answer, not an error: error results make agents re-ask in loops. */
+export function timeoutToMcp(tool: string, timeoutS: number, nobodyOpen: boolean, appUrl?: string): CallToolResult {
+  const lines = [
+    `No answer came from the human within ${timeoutS} s, so ${tool} ended without a reply.`,
+    "Do not ask the same thing again in a loop. Summarise where you are and what you need, continue with the work you can do on your own (or stop at a safe point), and ask again later only if you still need the answer.",
+  ];
+  if (nobodyOpen) lines.push(`Nobody had the LineUp app open during the wait${appUrl ? `; the human can pair at ${appUrl}` : ""}.`);
+  return { content: [{ type: "text", text: lines.join("\n") }] };
+}

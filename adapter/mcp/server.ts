@@ -1,0 +1,227 @@
+// `lineup mcp`: a stdio MCP server that carries an MCP host's tool calls through the relay to the human.
+// stdout IS the protocol: everything human-readable (pairing link, QR code, logs) goes to stderr.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, rmSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import qrcode from "qrcode-terminal";
+import { connectAgent, type AgentClient } from "../client.js";
+import { defaultStateDir, ensureSession, normalizeUrl } from "../state.js";
+import { LIMITS } from "../../shared/protocol.js";
+import { DEV_RELAY_URL } from "../../shared/defaults.js";
+import { Bridge, type Connection } from "./bridge.js";
+
+export const MCP_DEFAULTS = {
+  timeoutS: LIMITS.defaultTimeoutS,
+  maxTimeoutS: LIMITS.maxTimeoutS,
+  /** Hosts such as Claude Code reset their request timer on progress; MCP asks for ≤ 20 s gaps here. */
+  progressS: 15,
+  maxProgressS: 20,
+  graceS: 2,
+} as const;
+
+export interface McpConfig {
+  relayUrl: string;
+  stateDir: string;
+  projectDir: string;
+  label?: string;
+  /** Join this session instead of the saved one (LINEUP_SESSION + LINEUP_TOKEN). */
+  sessionId?: string;
+  token?: string;
+  relayKey?: string;
+  defaultTimeoutS: number;
+  maxTimeoutS: number;
+  progressMs: number;
+  qr: boolean;
+}
+
+export const MCP_USAGE = `usage: lineup mcp [options]
+  --relay <url>          relay URL (LINEUP_RELAY_URL; default ${DEV_RELAY_URL})
+  --project <dir>        project directory whose saved session to use (LINEUP_PROJECT_DIR; default: cwd)
+  --state-dir <dir>      where sessions are saved (LINEUP_STATE_DIR; default ~/.lineup)
+  --label <text>         label of a newly created session
+  --timeout <s>          default wait for the human (LINEUP_MCP_TIMEOUT; default ${MCP_DEFAULTS.timeoutS})
+  --max-timeout <s>      ceiling on any wait, below your host's tool timeout (LINEUP_MCP_MAX_TIMEOUT; default ${MCP_DEFAULTS.maxTimeoutS})
+  --no-qr                print the pairing link without the QR code (LINEUP_MCP_QR=0)
+Also read: LINEUP_RELAY_KEY, LINEUP_SESSION + LINEUP_TOKEN, LINEUP_MCP_PROGRESS_S (default ${MCP_DEFAULTS.progressS}, max ${MCP_DEFAULTS.maxProgressS}).`;
+
+class UsageError extends Error {}
+
+function num(name: string, v: string | undefined, min: number, max: number): number | undefined {
+  if (v === undefined || v === "") return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min || n > max) throw new UsageError(`${name} must be a number from ${min} to ${max}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** Flags override LINEUP_* variables, which override the defaults. */
+export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): McpConfig {
+  const flags = new Map<string, string>();
+  let qr = env.LINEUP_MCP_QR !== "0";
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--no-qr") {
+      qr = false;
+      continue;
+    }
+    const m = /^--(relay|project|state-dir|label|timeout|max-timeout)(?:=(.*))?$/.exec(a);
+    if (!m) throw new UsageError(`unknown argument ${JSON.stringify(a)}`);
+    const v = m[2] ?? argv[++i];
+    if (v === undefined) throw new UsageError(`--${m[1]} needs a value`);
+    flags.set(m[1]!, v);
+  }
+  const timeoutS = num("--timeout", flags.get("timeout") ?? env.LINEUP_MCP_TIMEOUT, LIMITS.minTimeoutS, LIMITS.maxTimeoutS) ?? MCP_DEFAULTS.timeoutS;
+  const maxTimeoutS = num("--max-timeout", flags.get("max-timeout") ?? env.LINEUP_MCP_MAX_TIMEOUT, LIMITS.minTimeoutS, LIMITS.maxTimeoutS) ?? MCP_DEFAULTS.maxTimeoutS;
+  const progressS = num("LINEUP_MCP_PROGRESS_S", env.LINEUP_MCP_PROGRESS_S, 0.2, MCP_DEFAULTS.maxProgressS) ?? MCP_DEFAULTS.progressS;
+  const cfg: McpConfig = {
+    relayUrl: normalizeUrl(flags.get("relay") ?? (env.LINEUP_RELAY_URL || DEV_RELAY_URL)),
+    stateDir: resolve(flags.get("state-dir") ?? (env.LINEUP_STATE_DIR || defaultStateDir())),
+    projectDir: resolve(flags.get("project") ?? (env.LINEUP_PROJECT_DIR || process.cwd())),
+    defaultTimeoutS: Math.min(timeoutS, maxTimeoutS),
+    maxTimeoutS,
+    progressMs: progressS * 1000,
+    qr,
+  };
+  const label = flags.get("label");
+  if (label !== undefined) cfg.label = label;
+  if (env.LINEUP_SESSION && env.LINEUP_TOKEN) {
+    cfg.sessionId = env.LINEUP_SESSION;
+    cfg.token = env.LINEUP_TOKEN;
+  }
+  if (env.LINEUP_RELAY_KEY) cfg.relayKey = env.LINEUP_RELAY_KEY;
+  return cfg;
+}
+
+const log = (line: string) => process.stderr.write(`[lineup mcp] ${line}\n`);
+
+/** Nothing but JSON-RPC may reach stdout: console output from any module goes to stderr. */
+function guardStdout() {
+  const toErr = (...a: unknown[]) => process.stderr.write(`${a.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join(" ")}\n`);
+  console.log = toErr;
+  console.info = toErr;
+  console.debug = toErr;
+}
+
+/**
+ * Several MCP servers started in one directory at once (hosts start them in parallel) must end up in ONE
+ * session: creating it is serialised by a lock directory (mkdir is atomic); a stale lock (> 30 s) is broken.
+ */
+async function withSessionLock<T>(stateDir: string, fn: () => Promise<T>): Promise<T> {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const lock = join(stateDir, "mcp-session.lock");
+  const until = Date.now() + 30_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 30_000) rmSync(lock, { recursive: true, force: true });
+      } catch {
+        /* gone meanwhile */
+      }
+      if (Date.now() > until) break; // proceed unlocked rather than never start
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+function printPairing(url: string | undefined, sessionId: string, qr: boolean) {
+  if (!url) {
+    log(`joined session ${sessionId} (pairing link unknown: it was given by LINEUP_SESSION/LINEUP_TOKEN)`);
+    return;
+  }
+  log(`session ${sessionId}: open this link on your phone to answer the agent:\n  ${url}`);
+  if (qr) qrcode.generate(url, { small: true }, (code: string) => process.stderr.write(`${code}\n`));
+}
+
+/** Creates or reuses the project's session, then connects as a fresh agent client of it. */
+async function connectFor(cfg: McpConfig): Promise<{ agent: AgentClient; appUrl?: string }> {
+  let sessionId = cfg.sessionId;
+  let token = cfg.token;
+  let appUrl: string | undefined;
+  if (!sessionId || !token) {
+    const saved = await withSessionLock(cfg.stateDir, () =>
+      ensureSession({
+        relayUrl: cfg.relayUrl,
+        stateDir: cfg.stateDir,
+        cwd: cfg.projectDir,
+        ...(cfg.label !== undefined ? { label: cfg.label } : {}),
+        ...(cfg.relayKey !== undefined ? { relayKey: cfg.relayKey } : {}),
+      }),
+    );
+    sessionId = saved.sessionId;
+    token = saved.agentToken;
+    appUrl = saved.appUrl;
+  }
+  // Each MCP server is its own agent client: a shared client id would make the relay replace (4409) the
+  // other server's socket and hand it this server's results.
+  const agent = await connectAgent({
+    relayUrl: cfg.relayUrl,
+    sessionId,
+    token,
+    stateDir: cfg.stateDir,
+    cwd: cfg.projectDir,
+    clientId: `mcp_${randomBytes(6).toString("hex")}`,
+    log,
+  });
+  appUrl ??= agent.appUrl;
+  printPairing(appUrl, agent.sessionId, cfg.qr);
+  return appUrl !== undefined ? { agent, appUrl } : { agent };
+}
+
+export async function runMcp(argv: string[]): Promise<void> {
+  guardStdout();
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stderr.write(`${MCP_USAGE}\n`);
+    return;
+  }
+  let cfg: McpConfig;
+  try {
+    cfg = parseMcpArgs(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`lineup mcp: ${e.message}\n${MCP_USAGE}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const server = new Server(
+    { name: "lineup", version: "0.1.0" },
+    {
+      capabilities: { tools: { listChanged: true } },
+      instructions:
+        "Tools that reach the human who runs this agent, on their phone. Use ask_question when you need their input and work_report when a task is done; keep calling them until the human says the session is over. A reply may carry images, audio or files.",
+    },
+  );
+  let agent: AgentClient | undefined;
+  const bridge = new Bridge(
+    server,
+    async (): Promise<Connection> => {
+      const c = await connectFor(cfg);
+      agent = c.agent;
+      return c;
+    },
+    { defaultTimeoutS: cfg.defaultTimeoutS, maxTimeoutS: cfg.maxTimeoutS, progressMs: cfg.progressMs, graceMs: MCP_DEFAULTS.graceS * 1000, log },
+  );
+  let closing = false;
+  const shutdown = async (code: number) => {
+    if (closing) return;
+    closing = true;
+    await Promise.race([agent?.close(), new Promise((r) => setTimeout(r, 2000))]).catch(() => {});
+    process.exit(code);
+  };
+  // The host ends a stdio server by closing stdin (then signals): leave cleanly either way.
+  process.stdin.on("end", () => void shutdown(0));
+  process.stdin.on("close", () => void shutdown(0));
+  process.on("SIGTERM", () => void shutdown(0));
+  process.on("SIGINT", () => void shutdown(0));
+  await server.connect(new StdioServerTransport());
+  log(`ready (relay ${cfg.relayUrl}, project ${cfg.projectDir})`);
+  bridge.start().catch((e: unknown) => log(`cannot connect yet (${e instanceof Error ? e.message : String(e)}); the next tool call retries`));
+}
