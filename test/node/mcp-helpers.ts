@@ -132,8 +132,8 @@ export class App {
 }
 
 /** The text of the first content block of a tools/call result. */
-export function firstText(r: { content?: unknown }): string {
-  const c = (r.content as { type: string; text?: string }[] | undefined) ?? [];
+export function firstText(r: unknown): string {
+  const c = ((r as { content?: unknown }).content as { type: string; text?: string }[] | undefined) ?? [];
   return c[0]?.type === "text" ? (c[0].text ?? "") : "";
 }
 
