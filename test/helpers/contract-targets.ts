@@ -1,0 +1,56 @@
+// The two servers that speak the wire contract, for suites parameterized with `describe.each`:
+// the relay in workerd (the shared `wrangler dev` from global setup) and the adapter's direct LAN mode
+// (adapter/lan-server.ts, where the pre-shared token plays RELAY_KEY). A target whose code is missing
+// is skipped with its reason in the suite's name.
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { freePort } from "./relay.js";
+import { DEV_RELAY_KEY } from "../../shared/defaults.js";
+
+export interface Target {
+  url: string;
+  /** What `POST /api/sessions` wants as Bearer. */
+  key: string;
+  stop(): Promise<void>;
+}
+
+export interface TargetCase {
+  name: string;
+  kind: "relay" | "lan";
+  /** undefined when the target can run; otherwise why it is skipped. */
+  skip: string | undefined;
+  start(relayUrl: string): Promise<Target>;
+}
+
+const LAN_FILE = fileURLToPath(new URL("../../adapter/lan-server.ts", import.meta.url));
+export const LAN_TOKEN = "lan-test-token-0123456789";
+
+interface LanServer {
+  url: string;
+  port: number;
+  close(): Promise<void> | void;
+}
+type StartLan = (o: { port: number; host?: string; token: string; webDir?: string }) => Promise<LanServer>;
+
+export const TARGETS: TargetCase[] = [
+  {
+    name: "relay in workerd (wrangler dev)",
+    kind: "relay",
+    skip: undefined,
+    start: async (relayUrl) => ({ url: relayUrl, key: DEV_RELAY_KEY, stop: async () => {} }),
+  },
+  {
+    name: existsSync(LAN_FILE) ? "direct LAN server (adapter/lan-server.ts)" : "direct LAN server — SKIPPED: adapter/lan-server.ts does not exist yet",
+    kind: "lan",
+    skip: existsSync(LAN_FILE) ? undefined : "adapter/lan-server.ts does not exist yet",
+    start: async () => {
+      // A variable specifier keeps the type checker from requiring the file while it does not exist.
+      const spec = LAN_FILE;
+      const mod = (await import(spec)) as { startLanServer: StartLan };
+      const port = await freePort();
+      const s = await mod.startLanServer({ port, host: "127.0.0.1", token: LAN_TOKEN });
+      const url = s.url.replace(/\/+$/, "").replace("localhost", "127.0.0.1");
+      return { url, key: LAN_TOKEN, stop: async () => void (await s.close()) };
+    },
+  },
+];
