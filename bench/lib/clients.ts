@@ -1,0 +1,204 @@
+// Raw `ws` clients speaking the lineup/1 contract (no adapter): an agent that makes calculator calls and
+// times them, and apps that answer every call at once. The baselines carry the very same frames.
+import WebSocket from "ws";
+import { CALCULATOR } from "../../shared/builtin-tools.js";
+import { DEV_RELAY_KEY } from "../../shared/defaults.js";
+import type { SessionCreated } from "../../shared/protocol.js";
+
+export type SystemName = "relay" | "do" | "node";
+
+interface Pending {
+  t0: number;
+  resolve: (ms: number) => void;
+  reject: (e: Error) => void;
+}
+
+const now = () => performance.now();
+
+function opened(ws: WebSocket, timeoutMs = 30_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("websocket open timed out")), timeoutMs);
+    ws.once("open", () => {
+      clearTimeout(t);
+      resolve();
+    });
+    ws.once("error", (e) => {
+      clearTimeout(t);
+      reject(e);
+    });
+  });
+}
+
+/** Answers every tool.call with the calculator's result (as the PWA does for `calculator`). */
+export function autoAnswer(ws: WebSocket): void {
+  ws.on("message", (data, isBinary) => {
+    if (isBinary) return;
+    const s = data.toString();
+    if (!s.includes('"tool.call"')) return;
+    const f = JSON.parse(s) as { type: string; call_id: string; name: string; action?: string; arguments?: { a?: number; b?: number } };
+    if (f.type !== "tool.call") return;
+    const a = f.arguments?.a ?? 0;
+    const b = f.arguments?.b ?? 0;
+    const value = f.action === "subtract" ? a - b : f.action === "multiply" ? a * b : a + b;
+    ws.send(JSON.stringify({ type: "tool.result", call_id: f.call_id, name: f.name, action: f.action, result: { message: String(value), value } }));
+  });
+}
+
+/** The calling side. On the relay it acks each result (as the adapter does), so kept results do not pile up. */
+export class Agent {
+  private readonly pending = new Map<string, Pending>();
+  private seq = 0;
+  /** Every relay frame type seen, for sanity checks (errors must stay at zero). */
+  readonly errors: string[] = [];
+  constructor(
+    readonly ws: WebSocket,
+    private readonly ack: boolean,
+    private readonly prefix: string,
+  ) {
+    ws.on("message", (data, isBinary) => {
+      if (isBinary) return;
+      const s = data.toString();
+      if (s === "pong") return;
+      const f = JSON.parse(s) as { type: string; call_id?: string; code?: string; error?: { code: string } };
+      if (f.type === "error") this.errors.push(f.code ?? "?");
+      if (f.type !== "tool.result" || !f.call_id) return;
+      const p = this.pending.get(f.call_id);
+      if (!p) return;
+      this.pending.delete(f.call_id);
+      if (this.ack) ws.send(JSON.stringify({ type: "tool.ack", call_id: f.call_id }));
+      if (f.error) p.reject(new Error(`call ${f.call_id}: ${f.error.code}`));
+      else p.resolve(now() - p.t0);
+    });
+    ws.on("close", () => {
+      for (const p of this.pending.values()) p.reject(new Error("socket closed"));
+      this.pending.clear();
+    });
+  }
+  /** One calculator call; resolves with its round-trip time in ms. */
+  call(timeoutMs = 30_000): Promise<number> {
+    const call_id = `${this.prefix}${++this.seq}`;
+    const a = this.seq;
+    return new Promise<number>((resolve, reject) => {
+      const t = setTimeout(() => {
+        this.pending.delete(call_id);
+        reject(new Error(`call ${call_id} timed out`));
+      }, timeoutMs);
+      this.pending.set(call_id, {
+        t0: now(),
+        resolve: (ms) => {
+          clearTimeout(t);
+          resolve(ms);
+        },
+        reject: (e) => {
+          clearTimeout(t);
+          reject(e);
+        },
+      });
+      this.ws.send(JSON.stringify({ type: "tool.call", call_id, name: "calculator", action: "add", arguments: { a, b: 1 } }));
+    });
+  }
+}
+
+export interface Pair {
+  agent: Agent;
+  apps: WebSocket[];
+  close(): void;
+}
+
+function closeAll(socks: WebSocket[]) {
+  for (const s of socks) {
+    try {
+      s.close(1000);
+    } catch {
+      /* closing */
+    }
+  }
+}
+
+// ------------------------------------------------------------------ the relay
+
+export async function createSession(base: string, label = "bench"): Promise<SessionCreated> {
+  const res = await fetch(`${base}/api/sessions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${DEV_RELAY_KEY}`, "content-type": "application/json" },
+    body: JSON.stringify({ label, ttl_s: 3600 }),
+  });
+  if (res.status !== 201) throw new Error(`create session: ${res.status} ${await res.text()}`);
+  return (await res.json()) as SessionCreated;
+}
+
+/** Opens a relay socket and resolves once `hello` arrives. */
+export async function relaySocket(s: SessionCreated, token: string, clientId: string): Promise<WebSocket> {
+  const ws = new WebSocket(`${s.ws_url}?client_id=${clientId}`, { headers: { authorization: `Bearer ${token}` } });
+  const hello = new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("no hello")), 30_000);
+    const on = (d: WebSocket.RawData) => {
+      if (d.toString().includes('"hello"')) {
+        clearTimeout(t);
+        ws.off("message", on);
+        resolve();
+      }
+    };
+    ws.on("message", on);
+    ws.once("error", reject);
+  });
+  await opened(ws);
+  await hello;
+  return ws;
+}
+
+/** Agent + `apps` calculator apps in one relay session; resolves once the agent sees the catalog. */
+export async function relayPair(s: SessionCreated, apps: number, tag: string): Promise<Pair> {
+  const agentWs = await relaySocket(s, s.agent_token, `ag-${tag}`);
+  const catalog = new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("agent never saw the calculator")), 30_000);
+    const on = (d: WebSocket.RawData) => {
+      const str = d.toString();
+      if (str.startsWith('{"type":"tool.list"') && str.includes('"calculator"')) {
+        clearTimeout(t);
+        agentWs.off("message", on);
+        resolve();
+      }
+    };
+    agentWs.on("message", on);
+  });
+  const agent = new Agent(agentWs, true, `${tag}-`);
+  const appWs = await Promise.all(
+    Array.from({ length: apps }, async (_, i) => {
+      const ws = await relaySocket(s, s.app_token, `app${i}-${tag}`);
+      autoAnswer(ws);
+      ws.send(JSON.stringify({ type: "tool.list", tools: [CALCULATOR] }));
+      return ws;
+    }),
+  );
+  await catalog;
+  return { agent, apps: appWs, close: () => closeAll([agentWs, ...appWs]) };
+}
+
+// ------------------------------------------------------------------ the baselines (same frames, no contract)
+
+export async function baselinePair(base: string, room: string): Promise<Pair> {
+  const u = base.replace(/^http/, "ws");
+  const agentWs = new WebSocket(`${u}/ws?room=${room}&role=agent`);
+  const appWs = new WebSocket(`${u}/ws?room=${room}&role=app`);
+  await Promise.all([opened(agentWs), opened(appWs)]);
+  autoAnswer(appWs);
+  return { agent: new Agent(agentWs, false, `${room}-`), apps: [appWs], close: () => closeAll([agentWs, appWs]) };
+}
+
+/** The baseline DO's construction id (changes only if the runtime evicted the object). */
+export function whoami(ws: WebSocket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("no whoami answer")), 30_000);
+    const on = (d: WebSocket.RawData) => {
+      const s = d.toString();
+      if (s.includes('"whoami"')) {
+        clearTimeout(t);
+        ws.off("message", on);
+        resolve((JSON.parse(s) as { instance: string }).instance);
+      }
+    };
+    ws.on("message", on);
+    ws.send("whoami");
+  });
+}
