@@ -91,7 +91,7 @@ app.post("/api/sessions", async (c) => {
   return c.json(await sessionObject(c, sessionId, meta.expires_at), 201);
 });
 
-async function imSessionId(env: Env, url: string, im: { channel_id: string; channel_type: number }): Promise<string> {
+export async function imSessionId(env: Env, url: string, im: { channel_id: string; channel_type: number }): Promise<string> {
   // One IM conversation has one session: its id is derived from the channel, so no directory is needed.
   const { hmac } = await import("../shared/tokens.js");
   return `im_${(await hmac(tokenSecret(env, url) ?? "", `im:${im.channel_type}:${im.channel_id}`)).slice(0, 24)}`;
@@ -115,7 +115,7 @@ async function sessionObject(c: C, sid: string, expires_at: number): Promise<Ses
 type Authed = { sid: string; role: Role; viaSubprotocol: boolean };
 
 /** 401 for a missing, forged or other-session token; 403 for the wrong role; 404 once it expired. */
-async function authorize(c: C, roles: readonly Role[]): Promise<Authed | Response> {
+async function authorize(c: C, roles: readonly Role[], upgrade = false): Promise<Authed | Response> {
   const sid = c.req.param("sid") ?? "";
   const url = new URL(c.req.url);
   const { token, viaSubprotocol } = tokenFrom(c.req.raw.headers, url);
@@ -125,6 +125,8 @@ async function authorize(c: C, roles: readonly Role[]): Promise<Authed | Respons
   const t = await verifyToken(secret, token);
   if (!t.ok || !SESSION_ID_RE.test(sid) || t.sessionId !== sid) return fail(c, 401, "unauthorized", "the token is not valid for this session");
   if (!roles.includes(t.role)) return fail(c, 403, "forbidden", `this endpoint needs a ${roles.join(" or ")} token`);
+  // 426 before 404: a deleted session's 404 comes from the object, after the Worker's upgrade check.
+  if (upgrade && c.req.header("upgrade")?.toLowerCase() !== "websocket") return fail(c, 426, "upgrade_required", "this endpoint takes a WebSocket upgrade");
   if (t.expired) return fail(c, 404, "session_not_found", "this session has expired");
   return { sid, role: t.role, viaSubprotocol };
 }
@@ -141,11 +143,14 @@ app.get("/api/sessions/:sid", async (c) => {
 app.delete("/api/sessions/:sid", async (c) => {
   const a = await authorize(c, ["agent"]);
   if (a instanceof Response) return a;
-  return (await stubOf(c, a.sid).destroy()) ? c.body(null, 204) : fail(c, 404, "session_not_found", "this session has expired or was deleted");
+  const stub = stubOf(c, a.sid);
+  if (!(await stub.destroy())) return fail(c, 404, "session_not_found", "this session has expired or was deleted");
+  await stub.reset().catch(() => undefined); // abort() rejects this call by design (see Session.reset)
+  return c.body(null, 204);
 });
 
 app.get("/api/sessions/:sid/ws", async (c) => {
-  const a = await authorize(c, ["agent", "app"]);
+  const a = await authorize(c, ["agent", "app"], true);
   if (a instanceof Response) return a;
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return fail(c, 426, "upgrade_required", "this endpoint takes a WebSocket upgrade");
   const headers = new Headers(c.req.raw.headers);

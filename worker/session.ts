@@ -16,6 +16,7 @@ import { randomId } from "../shared/tokens.js";
 import type { Env } from "./env.js";
 import { SqlStore } from "./sql-store.js";
 import { closeQuietly, sendIfOpen, TokenBucket } from "./sockets.js";
+import { IM_KEY, IM_PEER, WuKongImBridge, type ImInbound } from "./wukongim/bridge.js";
 
 export interface SessionMeta {
   session_id: string;
@@ -65,11 +66,28 @@ export class Session extends DurableObject<Env> {
       .map((ws) => ws.deserializeAttachment() as Peer);
   }
   private ctxOf(except?: WebSocket): Ctx {
-    return { now: Date.now(), peers: this.peers(except) };
+    // An IM-bound session's conversation is an always-present virtual app peer (worker/wukongim/bridge.ts).
+    return { now: Date.now(), peers: this.meta()?.im ? [...this.peers(except), IM_PEER] : this.peers(except) };
+  }
+
+  private wk: WuKongImBridge | undefined;
+  private im(m: SessionMeta | undefined): WuKongImBridge | undefined {
+    if (!m?.im) return undefined;
+    return (this.wk ??= new WuKongImBridge(this.ctx.storage.sql, this.store, this.env, m.im, {
+      router: () => this.router(this.meta()!),
+      ctx: () => this.ctxOf(),
+      flush: (outs) => this.flush(outs),
+    }));
   }
 
   private flush(outs: Out[]): void {
+    const im = outs.length ? this.im(this.meta()) : undefined;
     for (const o of outs) {
+      if (im && o.to === IM_KEY) {
+        im.accept(o.frame);
+        continue;
+      }
+      im?.decorate(o.frame);
       if (o.to === HTTP_KEY) {
         const w = this.waiters.get((o.frame as { call_id?: string }).call_id ?? "");
         w?.forEach((wake) => wake());
@@ -84,8 +102,8 @@ export class Session extends DurableObject<Env> {
   private async syncAlarm(): Promise<void> {
     const m = this.meta();
     if (!m) return;
-    const due = this.store.nextDue();
-    const next = due === undefined ? m.expires_at : Math.min(due, m.expires_at);
+    const due = [this.store.nextDue(), this.im(m)?.nextDue()].filter((t) => t !== undefined);
+    const next = Math.min(m.expires_at, ...due);
     if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
     if (this.alarmAt !== next) {
       await this.ctx.storage.setAlarm(next);
@@ -99,6 +117,7 @@ export class Session extends DurableObject<Env> {
     const old = this.meta();
     const merged = old ? { ...old, expires_at: Math.max(old.expires_at, meta.expires_at), label: meta.label ?? old.label } : meta;
     this.store.setMeta("session", JSON.stringify(merged));
+    this.im(merged)?.init();
     await this.syncAlarm();
     return merged;
   }
@@ -107,7 +126,8 @@ export class Session extends DurableObject<Env> {
     const m = this.live();
     if (!m) return null;
     const extra = m.label === undefined ? { expires_at: m.expires_at } : { expires_at: m.expires_at, label: m.label };
-    return this.router(m).status(this.ctxOf(), extra);
+    const s = this.router(m).status(this.ctxOf(), extra);
+    return this.im(m)?.status(s) ?? s;
   }
 
   async destroy(): Promise<boolean> {
@@ -116,8 +136,18 @@ export class Session extends DurableObject<Env> {
     this.store.clear();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
+    // deleteAll() drops the SQL tables as well; later requests (404s, late socket closes) still query them.
+    this.store.migrate();
+    this.wk = undefined; // its tables went with deleteAll(); a new bridge recreates them
     this.alarmAt = null;
     return existed;
+  }
+
+  /** Resets the object right after destroy(). workerd holds a socket closed from another request's
+   * context (this RPC, not the socket's own event) half-open until the object hibernates (~10 s), so a
+   * client saw its 4004 close frame at once but its close event only 10 s later; a reset ends them now. */
+  async reset(): Promise<void> {
+    this.ctx.abort("session deleted");
   }
 
   async httpCall(body: Parameters<Router["httpCall"]>[0], waitS: number): Promise<HttpCallAnswer> {
@@ -236,7 +266,17 @@ export class Session extends DurableObject<Env> {
       await this.destroy();
       return;
     }
+    // The IM outbox first: an undelivered call past its deadline ends as im_undeliverable, not timeout.
+    await this.im(m)?.alarm();
     this.flush(this.router(m).tick(this.ctxOf()));
+    await this.syncAlarm();
+  }
+
+  /** WuKongIM webhook work for this session (worker/wukongim/routes.ts); ignored unless IM-bound and live. */
+  async wukongim(input: ImInbound): Promise<void> {
+    const b = this.im(this.live());
+    if (!b) return;
+    b.inbound(input);
     await this.syncAlarm();
   }
 }

@@ -24,7 +24,12 @@ type Row = Record<string, SqlStorageValue>;
 
 export class SqlStore implements Store {
   constructor(private readonly sql: SqlStorage) {
-    sql.exec(SCHEMA);
+    this.migrate();
+  }
+
+  /** Creates the tables. Run again after `storage.deleteAll()`, which drops every SQL table too. */
+  migrate(): void {
+    this.sql.exec(SCHEMA);
   }
 
   private all<T>(q: string, ...p: SqlStorageValue[]): T[] {
