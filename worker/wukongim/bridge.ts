@@ -1,0 +1,331 @@
+// The WuKongIM side of an IM-bound session, run inside the session's Durable Object.
+// The IM conversation is one virtual app-side peer (`app:im`): the router delivers calls, cancels and
+// messages to it like to any app; this class turns them into WuKongIM `/message/send` requests through a
+// SQLite outbox (retried from the DO's single alarm — no timers, hibernation wipes memory), and turns
+// webhook messages back into frames from that peer, under the router's usual rules.
+import { ASK_QUESTION, CHOICE, CONFIRM, INPUT, WORK_REPORT } from "../../shared/builtin-tools.js";
+import { LIMITS, parseFrameValue, type ClientFrame, type RelayFrame, type SessionStatus, type ToolDef } from "../../shared/protocol.js";
+import { keyOf, type Ctx, type Out, type Peer, type Router } from "../../shared/router.js";
+import type { Store } from "../../shared/store.js";
+import type { Env } from "../env.js";
+import { inboundContent, newCode, parseCodeReply, renderCall, renderContent, textAnswer } from "./text.js";
+import { LINEUP_TYPE, sendBody, sendMessage, TEXT_TYPE, WK_LIMITS, wkConfig, type SendBody, type WkConfig } from "./wire.js";
+
+/** The IM conversation as an always-reachable app peer (not counted as an app in presence). */
+export const IM_PEER: Peer = { role: "app", clientId: "im", conn: "im", virtual: true };
+export const IM_KEY = keyOf(IM_PEER);
+/** What a person can answer from a plain IM app (a LineUp-aware IM client may register more). */
+export const IM_TOOLS: ToolDef[] = [CHOICE, CONFIRM, INPUT, ASK_QUESTION, WORK_REPORT];
+
+export interface ImChannel {
+  channel_id: string;
+  channel_type: number;
+}
+
+/** One webhook message for this session, already filtered and decoded by the Worker. */
+export interface ImMessage {
+  /** `message_idstr` (the int64 id as a string, never a JS number). */
+  id: string;
+  from_uid: string;
+  payload: Record<string, unknown>;
+}
+export type ImInbound = { kind: "messages"; messages: ImMessage[] } | { kind: "presence"; online: boolean };
+
+/** What the bridge needs from the Durable Object. */
+export interface BridgeHost {
+  router(): Router;
+  ctx(): Ctx;
+  flush(outs: Out[]): void;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS im_outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, call_id TEXT, bodies TEXT NOT NULL,
+  sent INTEGER NOT NULL, attempts INTEGER NOT NULL, next_at INTEGER NOT NULL, deadline INTEGER, last_error TEXT);
+CREATE INDEX IF NOT EXISTS im_outbox_due ON im_outbox (next_at);
+CREATE TABLE IF NOT EXISTS im_codes (code TEXT PRIMARY KEY, call_id TEXT NOT NULL UNIQUE, at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS im_seen (id TEXT PRIMARY KEY);
+`;
+
+interface OutboxRow {
+  id: number;
+  call_id: string | null;
+  bodies: string;
+  sent: number;
+  attempts: number;
+  next_at: number;
+  deadline: number | null;
+  last_error: string | null;
+}
+
+/** Delay before retry number `attempts` (1-based): 2 s, doubling, at most 60 s. */
+export const backoffMs = (attempts: number) => Math.min(WK_LIMITS.maxRetryMs, WK_LIMITS.firstRetryMs * 2 ** Math.max(0, attempts - 1));
+
+export class WuKongImBridge {
+  private readonly cfg: WkConfig | undefined;
+  /** Outbox rows whose request is in flight in this alarm run (a cancel must not assume they were unsent). */
+  private readonly inflight = new Set<number>();
+
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly store: Store,
+    env: Env,
+    private readonly channel: ImChannel,
+    private readonly host: BridgeHost,
+    /** Injected for tests; the Worker's global fetch otherwise. */
+    private readonly fetcher: typeof fetch = (...a) => fetch(...a),
+  ) {
+    sql.exec(SCHEMA);
+    this.cfg = wkConfig(env);
+  }
+
+  private all<T>(q: string, ...p: SqlStorageValue[]): T[] {
+    return this.sql.exec(q, ...p).toArray() as unknown as T[];
+  }
+  private one<T>(q: string, ...p: SqlStorageValue[]): T | undefined {
+    return this.all<T>(q, ...p)[0];
+  }
+
+  // ---------------------------------------------------------------- session hooks
+
+  /** Registers the IM peer's catalog (keeping what a LineUp-aware IM client added). Idempotent. */
+  init(): void {
+    const extra = this.store.registrations("app").find((r) => r.key === IM_KEY)?.tools ?? [];
+    this.register(extra);
+  }
+
+  private register(extra: readonly ToolDef[]): void {
+    const byName = new Map<string, ToolDef>();
+    for (const t of [...IM_TOOLS, ...extra]) byName.set(t.name, t);
+    const tools = [...byName.values()].slice(0, LIMITS.maxToolsPerRegistration);
+    this.route({ type: "tool.list", tools });
+  }
+
+  /** IM online state from `user.onlinestatus` (undefined until the first event). */
+  online(): boolean | undefined {
+    const v = this.store.meta("im_online");
+    return v === undefined ? undefined : v === "1";
+  }
+
+  /** Adds `im: {online}` to presence frames of IM-bound sessions. */
+  decorate(frame: RelayFrame): void {
+    if (frame.type !== "presence") return;
+    const on = this.online();
+    if (on !== undefined) frame.im = { online: on };
+  }
+
+  status(s: SessionStatus): SessionStatus {
+    const on = this.online();
+    return { ...s, im: on === undefined ? { ...this.channel } : { ...this.channel, online: on } };
+  }
+
+  /** Earliest time the alarm must run for the outbox: a retry, or a call's deadline. */
+  nextDue(): number | undefined {
+    const r = this.one<{ a: number | null; d: number | null }>("SELECT MIN(next_at) AS a, MIN(deadline) AS d FROM im_outbox");
+    const ts = [r?.a, r?.d].filter((t): t is number => typeof t === "number");
+    return ts.length ? Math.min(...ts) : undefined;
+  }
+
+  // ---------------------------------------------------------------- outbound (router → IM)
+
+  /** A frame the router addressed to `app:im`. Synchronous: it only writes the outbox. */
+  accept(frame: RelayFrame): void {
+    switch (frame.type) {
+      case "tool.call": {
+        if (this.one("SELECT 1 AS x FROM im_codes WHERE call_id = ?", frame.call_id)) return; // already sent once
+        const code = this.issueCode(frame.call_id);
+        const lineup: Record<string, unknown> = { type: LINEUP_TYPE, v: 1, kind: "tool.call", call_id: frame.call_id, name: frame.name };
+        if (frame.action !== undefined) lineup.action = frame.action;
+        lineup.arguments = frame.arguments;
+        this.enqueue(
+          [this.body(`lineup-${frame.call_id}`, lineup), this.body(`lineup-${frame.call_id}-text`, { type: TEXT_TYPE, content: renderCall(frame, code) })],
+          frame.call_id,
+          frame.deadline,
+        );
+        return;
+      }
+      case "tool.cancel": {
+        const row = this.one<OutboxRow>("SELECT * FROM im_outbox WHERE call_id = ?", frame.call_id);
+        if (row) this.sql.exec("DELETE FROM im_outbox WHERE id = ?", row.id);
+        // Never sent: the conversation never saw the call, so it needs no cancel either.
+        if (row && row.sent === 0 && !this.inflight.has(row.id)) return;
+        this.enqueue([this.body(`lineup-${frame.call_id}-cancel`, { type: LINEUP_TYPE, v: 1, kind: "tool.cancel", call_id: frame.call_id, reason: frame.reason })]);
+        return;
+      }
+      case "tool.list":
+        this.enqueue([this.body(`lineup-list-${crypto.randomUUID()}`, { type: LINEUP_TYPE, v: 1, kind: "tool.list", tools: frame.tools })]);
+        return;
+      case "message":
+        // Only the agent's messages go to the conversation (IM chat must not echo back into it).
+        if (frame.from.role !== "agent") return;
+        this.enqueue([this.body(`lineup-msg-${frame.id}`, { type: TEXT_TYPE, content: renderContent(frame.content) })]);
+        return;
+      case "error":
+        this.notice(`LineUp: ${frame.message}`);
+        return;
+      default:
+        return; // hello, presence, tool.result: nothing to show in the conversation
+    }
+  }
+
+  private body(clientMsgNo: string, payload: object): SendBody {
+    // Without configuration the body still needs a sender; sending then fails and is retried/given up.
+    const cfg = this.cfg ?? { apiUrl: "", botUid: "" };
+    return sendBody(cfg, this.channel, clientMsgNo, payload);
+  }
+
+  private notice(text: string): void {
+    this.enqueue([this.body(`lineup-notice-${crypto.randomUUID()}`, { type: TEXT_TYPE, content: text.slice(0, WK_LIMITS.maxTextChars) })]);
+  }
+
+  private enqueue(bodies: SendBody[], callId: string | null = null, deadline: number | null = null): void {
+    const n = this.one<{ n: number }>("SELECT COUNT(*) AS n FROM im_outbox")?.n ?? 0;
+    if (n >= WK_LIMITS.maxOutbox) {
+      // Bounded: the oldest chat item goes first (calls are bounded by the open-call limit and end by deadline).
+      const old = this.one<{ id: number }>("SELECT id FROM im_outbox WHERE call_id IS NULL ORDER BY id LIMIT 1");
+      if (!old) return;
+      console.warn("wukongim: outbox full, dropping the oldest message");
+      this.sql.exec("DELETE FROM im_outbox WHERE id = ?", old.id);
+    }
+    this.sql.exec(
+      "INSERT INTO im_outbox (call_id, bodies, sent, attempts, next_at, deadline) VALUES (?, ?, 0, 0, ?, ?)",
+      callId, JSON.stringify(bodies), Date.now(), deadline,
+    );
+  }
+
+  private issueCode(callId: string): string {
+    let code = newCode();
+    while (this.one("SELECT 1 AS x FROM im_codes WHERE code = ?", code)) code = newCode();
+    this.sql.exec("INSERT INTO im_codes (code, call_id, at) VALUES (?, ?, ?)", code, callId, Date.now());
+    const n = this.one<{ n: number }>("SELECT COUNT(*) AS n FROM im_codes")?.n ?? 0;
+    if (n > WK_LIMITS.maxCodes) {
+      // Bounded: forget the oldest codes of calls that are no longer open.
+      for (const r of this.all<{ code: string; call_id: string }>("SELECT code, call_id FROM im_codes ORDER BY at LIMIT ?", n - WK_LIMITS.maxCodes + 100)) {
+        if (this.store.getCall(r.call_id)?.status !== "open") this.sql.exec("DELETE FROM im_codes WHERE code = ?", r.code);
+      }
+    }
+    return code;
+  }
+
+  /**
+   * Run from the DO's alarm, before the router's own deadline tick: undelivered calls past their deadline
+   * end as `im_undeliverable`, then every due outbox item is sent. Failures back off (2 s doubling, ≤ 60 s);
+   * the 8th failure gives the item up.
+   */
+  async alarm(): Promise<void> {
+    for (const row of this.all<OutboxRow>("SELECT * FROM im_outbox WHERE deadline IS NOT NULL AND deadline <= ?", Date.now())) {
+      this.giveUp(row, `the call's deadline passed before WuKongIM accepted it${row.last_error ? ` (last error: ${row.last_error})` : ""}`);
+    }
+    const due = this.all<OutboxRow>("SELECT * FROM im_outbox WHERE next_at <= ? ORDER BY id LIMIT ?", Date.now(), WK_LIMITS.pumpBatch);
+    for (const first of due) {
+      // Re-read: a cancel or an answer may have removed the item while an earlier send was awaited.
+      const row = this.one<OutboxRow>("SELECT * FROM im_outbox WHERE id = ?", first.id);
+      if (!row) continue;
+      const bodies = JSON.parse(row.bodies) as SendBody[];
+      let sent = row.sent;
+      let error: string | undefined;
+      this.inflight.add(row.id);
+      try {
+        while (sent < bodies.length) {
+          const r = this.cfg ? await sendMessage(this.cfg, bodies[sent]!, this.fetcher) : { ok: false as const, error: "WUKONGIM_API_URL / WUKONGIM_BOT_UID are not configured" };
+          if (!r.ok) {
+            error = r.error;
+            break;
+          }
+          sent++;
+          this.sql.exec("UPDATE im_outbox SET sent = ? WHERE id = ?", sent, row.id);
+        }
+      } finally {
+        this.inflight.delete(row.id);
+      }
+      if (error === undefined) {
+        this.sql.exec("DELETE FROM im_outbox WHERE id = ?", row.id);
+        continue;
+      }
+      const attempts = row.attempts + 1;
+      console.warn(`wukongim: send failed (attempt ${attempts}/${WK_LIMITS.maxAttempts}): ${error}`);
+      if (attempts >= WK_LIMITS.maxAttempts) this.giveUp({ ...row, last_error: error }, `WuKongIM refused it ${attempts} times (last error: ${error})`);
+      else this.sql.exec("UPDATE im_outbox SET attempts = ?, next_at = ?, last_error = ? WHERE id = ?", attempts, Date.now() + backoffMs(attempts), error, row.id);
+    }
+  }
+
+  /** Drops an item; an open call that only the IM conversation held ends with `im_undeliverable`. */
+  private giveUp(row: OutboxRow, why: string): void {
+    this.sql.exec("DELETE FROM im_outbox WHERE id = ?", row.id);
+    if (row.call_id === null) {
+      console.warn(`wukongim: message dropped: ${why}`);
+      return;
+    }
+    const c = this.store.getCall(row.call_id);
+    if (!c || c.status !== "open") return;
+    // Another app client (the PWA) that holds the call can still answer it.
+    if (this.store.deliveries(c.call_id).some((d) => d.key !== IM_KEY)) return;
+    const frame: ClientFrame = { type: "tool.result", call_id: c.call_id, name: c.name, error: { code: "im_undeliverable", message: `could not deliver the call to the IM conversation: ${why}`.slice(0, 500) } };
+    if (c.action !== null) frame.action = c.action;
+    this.route(frame);
+  }
+
+  // ---------------------------------------------------------------- inbound (webhook → router)
+
+  inbound(input: ImInbound): void {
+    if (input.kind === "presence") {
+      if (this.online() === input.online) return;
+      this.store.setMeta("im_online", input.online ? "1" : "0");
+      this.host.flush(this.host.router().presence(this.host.ctx()));
+      return;
+    }
+    for (const m of input.messages) {
+      // Batches are retried whole: each message is handled once, by message_idstr (bounded table).
+      if (this.one("SELECT 1 AS x FROM im_seen WHERE id = ?", m.id)) continue;
+      this.sql.exec("INSERT INTO im_seen (id) VALUES (?)", m.id);
+      this.handle(m);
+    }
+    this.sql.exec("DELETE FROM im_seen WHERE rowid <= (SELECT MAX(rowid) FROM im_seen) - ?", WK_LIMITS.maxSeen);
+  }
+
+  private handle(m: ImMessage): void {
+    const p = m.payload;
+    if (p.type === LINEUP_TYPE) return this.lineupFrame(p);
+    if (p.type === TEXT_TYPE && typeof p.content === "string") {
+      const reply = parseCodeReply(p.content);
+      const code = reply && this.one<{ call_id: string }>("SELECT call_id FROM im_codes WHERE code = ?", reply.code);
+      // A code that was never issued is plain chat.
+      if (reply && code) return this.answer(code.call_id, reply.code, reply.answer);
+    }
+    const content = inboundContent(p);
+    if (!content) return;
+    const from: Peer = { role: "app", clientId: `im:${m.from_uid}`, conn: "im", virtual: true };
+    this.host.flush(this.host.router().handle(from, { type: "message", id: `im-${m.id}`, content }, this.host.ctx()));
+  }
+
+  /** A type-10100 frame from a LineUp-aware IM client: validated like a WebSocket frame, then routed. */
+  private lineupFrame(p: Record<string, unknown>): void {
+    if (p.kind === "tool.result") {
+      const f: Record<string, unknown> = { type: "tool.result" };
+      for (const k of ["call_id", "name", "action", "result", "error"]) if (p[k] !== undefined) f[k] = p[k];
+      const d = parseFrameValue(f);
+      if (!d.ok) return this.notice(`LineUp: ${d.error.message}`);
+      return this.route(d.frame);
+    }
+    if (p.kind === "tool.list") {
+      const d = parseFrameValue(p.tools === undefined ? { type: "tool.list" } : { type: "tool.list", tools: p.tools });
+      if (!d.ok || d.frame.type !== "tool.list") return this.notice(`LineUp: ${d.ok ? "bad tool.list" : d.error.message}`);
+      return d.frame.tools ? this.register(d.frame.tools) : this.route(d.frame);
+    }
+    // tool.call / tool.cancel from IM are not part of the bridge; other kinds are ignored.
+  }
+
+  /** A text reply naming a call's code. */
+  private answer(callId: string, code: string, text: string): void {
+    const c = this.store.getCall(callId);
+    if (!c || c.status !== "open") return this.notice(`#${code} was already answered or has closed.`);
+    const a = textAnswer(c.name, JSON.parse(c.args) as Record<string, unknown>, text);
+    if ("problem" in a) return this.notice(`#${code}: ${a.problem}.`);
+    const frame: ClientFrame = { type: "tool.result", call_id: c.call_id, name: c.name, result: a.result };
+    if (c.action !== null) frame.action = c.action;
+    this.route(frame);
+  }
+
+  private route(frame: ClientFrame): void {
+    this.host.flush(this.host.router().handle(IM_PEER, frame, this.host.ctx()));
+  }
+}
