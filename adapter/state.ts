@@ -1,0 +1,202 @@
+// The adapter's small state file: saved sessions per (relay URL, project directory) and the stable client
+// ids that make a restarted agent process the same client (so the relay re-sends answers it missed).
+// Files are written atomically with mode 0600: they hold session tokens.
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { DEV_RELAY_KEY, DEV_RELAY_URL } from "../shared/defaults.js";
+import type { SessionCreated } from "../shared/protocol.js";
+import { randomId } from "../shared/tokens.js";
+
+export interface SavedSession {
+  relayUrl: string;
+  sessionId: string;
+  agentToken: string;
+  appToken?: string;
+  appUrl?: string;
+  /** Epoch ms. */
+  expiresAt?: number;
+  clientId: string;
+  cwd: string;
+  label?: string;
+}
+
+export interface StateFile {
+  version: 1;
+  sessions: SavedSession[];
+  /** `<session id>/<client name>` → client id. */
+  clients: Record<string, string>;
+}
+
+export const STATE_FILE = "sessions.json";
+
+export function defaultStateDir(): string {
+  return process.env.LINEUP_STATE_DIR || join(homedir(), ".lineup");
+}
+export function defaultRelayUrl(): string {
+  return normalizeUrl(process.env.LINEUP_RELAY_URL || DEV_RELAY_URL);
+}
+export function defaultRelayKey(): string {
+  return process.env.LINEUP_RELAY_KEY || DEV_RELAY_KEY;
+}
+/** `http(s)://host[:port]` without a trailing slash; ws(s) URLs are accepted and mapped to http(s). */
+export function normalizeUrl(u: string): string {
+  const url = new URL(u.replace(/^ws/, "http"));
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}`;
+}
+
+export function loadState(stateDir: string = defaultStateDir()): StateFile {
+  try {
+    const raw = JSON.parse(readFileSync(join(stateDir, STATE_FILE), "utf8")) as Partial<StateFile>;
+    return { version: 1, sessions: Array.isArray(raw.sessions) ? raw.sessions : [], clients: raw.clients && typeof raw.clients === "object" ? raw.clients : {} };
+  } catch {
+    // Missing or unreadable: start empty (a corrupt file is replaced on the next save).
+    return { version: 1, sessions: [], clients: {} };
+  }
+}
+
+export function saveState(stateDir: string, state: StateFile): void {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const file = join(stateDir, STATE_FILE);
+  const tmp = `${file}.${process.pid}.${randomId(4)}.tmp`;
+  writeFileSync(tmp, JSON.stringify(state, null, 2) + "\n", { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
+}
+
+/** Read-modify-write of the state file (one small JSON file; the last writer wins). */
+export function updateState<T>(stateDir: string, fn: (s: StateFile) => T): T {
+  const s = loadState(stateDir);
+  const r = fn(s);
+  saveState(stateDir, s);
+  return r;
+}
+
+/** The stable client id of `name` in a session, created and persisted on first use. */
+export function clientIdFor(stateDir: string, sessionId: string, name = "agent"): string {
+  const key = `${sessionId}/${name}`;
+  const known = loadState(stateDir).clients[key];
+  if (known) return known;
+  return updateState(stateDir, (s) => (s.clients[key] ??= `ag_${randomId(9)}`));
+}
+
+export function findSaved(stateDir: string, relayUrl: string, cwd: string): SavedSession | undefined {
+  const url = normalizeUrl(relayUrl);
+  const dir = resolve(cwd);
+  return loadState(stateDir).sessions.find((x) => x.relayUrl === url && x.cwd === dir);
+}
+
+/** Saves (or replaces) the session for its (relayUrl, cwd). */
+export function saveSession(stateDir: string, saved: SavedSession): void {
+  updateState(stateDir, (s) => {
+    s.sessions = s.sessions.filter((x) => !(x.relayUrl === saved.relayUrl && x.cwd === saved.cwd));
+    s.sessions.push(saved);
+    s.clients[`${saved.sessionId}/agent`] = saved.clientId;
+  });
+}
+
+/** Forgets saved sessions matching the filter; returns what was removed. */
+export function forgetSessions(stateDir: string, match: (s: SavedSession) => boolean): SavedSession[] {
+  return updateState(stateDir, (s) => {
+    const gone = s.sessions.filter(match);
+    s.sessions = s.sessions.filter((x) => !match(x));
+    for (const g of gone) for (const k of Object.keys(s.clients)) if (k.startsWith(`${g.sessionId}/`)) delete s.clients[k];
+    return gone;
+  });
+}
+
+export class StateError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "StateError";
+  }
+}
+
+export interface EnsureOptions {
+  relayUrl?: string;
+  relayKey?: string;
+  stateDir?: string;
+  cwd?: string;
+  label?: string;
+  ttlS?: number;
+  /** Skip the liveness check of a saved session (offline use, e.g. `lineup status`). */
+  trustSaved?: boolean;
+}
+
+/** POST /api/sessions with the relay key. Throws StateError("auth" | "connect" | "http_<status>"). */
+export async function createSession(opts: { relayUrl: string; relayKey: string; label?: string; ttlS?: number }): Promise<SessionCreated> {
+  const body: Record<string, unknown> = {};
+  if (opts.label !== undefined) body.label = opts.label;
+  if (opts.ttlS !== undefined) body.ttl_s = opts.ttlS;
+  let res: Response;
+  try {
+    res = await fetch(`${normalizeUrl(opts.relayUrl)}/api/sessions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${opts.relayKey}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(15_000),
+    });
+  } catch (e) {
+    throw new StateError("connect", `cannot reach the relay at ${opts.relayUrl}: ${(e as Error).message}`);
+  }
+  if (res.status === 401 || res.status === 403) throw new StateError("auth", `the relay refused the relay key (${res.status}); set LINEUP_RELAY_KEY`);
+  if (res.status !== 201) throw new StateError(`http_${res.status}`, `creating a session failed: ${res.status} ${await res.text().catch(() => "")}`.trim());
+  return (await res.json()) as SessionCreated;
+}
+
+/** `alive` (200), `gone` (404: expired or deleted), `denied` (401/403) or `unreachable`. */
+export async function probeSession(relayUrl: string, sessionId: string, token: string): Promise<"alive" | "gone" | "denied" | "unreachable"> {
+  try {
+    const res = await fetch(`${normalizeUrl(relayUrl)}/api/sessions/${encodeURIComponent(sessionId)}`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    await res.body?.cancel();
+    if (res.ok) return "alive";
+    if (res.status === 404) return "gone";
+    if (res.status === 401 || res.status === 403) return "denied";
+    return "unreachable";
+  } catch {
+    return "unreachable";
+  }
+}
+
+export function savedFromCreated(created: SessionCreated, relayUrl: string, cwd: string, clientId: string, label?: string): SavedSession {
+  const s: SavedSession = {
+    relayUrl: normalizeUrl(relayUrl),
+    sessionId: created.session_id,
+    agentToken: created.agent_token,
+    appToken: created.app_token,
+    appUrl: created.app_url,
+    expiresAt: created.expires_at,
+    clientId,
+    cwd: resolve(cwd),
+  };
+  if (label !== undefined) s.label = label;
+  return s;
+}
+
+/**
+ * The session saved for (relayUrl, cwd), or a new one created with the relay key when none is saved or
+ * the saved one expired or was deleted (404) or its token is refused (401: e.g. a new TOKEN_SECRET).
+ */
+export async function ensureSession(opts: EnsureOptions = {}): Promise<SavedSession> {
+  const relayUrl = normalizeUrl(opts.relayUrl ?? defaultRelayUrl());
+  const stateDir = opts.stateDir ?? defaultStateDir();
+  const cwd = resolve(opts.cwd ?? process.cwd());
+  const saved = findSaved(stateDir, relayUrl, cwd);
+  if (saved && !(saved.expiresAt !== undefined && saved.expiresAt <= Date.now())) {
+    if (opts.trustSaved) return saved;
+    const p = await probeSession(relayUrl, saved.sessionId, saved.agentToken);
+    if (p === "alive") return saved;
+    if (p === "unreachable") throw new StateError("connect", `cannot reach the relay at ${relayUrl}`);
+  }
+  const label = opts.label ?? `lineup ${cwd}`.slice(0, 120);
+  const created = await createSession({ relayUrl, relayKey: opts.relayKey ?? defaultRelayKey(), label, ...(opts.ttlS !== undefined ? { ttlS: opts.ttlS } : {}) });
+  const fresh = savedFromCreated(created, relayUrl, cwd, clientIdFor(stateDir, created.session_id), label);
+  saveSession(stateDir, fresh);
+  return fresh;
+}
