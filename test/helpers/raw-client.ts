@@ -142,6 +142,12 @@ export class RawClient {
     await this.next("pong", timeoutMs);
   }
 
+  /** Syncs, then forgets every unread frame (so the next read is about what comes after). */
+  async drain(): Promise<void> {
+    await this.sync();
+    this.frames.length = 0;
+  }
+
   /** Waits for the close (the server's or ours). */
   async waitClose(timeoutMs = 5000): Promise<CloseInfo> {
     return Promise.race([
