@@ -382,7 +382,8 @@ export function instanceIdOf(result: ToolResultBody | undefined): string | undef
   if (!result) return undefined;
   if (typeof result.instance_id === "string" && result.instance_id) return result.instance_id;
   const m = /instance_id\s*[:=]\s*["']?([A-Za-z0-9_.:-]+)/.exec(result.message);
-  return m?.[1];
+  // "… instance_id: inst_001." — a sentence's final period or colon is not part of the id.
+  return m?.[1]?.replace(/[.:]+$/, "") || undefined;
 }
 
 /** Stable JSON with sorted keys: how the relay decides two `tool.call`s are identical. */
