@@ -1,8 +1,11 @@
 // Entry point for running the MCP server directly: `npx tsx adapter/mcp/main.ts [options]`
-// (the CLI's `lineup mcp` calls runMcp the same way).
+// (`lineup mcp` — adapter/bin/lineup.mjs — calls runMcp the same way).
 import { runMcp } from "./server.js";
 
-runMcp(process.argv.slice(2)).catch((e: unknown) => {
-  process.stderr.write(`lineup mcp: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-  process.exit(1);
-});
+runMcp(process.argv.slice(2)).then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`lineup mcp: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  },
+);

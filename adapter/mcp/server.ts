@@ -176,6 +176,10 @@ async function connectFor(cfg: McpConfig): Promise<{ agent: AgentClient; appUrl?
   return appUrl !== undefined ? { agent, appUrl } : { agent };
 }
 
+/**
+ * Runs the server until the host closes stdin (or sends SIGTERM/SIGINT); resolves once the relay connection
+ * is closed, so the caller may exit. Bad options throw (the CLI turns that into exit code 2).
+ */
 export async function runMcp(argv: string[]): Promise<void> {
   guardStdout();
   if (argv.includes("--help") || argv.includes("-h")) {
@@ -187,9 +191,9 @@ export async function runMcp(argv: string[]): Promise<void> {
     cfg = parseMcpArgs(argv);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`lineup mcp: ${e.message}\n${MCP_USAGE}\n`);
-    process.exitCode = 2;
-    return;
+    const u = new Error(`${e.message}\n${MCP_USAGE}`);
+    u.stack = u.message; // the CLI prints the stack of unexpected errors; this one is expected
+    throw u;
   }
   const server = new Server(
     { name: "lineup", version: "0.1.0" },
@@ -209,19 +213,29 @@ export async function runMcp(argv: string[]): Promise<void> {
     },
     { defaultTimeoutS: cfg.defaultTimeoutS, maxTimeoutS: cfg.maxTimeoutS, progressMs: cfg.progressMs, graceMs: MCP_DEFAULTS.graceS * 1000, log },
   );
-  let closing = false;
-  const shutdown = async (code: number) => {
-    if (closing) return;
-    closing = true;
-    await Promise.race([agent?.close(), new Promise((r) => setTimeout(r, 2000))]).catch(() => {});
-    process.exit(code);
-  };
-  // The host ends a stdio server by closing stdin (then signals): leave cleanly either way.
-  process.stdin.on("end", () => void shutdown(0));
-  process.stdin.on("close", () => void shutdown(0));
-  process.on("SIGTERM", () => void shutdown(0));
-  process.on("SIGINT", () => void shutdown(0));
-  await server.connect(new StdioServerTransport());
-  log(`ready (relay ${cfg.relayUrl}, project ${cfg.projectDir})`);
-  bridge.start().catch((e: unknown) => log(`cannot connect yet (${e instanceof Error ? e.message : String(e)}); the next tool call retries`));
+  await new Promise<void>((resolve) => {
+    let closing = false;
+    const shutdown = () => {
+      if (closing) return;
+      closing = true;
+      void Promise.race([agent?.close(), new Promise((r) => setTimeout(r, 2000))])
+        .catch(() => {})
+        .then(() => resolve());
+    };
+    // The host ends a stdio server by closing stdin (then signals): leave cleanly either way.
+    process.stdin.on("end", shutdown);
+    process.stdin.on("close", shutdown);
+    process.once("SIGTERM", shutdown);
+    process.once("SIGINT", shutdown);
+    server
+      .connect(new StdioServerTransport())
+      .then(() => {
+        log(`ready (relay ${cfg.relayUrl}, project ${cfg.projectDir})`);
+        bridge.start().catch((e: unknown) => log(`cannot connect yet (${e instanceof Error ? e.message : String(e)}); the next tool call retries`));
+      })
+      .catch((e: unknown) => {
+        log(`stdio transport failed: ${e instanceof Error ? e.message : String(e)}`);
+        shutdown();
+      });
+  });
 }

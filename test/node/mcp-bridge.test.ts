@@ -213,7 +213,8 @@ describe("lineup mcp: the project's saved session", () => {
     const state = tempDir("lineup-mcp-state-");
     const [a, b] = await Promise.all([savedMcp(project, state, { LINEUP_MCP_QR: "1" }), savedMcp(project, state)]);
     expect(b.link).toBe(a.link);
-    expect(a.mcp.stderr()).toMatch(/[▀▄█]{10}/); // the QR code
+    await a.mcp.waitStderr(/[▀▄█]{10}/); // the QR code
+    expect(b.mcp.stderr()).not.toMatch(/[▀▄█]{10}/); // LINEUP_MCP_QR=0
     const other = await savedMcp(tempDir("lineup-mcp-proj2-"), state);
     expect(other.sid).not.toBe(a.sid);
     // The human pairs once and answers calls from either server.

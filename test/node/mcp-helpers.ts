@@ -3,7 +3,6 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import WebSocket from "ws";
@@ -31,8 +30,8 @@ export interface Mcp {
   close(): Promise<void>;
 }
 
-/** How a host would start the server: node running the MCP entry through tsx (absolute, so any cwd works). */
-export const MCP_ENTRY = ["--import", pathToFileURL(join(ROOT, "node_modules/tsx/dist/loader.mjs")).href, join(ROOT, "adapter/mcp/main.ts")];
+/** How a host starts the server: `lineup mcp` through the package's bin (absolute, so any cwd works). */
+export const MCP_ENTRY = [join(ROOT, "adapter/bin/lineup.mjs"), "mcp"];
 
 /** Spawns `lineup mcp` through the CLI, as an MCP host does, and connects the SDK client to it. */
 export async function startMcp(env: Record<string, string>, opts: { cwd?: string; args?: string[] } = {}): Promise<Mcp> {
