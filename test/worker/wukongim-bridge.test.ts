@@ -178,6 +178,23 @@ describe("WuKongIM bridge: inbound", () => {
     agent.close();
   }, 30_000);
 
+  it("lets a LineUp-aware IM client register more tools (10100 tool.list) and ask for the agent's catalog", async () => {
+    const { agent } = await imSession("u_pia");
+    await agent.next("tool.list");
+    const calc = { name: "calculator", type: "toolset", description: "calc", actions: [{ name: "add", description: "a+b", inputSchema: { type: "object" } }] };
+    agent.send({ type: "tool.list", tools: [{ name: "notes", type: "action", description: "the agent's notes", inputSchema: { type: "object" } }] });
+    await hook("msg.notify", notifyBody([{ from_uid: "u_pia", channel_id: BOT, channel_type: 1, payload: { type: 10100, v: 1, kind: "tool.list", tools: [calc] } }]));
+    const list = await agent.next("tool.list");
+    expect((list.tools as { name: string }[]).map((t) => t.name).sort()).toEqual(["ask_question", "calculator", "choice", "confirm", "input", "work_report"]);
+    await hook("msg.notify", notifyBody([{ from_uid: "u_pia", channel_id: BOT, channel_type: 1, payload: { type: 10100, v: 1, kind: "tool.list" } }]));
+    const sent = await fake.until(() => sentTo("u_pia").find((s) => s.payload.kind === "tool.list"));
+    expect(sent.payload).toMatchObject({ type: 10100, v: 1, kind: "tool.list", tools: [{ name: "notes" }] });
+    // A call to a tool no app side provides is refused at once: the conversation counts as a connected provider.
+    agent.send({ type: "tool.call", call_id: "nt1", name: "no_such_tool", arguments: {} });
+    expect(await agent.next("tool.result")).toMatchObject({ call_id: "nt1", error: { code: "unknown_tool" } });
+    agent.close();
+  });
+
   it("adds im.online to presence from user.onlinestatus (uids split from the right)", async () => {
     const { agent, status } = await imSession("u-j-1");
     await hook("user.onlinestatus", JSON.stringify(["u-j-1-1-1-7-1-1"]));
