@@ -1,0 +1,474 @@
+// One live connection per paired session: WebSocket with the token as a subprotocol (never in the URL),
+// backoff with jitter, ping/pong heartbeat, the built-in tools registered after `hello`, answers queued in
+// localStorage while offline, and the call log. UI components only read the signals and call answer/send.
+import { batch, signal } from "@preact/signals";
+import type {
+  ContentBlock,
+  MessageOut,
+  PeerState,
+  RelayFrame,
+  SessionStatus,
+  ToolCallOut,
+  ToolDef,
+  ToolError,
+  ToolResultBody,
+} from "../../shared/protocol.js";
+import { BUILTIN_TOOLS } from "../../shared/builtin-tools.js";
+import { calculate, type Answer } from "./tools/calculator.js";
+import { applyCanvas, snapshotPng, type CanvasInstance } from "./tools/canvas.js";
+import type { Key } from "./i18n.js";
+import { deviceId, randomId, readJson, remove, writeJson, type SavedSession } from "./storage.js";
+
+export type CallState = "pending" | "queued" | "answered" | "elsewhere" | "lost" | "timeout" | "cancelled" | "gone";
+
+export interface CallEntry {
+  call_id: string;
+  name: string;
+  action?: string;
+  args: Record<string, unknown>;
+  deadline: number;
+  /** When this device first saw the call (epoch ms). */
+  at: number;
+  state: CallState;
+  result?: ToolResultBody;
+  error?: ToolError;
+  by?: "me" | "auto" | "other";
+  doneAt?: number;
+}
+
+export interface ThreadMessage {
+  id: string;
+  mine: boolean;
+  role: "agent" | "app";
+  content: ContentBlock[];
+  ts: number;
+}
+
+export type Phase = "connecting" | "online" | "offline" | "stopped";
+
+/** Tools this app answers without a human. */
+const AUTOMATIC = new Set(["calculator", "canvas"]);
+/** Heartbeat: a `ping` this often; no frame at all for DEAD_MS means the socket is dead. */
+const PING_MS = 20_000;
+const DEAD_MS = 45_000;
+/** Reconnect backoff: 0.5 s doubling to 30 s, each delay jittered to 50–100 %. */
+const BACKOFF_MIN_MS = 500;
+const BACKOFF_MAX_MS = 30_000;
+/** Log entries kept per session (oldest finished ones go first). */
+const MAX_LOG = 300;
+/** Content over this many characters is not written to localStorage (the relay keeps the real thing). */
+const MAX_STORED_CONTENT = 4_000;
+
+type OutFrame =
+  | { type: "tool.list"; tools?: ToolDef[] }
+  | { type: "tool.result"; call_id: string; name: string; action?: string; result?: ToolResultBody; error?: ToolError }
+  | { type: "tool.ack"; call_id: string }
+  | { type: "message"; id: string; content: ContentBlock[] };
+
+/** Strips big base64 payloads before a log goes to localStorage. */
+function slim(e: CallEntry): CallEntry {
+  const big = (v: unknown) => JSON.stringify(v ?? null).length > MAX_STORED_CONTENT;
+  const out: CallEntry = { ...e };
+  if (e.result?.content && big(e.result.content)) out.result = { ...e.result, content: [{ type: "text", text: `[${e.result.content.length} attachment(s)]` }] };
+  if (big(e.args)) out.args = { note: "[arguments too large to keep on this device]" };
+  return out;
+}
+
+export class SessionConn {
+  readonly sid: string;
+  readonly phase = signal<Phase>("connecting");
+  readonly stopReason = signal<{ key: Key; reason?: string } | null>(null);
+  readonly presence = signal<PeerState | null>(null);
+  readonly calls = signal<CallEntry[]>([]);
+  readonly messages = signal<ThreadMessage[]>([]);
+  readonly boards = signal<CanvasInstance[]>([]);
+  readonly agentTools = signal<ToolDef[]>([]);
+  readonly notice = signal<{ key: Key; at: number } | null>(null);
+  readonly remotePending = signal<number | null>(null);
+  readonly clientId = deviceId();
+  /** The session's label: from pairing, then from the relay's status. */
+  readonly label = signal<string>("");
+
+  private ws: WebSocket | null = null;
+  private helloed = false;
+  private attempt = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private pingTimer: ReturnType<typeof setInterval> | undefined;
+  private lastFrameAt = 0;
+  private syncLists = 0;
+  private seenSinceHello = new Set<string>();
+  private boardMap: Map<string, CanvasInstance>;
+  private stopped = false;
+
+  constructor(
+    readonly saved: SavedSession,
+    private readonly onLabel: (label: string) => void = () => {},
+  ) {
+    this.sid = saved.sid;
+    this.label.value = saved.label;
+    this.calls.value = readJson<CallEntry[]>(`calls.${this.sid}`, []);
+    this.boardMap = new Map(readJson<CanvasInstance[]>(`boards.${this.sid}`, []).map((b) => [b.id, b]));
+    this.boards.value = [...this.boardMap.values()];
+  }
+
+  // ------------------------------------------------------------------ lifecycle
+
+  start(): void {
+    this.stopped = false;
+    this.stopReason.value = null;
+    this.connect();
+    void this.refreshStatus();
+  }
+
+  /** Stops for good (forget, or a 4xxx close). */
+  stop(reason?: { key: Key; reason?: string }): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    clearInterval(this.pingTimer);
+    const ws = this.ws;
+    this.ws = null;
+    if (ws) {
+      ws.onclose = null;
+      try {
+        ws.close(1000);
+      } catch {
+        /* already closed */
+      }
+    }
+    batch(() => {
+      this.phase.value = "stopped";
+      if (reason) this.stopReason.value = reason;
+    });
+  }
+
+  forget(): void {
+    this.stop();
+    for (const k of ["calls", "boards", "outbox"]) remove(`${k}.${this.sid}`);
+  }
+
+  /** Reconnect now (the network came back, the page became visible, or the user asked). */
+  poke(): void {
+    if (this.stopped && this.phase.value !== "stopped") return;
+    if (this.phase.value === "stopped") {
+      this.start();
+      return;
+    }
+    if (!this.ws) {
+      clearTimeout(this.timer);
+      this.connect();
+    }
+  }
+
+  private url(): string {
+    const u = new URL(`/api/sessions/${encodeURIComponent(this.sid)}/ws`, this.saved.origin);
+    u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+    u.searchParams.set("client_id", this.clientId);
+    return u.toString();
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    this.helloed = false;
+    this.phase.value = this.attempt === 0 ? "connecting" : "offline";
+    let ws: WebSocket;
+    try {
+      // The token travels as a subprotocol: it never appears in a URL, a log line or the Referer.
+      ws = new WebSocket(this.url(), ["lineup.v1", `lineup.token.${this.saved.token}`]);
+    } catch {
+      this.schedule();
+      return;
+    }
+    this.ws = ws;
+    ws.onmessage = (ev: MessageEvent) => {
+      this.lastFrameAt = Date.now();
+      if (typeof ev.data !== "string" || ev.data === "pong") return;
+      let f: RelayFrame;
+      try {
+        f = JSON.parse(ev.data) as RelayFrame;
+      } catch {
+        return;
+      }
+      this.onFrame(f);
+    };
+    ws.onclose = (ev: CloseEvent) => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      clearInterval(this.pingTimer);
+      const hadHello = this.helloed;
+      this.helloed = false;
+      // Close codes 4000–4999 mean "do not reconnect" (contract §5).
+      if (ev.code >= 4000 && ev.code <= 4999) {
+        this.stop({ key: ev.code === 4004 ? "stopped4004" : ev.code === 4409 ? "stopped4409" : "stoppedOther", reason: ev.reason || String(ev.code) });
+        return;
+      }
+      this.phase.value = "offline";
+      if (!hadHello) void this.diagnose();
+      this.schedule();
+    };
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** Math.min(this.attempt, 10));
+    this.attempt++;
+    this.timer = setTimeout(() => this.connect(), base * (0.5 + Math.random() / 2));
+  }
+
+  /** A socket that failed before `hello` may have been refused (401/403/404 before the upgrade): ask over HTTP. */
+  private async diagnose(): Promise<void> {
+    const status = await this.refreshStatus();
+    if (status === 401) this.stop({ key: "stoppedAuth" });
+    else if (status === 404) this.stop({ key: "stoppedGone" });
+    else if (status === 403) this.stop({ key: "stoppedOrigin" });
+  }
+
+  /** GET /api/sessions/:sid with the token as a Bearer header: label, presence, pending count, message history. */
+  async refreshStatus(): Promise<number> {
+    try {
+      const r = await fetch(new URL(`/api/sessions/${encodeURIComponent(this.sid)}`, this.saved.origin), {
+        headers: { authorization: `Bearer ${this.saved.token}` },
+        cache: "no-store",
+      });
+      if (!r.ok) return r.status;
+      const s = (await r.json()) as SessionStatus;
+      batch(() => {
+        if (!this.helloed) this.presence.value = { agent: s.agent, apps: s.apps };
+        this.remotePending.value = s.pending_calls;
+        if (s.label && s.label !== this.label.value) {
+          this.label.value = s.label;
+          this.onLabel(s.label); // remembered, so the app shows it offline too
+        }
+        for (const m of s.messages ?? []) this.addMessage(m);
+      });
+      return r.status;
+    } catch {
+      return 0;
+    }
+  }
+
+  private startHeartbeat(): void {
+    clearInterval(this.pingTimer);
+    this.pingTimer = setInterval(() => {
+      const ws = this.ws;
+      if (!ws) return;
+      if (Date.now() - this.lastFrameAt > DEAD_MS) {
+        // No pong: the socket is half-open (phone slept, NAT dropped it). Drop it and reconnect.
+        ws.onclose?.(new CloseEvent("close", { code: 1006 }));
+        try {
+          ws.close();
+        } catch {
+          /* ignore */
+        }
+        return;
+      }
+      if (ws.readyState === WebSocket.OPEN) ws.send("ping");
+    }, PING_MS);
+  }
+
+  private send(f: OutFrame): boolean {
+    const ws = this.ws;
+    if (!ws || !this.helloed || ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(JSON.stringify(f));
+    return true;
+  }
+
+  // ------------------------------------------------------------------ frames in
+
+  private onFrame(f: RelayFrame): void {
+    switch (f.type) {
+      case "hello":
+        this.helloed = true;
+        this.attempt = 0;
+        this.syncLists = 0;
+        this.seenSinceHello = new Set();
+        batch(() => {
+          this.phase.value = "online";
+          this.presence.value = f.peers;
+        });
+        this.startHeartbeat();
+        this.send({ type: "tool.list", tools: BUILTIN_TOOLS });
+        // A catalog query after our registration: its answer marks the end of the relay's catch-up.
+        this.send({ type: "tool.list" });
+        this.flushOutbox();
+        return;
+      case "tool.list":
+        this.agentTools.value = f.tools;
+        if (++this.syncLists === 2) this.afterCatchUp();
+        return;
+      case "tool.call":
+        this.onCall(f);
+        return;
+      case "tool.cancel":
+        this.settle(f.call_id, f.reason === "answered" ? "elsewhere" : f.reason === "timeout" ? "timeout" : "cancelled", "other");
+        this.dropQueued(f.call_id);
+        return;
+      case "tool.result":
+        // This app makes no calls of its own; acknowledge anything kept for it so the relay can forget it.
+        this.send({ type: "tool.ack", call_id: f.call_id });
+        return;
+      case "message":
+        this.addMessage(f);
+        return;
+      case "presence":
+        this.presence.value = { agent: f.agent, apps: f.apps };
+        return;
+      case "error":
+        if (f.code === "unknown_call" && f.call_id) {
+          // Our answer arrived after another device's (or after the call closed): say so.
+          const e = this.find(f.call_id);
+          if (e && (e.state === "answered" || e.state === "queued" || e.state === "pending")) {
+            this.update(f.call_id, { state: "lost", by: "other" });
+            this.notice.value = { key: "lostRace", at: Date.now() };
+          }
+          this.dropQueued(f.call_id);
+        }
+        return;
+    }
+  }
+
+  private afterCatchUp(): void {
+    // Calls still pending here that the relay did not deliver again have closed while we were away.
+    const stale = this.calls.value.filter((c) => c.state === "pending" && !this.seenSinceHello.has(c.call_id));
+    for (const c of stale) this.settle(c.call_id, c.deadline <= Date.now() ? "timeout" : "gone", "other");
+  }
+
+  private onCall(f: ToolCallOut): void {
+    this.seenSinceHello.add(f.call_id);
+    const known = this.find(f.call_id);
+    if (known) {
+      if (known.state === "gone" || known.state === "elsewhere") this.update(f.call_id, { state: "pending" });
+      return;
+    }
+    const entry: CallEntry = { call_id: f.call_id, name: f.name, args: f.arguments ?? {}, deadline: f.deadline, at: Date.now(), state: "pending" };
+    if (f.action !== undefined) entry.action = f.action;
+    this.setCalls([...this.calls.value, entry]);
+    if (AUTOMATIC.has(f.name)) void this.auto(entry);
+  }
+
+  private async auto(c: CallEntry): Promise<void> {
+    let a: Answer;
+    if (c.name === "calculator") a = calculate(c.action, c.args);
+    else if (c.action === "snapshot") {
+      const b = this.boardMap.get(String(c.args.instance_id));
+      if (!b || !b.open) a = { error: { code: "instance_gone", message: `canvas instance "${String(c.args.instance_id)}" is not open` } };
+      else {
+        try {
+          a = { result: { message: `snapshot of ${b.id} (${b.width}x${b.height} PNG)`, instance_id: b.id, content: [await snapshotPng(b)] } };
+        } catch (e) {
+          a = { error: { code: "snapshot_failed", message: String(e) } };
+        }
+      }
+    } else {
+      a = applyCanvas(this.boardMap, c.action, c.args);
+      this.boards.value = [...this.boardMap.values()].map((b) => ({ ...b }));
+      writeJson(`boards.${this.sid}`, this.boards.value);
+    }
+    this.answer(c.call_id, a, "auto");
+  }
+
+  // ------------------------------------------------------------------ answers out
+
+  /** Answers a call (human or automatic). Sent now, or queued in localStorage until the next `hello`. */
+  answer(callId: string, a: Answer, by: "me" | "auto" = "me"): void {
+    const c = this.find(callId);
+    if (!c || c.state !== "pending") return;
+    const frame: OutFrame = { type: "tool.result", call_id: c.call_id, name: c.name, ...(c.action !== undefined ? { action: c.action } : {}), ...a };
+    const sent = this.send(frame);
+    if (!sent) this.queue(frame);
+    this.update(callId, { state: sent ? "answered" : "queued", by, doneAt: Date.now(), ...a });
+  }
+
+  private queue(f: OutFrame): void {
+    const box = readJson<OutFrame[]>(`outbox.${this.sid}`, []);
+    box.push(f);
+    writeJson(`outbox.${this.sid}`, box);
+  }
+
+  private dropQueued(callId: string): void {
+    const box = readJson<OutFrame[]>(`outbox.${this.sid}`, []);
+    const rest = box.filter((f) => !("call_id" in f) || f.call_id !== callId);
+    if (rest.length !== box.length) writeJson(`outbox.${this.sid}`, rest);
+  }
+
+  private flushOutbox(): void {
+    const box = readJson<OutFrame[]>(`outbox.${this.sid}`, []);
+    if (!box.length) return;
+    const left: OutFrame[] = [];
+    for (const f of box) {
+      if (!this.send(f)) left.push(f);
+      else if (f.type === "tool.result") {
+        const c = this.find(f.call_id);
+        if (c?.state === "queued") this.update(f.call_id, { state: "answered" });
+      } else if (f.type === "message") this.markSent(f.id);
+    }
+    if (left.length) writeJson(`outbox.${this.sid}`, left);
+    else remove(`outbox.${this.sid}`);
+  }
+
+  /** Sends a chat message (text and attachments); queued like answers while offline. */
+  sendMessage(content: ContentBlock[]): void {
+    const id = randomId("m-", 14);
+    const frame: OutFrame = { type: "message", id, content };
+    if (!this.send(frame)) this.queue(frame);
+    this.addMessage({ type: "message", id, from: { role: "app", client_id: this.clientId }, content, ts: Date.now() }, !this.helloed);
+  }
+
+  readonly unsent = signal<Set<string>>(new Set());
+  private markSent(id: string): void {
+    const s = new Set(this.unsent.value);
+    s.delete(id);
+    this.unsent.value = s;
+  }
+
+  // ------------------------------------------------------------------ state helpers
+
+  private addMessage(m: MessageOut, unsent = false): void {
+    if (this.messages.value.some((x) => x.id === m.id)) return;
+    const mine = m.from.role === "app" && m.from.client_id === this.clientId;
+    const list = [...this.messages.value, { id: m.id, mine, role: m.from.role, content: m.content, ts: m.ts }];
+    list.sort((a, b) => a.ts - b.ts);
+    this.messages.value = list;
+    if (unsent) this.unsent.value = new Set([...this.unsent.value, m.id]);
+  }
+
+  find(callId: string): CallEntry | undefined {
+    return this.calls.value.find((c) => c.call_id === callId);
+  }
+
+  private settle(callId: string, state: CallState, by: CallEntry["by"]): void {
+    const c = this.find(callId);
+    if (!c || c.state === "answered" || c.state === "lost") return;
+    if (c.state === "queued" && state === "elsewhere") {
+      this.update(callId, { state: "lost", by: "other", doneAt: Date.now() });
+      this.notice.value = { key: "lostRace", at: Date.now() };
+      return;
+    }
+    if (c.state !== "pending" && c.state !== "queued") return;
+    if (c.state === "queued") this.dropQueued(callId);
+    this.update(callId, { state, by, doneAt: Date.now() });
+  }
+
+  private update(callId: string, patch: Partial<CallEntry>): void {
+    this.setCalls(this.calls.value.map((c) => (c.call_id === callId ? { ...c, ...patch } : c)));
+  }
+
+  private setCalls(list: CallEntry[]): void {
+    if (list.length > MAX_LOG) {
+      const drop = list.length - MAX_LOG;
+      let n = 0;
+      list = list.filter((c) => !(n < drop && c.state !== "pending" && c.state !== "queued" && ++n));
+    }
+    this.calls.value = list;
+    writeJson(`calls.${this.sid}`, list.map(slim));
+  }
+
+  /** Expires pending calls whose deadline passed while the relay could not tell us (we were offline). */
+  sweep(now = Date.now()): void {
+    for (const c of this.calls.value) if ((c.state === "pending" || c.state === "queued") && c.deadline <= now) this.settle(c.call_id, "timeout", "other");
+  }
+
+  pendingCount(): number {
+    return this.calls.value.filter((c) => c.state === "pending" && !AUTOMATIC.has(c.name)).length;
+  }
+}

@@ -1,0 +1,98 @@
+// Language, theme, and pairing with a direct LAN agent (`lineup serve`, http://<ip>:9527 + token).
+import { signal } from "@preact/signals";
+import { useState } from "preact/hooks";
+import type { SessionCreated } from "../../../shared/protocol.js";
+import { lang, setLang, t, type Lang } from "../i18n.js";
+import { navigate } from "../router.js";
+import { addSession } from "../sessions.js";
+import { parsePairing, readJson, writeJson } from "../storage.js";
+
+export type Theme = "auto" | "light" | "dark";
+export const theme = signal<Theme>(readJson<Theme>("theme", "auto"));
+
+export function applyTheme(v: Theme): void {
+  theme.value = v;
+  writeJson("theme", v);
+  if (v === "auto") delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = v;
+  const dark = v === "dark" || (v === "auto" && matchMedia("(prefers-color-scheme: dark)").matches);
+  document.querySelector('meta[name="theme-color"]')?.setAttribute("content", dark ? "#11151c" : "#f6f7fb");
+}
+
+/** Pairs with a LAN agent: POST /api/sessions on it with the token as Bearer, like RELAY_KEY on the relay. */
+async function pairLan(address: string, token: string): Promise<string> {
+  const pasted = address.includes("#") ? parsePairing(new URL(address).hash) : undefined;
+  if (pasted) {
+    const origin = new URL(address).origin;
+    addSession({ sid: pasted.sid, token: pasted.token, origin, label: pasted.label ?? new URL(address).host, addedAt: Date.now() });
+    return pasted.sid;
+  }
+  const base = new URL(/^https?:\/\//.test(address) ? address : `http://${address}`);
+  const r = await fetch(new URL("/api/sessions", base.origin), {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ label: `LAN ${base.host}` }),
+  });
+  if (!r.ok) {
+    const body = (await r.json().catch(() => null)) as { error?: { message?: string } } | null;
+    throw new Error(body?.error?.message ?? `HTTP ${r.status}`);
+  }
+  const s = (await r.json()) as SessionCreated;
+  addSession({ sid: s.session_id, token: s.app_token, origin: base.origin, label: `LAN ${base.host}`, addedAt: Date.now() });
+  return s.session_id;
+}
+
+export function Settings() {
+  const [addr, setAddr] = useState("");
+  const [tok, setTok] = useState("");
+  const [err, setErr] = useState("");
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setErr("");
+    try {
+      navigate(`/s/${await pairLan(addr.trim(), tok.trim())}`);
+    } catch (x) {
+      setErr(t("lanFailed", { e: x instanceof Error ? x.message : String(x) }));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="settings">
+      <div class="card">
+        <div class="field">
+          <label for="lang">{t("language")}</label>
+          <select id="lang" value={lang.value} onChange={(e) => setLang((e.target as HTMLSelectElement).value as Lang)}>
+            <option value="en">English</option>
+            <option value="zh">中文</option>
+          </select>
+        </div>
+        <div class="field">
+          <label for="theme">{t("theme")}</label>
+          <select id="theme" value={theme.value} onChange={(e) => applyTheme((e.target as HTMLSelectElement).value as Theme)}>
+            <option value="auto">{t("themeAuto")}</option>
+            <option value="light">{t("themeLight")}</option>
+            <option value="dark">{t("themeDark")}</option>
+          </select>
+        </div>
+      </div>
+      <form class="card" onSubmit={(e) => void submit(e)}>
+        <h2>{t("lan")}</h2>
+        <p class="hint">{t("lanHelp")}</p>
+        <div class="field">
+          <label for="lan-url">{t("lanUrl")}</label>
+          <input id="lan-url" type="url" inputMode="url" placeholder="http://192.168.1.20:9527" required value={addr} onInput={(e) => setAddr((e.target as HTMLInputElement).value)} />
+        </div>
+        <div class="field">
+          <label for="lan-token">{t("lanToken")}</label>
+          <input id="lan-token" type="password" autoComplete="off" value={tok} onInput={(e) => setTok((e.target as HTMLInputElement).value)} />
+        </div>
+        {err && <p class="err" role="alert">{err}</p>}
+        <button class="btn primary" type="submit" disabled={busy}>{t("connect")}</button>
+      </form>
+      <p class="hint center">{t("version")}</p>
+    </section>
+  );
+}
