@@ -2,7 +2,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { signToken } from "../../shared/tokens.js";
-import { authed, closeAll, errorBody, getStatus, pair, register, CHOICE } from "./contract-fixtures.js";
+import { authed, closeAll, errorBody, evict, getStatus, pair, register, CHOICE } from "./contract-fixtures.js";
 import { Client, connect, connectRaw, createSession, fetchWorker, RELAY_KEY, stubOf } from "./helpers.js";
 
 const TOKEN_RE = /^[A-Za-z0-9._~-]+$/;
@@ -122,6 +122,16 @@ describe("DELETE /api/sessions/:sid", () => {
     expect((await connectRaw(s.session_id, s.agent_token)).status).toBe(404);
     expect((await fetchWorker(`/api/sessions/${s.session_id}`, authed(s.agent_token, { method: "DELETE" }))).status).toBe(404);
     expect((await fetchWorker(`/api/sessions/${s.session_id}/calls`, authed(s.agent_token, { method: "POST", body: JSON.stringify({ name: "choice" }) }))).status).toBe(404);
+  });
+});
+
+describe("DELETE while hibernating", () => {
+  it("closes hibernated sockets with 4004 too", async () => {
+    const { s, agent, app } = await pair([CHOICE]);
+    await evict(s.session_id, "hibernate");
+    expect((await fetchWorker(`/api/sessions/${s.session_id}`, authed(s.agent_token, { method: "DELETE" }))).status).toBe(204);
+    expect((await agent.closedWith()).code).toBe(4004);
+    expect((await app.closedWith()).code).toBe(4004);
   });
 });
 
