@@ -47,6 +47,9 @@ export async function verifyToken(secret: string, token: string): Promise<TokenC
   if (parts.length !== 5 || parts[0] !== "v1") return { ok: false };
   const [, sessionId, role, exp, sig] = parts as [string, string, string, string, string];
   if (!SESSION_ID_RE.test(sessionId) || (role !== "agent" && role !== "app") || !/^[0-9a-z]{1,12}$/.test(exp)) return { ok: false };
+  // Only the canonical encoding of a 32-byte HMAC: atob() also takes `=` padding and ignores the unused
+  // low bits of the last character, so `<token>=` or a last character off by one bit would verify too.
+  if (!/^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/.test(sig)) return { ok: false };
   const body = `v1.${sessionId}.${role}.${exp}`;
   // crypto.subtle.verify compares in constant time; decoding the signature first keeps it that way.
   let sigBytes: Uint8Array<ArrayBuffer>;
