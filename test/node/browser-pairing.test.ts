@@ -106,6 +106,59 @@ describe("the PWA pairs and answers", () => {
     }
   }, 60_000);
 
+  it("a call that times out or is cancelled by the agent collapses and says so", async () => {
+    const s = await createSession(relay(), "Cancel agent");
+    const agent = await Agent.connect(s);
+    const ctx = await newContext(browser, "phone");
+    const page = await ctx.newPage();
+    try {
+      await pair(page, s);
+      await agent.appTools();
+      agent.call("t1", "confirm", { question: "Quick?" }, undefined, 1);
+      agent.call("x1", "input", { question: "Your name?" });
+      await page.locator('[data-call="x1"] input').waitFor({ timeout: 10_000 });
+      agent.send({ type: "tool.cancel", call_id: "x1" });
+      await page.locator('[data-call="x1"][data-state="cancelled"]').waitFor({ timeout: 10_000 });
+      expect(await page.locator('[data-call="x1"]').textContent()).toContain("Cancelled by the agent");
+      expect((await agent.result("t1")).error).toMatchObject({ code: "timeout" });
+      await page.locator('[data-call="t1"][data-state="timeout"]').waitFor({ timeout: 10_000 });
+      expect(await page.locator('[data-call="t1"]').textContent()).toContain("Timed out");
+    } finally {
+      agent.close();
+      await ctx.close();
+    }
+  }, 60_000);
+
+  it("an answer queued offline that lost the race says another device answered first", async () => {
+    const s = await createSession(relay(), "Lost race agent");
+    const agent = await Agent.connect(s);
+    const a = await newContext(browser, "phone");
+    const b = await newContext(browser, "phone");
+    try {
+      const pa = await a.newPage();
+      const pb = await b.newPage();
+      await pair(pa, s);
+      await pair(pb, s);
+      agent.call("lr", "choice", { question: "Pick", options: ["red", "blue"] });
+      await pb.locator('[data-call="lr"]').getByRole("button", { name: "blue" }).waitFor({ timeout: 10_000 });
+      await pa.locator('[data-call="lr"]').getByRole("button", { name: "red" }).waitFor({ timeout: 10_000 });
+      await b.setOffline(true);
+      await pb.locator(".banner.warn").waitFor({ timeout: 5_000 });
+      await pb.locator('[data-call="lr"]').getByRole("button", { name: "blue" }).click();
+      await pb.locator('[data-call="lr"][data-state="queued"]').waitFor({ timeout: 5_000 });
+      await pa.locator('[data-call="lr"]').getByRole("button", { name: "red" }).click();
+      expect((await agent.result("lr")).result).toEqual({ message: "red", selected: ["red"] });
+      await b.setOffline(false);
+      await pb.locator('[data-call="lr"][data-state="lost"]').waitFor({ timeout: 30_000 });
+      expect(await pb.locator('[data-call="lr"]').textContent()).toContain("Another device answered first");
+      await shot(pb, "phone-lost-race");
+    } finally {
+      agent.close();
+      await a.close();
+      await b.close();
+    }
+  }, 90_000);
+
   it("a second tab of the same device takes over and the first says why it stopped (close 4409)", async () => {
     const s = await createSession(relay(), "Tabs agent");
     const agent = await Agent.connect(s);

@@ -1,7 +1,7 @@
 // LineUp service worker: keeps the app shell (index.html, its hashed assets, icons, manifest) so the app
 // opens offline. Never touches /api/*, /healthz or /webhooks/* (live data and tokens stay on the network).
 const CACHE = "lineup-shell-v1";
-const STATIC = ["/", "/manifest.webmanifest", "/icon.svg", "/icon-192.png", "/icon-512.png"];
+const STATIC = ["/", "/manifest.webmanifest", "/icon.svg", "/icon-192.png", "/icon-512.png", "/icon-maskable-512.png"];
 const LIVE = /^\/(api|webhooks)\/|^\/healthz$/;
 
 /** The shell plus every /assets/ file index.html references (hashed names: cache-first is safe). */

@@ -159,6 +159,18 @@ export class SessionConn {
     }
   }
 
+  /** Treats the socket as dead (the browser went offline): close it and retry with backoff. */
+  drop(): void {
+    const ws = this.ws;
+    if (!ws) return;
+    ws.onclose?.(new CloseEvent("close", { code: 1006 }));
+    try {
+      ws.close();
+    } catch {
+      /* ignore */
+    }
+  }
+
   private url(): string {
     const u = new URL(`/api/sessions/${encodeURIComponent(this.sid)}/ws`, this.saved.origin);
     u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
@@ -254,12 +266,7 @@ export class SessionConn {
       if (!ws) return;
       if (Date.now() - this.lastFrameAt > DEAD_MS) {
         // No pong: the socket is half-open (phone slept, NAT dropped it). Drop it and reconnect.
-        ws.onclose?.(new CloseEvent("close", { code: 1006 }));
-        try {
-          ws.close();
-        } catch {
-          /* ignore */
-        }
+        this.drop();
         return;
       }
       if (ws.readyState === WebSocket.OPEN) ws.send("ping");

@@ -4,7 +4,7 @@ import { render } from "preact";
 import { App, flash, online } from "./app.js";
 import { lang, setLang, t } from "./i18n.js";
 import { navigate } from "./router.js";
-import { addSession, pokeAll, startAll, sweepAll } from "./sessions.js";
+import { addSession, dropAll, pokeAll, startAll, sweepAll } from "./sessions.js";
 import { parsePairing } from "./storage.js";
 import { applyTheme, theme } from "./ui/Settings.js";
 import "./styles.css";
@@ -30,7 +30,12 @@ addEventListener("online", () => {
   online.value = true;
   pokeAll();
 });
-addEventListener("offline", () => (online.value = false));
+addEventListener("offline", () => {
+  online.value = false;
+  // The OS says the network is gone: treat sockets as dead now, so answers go to the outbox instead of
+  // into a half-open socket.
+  dropAll();
+});
 document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && pokeAll());
 setInterval(sweepAll, 5_000);
 

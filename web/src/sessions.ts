@@ -57,3 +57,7 @@ export function pokeAll(): void {
 export function sweepAll(): void {
   for (const c of conns.values()) c.sweep();
 }
+
+export function dropAll(): void {
+  for (const c of conns.values()) c.drop();
+}

@@ -114,6 +114,7 @@ function ReportCard({ c, answer }: Props) {
         label={t("feedback")}
         submitLabel={t("requestChanges")}
         multiline
+        secondary
         onSubmit={(text, content) => answer({ result: { message: text || t("requestChanges"), approved: false, ...(content.length ? { content } : {}) } })}
       />
     </>

@@ -15,6 +15,8 @@ export interface ComposerProps {
   multiline?: boolean;
   idPrefix: string;
   extra?: preact.ComponentChildren;
+  /** The submit button is the screen's main action (default) or a secondary one. */
+  secondary?: boolean;
 }
 
 export function Composer(p: ComposerProps) {
@@ -109,7 +111,7 @@ export function Composer(p: ComposerProps) {
         )}
         {!p.multiline && textarea}
         {p.extra}
-        <button type="submit" class="btn primary send" aria-label={p.submitLabel}>
+        <button type="submit" class={`btn send${p.secondary ? "" : " primary"}`} aria-label={p.submitLabel}>
           {p.multiline ? p.submitLabel : <Icon name="send" />}
         </button>
       </div>
