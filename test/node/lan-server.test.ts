@@ -1,0 +1,141 @@
+// Direct LAN mode (adapter/lan-server.ts) in process: the same HTTP surface and routing core as the
+// relay, driven by the adapter library and raw clients. (The contract suites also run against it via
+// test/helpers/contract-targets.ts.)
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectAgent } from "../../adapter/client.js";
+import { startLanServer, type LanServer } from "../../adapter/lan-server.js";
+import { connect, tryConnect, wsUrl, RawClient } from "../helpers/raw-client.js";
+import { freePort } from "../helpers/relay.js";
+import { appClient, CONFIRM, newSession, tempDir } from "./adapter-helpers.js";
+
+const TOKEN = "lan-adapter-test-token-0123";
+let lan: LanServer;
+
+beforeAll(async () => {
+  lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN });
+});
+afterAll(async () => {
+  await lan?.close();
+});
+
+describe("lineup LAN server", () => {
+  it("refuses a short pre-shared token", async () => {
+    await expect(startLanServer({ port: 0, host: "127.0.0.1", token: "short" })).rejects.toThrow(/at least 16/);
+  });
+
+  it("answers /healthz and serves the app with SPA fallback", async () => {
+    expect(await (await fetch(`${lan.url}/healthz`)).json()).toEqual({ ok: true, protocol: "lineup/1" });
+    const deep = await fetch(`${lan.url}/some/deep/link`);
+    expect(deep.status).toBe(200);
+    expect(await deep.text()).toContain('<div id="app">');
+    const api = await fetch(`${lan.url}/api/nothing`);
+    expect(api.status).toBe(404);
+    expect(await api.json()).toMatchObject({ error: { code: "not_found" } });
+  });
+
+  it("creates sessions only with the pre-shared token, with the relay's session object", async () => {
+    const no = await fetch(`${lan.url}/api/sessions`, { method: "POST", headers: { authorization: "Bearer wrong" } });
+    expect(no.status).toBe(401);
+    expect(await no.json()).toMatchObject({ error: { code: "unauthorized" } });
+    const bad = await fetch(`${lan.url}/api/sessions`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: '{"ttl_s":1}' });
+    expect(bad.status).toBe(400);
+    const s = await newSession(lan.url, TOKEN);
+    expect(s.ws_url).toBe(`${lan.url.replace("http", "ws")}/api/sessions/${s.session_id}/ws`);
+    expect(new URL(s.app_url).hash).toBe(`#s=${s.session_id}&t=${s.app_token}`);
+    expect(s.agent_token).toMatch(/^[A-Za-z0-9._~-]+$/);
+  });
+
+  it("checks tokens like the relay: 401 forged, 403 wrong role, 426 no upgrade, 403 foreign origin", async () => {
+    const s = await newSession(lan.url, TOKEN);
+    const forged = await tryConnect(wsUrl(lan.url, s.session_id), { token: s.agent_token.slice(0, -2) + "AA" });
+    expect(forged).toMatchObject({ status: 401 });
+    const appDelete = await fetch(`${lan.url}/api/sessions/${s.session_id}`, { method: "DELETE", headers: { authorization: `Bearer ${s.app_token}` } });
+    expect(appDelete.status).toBe(403);
+    const plain = await fetch(`${lan.url}/api/sessions/${s.session_id}/ws`, { headers: { authorization: `Bearer ${s.app_token}` } });
+    expect(plain.status).toBe(426);
+    const other = await newSession(lan.url, TOKEN);
+    const cross = await fetch(`${lan.url}/api/sessions/${s.session_id}`, { headers: { authorization: `Bearer ${other.agent_token}` } });
+    expect(cross.status).toBe(401);
+    const evil = await tryConnect(wsUrl(lan.url, s.session_id), { token: s.app_token, origin: "https://evil.example" });
+    expect(evil).toMatchObject({ status: 403 });
+    const sub = await connect(wsUrl(lan.url, s.session_id), { token: s.app_token, via: "subprotocol" });
+    expect(sub.protocol).toBe("lineup.v1");
+    await sub.close();
+  });
+
+  it("routes a call from the adapter library to the app and back; ping gets pong", async () => {
+    const s = await newSession(lan.url, TOKEN);
+    const app = await appClient(lan.url, s.session_id, s.app_token);
+    const agent = await connectAgent({ relayUrl: lan.url, sessionId: s.session_id, token: s.agent_token, stateDir: tempDir() });
+    try {
+      const p = agent.call("confirm", undefined, { question: "LAN?" });
+      const call = await app.next("tool.call");
+      expect(call).toMatchObject({ name: "confirm", from: "agent" });
+      app.send({ type: "tool.result", call_id: call.call_id, result: { message: "yes" } });
+      await expect(p).resolves.toEqual({ message: "yes" });
+      await expect(agent.call("confirm", undefined, { question: 1 })).rejects.toMatchObject({ code: "invalid_arguments" });
+      await app.sync(); // ping → pong
+      app.send("{nope");
+      expect(await app.next("error")).toMatchObject({ code: "bad_json" });
+      app.send({ type: "status", state: "idle" });
+      expect(await app.next("error")).toMatchObject({ code: "forbidden" });
+    } finally {
+      await agent.close();
+      await app.close();
+    }
+  });
+
+  it("drives deadlines with its timer: the caller gets timeout, the provider a cancel", async () => {
+    const s = await newSession(lan.url, TOKEN);
+    const app = await appClient(lan.url, s.session_id, s.app_token);
+    const agent = await connectAgent({ relayUrl: lan.url, sessionId: s.session_id, token: s.agent_token, stateDir: tempDir() });
+    try {
+      const p = agent.call("confirm", undefined, { question: "slow human" }, { timeoutS: 1 });
+      const call = await app.next("tool.call");
+      await expect(p).rejects.toMatchObject({ code: "timeout" });
+      expect(await app.next((f) => f.type === "tool.cancel" && f.call_id === call.call_id)).toMatchObject({ reason: "timeout" });
+    } finally {
+      await agent.close();
+      await app.close();
+    }
+  });
+
+  it("answers HTTP calls (§7): 200 with the result, 202 pending, 409 duplicate, 404 after it was fetched", async () => {
+    const s = await newSession(lan.url, TOKEN);
+    const app = await appClient(lan.url, s.session_id, s.app_token);
+    const auth = { authorization: `Bearer ${s.agent_token}`, "content-type": "application/json" };
+    try {
+      const pending = await fetch(`${lan.url}/api/sessions/${s.session_id}/calls?wait=0`, { method: "POST", headers: auth, body: JSON.stringify({ call_id: "h1", name: "confirm", arguments: { question: "http?" } }) });
+      expect(pending.status).toBe(202);
+      expect(await pending.json()).toEqual({ call_id: "h1", status: "pending" });
+      const dup = await fetch(`${lan.url}/api/sessions/${s.session_id}/calls?wait=0`, { method: "POST", headers: auth, body: JSON.stringify({ call_id: "h1", name: "confirm", arguments: { question: "http?" } }) });
+      expect(dup.status).toBe(409);
+      const call = await app.next("tool.call");
+      const waiting = fetch(`${lan.url}/api/sessions/${s.session_id}/calls/h1?wait=10`, { headers: auth });
+      app.send({ type: "tool.result", call_id: call.call_id, result: { message: "yes" } });
+      const got = await waiting;
+      expect(got.status).toBe(200);
+      expect(await got.json()).toMatchObject({ type: "tool.result", call_id: "h1", result: { message: "yes" } });
+      expect((await fetch(`${lan.url}/api/sessions/${s.session_id}/calls/h1?wait=0`, { headers: auth })).status).toBe(404);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("DELETE closes every socket with 4004, the agent stops for good, and the session is gone (404)", async () => {
+    const s = await newSession(lan.url, TOKEN);
+    const app = await appClient(lan.url, s.session_id, s.app_token, [CONFIRM]);
+    const agent = await connectAgent({ relayUrl: lan.url, sessionId: s.session_id, token: s.agent_token, stateDir: tempDir() });
+    const p = agent.call("confirm", undefined, { question: "bye" }).catch((e: unknown) => e);
+    const del = await fetch(`${lan.url}/api/sessions/${s.session_id}`, { method: "DELETE", headers: { authorization: `Bearer ${s.agent_token}` } });
+    expect(del.status).toBe(204);
+    expect((await app.waitClose()).code).toBe(4004);
+    expect(await p).toMatchObject({ code: "session_ended" });
+    expect(agent.lastError?.code).toBe("session_ended");
+    const gone = await fetch(`${lan.url}/api/sessions/${s.session_id}`, { headers: { authorization: `Bearer ${s.agent_token}` } });
+    expect(gone.status).toBe(404);
+    const late = await tryConnect(wsUrl(lan.url, s.session_id), { token: s.app_token });
+    expect(late).not.toBeInstanceOf(RawClient);
+    expect(late).toMatchObject({ status: 404 });
+  });
+});
