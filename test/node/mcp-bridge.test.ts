@@ -22,6 +22,8 @@ async function setup(opts: { app?: boolean; progressS?: string } = {}): Promise<
     LINEUP_MCP_PROGRESS_S: opts.progressS ?? "0.5",
   });
   cleanups.push(() => mcp.close());
+  // Calls made before the relay connection is up still work, but their timeout already runs: wait for it.
+  await mcp.waitStderr(/connected to session/);
   if (opts.app === false) return { mcp, s, url };
   const app = await App.connect(url, s.session_id, s.app_token);
   cleanups.push(() => app.close());
