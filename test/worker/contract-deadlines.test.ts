@@ -64,7 +64,7 @@ describe("at the deadline", () => {
         await provider.next(isCall("d1"));
       }
       // Past the deadline the alarm fires by itself; running it again (as a retried alarm would) is a no-op.
-      await new Promise((r) => setTimeout(r, Math.max(0, call.deadline - Date.now() + 50)));
+      await new Promise((r) => setTimeout(r, Math.max(0, Number(call.deadline) - Date.now() + 50)));
       await runDurableObjectAlarm(stubOf(s.session_id));
       if (mode !== "close") {
         const r = await caller.next(isResult("d1"), 10_000);
