@@ -277,6 +277,42 @@ describe("WuKongIM bridge: send failures", () => {
     agent.close();
   });
 
+  it("while WuKongIM is down, queued items wait behind the failing one (no burst) and go out in order once it is back", async () => {
+    const { sid, agent } = await imSession("u_pat");
+    fake.setFailAlways("network");
+    for (const t of ["one", "two", "three"]) agent.send({ type: "message", content: [{ type: "text", text: t }] });
+    await fake.until(() => fake.refused.length >= 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(fake.refused).toHaveLength(1);
+    fake.setFailAlways(undefined);
+    await retryNow(sid);
+    await fake.until(() => sentTo("u_pat").length >= 3);
+    expect(sentTo("u_pat").map((s) => s.payload.content)).toEqual(["one", "two", "three"]);
+    agent.close();
+  });
+
+  it("drops a call that was never delivered when the agent cancels it: no call and no cancel reach the IM", async () => {
+    const { sid, agent } = await imSession("u_quin");
+    fake.setFailAlways("v3-error");
+    agent.send({ type: "tool.call", call_id: "q1", name: "input", arguments: { question: "?" } });
+    await fake.until(() => fake.refused.length >= 1);
+    agent.send({ type: "tool.cancel", call_id: "q1" });
+    agent.send({ type: "message", content: [{ type: "text", text: "after the cancel" }] });
+    // Once the message is queued (frames are handled in order), only it is: the call's item went with the cancel.
+    let rows: { call_id: string | null }[] = [];
+    for (let i = 0; i < 100 && !rows.some((r) => r.call_id === null); i++) {
+      rows = await runInDurableObject(stubOf(sid), (_o, state) => state.storage.sql.exec<{ call_id: string | null }>("SELECT call_id FROM im_outbox").toArray());
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(rows).toEqual([{ call_id: null }]);
+    fake.setFailAlways(undefined);
+    await retryNow(sid);
+    await fake.until(() => sentTo("u_quin").length >= 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sentTo("u_quin").map((s) => s.payload)).toEqual([{ type: 1, content: "after the cancel" }]);
+    agent.close();
+  });
+
   it("ends a call with im_undeliverable after 8 failed sends", async () => {
     const { sid, agent } = await imSession("u_ned");
     fake.setFailAlways("v2-error");

@@ -207,36 +207,27 @@ export class WuKongImBridge {
   }
 
   /**
-   * Run from the DO's alarm, before the router's own deadline tick: undelivered calls past their deadline
-   * end as `im_undeliverable`, then every due outbox item is sent. Failures back off (2 s doubling, ≤ 60 s);
-   * the 8th failure gives the item up.
+   * Run from the DO's alarm before the router's deadline tick: calls whose deadline passed before WuKongIM
+   * accepted them end as `im_undeliverable` (not `timeout`).
    */
-  async alarm(): Promise<void> {
+  expire(): void {
     for (const row of this.all<OutboxRow>("SELECT * FROM im_outbox WHERE deadline IS NOT NULL AND deadline <= ?", Date.now())) {
       this.giveUp(row, `the call's deadline passed before WuKongIM accepted it${row.last_error ? ` (last error: ${row.last_error})` : ""}`);
     }
+  }
+
+  /**
+   * Run from the DO's alarm: sends due outbox items in order. A failure backs the item off (2 s doubling,
+   * ≤ 60 s; the 8th failure gives it up) and ends the run: WuKongIM is most likely down or refusing us, so
+   * the other items wait for the same retry time, uncharged — one probe per backoff step, not a burst.
+   */
+  async pump(): Promise<void> {
     const due = this.all<OutboxRow>("SELECT * FROM im_outbox WHERE next_at <= ? ORDER BY id LIMIT ?", Date.now(), WK_LIMITS.pumpBatch);
     for (const first of due) {
       // Re-read: a cancel or an answer may have removed the item while an earlier send was awaited.
       const row = this.one<OutboxRow>("SELECT * FROM im_outbox WHERE id = ?", first.id);
       if (!row) continue;
-      const bodies = JSON.parse(row.bodies) as SendBody[];
-      let sent = row.sent;
-      let error: string | undefined;
-      this.inflight.add(row.id);
-      try {
-        while (sent < bodies.length) {
-          const r = this.cfg ? await sendMessage(this.cfg, bodies[sent]!, this.fetcher) : { ok: false as const, error: "WUKONGIM_API_URL / WUKONGIM_BOT_UID are not configured" };
-          if (!r.ok) {
-            error = r.error;
-            break;
-          }
-          sent++;
-          this.sql.exec("UPDATE im_outbox SET sent = ? WHERE id = ?", sent, row.id);
-        }
-      } finally {
-        this.inflight.delete(row.id);
-      }
+      const error = await this.send(row);
       if (error === undefined) {
         this.sql.exec("DELETE FROM im_outbox WHERE id = ?", row.id);
         continue;
@@ -244,7 +235,34 @@ export class WuKongImBridge {
       const attempts = row.attempts + 1;
       console.warn(`wukongim: send failed (attempt ${attempts}/${WK_LIMITS.maxAttempts}): ${error}`);
       if (attempts >= WK_LIMITS.maxAttempts) this.giveUp({ ...row, last_error: error }, `WuKongIM refused it ${attempts} times (last error: ${error})`);
-      else this.sql.exec("UPDATE im_outbox SET attempts = ?, next_at = ?, last_error = ? WHERE id = ?", attempts, Date.now() + backoffMs(attempts), error, row.id);
+      else {
+        const next = Date.now() + backoffMs(attempts);
+        this.sql.exec("UPDATE im_outbox SET attempts = ?, next_at = ?, last_error = ? WHERE id = ?", attempts, next, error, row.id);
+        this.sql.exec("UPDATE im_outbox SET next_at = ? WHERE next_at < ?", next, next);
+      }
+      return;
+    }
+  }
+
+  /** Sends an item's remaining bodies in order; the error of the first that fails, else undefined. */
+  private async send(row: OutboxRow): Promise<string | undefined> {
+    let bodies: SendBody[];
+    try {
+      bodies = JSON.parse(row.bodies) as SendBody[];
+    } catch {
+      return "corrupt outbox item";
+    }
+    this.inflight.add(row.id);
+    try {
+      for (let i = row.sent; i < bodies.length; i++) {
+        if (!this.cfg) return "WUKONGIM_API_URL / WUKONGIM_BOT_UID are not configured";
+        const r = await sendMessage(this.cfg, bodies[i]!, this.fetcher);
+        if (!r.ok) return r.error;
+        this.sql.exec("UPDATE im_outbox SET sent = ? WHERE id = ?", i + 1, row.id);
+      }
+      return undefined;
+    } finally {
+      this.inflight.delete(row.id);
     }
   }
 
