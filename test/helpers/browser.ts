@@ -13,12 +13,16 @@ const SHOTS = "test-artifacts/screenshots";
 export async function launch(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run",
+      // A fake microphone, so voice notes (MediaRecorder) can be recorded headless.
+      "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"],
   });
 }
 
 export async function newContext(browser: Browser, kind: "phone" | "desktop" = "phone", locale = "en-US"): Promise<BrowserContext> {
-  return browser.newContext({ ...(kind === "phone" ? PHONE : DESKTOP), locale, serviceWorkers: "allow" });
+  const ctx = await browser.newContext({ ...(kind === "phone" ? PHONE : DESKTOP), locale, serviceWorkers: "allow" });
+  await ctx.grantPermissions(["microphone"]);
+  return ctx;
 }
 
 export async function shot(page: Page, name: string): Promise<void> {

@@ -113,6 +113,29 @@ describe("built-in tools in the browser", () => {
     }
   }, 60_000);
 
+  it("a voice note recorded in the browser reaches the agent as audio content", async () => {
+    const { agent, ctx, page } = await setup("phone", "Voice agent");
+    try {
+      agent.call("v1", "ask_question", { project_directory: "/tmp", question: "Say something" });
+      const card = page.locator('[data-call="v1"]');
+      await card.getByRole("button", { name: "Record voice" }).click();
+      await card.getByRole("button", { name: "Stop recording" }).waitFor({ timeout: 10_000 });
+      await page.waitForTimeout(800); // a little sound from the fake microphone
+      await card.getByRole("button", { name: "Stop recording" }).click();
+      await card.locator(".atts li").waitFor({ timeout: 10_000 });
+      await card.getByRole("button", { name: "Send" }).click();
+      const r = await agent.result("v1");
+      const content = (r.result as { content: Array<{ type: string; mimeType: string; data: string }> }).content;
+      expect(content).toHaveLength(1);
+      expect(content[0]!.type).toBe("audio");
+      expect(content[0]!.mimeType).toMatch(/^audio\//);
+      expect(Buffer.from(content[0]!.data, "base64").length).toBeGreaterThan(100);
+    } finally {
+      agent.close();
+      await ctx.close();
+    }
+  }, 60_000);
+
   it("work_report can be approved, or sent back with feedback; declining any card is a declined error", async () => {
     const { agent, ctx, page } = await setup("desktop", "Report agent");
     try {

@@ -76,7 +76,7 @@ const en = {
   themeLight: "Light",
   themeDark: "Dark",
   lan: "Direct LAN agent",
-  lanHelp: "Connect to an agent running `lineup serve` on your network. Opening http://<ip>:9527 in this browser works best; from an https page the browser may block a plain-http address.",
+  lanHelp: "Connect to an agent running “lineup serve” on your network. Opening http://<ip>:9527 in this browser works best; from an https page the browser may block a plain-http address.",
   lanUrl: "Agent address",
   lanToken: "Token",
   connect: "Connect",
@@ -98,6 +98,9 @@ const en = {
   invalidJson: "Not valid JSON",
   micDenied: "Microphone not available",
   seconds: "{n} s",
+  t_choice: "Choice",
+  t_confirm: "Confirm",
+  t_input: "Input",
 };
 
 const zh: typeof en = {
@@ -171,7 +174,7 @@ const zh: typeof en = {
   themeLight: "浅色",
   themeDark: "深色",
   lan: "局域网直连 Agent",
-  lanHelp: "连接在局域网内运行 `lineup serve` 的 Agent。最好直接在浏览器打开 http://<ip>:9527；从 https 页面连接纯 http 地址可能会被浏览器阻止。",
+  lanHelp: "连接在局域网内运行 “lineup serve” 的 Agent。最好直接在浏览器打开 http://<ip>:9527；从 https 页面连接纯 http 地址可能会被浏览器阻止。",
   lanUrl: "Agent 地址",
   lanToken: "令牌",
   connect: "连接",
@@ -193,6 +196,9 @@ const zh: typeof en = {
   invalidJson: "不是有效的 JSON",
   micDenied: "麦克风不可用",
   seconds: "{n} 秒",
+  t_choice: "选择",
+  t_confirm: "确认",
+  t_input: "输入",
 };
 
 export type Key = keyof typeof en;

@@ -146,6 +146,7 @@ function title(c: CallEntry): string {
   if (c.name === "ask_question") return t("question");
   if (c.name === "work_report") return t("workReport");
   if (c.name === "canvas") return t("canvas");
+  if (c.name === "choice" || c.name === "confirm" || c.name === "input") return t(`t_${c.name}`);
   return c.action && c.name !== "choice" ? `${c.name} · ${c.action}` : c.name;
 }
 
