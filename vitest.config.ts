@@ -10,7 +10,17 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
-            miniflare: { bindings: { RELAY_KEY: "test-relay-key", ALLOWED_ORIGINS: "https://allowed.example" } },
+            miniflare: {
+              bindings: {
+                RELAY_KEY: "test-relay-key",
+                ALLOWED_ORIGINS: "https://allowed.example",
+                // WuKongIM bridge tests (test/worker/wukongim-*.test.ts) stub fetch for this host.
+                WUKONGIM_API_URL: "http://wukongim.test",
+                WUKONGIM_MANAGER_TOKEN: "test-manager-token",
+                WUKONGIM_WEBHOOK_SECRET: "test-webhook-secret",
+                WUKONGIM_BOT_UID: "lineup_bot",
+              },
+            },
           }),
         ],
         test: { name: "workers", include: ["test/worker/**/*.test.ts", "test/reliability/**/*.test.ts"], testTimeout: 20_000 },

@@ -266,9 +266,12 @@ export class Session extends DurableObject<Env> {
       await this.destroy();
       return;
     }
-    // The IM outbox first: an undelivered call past its deadline ends as im_undeliverable, not timeout.
-    await this.im(m)?.alarm();
+    // IM outbox first: an undelivered call past its deadline ends as im_undeliverable, not timeout;
+    // its sends (slow I/O) come after the router's tick so deadlines never wait on WuKongIM.
+    const im = this.im(m);
+    im?.expire();
     this.flush(this.router(m).tick(this.ctxOf()));
+    await im?.pump();
     await this.syncAlarm();
   }
 
