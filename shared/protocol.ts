@@ -19,9 +19,10 @@ export const LIMITS = {
   maxStatusState: 64,
   maxStatusDetail: 1024,
   maxToolsPerRegistration: 256,
-  /** Per-connection token bucket: frames per second refilled, and the burst size. */
+  /** Per-connection token bucket: frames per second refilled, and the burst size (room for a client to
+   * fill the session's 1000 open calls at once). */
   rateLimitPerS: 200,
-  rateLimitBurst: 400,
+  rateLimitBurst: 1500,
   defaultSessionTtlS: 30 * 24 * 3600,
   minSessionTtlS: 60,
   maxSessionTtlS: 365 * 24 * 3600,
@@ -29,6 +30,8 @@ export const LIMITS = {
   maxHttpBodyBytes: 1024 * 1024,
   maxHttpWaitS: 55,
   defaultHttpWaitS: 25,
+  /** Deepest nesting of arrays/objects in a frame: deeper JSON overflows the stack of recursive code. */
+  maxJsonDepth: 100,
 } as const;
 
 /** Caller identity of calls made over HTTP (§7): `~` is outside the client id alphabet, so no socket can claim it. */
@@ -296,7 +299,26 @@ export function decodeFrame(raw: string | ArrayBuffer | ArrayBufferView): Decode
   } catch {
     return err("bad_json", "frame is not valid JSON");
   }
+  // Checked after parsing (so bad JSON stays bad_json): 10,000 levels crashed the handler with a RangeError (found by the fuzzer).
+  if (jsonDepth(raw) > LIMITS.maxJsonDepth) return err("bad_frame", `frame nests deeper than ${LIMITS.maxJsonDepth} levels`);
   return parseFrameValue(value);
+}
+
+/** Deepest array/object nesting of JSON text, in one pass without recursion (string contents skipped). */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped char
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) max = Math.max(max, ++depth);
+    else if (c === 125 || c === 93) depth--;
+  }
+  return max;
 }
 
 export function parseFrameValue(value: unknown): Decoded {
@@ -307,7 +329,9 @@ export function parseFrameValue(value: unknown): Decoded {
   const type = rec.type;
   const callId = typeof rec.call_id === "string" && rec.call_id.length <= LIMITS.maxCallIdLength ? rec.call_id : undefined;
   if (typeof type !== "string" || !Object.hasOwn(frameSchemas, type)) {
-    return err("bad_frame", `unknown frame type ${JSON.stringify(String(type).slice(0, 40))}`, callId);
+    // Never String() a client's value: {"type":{"toString":1}} makes it throw (found by the fuzzer).
+    const shown = typeof type === "string" ? type.slice(0, 40) : type === null ? "null" : typeof type;
+    return err("bad_frame", `unknown frame type ${JSON.stringify(shown)}`, callId);
   }
   const parsed = frameSchemas[type as ClientFrameType].safeParse(value);
   if (!parsed.success) return err("bad_frame", `${type}: ${describeIssues(parsed.error)}`, callId);
