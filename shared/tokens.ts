@@ -64,11 +64,15 @@ export async function verifyToken(secret: string, token: string): Promise<TokenC
   return { ok: true, sessionId, role, expiresAt, expired: Date.now() >= expiresAt };
 }
 
+let eqKey: string | undefined;
+
 /** Constant-time string comparison (for RELAY_KEY and webhook secrets). */
 export async function safeEqual(a: string, b: string): Promise<boolean> {
   // Compare HMACs of both under a random key: equal length, and no early exit on the secret's bytes.
-  const k = randomId(16);
-  const [x, y] = await Promise.all([hmac(k, a), hmac(k, b)]);
+  // One key per isolate, made on first use (Workers forbid random values at global scope): a fresh key
+  // per call filled the key cache with one CryptoKey per request, forever.
+  eqKey ??= randomId(16);
+  const [x, y] = await Promise.all([hmac(eqKey, a), hmac(eqKey, b)]);
   let d = x.length ^ y.length;
   for (let i = 0; i < Math.min(x.length, y.length); i++) d |= x.charCodeAt(i) ^ y.charCodeAt(i);
   return d === 0;
