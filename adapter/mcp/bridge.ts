@@ -193,7 +193,9 @@ export class Bridge {
       });
       if (conn.agent.presence.apps === 0) sawNoApp = true;
       this.status(conn);
-      const result = await conn.agent.call(p.tool, p.action, p.args, { timeoutS: p.timeoutS, signal: ac.signal });
+      // The wait counts from the host's call: time spent connecting comes off the relay's deadline.
+      const remainingS = Math.max(1, Math.ceil(p.timeoutS - (Date.now() - started) / 1000));
+      const result = await conn.agent.call(p.tool, p.action, p.args, { timeoutS: remainingS, signal: ac.signal });
       return resultToMcp(result);
     } catch (e) {
       const { code, message } = codeOf(e);

@@ -81,6 +81,8 @@ const ADVICE: Record<string, string> = {
   divide_by_zero: "Division by zero is undefined. Do not retry with b = 0.",
   too_many_calls: "Too many requests are waiting for the human (1000 open calls). Wait for answers before sending more.",
   cancelled: "The request was cancelled before the human answered. Do not re-send it in a loop; continue or ask later.",
+  session_ended: "The LineUp session ended (deleted or expired). The next call starts a new one; tell the user the human must pair again with the new link in the MCP server's log.",
+  auth: "The relay refused this server's credentials. Tell the user to check LINEUP_RELAY_KEY / LINEUP_TOKEN. Do not retry in a loop.",
   not_connected: "The bridge cannot reach the LineUp relay. Tell the user; check LINEUP_RELAY_URL and the network. Do not retry in a loop.",
 };
 

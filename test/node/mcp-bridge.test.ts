@@ -2,6 +2,7 @@
 // and a scripted app on a raw socket.
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, inject, it } from "vitest";
+import { loadState } from "../../adapter/state.js";
 import type { SessionCreated } from "../../shared/protocol.js";
 import { App, createSession, firstText, PNG_1x1, startMcp, tempDir, type Mcp } from "./mcp-helpers.js";
 
@@ -247,5 +248,20 @@ describe("lineup mcp: the project's saved session", () => {
     expect(r.isError).toBeFalsy();
     expect(firstText(r)).toMatch(/No answer came from the human within 2 s/);
     expect(firstText(r)).toContain(`Nobody had the LineUp app open during the wait; the human can pair at ${link}`);
+  });
+
+  it("after the session is deleted, the next call starts a new session, prints its new link and reaches the human there", async () => {
+    const state = tempDir("lineup-mcp-state-");
+    const { mcp, sid } = await savedMcp(tempDir("lineup-mcp-proj-"), state);
+    const saved = loadState(state).sessions.find((x) => x.sessionId === sid)!;
+    const del = await fetch(`${inject("relayUrl")}/api/sessions/${sid}`, { method: "DELETE", headers: { authorization: `Bearer ${saved.agentToken}` } });
+    expect(del.status).toBe(204);
+    await mcp.waitStderr(/not reconnecting/);
+    const p = mcp.client.callTool({ name: "input", arguments: { question: "New session?", timeout: 60 } });
+    const m = await mcp.waitStderr(new RegExp(`#s=((?!${sid})[^&\\s]+)&t=(\\S+)`));
+    const app = await App.connect(inject("relayUrl"), decodeURIComponent(m[1]!), decodeURIComponent(m[2]!));
+    cleanups.push(() => app.close());
+    app.answer(await app.call("input"), { result: { message: "yes, new" } });
+    expect(firstText(await p)).toBe("yes, new");
   });
 });
