@@ -430,11 +430,11 @@ export function lanAddresses(): string[] {
 async function cmdServe(argv: string[]): Promise<number> {
   const { values } = parse(argv, { port: { type: "string" }, host: { type: "string" }, web: { type: "string" }, ttl: { type: "string" }, "no-qr": { type: "boolean" } });
   if (values.help) return out(HELP.serve!), 0;
-  const port = Number(str(values, "port") ?? process.env.LINEUP_PORT ?? LAN_PORT);
+  const port = Number(str(values, "port") ?? (process.env.LINEUP_PORT || LAN_PORT));
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port must be an integer 0-65535");
   const ttl = str(values, "ttl") === undefined ? undefined : Number(str(values, "ttl"));
   if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= 60)) throw new UsageError("--ttl must be an integer number of seconds ≥ 60");
-  let token = str(values, "token") ?? process.env.LINEUP_LAN_TOKEN;
+  let token = str(values, "token") ?? (process.env.LINEUP_LAN_TOKEN || undefined);
   if (token !== undefined && token.length < 16) throw new UsageError("the token must be at least 16 characters");
   const generated = token === undefined;
   token ??= randomId(24);

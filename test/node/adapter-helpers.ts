@@ -128,11 +128,11 @@ export interface CliRun {
 }
 
 /** Spawns the real `lineup` bin with Node (as `npx lineup` does) and collects its output. */
-export function spawnCli(args: string[], env: Record<string, string>, cwd: string): ChildProcess & { output: () => CliRun; done: Promise<CliRun> } {
+export function spawnCli(args: string[], env: Record<string, string>, cwd: string, stdin: "ignore" | "pipe" = "ignore"): ChildProcess & { output: () => CliRun; done: Promise<CliRun> } {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd,
     env: { ...process.env, NO_COLOR: "1", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [stdin, "pipe", "pipe"],
   });
   let stdout = "";
   let stderr = "";
