@@ -215,15 +215,16 @@ export class Session extends DurableObject<Env> {
 
   async webSocketMessage(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
     const peer = ws.deserializeAttachment() as Peer;
-    const m = this.live();
-    if (!m) return closeQuietly(ws, CLOSE.sessionEnded, "session ended");
     const send = (f: object) => sendIfOpen(ws, JSON.stringify(f));
+    // The rate limit comes first, before any storage read: a flood costs as little as possible.
     let bucket = this.buckets.get(peer.conn);
     if (!bucket) this.buckets.set(peer.conn, (bucket = new TokenBucket(rate(this.env), burst(this.env))));
     if (!bucket.take(Date.now())) {
       send({ type: "error", code: "rate_limited", message: `more than ${rate(this.env)} frames/s on this connection; slow down` });
       return;
     }
+    const m = this.live();
+    if (!m) return closeQuietly(ws, CLOSE.sessionEnded, "session ended");
     // workerd hands the object frames far above 1 MiB; the contract's limit is enforced here.
     const d = decodeFrame(raw);
     if (!d.ok) {

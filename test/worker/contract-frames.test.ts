@@ -1,8 +1,11 @@
 // §3 and §4.1 of the contract: frames are validated at the edge; every bad frame gets an `error`,
 // the connection stays usable and nothing else is affected. Heartbeats and the rate limit.
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { LIMITS } from "../../shared/protocol.js";
+import { TokenBucket } from "../../worker/sockets.js";
 import { CHOICE, closeAll, EVICTIONS, evict, isError, pair, sync, ASK, isCall } from "./contract-fixtures.js";
-import { connect, createSession, type Client } from "./helpers.js";
+import { connect, createSession, stubOf, type Client } from "./helpers.js";
 
 const MiB = 1024 * 1024;
 
@@ -141,23 +144,48 @@ describe("heartbeat", () => {
 });
 
 describe("rate limit", () => {
-  it("a connection that floods gets rate_limited errors and stays usable; others are unaffected", async () => {
-    const { agent, app } = await pair([CHOICE]);
-    // Far above the burst (400) and the refill (200/s), however slowly this machine processes them.
-    for (let i = 0; i < 4000; i++) app.send({ type: "tool.ack", call_id: `x${i}` });
-    const e = await app.next(isError("rate_limited"), 40_000);
-    expect(e.message).toMatch(/frames/);
-    // The agent's own connection has its own budget (its frame waits behind the flood in the one object).
-    await sync(agent, 60_000);
-    // Once the bucket refills, the flooding connection works again (a rate-limited probe gets no answer).
+  it("the default bucket allows a burst of 1500 frames and refills 200 per second", () => {
+    const b = new TokenBucket(LIMITS.rateLimitPerS, LIMITS.rateLimitBurst);
+    const t = 1_000_000;
+    for (let i = 0; i < 1500; i++) expect(b.take(t)).toBe(true);
+    expect(b.take(t)).toBe(false);
+    expect(b.take(t + 4)).toBe(false); // 0.8 of a frame refilled
+    expect(b.take(t + 5)).toBe(true);
+    expect(b.take(t + 10_000)).toBe(true);
+  });
+
+  it("a connection over its budget gets rate_limited errors, its frames are dropped, and it stays usable", async () => {
+    const { s, agent, app } = await pair([CHOICE]);
+    // This machine may process frames slower than the default refill; give this connection a tiny budget.
+    await runInDurableObject(stubOf(s.session_id), (instance, state) => {
+      const ws = state.getWebSockets("app:ph")[0]!;
+      const { conn } = ws.deserializeAttachment() as { conn: string };
+      (instance as unknown as { buckets: Map<string, TokenBucket> }).buckets.set(conn, new TokenBucket(2, 5));
+    });
+    for (let i = 0; i < 40; i++) app.send({ type: "tool.call", call_id: `f${i}`, name: "choice", arguments: ASK });
+    // Every frame gets exactly one answer: processed (a result: the agent side has no "choice") or dropped.
+    let limited = 0;
+    let processed = 0;
+    while (limited + processed < 40) {
+      const f = await app.next((x) => (x.type === "error" && x.code === "rate_limited") || (x.type === "tool.result" && String(x.call_id).startsWith("f")), 20_000);
+      if (f.type === "error") {
+        expect(f.message).toMatch(/frames/);
+        limited++;
+      } else processed++;
+    }
+    expect(limited).toBeGreaterThan(0);
+    expect(processed).toBeGreaterThanOrEqual(5);
+    // Another connection has its own budget.
+    await sync(agent, 20_000);
+    // Once the bucket refills, the connection works again (a rate-limited probe gets no answer).
     for (let i = 0; ; i++) {
       const id = `probe${i}`;
       app.send({ type: "tool.result", call_id: id, result: { message: "x" } });
       try {
         await app.next((f) => f.type === "error" && f.call_id === id, 1000);
         break;
-      } catch (e) {
-        if (i > 40) throw e;
+      } catch (err) {
+        if (i > 40) throw err;
       }
     }
     closeAll(agent, app);
