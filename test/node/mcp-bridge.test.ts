@@ -1,10 +1,11 @@
 // `lineup mcp` driven by the real MCP SDK client over stdio, against the relay in workerd (wrangler dev)
 // and a scripted app on a raw socket.
+import { spawnSync } from "node:child_process";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { loadState } from "../../adapter/state.js";
 import type { SessionCreated } from "../../shared/protocol.js";
-import { App, createSession, firstText, PNG_1x1, startMcp, tempDir, type Mcp } from "./mcp-helpers.js";
+import { App, createSession, firstText, MCP_ENTRY, PNG_1x1, startMcp, tempDir, type Mcp } from "./mcp-helpers.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -12,7 +13,7 @@ afterEach(async () => {
 });
 
 /** A session made by the test, an MCP server joined to it, and (optionally) the app. */
-async function setup(opts: { app?: boolean; progressS?: string } = {}): Promise<{ mcp: Mcp; app?: App; s: SessionCreated; url: string }> {
+async function setup(opts: { app?: boolean; progressS?: string; args?: string[] } = {}): Promise<{ mcp: Mcp; app?: App; s: SessionCreated; url: string }> {
   const url = inject("relayUrl");
   const s = await createSession(url);
   const mcp = await startMcp({
@@ -21,7 +22,7 @@ async function setup(opts: { app?: boolean; progressS?: string } = {}): Promise<
     LINEUP_SESSION: s.session_id,
     LINEUP_TOKEN: s.agent_token,
     LINEUP_MCP_PROGRESS_S: opts.progressS ?? "0.5",
-  });
+  }, opts.args ? { args: opts.args } : {});
   cleanups.push(() => mcp.close());
   // Calls made before the relay connection is up still work, but their timeout already runs: wait for it.
   await mcp.waitStderr(/connected to session/);
@@ -199,6 +200,27 @@ describe("lineup mcp: waiting, timeout and cancellation", () => {
     expect(r.isError).toBeFalsy();
     expect(firstText(r)).toMatch(/No answer came from the human within 2 s[\s\S]*Do not ask the same thing again in a loop[\s\S]*continue/);
     expect((await app!.next((f) => f.type === "tool.cancel" && f.call_id === call.call_id)).reason).toBe("timeout");
+  });
+});
+
+describe("lineup mcp: options", () => {
+  it("--max-timeout caps every wait below the host's limit, and the capped wait still ends cleanly", async () => {
+    const { mcp, app } = await setup({ args: ["--max-timeout", "3"] });
+    const ask = (await mcp.client.listTools()).tools.find((t) => t.name === "ask_question")!;
+    expect((ask.inputSchema.properties as Record<string, { maximum?: number }>).timeout?.maximum).toBe(3);
+    const p = mcp.client.callTool({ name: "ask_question", arguments: { project_directory: "/p", question: "Long?", timeout: 600 } });
+    const call = await app!.call("ask_question");
+    expect(call.timeout_s).toBe(3);
+    const r = await p;
+    expect(r.isError).toBeFalsy();
+    expect(firstText(r)).toMatch(/No answer came from the human within 3 s/);
+  });
+
+  it("a bad option prints the usage on stderr, nothing on stdout, and exits 2", () => {
+    const r = spawnSync(process.execPath, [...MCP_ENTRY, "--timeout", "soon"], { encoding: "utf8", timeout: 30_000, input: "" });
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/--timeout must be a number from 1 to 86400[\s\S]*usage: lineup mcp/);
   });
 });
 
