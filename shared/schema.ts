@@ -26,6 +26,11 @@ export function checkArguments(schema: Record<string, unknown>, args: unknown): 
   if (res.valid) return null;
   // The deepest error names the field best; cfworker lists the outer keyword errors first.
   const leaf = res.errors[res.errors.length - 1] ?? res.errors[0];
-  const where = (leaf?.instanceLocation ?? "#").replace(/^#\/?/, "") || "(arguments)";
-  return `${where.replace(/\//g, ".")}: ${leaf?.error ?? "does not match the input schema"}`;
+  const path = (leaf?.instanceLocation ?? "#").replace(/^#\/?/, "").replace(/\//g, ".");
+  // A missing property is reported at its parent: name the property itself instead.
+  const missing = leaf?.keyword === "required" ? /property "([^"]*)"/.exec(leaf.error)?.[1] : undefined;
+  if (missing !== undefined) return `${path ? path + "." : ""}${missing}: is required`;
+  // `additionalProperties: false` is reported as a failed `false` schema.
+  if (leaf?.keyword === "false") return `${path || "(arguments)"}: is not allowed by the input schema`;
+  return `${path || "(arguments)"}: ${leaf?.error ?? "does not match the input schema"}`;
 }
