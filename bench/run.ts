@@ -27,32 +27,93 @@ const t0 = Date.now();
 const log = (s: string) => process.stderr.write(`[bench ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${s}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function latency(name: SystemName, agent: Agent): Promise<number[]> {
-  for (let i = 0; i < WARMUP; i++) await agent.call();
-  const out: number[] = [];
-  for (let i = 0; i < LATENCY_CALLS; i++) {
-    out.push(await agent.call());
-    if ((i + 1) % 500 === 0) log(`latency ${name}: ${i + 1}/${LATENCY_CALLS}`);
+// The machine is shared (client, relay, baselines, and whatever else runs): the three systems are measured
+// in interleaved rounds, rotating who goes first, so that load changes hit all three alike.
+const ROUNDS = 10;
+
+/**
+ * The systems under test, reopened when a socket drops: `wrangler dev` reloads the Worker (dropping every
+ * socket) whenever a source file changes, so a round that loses its socket is measured again on a new pair.
+ */
+class Systems {
+  readonly reopened: Record<SystemName, number> = { relay: 0, do: 0, node: 0 };
+  private gen = 0;
+  constructor(
+    private readonly pairs: Record<SystemName, Pair>,
+    private readonly open: Record<SystemName, (tag: string) => Promise<Pair>>,
+  ) {}
+  agent(s: SystemName): Agent {
+    return this.pairs[s].agent;
+  }
+  async robust<T>(s: SystemName, f: (a: Agent) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await f(this.pairs[s].agent);
+      } catch (e) {
+        if (attempt >= 3) throw e;
+        log(`${s}: ${(e as Error).message} — reopening (wrangler dev reloads on source changes) and repeating the round`);
+        this.pairs[s].close();
+        this.pairs[s] = await this.open[s](`r${++this.gen}`);
+        this.reopened[s]++;
+      }
+    }
+  }
+  closeAll() {
+    for (const p of Object.values(this.pairs)) p.close();
+  }
+}
+
+async function latencyRounds(sys: Systems, order: SystemName[]): Promise<Record<SystemName, number[]>> {
+  const out = { relay: [] as number[], do: [] as number[], node: [] as number[] };
+  for (const s of order) {
+    await sys.robust(s, async (a) => {
+      for (let i = 0; i < WARMUP; i++) await a.call();
+    });
+  }
+  const per = Math.ceil(LATENCY_CALLS / ROUNDS);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let k = 0; k < order.length; k++) {
+      const s = order[(r + k) % order.length]!;
+      const chunk = await sys.robust(s, async (a) => {
+        const xs: number[] = [];
+        for (let i = 0; i < per; i++) xs.push(await a.call());
+        return xs;
+      });
+      out[s].push(...chunk);
+    }
+    log(`latency: round ${r + 1}/${ROUNDS} (${(r + 1) * per} calls each)`);
   }
   return out;
 }
 
-async function throughput(name: SystemName, agent: Agent): Promise<Throughput> {
-  const start = performance.now();
-  const end = start + THROUGHPUT_S * 1000;
-  let calls = 0;
-  const progress = setInterval(() => log(`throughput ${name}: ${calls} calls`), 2500);
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (performance.now() < end) {
-        await agent.call();
-        calls++;
-      }
-    }),
-  );
-  clearInterval(progress);
-  const seconds = (performance.now() - start) / 1000;
-  return { in_flight: IN_FLIGHT, seconds: Math.round(seconds * 100) / 100, calls, calls_per_s: Math.round(calls / seconds) };
+async function throughputRounds(sys: Systems, order: SystemName[]): Promise<Record<SystemName, Throughput>> {
+  const calls = { relay: 0, do: 0, node: 0 };
+  const secs = { relay: 0, do: 0, node: 0 };
+  const rounds = 5;
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < order.length; k++) {
+      const s = order[(r + k) % order.length]!;
+      const got = await sys.robust(s, async (a) => {
+        let n = 0;
+        const start = performance.now();
+        const end = start + (THROUGHPUT_S * 1000) / rounds;
+        await Promise.all(
+          Array.from({ length: IN_FLIGHT }, async () => {
+            while (performance.now() < end) {
+              await a.call();
+              n++;
+            }
+          }),
+        );
+        return { n, secs: (performance.now() - start) / 1000 };
+      });
+      calls[s] += got.n;
+      secs[s] += got.secs;
+    }
+    log(`throughput: round ${r + 1}/${rounds}: ${order.map((s) => `${s} ${Math.round(calls[s] / secs[s])}/s`).join(", ")}`);
+  }
+  const one = (s: SystemName): Throughput => ({ in_flight: IN_FLIGHT, seconds: Math.round(secs[s] * 100) / 100, calls: calls[s], calls_per_s: Math.round(calls[s] / secs[s]) });
+  return { relay: one("relay"), do: one("do"), node: one("node") };
 }
 
 async function pool<T, R>(items: readonly T[], n: number, f: (x: T, i: number) => Promise<R>): Promise<R[]> {
@@ -108,25 +169,20 @@ async function main() {
     }
     const idleFrom = Date.now();
 
-    const pairs: Record<SystemName, Pair> = {
-      relay: await relayPair(await createSession(relay.url, "lat"), 1, "lat"),
-      do: await baselinePair(floor.url, "lat"),
-      node: await baselinePair(nodeBase.url, "lat"),
+    const latSession = await createSession(relay.url, "lat");
+    const open: Record<SystemName, (tag: string) => Promise<Pair>> = {
+      relay: (tag) => relayPair(latSession, 1, `lat${tag}`),
+      do: (tag) => baselinePair(floor!.url, `lat${tag}`),
+      node: (tag) => baselinePair(nodeBase!.url, `lat${tag}`),
     };
+    const sys = new Systems({ relay: await open.relay("0"), do: await open.do("0"), node: await open.node("0") }, open);
     const order: SystemName[] = ["node", "do", "relay"];
-    const lat = {} as Record<SystemName, number[]>;
-    for (const s of order) {
-      log(`latency ${s}: ${WARMUP} warm-up + ${LATENCY_CALLS} calls, one in flight`);
-      lat[s] = await latency(s, pairs[s].agent);
-    }
-    const tput = {} as Record<SystemName, Throughput>;
-    for (const s of order) {
-      log(`throughput ${s}: ${IN_FLIGHT} in flight for ${THROUGHPUT_S} s`);
-      tput[s] = await throughput(s, pairs[s].agent);
-      log(`throughput ${s}: ${tput[s].calls_per_s} calls/s`);
-    }
-    const agentErrors = { relay: pairs.relay.agent.errors.length, do: pairs.do.agent.errors.length, node: pairs.node.agent.errors.length };
-    for (const s of order) pairs[s].close();
+    log(`latency: ${WARMUP} warm-up + ${LATENCY_CALLS} calls each, one in flight, ${ROUNDS} interleaved rounds`);
+    const lat = await latencyRounds(sys, order);
+    log(`throughput: ${IN_FLIGHT} in flight, ${THROUGHPUT_S} s each in 5 interleaved rounds`);
+    const tput = await throughputRounds(sys, order);
+    const agentErrors = { relay: sys.agent("relay").errors.length, do: sys.agent("do").errors.length, node: sys.agent("node").errors.length };
+    sys.closeAll();
 
     // Scale: many sessions at once on the relay.
     log(`scale: ${SESSIONS} sessions × (1 agent + ${APPS} apps)`);
@@ -136,13 +192,26 @@ async function main() {
     const sessions = await pool(Array.from({ length: SESSIONS }, (_, i) => i), 32, (i) => createSession(relay!.url, `scale${i}`));
     const createMs = performance.now() - t;
     log(`scale: ${SESSIONS} sessions created in ${createMs.toFixed(0)} ms; connecting ${SESSIONS * (1 + APPS)} sockets`);
-    t = performance.now();
-    const scalePairs = await Promise.all(sessions.map((s, i) => relayPair(s, APPS, `s${i}`)));
-    const connectMs = performance.now() - t;
-    log(`scale: all connected in ${connectMs.toFixed(0)} ms; one call each`);
-    t = performance.now();
-    const scaleLat = await Promise.all(scalePairs.map((p) => p.agent.call()));
-    const completeMs = performance.now() - t;
+    let scalePairs: Pair[] = [];
+    let scaleLat: number[] = [];
+    let connectMs = 0;
+    let completeMs = 0;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        t = performance.now();
+        scalePairs = await Promise.all(sessions.map((s, i) => relayPair(s, APPS, `s${i}a${attempt}`)));
+        connectMs = performance.now() - t;
+        log(`scale: all connected in ${connectMs.toFixed(0)} ms; one call each`);
+        t = performance.now();
+        scaleLat = await Promise.all(scalePairs.map((p) => p.agent.call()));
+        completeMs = performance.now() - t;
+        break;
+      } catch (e) {
+        for (const p of scalePairs) p.close();
+        if (attempt >= 3) throw e;
+        log(`scale: ${(e as Error).message} — a socket dropped (wrangler dev reload?); repeating the step`);
+      }
+    }
     await sleep(300); // let the losing apps' late results (answered with unknown_call) drain
     const rssPeak = sampler.stop();
     const hwm = memOf(relayWorkerd)?.hwmKiB ?? null;
@@ -158,11 +227,13 @@ async function main() {
     }
     const idleS = Math.round((Date.now() - idleFrom) / 1000);
     log(`wake-up: first call after ${idleS} s idle`);
+    // A socket dropped by a wrangler dev reload cannot measure a wake-up (reconnecting wakes the object): skipped.
     const wakeRelayMs: number[] = [];
-    for (const p of wakeRelay) wakeRelayMs.push(await p.agent.call());
+    for (const p of wakeRelay) if (p.agent.ws.readyState === p.agent.ws.OPEN) wakeRelayMs.push(await p.agent.call());
     const wakeDoMs: number[] = [];
     const hibernated: boolean[] = [];
     for (const w of wakeDo) {
+      if (w.pair.agent.ws.readyState !== w.pair.agent.ws.OPEN) continue;
       wakeDoMs.push(await w.pair.agent.call());
       hibernated.push((await whoami(w.pair.agent.ws)) !== w.instance);
     }
@@ -228,6 +299,7 @@ async function main() {
         note,
       },
       agent_errors: agentErrors,
+      reopened_after_drop: sys.reopened,
       load_avg_1m: { start: Math.round(loadStart * 100) / 100, end: Math.round(loadavg()[0]! * 100) / 100 },
       total_s: Math.round((Date.now() - t0) / 1000),
     };

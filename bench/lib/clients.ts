@@ -78,6 +78,7 @@ export class Agent {
   call(timeoutMs = 30_000): Promise<number> {
     const call_id = `${this.prefix}${++this.seq}`;
     const a = this.seq;
+    if (this.ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error("socket closed"));
     return new Promise<number>((resolve, reject) => {
       const t = setTimeout(() => {
         this.pending.delete(call_id);

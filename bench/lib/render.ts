@@ -93,7 +93,7 @@ extra hop, the Node relay does not; neither is the Cloudflare edge.
   own Node process forwarding frames between an agent and an app socket. Nothing stored; no durability, no
   hibernation, no auth.
 
-The three carry the same \`tool.call\` / \`tool.result\` frames from the same client code, measured in the same run.
+${reopenNote(r)}The three carry the same \`tool.call\` / \`tool.result\` frames from the same client code, measured in the same run.
 
 ## Latency and throughput
 
@@ -164,3 +164,14 @@ npm ci && npm run bench     # about 2–3 minutes; BENCH_CALLS, BENCH_SECONDS, B
 }
 
 const WAKE = (r: Results) => String(r.wakeup.relay_ms.length);
+
+function reopenNote(r: Results): string {
+  const n = r.reopened_after_drop;
+  const total = n.relay + n.do + n.node;
+  if (total === 0) return "";
+  return `During this run ${total} measurement round(s) lost their socket (relay ${n.relay}, bare DO ${n.do}, Node ${n.node}) —
+\`wrangler dev\` reloads the Worker, dropping every socket, when a source file changes — and were measured again on
+a new connection.
+
+`;
+}

@@ -53,6 +53,8 @@ export interface Results {
     note: string;
   };
   agent_errors: Record<SystemName, number>;
+  /** Rounds repeated on a new pair after a socket dropped (wrangler dev reloads the Worker on source changes). */
+  reopened_after_drop: Record<SystemName, number>;
   /** 1-minute load average when the bench started and ended: other work on the machine skews figures. */
   load_avg_1m: { start: number; end: number };
   total_s: number;
