@@ -35,11 +35,11 @@ function hook(event: string, body: string, secret = SECRET): Promise<Response> {
 }
 
 /** An IM-bound session for a person chat with `uid`, and its agent connected. */
-async function imSession(channel_id: string, channel_type = 1): Promise<{ sid: string; agent: Client; status: () => Promise<SessionStatus> }> {
+async function imSession(channel_id: string, channel_type = 1): Promise<{ sid: string; token: string; agent: Client; status: () => Promise<SessionStatus> }> {
   const s = await createSession({ im: { channel_id, channel_type } });
   const agent = await connect(s.session_id, s.agent_token, { clientId: "agent1" });
   const status = async () => (await (await fetchWorker(`/api/sessions/${s.session_id}`, { headers: { authorization: `Bearer ${s.agent_token}` } })).json()) as SessionStatus;
-  return { sid: s.session_id, agent, status };
+  return { sid: s.session_id, token: s.agent_token, agent, status };
 }
 
 const text = (from_uid: string, content: string, extra: Partial<NotifyMessage> = {}): NotifyMessage => ({ from_uid, channel_id: BOT, channel_type: 1, payload: { type: 1, content }, ...extra });
@@ -145,6 +145,21 @@ describe("WuKongIM bridge: inbound", () => {
     group.agent.close();
   });
 
+  it("in a group, routes mentions and code replies from any member, and ignores other chatter", async () => {
+    const { agent } = await imSession("g_ops", 2);
+    agent.send({ type: "tool.call", call_id: "g1", name: "choice", arguments: { question: "Who?", options: ["me", "you"] } });
+    await fake.until(() => sentTo("g_ops").length >= 2);
+    expect(sentTo("g_ops")[0]!.body).toMatchObject({ channel_id: "g_ops", channel_type: 2, from_uid: BOT });
+    const code = codeOf(sentTo("g_ops")[1]!);
+    const inGroup = (from_uid: string, payload: object): NotifyMessage => ({ from_uid, channel_id: "g_ops", channel_type: 2, payload });
+    await hook("msg.notify", notifyBody([inGroup("u_x", { type: 1, content: "lunch?" }), inGroup("u_y", { type: 1, content: `#${code} you` })]));
+    expect(await agent.next("tool.result")).toMatchObject({ call_id: "g1", result: { message: "you" } });
+    await hook("msg.notify", notifyBody([inGroup("u_x", { type: 1, content: "no mention here" }), inGroup("u_z", { type: 1, content: "@lineup_bot status?", mention: { uids: [BOT] } })]));
+    expect(await agent.next(isMessage)).toMatchObject({ from: { client_id: "im:u_z" }, content: [{ text: "@lineup_bot status?" }] });
+    expect(await agent.none(isMessage, 200)).toBe(true);
+    agent.close();
+  });
+
   it("keeps message ids above 2^53 exact (message_idstr), so neighbours that JSON.parse would merge stay two messages", async () => {
     const { agent } = await imSession("u_gina");
     const a = "9007199254740993123";
@@ -196,12 +211,15 @@ describe("WuKongIM bridge: inbound", () => {
   });
 
   it("adds im.online to presence from user.onlinestatus (uids split from the right)", async () => {
-    const { agent, status } = await imSession("u-j-1");
+    const { sid, token, agent, status } = await imSession("u-j-1");
     await hook("user.onlinestatus", JSON.stringify(["u-j-1-1-1-7-1-1"]));
     expect(await agent.next((f) => f.type === "presence" && f.im !== undefined)).toMatchObject({ im: { online: true }, apps: 0 });
     await hook("user.onlinestatus", JSON.stringify(["u-j-1-1-1-8-1-2", "u-j-1-1-0-8-0-0"]));
     expect(await agent.next((f) => f.type === "presence" && f.im !== undefined)).toMatchObject({ im: { online: false } });
     expect((await status()).im).toEqual({ channel_id: "u-j-1", channel_type: 1, online: false });
+    const late = await connect(sid, token, { clientId: "agent2" });
+    expect(late.hello!.peers).toMatchObject({ im: { online: false } });
+    late.close();
     expect((await hook("user.onlinestatus", onlineStatus)).status).toBe(200); // the fixture (u_alice) parses
     agent.close();
   });

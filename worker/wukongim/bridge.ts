@@ -4,7 +4,7 @@
 // SQLite outbox (retried from the DO's single alarm — no timers, hibernation wipes memory), and turns
 // webhook messages back into frames from that peer, under the router's usual rules.
 import { ASK_QUESTION, CHOICE, CONFIRM, INPUT, WORK_REPORT } from "../../shared/builtin-tools.js";
-import { LIMITS, parseFrameValue, type ClientFrame, type RelayFrame, type SessionStatus, type ToolDef } from "../../shared/protocol.js";
+import { LIMITS, parseFrameValue, type ClientFrame, type PeerState, type RelayFrame, type SessionStatus, type ToolDef } from "../../shared/protocol.js";
 import { keyOf, type Ctx, type Out, type Peer, type Router } from "../../shared/router.js";
 import type { Store } from "../../shared/store.js";
 import type { Env } from "../env.js";
@@ -106,11 +106,13 @@ export class WuKongImBridge {
     return v === undefined ? undefined : v === "1";
   }
 
-  /** Adds `im: {online}` to presence frames of IM-bound sessions. */
+  /** Adds `im: {online}` to presence frames (and to `hello.peers`, so a new client knows it at once). */
   decorate(frame: RelayFrame): void {
-    if (frame.type !== "presence") return;
+    if (frame.type !== "presence" && frame.type !== "hello") return;
     const on = this.online();
-    if (on !== undefined) frame.im = { online: on };
+    if (on === undefined) return;
+    if (frame.type === "presence") frame.im = { online: on };
+    else (frame.peers as PeerState & { im?: { online: boolean } }).im = { online: on };
   }
 
   status(s: SessionStatus): SessionStatus {
