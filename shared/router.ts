@@ -95,7 +95,7 @@ export class Router {
     const cursor = this.store.cursor(key);
     if (cursor !== undefined) {
       const missed = this.store.messages(cursor, LIMITS.historySize).filter((m) => !(m.from.role === peer.role && m.from.client_id === peer.clientId));
-      for (const m of missed) out.push(to(m));
+      for (const m of missed) out.push(to(wire(m)));
     }
     this.store.setCursor(key, this.store.lastSeq());
     out.push(...this.presence(ctx, key));
@@ -327,12 +327,11 @@ export class Router {
     if (f.id && this.store.hasMessage(key, f.id)) return []; // a retried message is delivered once
     const msg: MessageOut = { type: "message", id: f.id ?? this.newId(), from: { role: peer.role, client_id: peer.clientId }, content: f.content, ts: ctx.now };
     const seq = this.store.addMessage(msg, key);
-    const frame: MessageOut = { ...msg, seq };
     const to = new Set(ctx.peers.map(keyOf));
     to.delete(key);
     for (const k of to) this.store.setCursor(k, seq);
     this.store.setCursor(key, seq);
-    return [...to].map((k) => ({ to: k, frame }));
+    return [...to].map((k) => ({ to: k, frame: msg }));
   }
 
   private onStatus(_peer: Peer, f: ClientFrameOf<"status">, ctx: Ctx): Out[] {
@@ -398,7 +397,7 @@ export class Router {
       agent_clients: ids("agent"),
       tools: { agent: this.catalog("agent"), app: this.catalog("app") },
       pending_calls: this.store.countOpen(),
-      messages: this.store.messages(0, LIMITS.historySize),
+      messages: this.store.messages(0, LIMITS.historySize).map(wire),
     };
     if (extra.label !== undefined) s.label = extra.label;
     return s;
@@ -408,6 +407,12 @@ export class Router {
     const frame: RelayFrame = call_id === undefined ? { type: "error", code, message } : { type: "error", code, message, call_id };
     return { to: keyOf(peer), conn: peer.conn, frame };
   }
+}
+
+/** The contract's message frame: `seq` is the store's cursor position, not part of the wire format. */
+function wire(m: MessageOut): MessageOut {
+  const { seq: _seq, ...frame } = m;
+  return frame;
 }
 
 function callIdOf(f: ClientFrame): string | undefined {

@@ -18,6 +18,7 @@ describe("messages", () => {
       const m = await c.next(isMsg("hi"));
       expect(m).toMatchObject({ type: "message", id: "m-1", from: { role: "app", client_id: "ph" }, content: text("hi") });
       expect(m.ts).toBeGreaterThanOrEqual(before);
+      expect(Object.keys(m).sort()).toEqual(["content", "from", "id", "ts", "type"]);
     }
     await sync(app);
     expect(await app.none("message")).toBe(true);
@@ -43,6 +44,7 @@ describe("messages", () => {
       const msgs = (await getStatus(s, t)).messages as Frame[];
       expect(msgs.length).toBeGreaterThanOrEqual(200);
       expect(msgs.at(-1)!.content).toEqual(text("n204"));
+      expect(Object.keys(msgs.at(-1)!).sort()).toEqual(["content", "from", "id", "ts", "type"]);
       const nums = msgs.map((m) => Number((m.content as { text: string }[])[0]!.text.slice(1)));
       expect(nums).toEqual([...nums].sort((a, b) => a - b));
       expect(nums[0]).toBeLessThanOrEqual(5);
