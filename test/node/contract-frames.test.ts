@@ -392,6 +392,15 @@ describe.each(TARGETS)("$name", (tc) => {
         expect(msgs[0]!.content).toEqual(content);
       });
 
+      it("a client that reconnects with its client_id receives the messages it missed, after hello", async () => {
+        const { s, agent, app } = await pair();
+        await app.close();
+        agent.send({ type: "message", id: "while-away", content: [{ type: "text", text: "are you there?" }] });
+        await agent.sync();
+        const { c: back } = await pool.join(s, "app", { clientId: "app1" });
+        expect(await back.next("message")).toMatchObject({ id: "while-away", from: { role: "agent", client_id: "agent1" } });
+      });
+
       it("rejects a message without content as bad_frame and delivers nothing", async () => {
         const { agent, app } = await pair();
         agent.send({ type: "message", content: [] });
@@ -423,6 +432,22 @@ describe.each(TARGETS)("$name", (tc) => {
         expect((await agent.next("error")).code).toBe("bad_frame");
       });
     });
+
+    it("answers too_many_calls once the session has 1000 open calls, and serves calls again after some close", async () => {
+      const { s, agent, app } = await pair([ECHO]);
+      await agent.drain();
+      for (let i = 0; i < 1000; i++) agent.send({ type: "tool.call", call_id: `many-${i}`, name: "echo", arguments: { text: "x" } });
+      await app.next(callOf("many-999"), 80_000);
+      agent.send({ type: "tool.call", call_id: "one-too-many", name: "echo", arguments: { text: "x" } });
+      expect((await agent.next(resultOf("one-too-many"), 10_000)).error).toMatchObject({ code: "too_many_calls" });
+      expect(await app.none(callOf("one-too-many"), 200)).toBe(true);
+      agent.send({ type: "tool.cancel", call_id: "many-0" });
+      await app.next(cancelOf("many-0"));
+      agent.send({ type: "tool.call", call_id: "fits-again", name: "echo", arguments: { text: "x" } });
+      await app.next(callOf("fits-again"));
+      const st = await http(`${T.url}/api/sessions/${s.session_id}`, { token: s.agent_token });
+      expect((st.json as { pending_calls: number }).pending_calls).toBe(1000);
+    }, 120_000);
 
     it("ignores tool.ack for unknown calls silently", async () => {
       const s: SessionCreated = await pool.session(T.key);
