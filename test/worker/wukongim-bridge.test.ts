@@ -2,7 +2,7 @@
 // The WuKongIM bridge inside workerd: the real Worker route and session Durable Object, with WuKongIM's
 // HTTP API played by the fake in test/fixtures/wukongim/fake.ts (global fetch is stubbed for its host;
 // the Durable Object runs in the test isolate, so its sends reach the fake).
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import toolCallRequest from "../fixtures/wukongim/message-send.request.tool-call.json?raw";
 import textBatch from "../fixtures/wukongim/msg.notify.text-batch.json?raw";
@@ -126,6 +126,28 @@ describe("WuKongIM bridge: outbound", () => {
     agent.send({ type: "tool.cancel", call_id: "x1" });
     const cancel = await fake.until(() => sentTo("u_frank").find((s) => s.payload.kind === "tool.cancel"));
     expect(cancel.payload).toEqual({ type: 10100, v: 1, kind: "tool.cancel", call_id: "x1", reason: "cancelled" });
+    agent.close();
+  });
+});
+
+describe("WuKongIM bridge: hibernation", () => {
+  it("survives eviction between a failed send, its retry and the reply (outbox, codes and de-dup live in SQLite)", async () => {
+    const { sid, agent } = await imSession("u_rex");
+    fake.failNext("network");
+    agent.send({ type: "tool.call", call_id: "h1", name: "input", arguments: { question: "still there?" } });
+    await fake.until(() => fake.refused.length >= 1);
+    await evictDurableObject(stubOf(sid), { webSockets: "hibernate" });
+    await retryNow(sid);
+    await fake.until(() => sentTo("u_rex").length >= 2);
+    await evictDurableObject(stubOf(sid), { webSockets: "hibernate" });
+    const reply = notifyBody([text("u_rex", `#${codeOf(sentTo("u_rex")[1]!)} yes I am`)]);
+    await hook("msg.notify", reply);
+    expect(await agent.next("tool.result")).toMatchObject({ call_id: "h1", result: { message: "yes I am" } });
+    await evictDurableObject(stubOf(sid), { webSockets: "hibernate" });
+    await hook("msg.notify", reply);
+    expect(await agent.none((f) => f.type === "tool.result" || f.type === "message", 300)).toBe(true);
+    // Seen before (not merely a late answer): no "already answered" notice either.
+    expect(sentTo("u_rex").filter((s) => String(s.payload.content).includes("already answered"))).toEqual([]);
     agent.close();
   });
 });
