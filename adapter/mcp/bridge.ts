@@ -168,7 +168,6 @@ export class Bridge {
     // One controller ends the adapter call: MCP cancellation, or the bridge's own deadline.
     const ac = new AbortController();
     let timedOut = false;
-    let sawNoApp = false;
     const onAbort = () => ac.abort();
     extra.signal.addEventListener("abort", onAbort, { once: true });
     const deadline = setTimeout(() => {
@@ -176,10 +175,7 @@ export class Bridge {
       ac.abort();
     }, p.timeoutS * 1000 + this.opts.graceMs);
     progress(waitingText());
-    const ticker = setInterval(() => {
-      if (this.conn?.agent.presence.apps === 0) sawNoApp = true;
-      progress(waitingText());
-    }, this.opts.progressMs);
+    const ticker = setInterval(() => progress(waitingText()), this.opts.progressMs);
     const stopped = new Promise<never>((_, reject) =>
       ac.signal.addEventListener("abort", () => reject(Object.assign(new Error("cancelled"), { code: "cancelled" })), { once: true }),
     );
@@ -191,7 +187,6 @@ export class Bridge {
         if (timedOut || extra.signal.aborted) throw e;
         throw Object.assign(new Error(`cannot reach the LineUp relay: ${codeOf(e).message}`), { code: "not_connected" });
       });
-      if (conn.agent.presence.apps === 0) sawNoApp = true;
       this.status(conn);
       // The wait counts from the host's call: time spent connecting comes off the relay's deadline.
       const remainingS = Math.max(1, Math.ceil(p.timeoutS - (Date.now() - started) / 1000));
@@ -199,7 +194,7 @@ export class Bridge {
       return resultToMcp(result);
     } catch (e) {
       const { code, message } = codeOf(e);
-      const nobody = sawNoApp || this.conn?.agent.presence.apps === 0;
+      const nobody = this.conn?.agent.presence.apps === 0;
       if (code === "timeout" || (timedOut && !extra.signal.aborted)) return timeoutToMcp(name, p.timeoutS, nobody, this.conn?.appUrl);
       if (extra.signal.aborted) return errorToMcp("cancelled", "the host cancelled the call", name); // not delivered: the SDK drops answers to cancelled requests
       return errorToMcp(code, message, name);

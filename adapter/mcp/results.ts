@@ -97,6 +97,6 @@ export function timeoutToMcp(tool: string, timeoutS: number, nobodyOpen: boolean
     `No answer came from the human within ${timeoutS} s, so ${tool} ended without a reply.`,
     "Do not ask the same thing again in a loop. Summarise where you are and what you need, continue with the work you can do on your own (or stop at a safe point), and ask again later only if you still need the answer.",
   ];
-  if (nobodyOpen) lines.push(`Nobody had the LineUp app open during the wait${appUrl ? `; the human can pair at ${appUrl}` : ""}.`);
+  if (nobodyOpen) lines.push(`Nobody has the LineUp app open at the moment${appUrl ? `; the human can pair at ${appUrl}` : ""}.`);
   return { content: [{ type: "text", text: lines.join("\n") }] };
 }

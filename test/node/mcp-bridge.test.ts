@@ -269,7 +269,7 @@ describe("lineup mcp: the project's saved session", () => {
     const r = await mcp.client.callTool({ name: "work_report", arguments: { project_directory: "/p", summary: "done", timeout: 2 } });
     expect(r.isError).toBeFalsy();
     expect(firstText(r)).toMatch(/No answer came from the human within 2 s/);
-    expect(firstText(r)).toContain(`Nobody had the LineUp app open during the wait; the human can pair at ${link}`);
+    expect(firstText(r)).toContain(`Nobody has the LineUp app open at the moment; the human can pair at ${link}`);
   });
 
   it("after the session is deleted, the next call starts a new session, prints its new link and reaches the human there", async () => {
@@ -279,9 +279,15 @@ describe("lineup mcp: the project's saved session", () => {
     const del = await fetch(`${inject("relayUrl")}/api/sessions/${sid}`, { method: "DELETE", headers: { authorization: `Bearer ${saved.agentToken}` } });
     expect(del.status).toBe(204);
     await mcp.waitStderr(/not reconnecting/);
-    const p = mcp.client.callTool({ name: "input", arguments: { question: "New session?", timeout: 60 } });
-    const m = await mcp.waitStderr(new RegExp(`#s=((?!${sid})[^&\\s]+)&t=(\\S+)`));
-    const app = await App.connect(inject("relayUrl"), decodeURIComponent(m[1]!), decodeURIComponent(m[2]!));
+    const messages: string[] = [];
+    const p = mcp.client.callTool({ name: "input", arguments: { question: "New session?", timeout: 60 } }, undefined, {
+      onprogress: (n) => messages.push(n.message ?? ""),
+    });
+    const m = await mcp.waitStderr(new RegExp(`(http://\\S+#s=((?!${sid})[^&\\s]+)&t=(\\S+))`));
+    // Connect the app only once the call is queued: an app that is connected but has not registered yet
+    // would get the call answered with unknown_tool (contract §4.2).
+    await expect.poll(() => messages.some((x) => x.includes("Nobody has the LineUp app open") && x.includes(m[1]!)), { timeout: 15_000 }).toBe(true);
+    const app = await App.connect(inject("relayUrl"), decodeURIComponent(m[2]!), decodeURIComponent(m[3]!));
     cleanups.push(() => app.close());
     app.answer(await app.call("input"), { result: { message: "yes, new" } });
     expect(firstText(await p)).toBe("yes, new");

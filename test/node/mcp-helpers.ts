@@ -94,7 +94,14 @@ export class App {
       ws.once("error", reject);
     });
     await app.next((f) => f.type === "hello");
-    if (tools) app.send({ type: "tool.list", tools });
+    await app.next((f) => f.type === "tool.list"); // the agent side's catalog, always sent after hello
+    if (tools) {
+      // Register, then ask for the agent's catalog: the object handles one socket's frames in order, so the
+      // answer means the registration is in (a call arriving before it would get unknown_tool, §4.2).
+      app.send({ type: "tool.list", tools });
+      app.send({ type: "tool.list" });
+      await app.next((f) => f.type === "tool.list");
+    }
     return app;
   }
 
