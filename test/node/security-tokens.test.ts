@@ -1,17 +1,16 @@
 // Security (issue 4 §3): session tokens from outside — another session's, expired, tampered in each
 // part, signed with another secret, the wrong role — on every token endpoint and every token carrier.
-// The shared relay runs on the dev default, so tokens here are signed with DEV_RELAY_KEY like the relay's.
-import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { DEV_RELAY_KEY } from "../../shared/defaults.js";
+// The shared relay runs on the dev default, so tokens here are signed with DEV_RELAY_KEY like the relay's;
+// the LAN server signs with its pre-shared token. Both play the role of KEY below.
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { TARGETS, type Target } from "../helpers/contract-targets.js";
 import { signToken } from "../../shared/tokens.js";
 import type { SessionCreated } from "../../shared/protocol.js";
 import { http, Pool, refused, wsUrl, type TokenVia } from "../helpers/raw-client.js";
 
 let url: string;
+let DEV_RELAY_KEY: string;
 const pool = new Pool(() => url);
-beforeAll(() => {
-  url = inject("relayUrl");
-});
 afterEach(() => pool.closeAll());
 
 type Part = "version" | "session" | "role" | "expiry" | "signature";
@@ -51,7 +50,16 @@ async function stillAlive(s: SessionCreated) {
   expect((await http(`${url}/api/sessions/${s.session_id}`, { token: s.agent_token })).status).toBe(200);
 }
 
-describe("session tokens from outside", () => {
+describe.each(TARGETS)("$name", (tc) => {
+describe.skipIf(tc.skip !== undefined)("session tokens from outside", () => {
+  let T: Target;
+  beforeAll(async () => {
+    T = await tc.start(inject("relayUrl"));
+    url = T.url;
+    DEV_RELAY_KEY = T.key;
+  });
+  afterAll(async () => T?.stop());
+
   it("refuses a token of another session with 401 everywhere (both roles)", async () => {
     const a = await pool.session(DEV_RELAY_KEY);
     const b = await pool.session(DEV_RELAY_KEY);
@@ -170,4 +178,5 @@ describe("session tokens from outside", () => {
       }
     }
   });
+});
 });
