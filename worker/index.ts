@@ -24,7 +24,7 @@ type C = Context<{ Bindings: Env }>;
 
 const app = new Hono<{ Bindings: Env }>();
 
-const fail = (c: C, status: 400 | 401 | 403 | 404 | 409 | 413 | 426 | 503, code: string, message: string) =>
+const fail = (c: C, status: 400 | 401 | 403 | 404 | 409 | 413 | 426 | 429 | 503, code: string, message: string) =>
   c.json({ error: { code, message } }, status);
 
 const isLocal = (url: string) => ["localhost", "127.0.0.1", "[::1]", "::1"].includes(new URL(url).hostname);
@@ -60,12 +60,37 @@ app.use("/api/*", async (c, next) => {
 
 app.get("/healthz", (c) => c.json({ ok: true, protocol: PROTOCOL }));
 
+/** The body as text, or undefined once it passes `max` bytes — counted while streaming, so a chunked
+ * body without content-length is never buffered whole (and bytes, not UTF-16 units, are counted). */
+async function readCapped(req: Request, max: number): Promise<string | undefined> {
+  if (Number(req.headers.get("content-length") ?? "0") > max) return undefined;
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const ch of chunks) {
+    all.set(ch, at);
+    at += ch.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
 /** Reads a JSON body with the size limit; `undefined` for an empty body. */
 async function readJson(c: C): Promise<{ ok: true; value: unknown } | { ok: false; res: Response }> {
-  const len = Number(c.req.header("content-length") ?? "0");
-  if (len > LIMITS.maxHttpBodyBytes) return { ok: false, res: fail(c, 413, "too_large", `body over ${LIMITS.maxHttpBodyBytes} bytes`) };
-  const text = await c.req.text();
-  if (text.length > LIMITS.maxHttpBodyBytes) return { ok: false, res: fail(c, 413, "too_large", `body over ${LIMITS.maxHttpBodyBytes} bytes`) };
+  const text = await readCapped(c.req.raw, LIMITS.maxHttpBodyBytes);
+  if (text === undefined) return { ok: false, res: fail(c, 413, "too_large", `body over ${LIMITS.maxHttpBodyBytes} bytes`) };
   if (text.trim() === "") return { ok: true, value: undefined };
   try {
     return { ok: true, value: JSON.parse(text) };
@@ -74,11 +99,38 @@ async function readJson(c: C): Promise<{ ok: true; value: unknown } | { ok: fals
   }
 }
 
+// A brake on guessing RELAY_KEY: after AUTH_FAILURES_PER_MIN wrong keys from one address in a minute,
+// that address gets 429 without the key being compared. Memory of this isolate only (a brake, not a
+// quota); the key holder's own session creation is never limited.
+const AUTH_FAILURES_PER_MIN = 60;
+const authFailures = new Map<string, { n: number; since: number }>();
+const clientAddr = (c: C) => c.req.header("cf-connecting-ip") ?? "unknown";
+function authBlocked(addr: string, now: number): boolean {
+  const f = authFailures.get(addr);
+  return f !== undefined && now - f.since < 60_000 && f.n >= AUTH_FAILURES_PER_MIN;
+}
+function authFailed(addr: string, now: number): void {
+  const f = authFailures.get(addr);
+  if (f && now - f.since < 60_000) f.n++;
+  else {
+    if (authFailures.size >= 10_000) authFailures.clear();
+    authFailures.set(addr, { n: 1, since: now });
+  }
+}
+
 app.post("/api/sessions", async (c) => {
   const key = relayKey(c.env, c.req.url);
   if (!key) return fail(c, 503, "not_configured", "RELAY_KEY is not set: run `wrangler secret put RELAY_KEY`");
+  const addr = clientAddr(c);
+  if (authBlocked(addr, Date.now())) {
+    c.header("retry-after", "60");
+    return fail(c, 429, "rate_limited", `more than ${AUTH_FAILURES_PER_MIN} wrong keys in a minute from this address; wait a minute`);
+  }
   const given = /^Bearer\s+(.+)$/i.exec(c.req.header("authorization") ?? "")?.[1]?.trim() ?? "";
-  if (!(await safeEqual(given, key))) return fail(c, 401, "unauthorized", "creating a session needs Authorization: Bearer <RELAY_KEY>");
+  if (!(await safeEqual(given, key))) {
+    authFailed(addr, Date.now());
+    return fail(c, 401, "unauthorized", "creating a session needs Authorization: Bearer <RELAY_KEY>");
+  }
   const body = await readJson(c);
   if (!body.ok) return body.res;
   const parsed = CreateSessionBody.safeParse(body.value ?? {});
