@@ -62,14 +62,23 @@ class Agent {
   }
 }
 
-async function imSession(uid: string): Promise<{ s: SessionCreated; agent: Agent }> {
+async function createIm(uid: string): Promise<SessionCreated> {
   const r = await fetch(`${relay.url}/api/sessions`, {
     method: "POST",
     headers: { authorization: `Bearer ${DEV_RELAY_KEY}`, "content-type": "application/json" },
     body: JSON.stringify({ im: { channel_id: uid, channel_type: 1 } }),
   });
   expect(r.status).toBe(201);
-  const s = (await r.json()) as SessionCreated;
+  return (await r.json()) as SessionCreated;
+}
+
+async function imSession(uid: string): Promise<{ s: SessionCreated; agent: Agent }> {
+  // `wrangler dev` keeps Durable Object storage between runs and the session id derives from the channel:
+  // delete what an earlier run left, then bind afresh.
+  const old = await createIm(uid);
+  expect((await fetch(`${relay.url}/api/sessions/${old.session_id}`, { method: "DELETE", headers: { authorization: `Bearer ${old.agent_token}` } })).status).toBe(204);
+  const s = await createIm(uid);
+  expect(s.session_id).toBe(old.session_id);
   const ws = new WebSocket(`${s.ws_url}?client_id=agent-e2e`, { headers: { authorization: `Bearer ${s.agent_token}` } });
   const agent = new Agent(ws);
   await new Promise<void>((res, rej) => {
