@@ -85,6 +85,7 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   };
   const label = flags.get("label");
   if (label !== undefined) cfg.label = label;
+  if (!env.LINEUP_SESSION !== !env.LINEUP_TOKEN) throw new UsageError("joining a session needs both LINEUP_SESSION and LINEUP_TOKEN");
   if (env.LINEUP_SESSION && env.LINEUP_TOKEN) {
     cfg.sessionId = env.LINEUP_SESSION;
     cfg.token = env.LINEUP_TOKEN;
@@ -111,9 +112,11 @@ async function withSessionLock<T>(stateDir: string, fn: () => Promise<T>): Promi
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const lock = join(stateDir, "mcp-session.lock");
   const until = Date.now() + 30_000;
+  let held = false;
   for (;;) {
     try {
       mkdirSync(lock);
+      held = true;
       break;
     } catch {
       try {
@@ -128,7 +131,7 @@ async function withSessionLock<T>(stateDir: string, fn: () => Promise<T>): Promi
   try {
     return await fn();
   } finally {
-    rmSync(lock, { recursive: true, force: true });
+    if (held) rmSync(lock, { recursive: true, force: true });
   }
 }
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { BUILTIN_TOOLS, CANVAS } from "../../shared/builtin-tools.js";
 import type { ToolDef } from "../../shared/protocol.js";
 import { base64Bytes, errorToMcp, humanSize, resultToMcp, timeoutToMcp } from "../../adapter/mcp/results.js";
+import { parseMcpArgs } from "../../adapter/mcp/server.js";
 import { buildCatalog, clampTimeoutS, mcpNameOf, planCall, planGenericCall, toMcpTool } from "../../adapter/mcp/tools.js";
 
 describe("the MCP tool list", () => {
@@ -95,5 +96,23 @@ describe("results", () => {
     const t = timeoutToMcp("ask_question", 600, true, "https://r/#s=1&t=2");
     expect(t.isError).toBeUndefined();
     expect(t.content[0]).toMatchObject({ text: expect.stringContaining("the human can pair at https://r/#s=1&t=2") });
+  });
+});
+
+describe("lineup mcp options", () => {
+  it("flags override LINEUP_* variables, which override the defaults", () => {
+    const env = { LINEUP_RELAY_URL: "ws://relay.example:9000/", LINEUP_MCP_TIMEOUT: "120", LINEUP_STATE_DIR: "/tmp/st" };
+    const c = parseMcpArgs(["--timeout=90", "--project", "/tmp/proj", "--no-qr"], env);
+    expect(c).toMatchObject({ relayUrl: "http://relay.example:9000", defaultTimeoutS: 90, maxTimeoutS: 86400, projectDir: "/tmp/proj", stateDir: "/tmp/st", qr: false, progressMs: 15_000 });
+    expect(parseMcpArgs([], env).defaultTimeoutS).toBe(120);
+    // The default wait never exceeds the ceiling.
+    expect(parseMcpArgs(["--max-timeout", "50"], {}).defaultTimeoutS).toBe(50);
+  });
+
+  it("refuses bad values and half a session", () => {
+    expect(() => parseMcpArgs(["--timeout", "0"], {})).toThrow(/--timeout must be a number from 1 to 86400/);
+    expect(() => parseMcpArgs(["--frobnicate"], {})).toThrow(/unknown argument/);
+    expect(() => parseMcpArgs([], { LINEUP_MCP_PROGRESS_S: "30" })).toThrow(/LINEUP_MCP_PROGRESS_S/);
+    expect(() => parseMcpArgs([], { LINEUP_SESSION: "abcdefgh12" })).toThrow(/LINEUP_SESSION and LINEUP_TOKEN/);
   });
 });
