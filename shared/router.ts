@@ -133,11 +133,13 @@ export class Router {
   private onToolList(peer: Peer, f: ClientFrameOf<"tool.list">, ctx: Ctx): Out[] {
     const key = keyOf(peer);
     if (!f.tools) return [{ to: key, conn: peer.conn, frame: { type: "tool.list", tools: this.catalog(otherRole(peer.role)) } }];
-    const before = canonicalJson(this.catalog(peer.role));
+    // Compared by content, not order: re-registering the same tools moves them in the union's order.
+    const same = (tools: ToolDef[]) => canonicalJson([...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
+    const before = same(this.catalog(peer.role));
     this.store.register(key, peer.role, f.tools);
     const after = this.catalog(peer.role);
     const out: Out[] = [];
-    if (canonicalJson(after) !== before) {
+    if (same(after) !== before) {
       const others = new Set(ctx.peers.filter((p) => p.role !== peer.role && !p.virtual).map(keyOf));
       for (const to of others) out.push({ to, frame: { type: "tool.list", tools: after } });
     }

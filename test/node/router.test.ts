@@ -243,8 +243,10 @@ describe("catch-up and the catalog", () => {
     h.disconnect(ph);
     h.send(ag, { type: "tool.list" });
     expect((h.one(ag, type("tool.list")).tools as { name: string }[]).map((t) => t.name).sort()).toEqual(["choice", "note"]);
-    // No change, no broadcast.
+    // No change, no broadcast — also when a re-registration moves a client's tools in the union's order.
     h.send(p2, { type: "tool.list", tools: [NOTE] });
+    expect(h.take(ag, type("tool.list"))).toEqual([]);
+    h.send(h.connect("app", "ph"), { type: "tool.list", tools: [CHOICE] });
     expect(h.take(ag, type("tool.list"))).toEqual([]);
   });
 });

@@ -52,7 +52,7 @@ describe("messages", () => {
     closeAll(agent, app);
   });
 
-  it.each(EVICTIONS)("a known client gets the messages it missed right after hello; a new client reads history over GET (evict: %s)", async (mode) => {
+  it.each([...EVICTIONS, "close"] as const)("a known client gets the messages it missed right after hello; a new client reads history over GET (evict: %s)", async (mode) => {
     const { s, agent, app } = await pair([CHOICE]);
     app.close();
     await agent.next((f) => f.type === "presence" && f.apps === 0);
