@@ -1,7 +1,7 @@
 // The adapter's small state file: saved sessions per (relay URL, project directory) and the stable client
 // ids that make a restarted agent process the same client (so the relay re-sends answers it missed).
 // Files are written atomically with mode 0600: they hold session tokens.
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { DEV_RELAY_KEY, DEV_RELAY_URL } from "../shared/defaults.js";
@@ -179,6 +179,46 @@ export function savedFromCreated(created: SessionCreated, relayUrl: string, cwd:
   return s;
 }
 
+const LOCK_STALE_MS = 30_000;
+
+/**
+ * A lock file around "find or create the session", so that two processes starting at once in the same
+ * directory (e.g. `lineup connect` and `lineup call`) end up in ONE session. A lock older than 30 s is
+ * stale (its holder died); after 30 s of waiting we go on without it rather than hang.
+ */
+async function withStateLock<T>(stateDir: string, fn: () => Promise<T>): Promise<T> {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const lock = join(stateDir, "sessions.lock");
+  const deadline = Date.now() + LOCK_STALE_MS;
+  let held = false;
+  while (!held) {
+    try {
+      closeSync(openSync(lock, "wx", 0o600));
+      held = true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock);
+      } catch {
+        /* removed meanwhile */
+      }
+      if (Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    if (held) {
+      try {
+        unlinkSync(lock);
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+}
+
 /**
  * The session saved for (relayUrl, cwd), or a new one created with the relay key when none is saved or
  * the saved one expired or was deleted (404) or its token is refused (401: e.g. a new TOKEN_SECRET).
@@ -187,6 +227,10 @@ export async function ensureSession(opts: EnsureOptions = {}): Promise<SavedSess
   const relayUrl = normalizeUrl(opts.relayUrl ?? defaultRelayUrl());
   const stateDir = opts.stateDir ?? defaultStateDir();
   const cwd = resolve(opts.cwd ?? process.cwd());
+  return withStateLock(stateDir, () => findOrCreate(opts, relayUrl, stateDir, cwd));
+}
+
+async function findOrCreate(opts: EnsureOptions, relayUrl: string, stateDir: string, cwd: string): Promise<SavedSession> {
   const saved = findSaved(stateDir, relayUrl, cwd);
   if (saved && !(saved.expiresAt !== undefined && saved.expiresAt <= Date.now())) {
     if (opts.trustSaved) return saved;
