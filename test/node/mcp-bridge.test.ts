@@ -4,6 +4,7 @@ import { spawnSync } from "node:child_process";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { loadState } from "../../adapter/state.js";
+import { freePort } from "../helpers/relay.js";
 import type { SessionCreated } from "../../shared/protocol.js";
 import { App, createSession, firstText, MCP_ENTRY, PNG_1x1, startMcp, tempDir, type Mcp } from "./mcp-helpers.js";
 
@@ -214,6 +215,15 @@ describe("lineup mcp: options", () => {
     const r = await p;
     expect(r.isError).toBeFalsy();
     expect(firstText(r)).toMatch(/No answer came from the human within 3 s/);
+  });
+
+  it("with the relay unreachable it still starts and lists tools, and a call says so as an error without waiting", async () => {
+    const mcp = await startMcp({ LINEUP_RELAY_URL: `http://127.0.0.1:${await freePort()}`, LINEUP_STATE_DIR: tempDir("lineup-mcp-state-") });
+    cleanups.push(() => mcp.close());
+    expect((await mcp.client.listTools()).tools.map((t) => t.name)).toContain("ask_question");
+    const r = await mcp.client.callTool({ name: "ask_question", arguments: { project_directory: "/p", question: "hello?" } });
+    expect(r.isError).toBe(true);
+    expect(firstText(r)).toMatch(/not_connected[\s\S]*cannot reach the LineUp relay[\s\S]*LINEUP_RELAY_URL/);
   });
 
   it("a bad option prints the usage on stderr, nothing on stdout, and exits 2", () => {
