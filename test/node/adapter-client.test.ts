@@ -68,6 +68,17 @@ describe("adapter library against the relay", () => {
     await expect(agent.call("confirm", undefined, { question: 42 })).rejects.toMatchObject({ code: "invalid_arguments" });
   });
 
+  it("an error frame naming a pending call rejects it (duplicate_call: the id is open for another client)", async () => {
+    const relayUrl = inject("relayUrl");
+    const { agent, app, stateDir } = await agentAndApp(relayUrl);
+    const token = loadState(stateDir).sessions[0]!.agentToken;
+    const other = track(await connect(wsUrl(relayUrl, agent.sessionId, { client_id: "another-agent" }), { token }));
+    await other.next("hello");
+    other.send({ type: "tool.call", call_id: "dup-1", name: "confirm", arguments: { question: "first" } });
+    await app.next("tool.call");
+    await expect(agent.call("confirm", undefined, { question: "second" }, { callId: "dup-1" })).rejects.toMatchObject({ code: "duplicate_call" });
+  });
+
   it("abort sends tool.cancel: the app gets cancel{cancelled} and the call rejects with cancelled", async () => {
     const relayUrl = inject("relayUrl");
     const { agent, app } = await agentAndApp(relayUrl);
