@@ -19,7 +19,8 @@ export interface TargetCase {
   kind: "relay" | "lan";
   /** undefined when the target can run; otherwise why it is skipped. */
   skip: string | undefined;
-  start(relayUrl: string): Promise<Target>;
+  /** `lan` only: a server of its own with these options (the relay's vars are set by its starter). */
+  start(relayUrl: string, opts?: LanOpts): Promise<Target>;
 }
 
 const LAN_FILE = fileURLToPath(new URL("../../adapter/lan-server.ts", import.meta.url));
@@ -30,7 +31,11 @@ interface LanServer {
   port: number;
   close(): Promise<void> | void;
 }
-type StartLan = (o: { port: number; host?: string; token: string; webDir?: string }) => Promise<LanServer>;
+export interface LanOpts {
+  rateLimitPerS?: number;
+  rateLimitBurst?: number;
+}
+type StartLan = (o: { port: number; host?: string; token: string; webDir?: string } & LanOpts) => Promise<LanServer>;
 
 export const TARGETS: TargetCase[] = [
   {
@@ -43,12 +48,12 @@ export const TARGETS: TargetCase[] = [
     name: existsSync(LAN_FILE) ? "direct LAN server (adapter/lan-server.ts)" : "direct LAN server — SKIPPED: adapter/lan-server.ts does not exist yet",
     kind: "lan",
     skip: existsSync(LAN_FILE) ? undefined : "adapter/lan-server.ts does not exist yet",
-    start: async () => {
+    start: async (_relayUrl, opts = {}) => {
       // A variable specifier keeps the type checker from requiring the file while it does not exist.
       const spec = LAN_FILE;
       const mod = (await import(spec)) as { startLanServer: StartLan };
       const port = await freePort();
-      const s = await mod.startLanServer({ port, host: "127.0.0.1", token: LAN_TOKEN });
+      const s = await mod.startLanServer({ port, host: "127.0.0.1", token: LAN_TOKEN, ...opts });
       const url = s.url.replace(/\/+$/, "").replace("localhost", "127.0.0.1");
       return { url, key: LAN_TOKEN, stop: async () => void (await s.close()) };
     },
