@@ -232,7 +232,8 @@ export class Session extends DurableObject<Env> {
       return;
     }
     try {
-      this.flush(this.router(m).handle(peer, d.frame, this.ctxOf()));
+      // One SQLite transaction per frame: a handler that throws half-way leaves no partial state behind.
+      this.flush(this.ctx.storage.transactionSync(() => this.router(m).handle(peer, d.frame, this.ctxOf())));
       await this.syncAlarm();
     } catch (e) {
       console.error("session: frame handler failed", (e as Error).name, (e as Error).message);
@@ -271,7 +272,7 @@ export class Session extends DurableObject<Env> {
     // its sends (slow I/O) come after the router's tick so deadlines never wait on WuKongIM.
     const im = this.im(m);
     im?.expire();
-    this.flush(this.router(m).tick(this.ctxOf()));
+    this.flush(this.ctx.storage.transactionSync(() => this.router(m).tick(this.ctxOf())));
     await im?.pump();
     await this.syncAlarm();
   }

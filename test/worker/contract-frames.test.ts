@@ -4,7 +4,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../shared/protocol.js";
 import { TokenBucket } from "../../worker/sockets.js";
-import { CHOICE, closeAll, EVICTIONS, evict, isError, pair, sync, ASK, isCall } from "./contract-fixtures.js";
+import { CHOICE, closeAll, EVICTIONS, evict, isError, isResult, pair, sync, ASK, isCall } from "./contract-fixtures.js";
 import { connect, createSession, stubOf, type Client } from "./helpers.js";
 
 const MiB = 1024 * 1024;
@@ -129,6 +129,43 @@ describe("validation at the edge", () => {
     expect((await agent.next("tool.result")).result).toEqual({ message: "a" });
     closeAll(agent, app);
   }, 90_000);
+});
+
+describe("internal errors", () => {
+  it("a handler failure gets one error frame (internal), then a 1011 close", async () => {
+    const { s, agent, app } = await pair([CHOICE]);
+    // Corrupt the stored registration so that reading the catalog throws.
+    await runInDurableObject(stubOf(s.session_id), (_i, state) => {
+      state.storage.sql.exec("UPDATE registrations SET tools = '{not json' WHERE key = 'app:ph'");
+    });
+    agent.send({ type: "tool.call", call_id: "boom", name: "choice", arguments: ASK });
+    expect(await agent.next(isError("internal"))).toMatchObject({ type: "error", code: "internal" });
+    expect((await agent.closedWith()).code).toBe(1011);
+    expect(app.closed).toBeUndefined();
+    // Nothing of the failed frame was stored.
+    const left = await runInDurableObject(stubOf(s.session_id), (_i, state) => state.storage.sql.exec("SELECT COUNT(*) AS n FROM calls").one().n);
+    expect(left).toBe(0);
+    closeAll(app);
+  });
+});
+
+describe("atomic frames", () => {
+  it("regression: a handler that fails after its first write leaves the call open (one transaction per frame)", async () => {
+    const { s, agent, app } = await pair([CHOICE]);
+    agent.send({ type: "tool.call", call_id: "half", name: "choice", arguments: ASK });
+    await app.next(isCall("half"));
+    // The result closes the call first and reads the catalog after: make that read throw.
+    await runInDurableObject(stubOf(s.session_id), (_i, state) => {
+      state.storage.sql.exec("UPDATE registrations SET tools = '{not json' WHERE key = 'app:ph'");
+    });
+    app.send({ type: "tool.result", call_id: "half", result: { message: "a" } });
+    await app.next(isError("internal"));
+    expect((await app.closedWith()).code).toBe(1011);
+    const status = await runInDurableObject(stubOf(s.session_id), (_i, state) => state.storage.sql.exec("SELECT status FROM calls WHERE call_id = 'half'").one().status);
+    expect(status).toBe("open");
+    expect(await agent.none(isResult("half"))).toBe(true);
+    closeAll(agent);
+  });
 });
 
 describe("heartbeat", () => {
