@@ -401,6 +401,16 @@ describe.each(TARGETS)("$name", (tc) => {
         expect(await back.next("message")).toMatchObject({ id: "while-away", from: { role: "agent", client_id: "agent1" } });
       });
 
+      it("keeps at least the last 200 messages in the history", async () => {
+        const { s, agent, app } = await pair();
+        for (let i = 0; i < 205; i++) agent.send({ type: "message", id: `h-${i}`, content: [{ type: "text", text: `n${i}` }] });
+        await app.next((f) => f.type === "message" && f.id === "h-204", 20_000);
+        const st = await http(`${T.url}/api/sessions/${s.session_id}`, { token: s.app_token });
+        const ids = (st.json as { messages: { id: string }[] }).messages.map((m) => m.id);
+        expect(ids.length).toBeGreaterThanOrEqual(200);
+        expect(ids.slice(-200)).toEqual(Array.from({ length: 200 }, (_, i) => `h-${i + 5}`));
+      });
+
       it("rejects a message without content as bad_frame and delivers nothing", async () => {
         const { agent, app } = await pair();
         agent.send({ type: "message", content: [] });
@@ -448,6 +458,22 @@ describe.each(TARGETS)("$name", (tc) => {
       const st = await http(`${T.url}/api/sessions/${s.session_id}`, { token: s.agent_token });
       expect((st.json as { pending_calls: number }).pending_calls).toBe(1000);
     }, 120_000);
+
+    // Only the relay hibernates: workerd evicts an idle object's memory after ~10 s without events.
+    it.runIf(tc.kind === "relay")("a call, its deadline and its result survive the object hibernating (idle > 10 s)", async () => {
+      const { agent, app } = await pair([ECHO]);
+      agent.send({ type: "tool.call", call_id: "hib-1", name: "echo", arguments: { text: "x" } });
+      agent.send({ type: "tool.call", call_id: "hib-2", name: "echo", arguments: { text: "y" }, timeout_s: 13 });
+      await app.next(callOf("hib-1"));
+      await app.next(callOf("hib-2"));
+      await new Promise((r) => setTimeout(r, 12_000));
+      app.send("ping");
+      await app.next("pong");
+      app.send({ type: "tool.result", call_id: "hib-1", result: { message: "after sleep" } });
+      expect(await agent.next(resultOf("hib-1"), 10_000)).toMatchObject({ result: { message: "after sleep" }, answered_by: "app1" });
+      expect((await agent.next(resultOf("hib-2"), 20_000)).error).toMatchObject({ code: "timeout" });
+      expect(await app.next(cancelOf("hib-2"), 5000)).toMatchObject({ reason: "timeout" });
+    }, 60_000);
 
     it("ignores tool.ack for unknown calls silently", async () => {
       const s: SessionCreated = await pool.session(T.key);

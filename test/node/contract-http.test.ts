@@ -170,6 +170,15 @@ describe.each(TARGETS)("$name", (tc) => {
       expect(await viaQuery.next(() => true)).toMatchObject({ type: "hello", role: "app" });
     });
 
+    it("answers lineup.v1 when it is offered with a header token, and no subprotocol when none is offered", async () => {
+      const s = await pool.session(T.key);
+      const offered = pool.track(await connectOk(wsUrl(T.url, s.session_id), { token: s.agent_token, via: "header", protocols: ["lineup.v1"] }));
+      expect(offered.protocol).toBe("lineup.v1");
+      const plain = pool.track(await connectOk(wsUrl(T.url, s.session_id), { token: s.app_token, via: "query" }));
+      expect(plain.protocol).toBe("");
+      expect((await plain.next(() => true)).type).toBe("hello");
+    });
+
     it("takes the role from the token, never from the client's word", async () => {
       const s = await pool.session(T.key);
       const { hello } = await pool.join(s, "app", { headers: { "x-lineup-role": "agent" } });
