@@ -1,8 +1,7 @@
 // `lineup mcp`: a stdio MCP server that carries an MCP host's tool calls through the relay to the human.
 // stdout IS the protocol: everything human-readable (pairing link, QR code, logs) goes to stderr.
 import { randomBytes } from "node:crypto";
-import { mkdirSync, rmSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import qrcode from "qrcode-terminal";
@@ -104,37 +103,6 @@ function guardStdout() {
   console.debug = toErr;
 }
 
-/**
- * Several MCP servers started in one directory at once (hosts start them in parallel) must end up in ONE
- * session: creating it is serialised by a lock directory (mkdir is atomic); a stale lock (> 30 s) is broken.
- */
-async function withSessionLock<T>(stateDir: string, fn: () => Promise<T>): Promise<T> {
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  const lock = join(stateDir, "mcp-session.lock");
-  const until = Date.now() + 30_000;
-  let held = false;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      held = true;
-      break;
-    } catch {
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > 30_000) rmSync(lock, { recursive: true, force: true });
-      } catch {
-        /* gone meanwhile */
-      }
-      if (Date.now() > until) break; // proceed unlocked rather than never start
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    if (held) rmSync(lock, { recursive: true, force: true });
-  }
-}
-
 function printPairing(url: string | undefined, sessionId: string, qr: boolean) {
   if (!url) {
     log(`joined session ${sessionId} (pairing link unknown: it was given by LINEUP_SESSION/LINEUP_TOKEN)`);
@@ -150,15 +118,15 @@ async function connectFor(cfg: McpConfig): Promise<{ agent: AgentClient; appUrl?
   let token = cfg.token;
   let appUrl: string | undefined;
   if (!sessionId || !token) {
-    const saved = await withSessionLock(cfg.stateDir, () =>
-      ensureSession({
-        relayUrl: cfg.relayUrl,
-        stateDir: cfg.stateDir,
-        cwd: cfg.projectDir,
-        ...(cfg.label !== undefined ? { label: cfg.label } : {}),
-        ...(cfg.relayKey !== undefined ? { relayKey: cfg.relayKey } : {}),
-      }),
-    );
+    // ensureSession holds the state dir's lock while it finds or creates the session, so servers started in
+    // one directory at the same moment (hosts start them in parallel) end up in ONE session.
+    const saved = await ensureSession({
+      relayUrl: cfg.relayUrl,
+      stateDir: cfg.stateDir,
+      cwd: cfg.projectDir,
+      ...(cfg.label !== undefined ? { label: cfg.label } : {}),
+      ...(cfg.relayKey !== undefined ? { relayKey: cfg.relayKey } : {}),
+    });
     sessionId = saved.sessionId;
     token = saved.agentToken;
     appUrl = saved.appUrl;
