@@ -97,6 +97,18 @@ describe("WuKongIM bridge: outbound", () => {
     agent.close();
   });
 
+  it("gives a call_id reused after the earlier call was acked its own delivery and code (regression: stale code row)", async () => {
+    const { agent } = await imSession("u_uma");
+    for (const answer of ["first", "second"]) {
+      agent.send({ type: "tool.call", call_id: "again", name: "input", arguments: { question: answer } });
+      const rendering = await fake.until(() => sentTo("u_uma").find((s) => s.payload.type === 1 && String(s.payload.content).includes(` ${answer}\n`)));
+      await hook("msg.notify", notifyBody([text("u_uma", `#${codeOf(rendering)} ${answer}!`)]));
+      expect(await agent.next("tool.result")).toMatchObject({ call_id: "again", result: { message: `${answer}!` } });
+      agent.send({ type: "tool.ack", call_id: "again" });
+    }
+    agent.close();
+  });
+
   it("answers confirm with 是 and input with the text after the code; a bad choice answer gets a hint", async () => {
     const { agent } = await imSession("u_erin");
     agent.send({ type: "tool.call", call_id: "k1", name: "confirm", arguments: { question: "Deploy?" } });

@@ -133,7 +133,10 @@ export class WuKongImBridge {
   accept(frame: RelayFrame): void {
     switch (frame.type) {
       case "tool.call": {
-        if (this.one("SELECT 1 AS x FROM im_codes WHERE call_id = ?", frame.call_id)) return; // already sent once
+        // The router delivers a call to `im` once; this guards the same call only (a call_id may be reused
+        // once the earlier call was acked, and that new call needs its own code).
+        const prev = this.one<{ at: number }>("SELECT at FROM im_codes WHERE call_id = ?", frame.call_id);
+        if (prev && prev.at >= (this.store.getCall(frame.call_id)?.created_at ?? 0)) return;
         const code = this.issueCode(frame.call_id);
         const lineup: Record<string, unknown> = { type: LINEUP_TYPE, v: 1, kind: "tool.call", call_id: frame.call_id, name: frame.name };
         if (frame.action !== undefined) lineup.action = frame.action;
@@ -195,6 +198,7 @@ export class WuKongImBridge {
   }
 
   private issueCode(callId: string): string {
+    this.sql.exec("DELETE FROM im_codes WHERE call_id = ?", callId); // a stale code of an earlier call with this id
     let code = newCode();
     while (this.one("SELECT 1 AS x FROM im_codes WHERE code = ?", code)) code = newCode();
     this.sql.exec("INSERT INTO im_codes (code, call_id, at) VALUES (?, ?, ?)", code, callId, Date.now());
