@@ -135,6 +135,9 @@ app.post("/api/sessions", async (c) => {
   if (!body.ok) return body.res;
   const parsed = CreateSessionBody.safeParse(body.value ?? {});
   if (!parsed.success) return fail(c, 400, "bad_request", describeIssues(parsed.error));
+  if (parsed.data.im && !(c.env.WUKONGIM_API_URL && c.env.WUKONGIM_BOT_UID)) {
+    return fail(c, 503, "not_configured", "IM-bound sessions need WUKONGIM_API_URL and WUKONGIM_BOT_UID (docs/wukongim.md)");
+  }
   const ttl = parsed.data.ttl_s ?? LIMITS.defaultSessionTtlS;
   const expires_at = Date.now() + ttl * 1000;
   const sessionId = parsed.data.im ? await imSessionId(c.env, c.req.url, parsed.data.im) : randomId(16);

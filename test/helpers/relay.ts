@@ -1,6 +1,9 @@
 // Starts the real relay (the Worker in workerd, via `wrangler dev`) as a child process for node tests.
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -25,7 +28,10 @@ export interface RunningRelay {
 export async function startRelay(opts: { port?: number; vars?: Record<string, string>; timeoutMs?: number } = {}): Promise<RunningRelay> {
   const port = opts.port ?? (await freePort());
   const inspector = await freePort();
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--log-level", "warn"];
+  // A fresh state dir per relay: Durable Object storage must not leak between runs (IM session ids are
+  // derived from the channel, so a leftover session would be found again).
+  const persist = mkdtempSync(join(tmpdir(), "lineup-relay-"));
+  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--log-level", "warn", "--persist-to", persist];
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
   const proc = spawn("npx", args, {
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
@@ -58,6 +64,7 @@ export async function startRelay(opts: { port?: number; vars?: Record<string, st
     async stop() {
       killTree(proc);
       await new Promise((r) => setTimeout(r, 100));
+      rmSync(persist, { recursive: true, force: true });
     },
   };
 }
