@@ -40,35 +40,86 @@ export async function createSession(relay: string, label = "test agent"): Promis
   return (await r.json()) as SessionCreated;
 }
 
+/**
+ * A fresh `wrangler dev` sometimes fails its very first Durable Object requests (HTTP 500 while workerd
+ * warms up); touch the relay once, retrying, before a file's first test so that does not fail a test.
+ */
+export async function warmUp(relay: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      const s = await createSession(relay, "warm-up");
+      (await Agent.connect(s, "warm-up")).close();
+      return;
+    } catch (e) {
+      if (i >= 4) throw e;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
 export type Frame = RelayFrame & Record<string, unknown>;
 
-/** The agent side, scripted: a raw socket with the agent token in a Bearer header. */
+/**
+ * The agent side, scripted: a raw socket with the agent token in a Bearer header. Like a real adapter it
+ * reconnects with the same client id when the relay drops it (`wrangler dev` restarts the Worker when a
+ * watched file changes, which drops every socket); the relay then re-sends results it kept for us.
+ */
 export class Agent {
   private frames: Frame[] = [];
   private waiters: Array<() => void> = [];
-  private constructor(readonly ws: WebSocket) {
+  private ws!: WebSocket;
+  private closed = false;
+  private constructor(
+    private readonly s: SessionCreated,
+    private readonly clientId: string,
+  ) {}
+
+  static async connect(s: SessionCreated, clientId = "agent-1"): Promise<Agent> {
+    const a = new Agent(s, clientId);
+    await a.open();
+    await a.next((f) => f.type === "hello");
+    return a;
+  }
+
+  private async open(): Promise<void> {
+    const ws = new WebSocket(`${this.s.ws_url}?client_id=${this.clientId}`, { headers: { authorization: `Bearer ${this.s.agent_token}` } });
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+      ws.once("unexpected-response", (_req, res) => reject(new Error(`agent socket: HTTP ${res.statusCode}`)));
+    });
+    this.ws = ws;
+    for (const f of this.unsent.splice(0)) ws.send(f);
     ws.on("message", (d: WebSocket.RawData) => {
       const s = d.toString();
       if (s === "pong") return;
       this.frames.push(JSON.parse(s) as Frame);
       for (const w of this.waiters.splice(0)) w();
     });
-  }
-
-  static async connect(s: SessionCreated, clientId = "agent-1"): Promise<Agent> {
-    const ws = new WebSocket(`${s.ws_url}?client_id=${clientId}`, { headers: { authorization: `Bearer ${s.agent_token}` } });
-    await new Promise<void>((resolve, reject) => {
-      ws.once("open", () => resolve());
-      ws.once("error", reject);
-      ws.once("unexpected-response", (_req, res) => reject(new Error(`agent socket: HTTP ${res.statusCode}`)));
+    ws.on("close", (code) => {
+      if (this.closed || code === 4004) return;
+      void this.reopen();
     });
-    const a = new Agent(ws);
-    await a.next((f) => f.type === "hello");
-    return a;
   }
 
+  private async reopen(): Promise<void> {
+    for (let i = 0; i < 40 && !this.closed; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      try {
+        await this.open();
+        return;
+      } catch {
+        /* the relay is still restarting */
+      }
+    }
+  }
+
+  private unsent: string[] = [];
+
+  /** Sends now, or right after the reconnect when the socket is down. */
   send(f: Record<string, unknown>): void {
-    this.ws.send(JSON.stringify(f));
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(f));
+    else this.unsent.push(JSON.stringify(f));
   }
 
   call(call_id: string, name: string, args: Record<string, unknown>, action?: string, timeout_s = 300): void {
@@ -76,13 +127,13 @@ export class Agent {
   }
 
   /** The first frame (received so far or later) matching `pred`; it is consumed. */
-  async next(pred: (f: Frame) => boolean, timeoutMs = 15_000): Promise<Frame> {
+  async next(pred: (f: Frame) => boolean, timeoutMs = 15_000, what = "a matching frame"): Promise<Frame> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const i = this.frames.findIndex(pred);
       if (i >= 0) return this.frames.splice(i, 1)[0]!;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`agent: no matching frame within ${timeoutMs} ms; got ${JSON.stringify(this.frames.map((f) => f.type))}`);
+      if (left <= 0) throw new Error(`agent: no ${what} within ${timeoutMs} ms; unclaimed frames: ${JSON.stringify(this.frames).slice(0, 600)}`);
       await new Promise<void>((r) => {
         const timer = setTimeout(r, left);
         this.waiters.push(() => {
@@ -95,25 +146,40 @@ export class Agent {
 
   /** The result of `call_id`. */
   result(callId: string, timeoutMs = 15_000): Promise<Frame> {
-    return this.next((f) => f.type === "tool.result" && f.call_id === callId, timeoutMs);
+    return this.next((f) => f.type === "tool.result" && f.call_id === callId, timeoutMs, `tool.result for ${callId}`);
   }
 
   /** Waits until the app side has registered the built-in tools (the relay forwards the catalog). */
   appTools(timeoutMs = 15_000): Promise<Frame> {
-    return this.next((f) => f.type === "tool.list" && Array.isArray(f.tools) && f.tools.some((t) => (t as { name: string }).name === "choice"), timeoutMs);
+    return this.next((f) => f.type === "tool.list" && Array.isArray(f.tools) && f.tools.some((t) => (t as { name: string }).name === "choice"), timeoutMs, "tool.list with the app's built-in tools");
   }
 
   close(): void {
+    this.closed = true;
     this.ws.close();
   }
 }
 
 /** Opens the pairing link, then waits until the session screen is connected. */
 export async function pair(page: Page, s: SessionCreated): Promise<void> {
+  const problems: string[] = [];
+  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
+  page.on("crash", () => problems.push("the page crashed"));
+  page.on("framenavigated", (f) => f === page.mainFrame() && problems.push(`navigated: ${f.url().replace(/#.*/, "#…")}`));
+  if (process.env.LINEUP_E2E_DEBUG) {
+    const t0 = Date.now();
+    page.on("websocket", (ws) => {
+      console.log(`[page ${t0}] +${Date.now() - t0} ws open`);
+      ws.on("close", () => console.log(`[page ${t0}] +${Date.now() - t0} ws close`));
+      ws.on("framesent", (f) => console.log(`[page ${t0}] +${Date.now() - t0} sent ${String(f.payload).slice(0, 90)}`));
+      ws.on("framereceived", (f) => console.log(`[page ${t0}] +${Date.now() - t0} recv ${String(f.payload).slice(0, 90)}`));
+    });
+  }
   await page.goto(s.app_url);
   try {
     await page.locator(".presence.on").first().waitFor({ timeout: 15_000 });
   } catch (e) {
-    throw new Error(`pairing: the session did not come online; the page shows: ${await page.locator("body").innerText()}`, { cause: e });
+    throw new Error(`pairing: the session did not come online; at ${page.url().replace(/#.*/, "#…")} the page shows: ${await page.locator("body").innerHTML()}\n${problems.join("\n")}`, { cause: e });
   }
 }

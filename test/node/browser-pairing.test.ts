@@ -2,13 +2,15 @@
 // first answer wins across two devices, and opening offline from the service worker's cache.
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { Agent, createSession, launch, newContext, pair, shot } from "../helpers/browser.js";
+import { DEV_RELAY_KEY } from "../../shared/defaults.js";
+import { Agent, createSession, launch, warmUp, newContext, pair, shot } from "../helpers/browser.js";
 
 let browser: Browser;
 const relay = () => inject("relayUrl");
 
 beforeAll(async () => {
   browser = await launch();
+  await warmUp(relay());
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
@@ -158,6 +160,34 @@ describe("the PWA pairs and answers", () => {
       await b.close();
     }
   }, 90_000);
+
+  it("Settings pairs with a direct agent by address and token, and Forget removes a session from the device", async () => {
+    // The relay accepts POST /api/sessions with a Bearer key exactly as `lineup serve` does with its token.
+    const ctx = await newContext(browser, "desktop");
+    const page = await ctx.newPage();
+    try {
+      await page.goto(`${relay()}/settings`);
+      await page.locator("#lan-url").fill(relay());
+      await page.locator("#lan-token").fill(DEV_RELAY_KEY);
+      await shot(page, "desktop-settings");
+      await page.getByRole("button", { name: "Connect" }).click();
+      await page.waitForURL(/\/s\/[A-Za-z0-9_-]+$/, { timeout: 10_000 });
+      const sid = new URL(page.url()).pathname.split("/").pop()!;
+      await page.locator(".presence.off").waitFor({ timeout: 10_000 }); // connected, no agent yet
+      expect(await page.evaluate(() => localStorage.getItem("lineup.sessions"))).toContain(sid);
+
+      await page.getByRole("button", { name: "Back" }).click();
+      const row = page.locator(`.session-row[data-sid="${sid}"]`);
+      await row.waitFor({ timeout: 5_000 });
+      page.once("dialog", (d) => void d.accept());
+      await row.getByRole("button", { name: /Forget/ }).click();
+      await row.waitFor({ state: "detached", timeout: 5_000 });
+      expect(await page.evaluate(() => localStorage.getItem("lineup.sessions"))).toBe("[]");
+      await shot(page, "desktop-home-empty");
+    } finally {
+      await ctx.close();
+    }
+  }, 60_000);
 
   it("a second tab of the same device takes over and the first says why it stopped (close 4409)", async () => {
     const s = await createSession(relay(), "Tabs agent");

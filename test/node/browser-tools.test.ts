@@ -4,7 +4,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { SessionCreated } from "../../shared/protocol.js";
-import { Agent, createSession, launch, newContext, pair, shot } from "../helpers/browser.js";
+import { Agent, createSession, launch, warmUp, newContext, pair, shot } from "../helpers/browser.js";
 
 let browser: Browser;
 const relay = () => inject("relayUrl");
@@ -14,6 +14,7 @@ const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR
 
 beforeAll(async () => {
   browser = await launch();
+  await warmUp(relay());
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

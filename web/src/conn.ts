@@ -34,6 +34,8 @@ export interface CallEntry {
   error?: ToolError;
   by?: "me" | "auto" | "other";
   doneAt?: number;
+  /** Big attachments were dropped when this entry was stored; its answer can no longer be re-sent. */
+  slim?: boolean;
 }
 
 export interface ThreadMessage {
@@ -69,7 +71,10 @@ type OutFrame =
 function slim(e: CallEntry): CallEntry {
   const big = (v: unknown) => JSON.stringify(v ?? null).length > MAX_STORED_CONTENT;
   const out: CallEntry = { ...e };
-  if (e.result?.content && big(e.result.content)) out.result = { ...e.result, content: [{ type: "text", text: `[${e.result.content.length} attachment(s)]` }] };
+  if (e.result?.content && big(e.result.content)) {
+    out.result = { ...e.result, content: [{ type: "text", text: `[${e.result.content.length} attachment(s)]` }] };
+    out.slim = true;
+  }
   if (big(e.args)) out.args = { note: "[arguments too large to keep on this device]" };
   return out;
 }
@@ -345,6 +350,9 @@ export class SessionConn {
     const known = this.find(f.call_id);
     if (known) {
       if (known.state === "gone" || known.state === "elsewhere") this.update(f.call_id, { state: "pending" });
+      // Delivered again although we answered: the answer was lost with the old socket (sent while it was
+      // closing). The call is still open, so send the same answer again.
+      if (known.state === "answered" && !known.slim && (known.result || known.error)) this.send(this.resultFrame(known, known.result ? { result: known.result } : { error: known.error! }));
       return;
     }
     const entry: CallEntry = { call_id: f.call_id, name: f.name, args: f.arguments ?? {}, deadline: f.deadline, at: Date.now(), state: "pending" };
@@ -380,10 +388,14 @@ export class SessionConn {
   answer(callId: string, a: Answer, by: "me" | "auto" = "me"): void {
     const c = this.find(callId);
     if (!c || c.state !== "pending") return;
-    const frame: OutFrame = { type: "tool.result", call_id: c.call_id, name: c.name, ...(c.action !== undefined ? { action: c.action } : {}), ...a };
+    const frame = this.resultFrame(c, a);
     const sent = this.send(frame);
     if (!sent) this.queue(frame);
     this.update(callId, { state: sent ? "answered" : "queued", by, doneAt: Date.now(), ...a });
+  }
+
+  private resultFrame(c: CallEntry, a: Answer): OutFrame {
+    return { type: "tool.result", call_id: c.call_id, name: c.name, ...(c.action !== undefined ? { action: c.action } : {}), ...a };
   }
 
   private queue(f: OutFrame): void {
@@ -472,6 +484,8 @@ export class SessionConn {
 
   /** Expires pending calls whose deadline passed while the relay could not tell us (we were offline). */
   sweep(now = Date.now()): void {
+    // Online, the relay's own tool.cancel{timeout} is the authority (our clock may be ahead of its).
+    if (this.phase.value === "online") return;
     for (const c of this.calls.value) if ((c.state === "pending" || c.state === "queued") && c.deadline <= now) this.settle(c.call_id, "timeout", "other");
   }
 
