@@ -65,6 +65,7 @@ interface LanSession {
 const HTTP_KEY = `agent:${HTTP_CLIENT_ID}`;
 const DEFAULT_WEB = fileURLToPath(new URL("../dist/web", import.meta.url));
 const MAX_TIMER_MS = 60 * 60 * 1000;
+const AUTH_FAILURES_PER_MIN = 60;
 
 class Bucket {
   private tokens: number;
@@ -84,7 +85,7 @@ class Bucket {
   }
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 426: "Upgrade Required", 503: "Service Unavailable" };
+const STATUS_TEXT: Record<number, string> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 426: "Upgrade Required", 429: "Too Many Requests", 503: "Service Unavailable" };
 
 class HttpFail {
   constructor(
@@ -254,9 +255,25 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     return r;
   }
 
+  // The Worker's brake on guessing RELAY_KEY, here for the pre-shared token: after 60 wrong tokens from one
+  // address within a minute, that address gets 429 without the token being compared.
+  const authFailures = new Map<string, { n: number; since: number }>();
   async function createSession(req: IncomingMessage): Promise<SessionCreated> {
+    const addr = req.socket.remoteAddress ?? "unknown";
+    const now = Date.now();
+    const f = authFailures.get(addr);
+    if (f && now - f.since < 60_000 && f.n >= AUTH_FAILURES_PER_MIN) {
+      throw new HttpFail(429, "rate_limited", `more than ${AUTH_FAILURES_PER_MIN} wrong keys in a minute from this address; wait a minute`);
+    }
     const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "")?.[1]?.trim() ?? "";
-    if (!(await safeEqual(given, secret))) throw new HttpFail(401, "unauthorized", "creating a session needs Authorization: Bearer <RELAY_KEY> (in LAN mode: the pre-shared token)");
+    if (!(await safeEqual(given, secret))) {
+      if (f && now - f.since < 60_000) f.n++;
+      else {
+        if (authFailures.size >= 10_000) authFailures.clear();
+        authFailures.set(addr, { n: 1, since: now });
+      }
+      throw new HttpFail(401, "unauthorized", "creating a session needs Authorization: Bearer <RELAY_KEY> (in LAN mode: the pre-shared token)");
+    }
     const body = await readJson(req);
     const parsed = CreateSessionBody.safeParse(body ?? {});
     if (!parsed.success) throw new HttpFail(400, "bad_request", describeIssues(parsed.error));
@@ -364,7 +381,10 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     };
     handle().catch((e: unknown) => {
       if (res.headersSent) return void res.destroy();
-      if (e instanceof HttpFail) return send(res, e.status, JSON.parse(e.body()));
+      if (e instanceof HttpFail) {
+        if (e.status === 429) res.setHeader("retry-after", "60");
+        return send(res, e.status, JSON.parse(e.body()));
+      }
       send(res, 500, { error: { code: "internal", message: "internal error" } });
     });
   });

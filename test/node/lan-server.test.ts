@@ -45,6 +45,20 @@ describe("lineup LAN server", () => {
     expect(s.agent_token).toMatch(/^[A-Za-z0-9._~-]+$/);
   });
 
+  it("brakes guessing like the Worker: 429 after 60 wrong tokens in a minute, even for the right one", async () => {
+    const own = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN });
+    try {
+      const post = (key: string) => fetch(`${own.url}/api/sessions`, { method: "POST", headers: { authorization: `Bearer ${key}` } });
+      for (let i = 0; i < 60; i++) expect((await post(`guess-${i}`)).status).toBe(401);
+      const blocked = await post(TOKEN);
+      expect(blocked.status).toBe(429);
+      expect(blocked.headers.get("retry-after")).toBe("60");
+      expect(await blocked.json()).toMatchObject({ error: { code: "rate_limited" } });
+    } finally {
+      await own.close();
+    }
+  });
+
   it("checks tokens like the relay: 401 forged, 403 wrong role, 426 no upgrade, 403 foreign origin", async () => {
     const s = await newSession(lan.url, TOKEN);
     const forged = await tryConnect(wsUrl(lan.url, s.session_id), { token: s.agent_token.slice(0, -2) + "AA" });
