@@ -106,7 +106,7 @@ export class RawClient {
   }
 
   /** Removes and returns the oldest unread frame matching `pred` (others stay unread), waiting up to `timeoutMs`. */
-  async next(pred: Pred, timeoutMs = 5000): Promise<Frame> {
+  async next(pred: Pred, timeoutMs = 10_000): Promise<Frame> {
     const match = typeof pred === "string" ? (f: Frame) => f.type === pred : pred;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -137,7 +137,7 @@ export class RawClient {
   }
 
   /** Sends `ping` and waits for `pong`: after it, every frame the relay sent before is in the queue. */
-  async sync(timeoutMs = 5000): Promise<void> {
+  async sync(timeoutMs = 10_000): Promise<void> {
     this.send("ping");
     await this.next("pong", timeoutMs);
   }
@@ -149,7 +149,7 @@ export class RawClient {
   }
 
   /** Waits for the close (the server's or ours). */
-  async waitClose(timeoutMs = 5000): Promise<CloseInfo> {
+  async waitClose(timeoutMs = 10_000): Promise<CloseInfo> {
     return Promise.race([
       this.closedP,
       new Promise<CloseInfo>((_, rej) => setTimeout(() => rej(new Error(`no close within ${timeoutMs} ms; unread: ${this.unread()}`)), timeoutMs)),

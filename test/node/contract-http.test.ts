@@ -148,8 +148,10 @@ describe.each(TARGETS)("$name", (tc) => {
       const app = await pool.app(s);
       const del = await http(`${T.url}/api/sessions/${s.session_id}`, { method: "DELETE", token: s.agent_token });
       expect(del.status).toBe(204);
-      expect((await agent.waitClose()).code).toBe(4004);
-      expect((await app.waitClose()).code).toBe(4004);
+      // Regression: workerd held sockets closed from the DELETE's RPC half-open until the object hibernated
+      // (~10 s); the close event must come well before that (Session.reset).
+      expect((await agent.waitClose(6000)).code).toBe(4004);
+      expect((await app.waitClose(6000)).code).toBe(4004);
       const st = await http(`${T.url}/api/sessions/${s.session_id}`, { token: s.agent_token });
       expect(st.status).toBe(404);
       expect(errorBody(st).code).toEqual(expect.any(String));

@@ -2,6 +2,9 @@
 // log line the relay writes. The relay here is our own `wrangler dev` at log level "debug" with a
 // distinctive RELAY_KEY, its whole stdout and stderr captured through a scripted session.
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionCreated } from "../../shared/protocol.js";
 import { signToken } from "../../shared/tokens.js";
@@ -12,11 +15,13 @@ const KEY = "leak-test-relay-key-7f3a9c2e5b";
 let proc: ChildProcess;
 let url = "";
 let log = "";
+// Its own state dir, like test/helpers/relay.ts: relays sharing one .wrangler/state lock each other's SQLite.
+const persist = mkdtempSync(join(tmpdir(), "lineup-leaks-"));
 
 async function startLogged(): Promise<void> {
   const port = await freePort();
   const inspector = await freePort();
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--log-level", "debug", "--var", `RELAY_KEY:${KEY}`, "--var", "RATE_LIMIT_PER_S:5000", "--var", "RATE_LIMIT_BURST:10000"];
+  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--log-level", "debug", "--persist-to", persist, "--var", `RELAY_KEY:${KEY}`, "--var", "RATE_LIMIT_PER_S:5000", "--var", "RATE_LIMIT_BURST:10000"];
   proc = spawn("npx", args, { env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
   proc.stdout?.on("data", (d: Buffer) => (log += d.toString()));
   proc.stderr?.on("data", (d: Buffer) => (log += d.toString()));
@@ -39,6 +44,8 @@ afterAll(async () => {
       proc.kill("SIGTERM");
     }
   }
+  await sleep(200);
+  rmSync(persist, { recursive: true, force: true });
 });
 
 const pool = new Pool(() => url);
