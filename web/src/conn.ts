@@ -56,6 +56,8 @@ const DEAD_MS = 45_000;
 /** Reconnect backoff: 0.5 s doubling to 30 s, each delay jittered to 50–100 %. */
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
+/** How long a notice ("another device answered first") stays on screen. */
+const NOTICE_MS = 10_000;
 /** Log entries kept per session (oldest finished ones go first). */
 const MAX_LOG = 300;
 /** Content over this many characters is not written to localStorage (the relay keeps the real thing). */
@@ -331,12 +333,21 @@ export class SessionConn {
           const e = this.find(f.call_id);
           if (e && (e.state === "answered" || e.state === "queued" || e.state === "pending")) {
             this.update(f.call_id, { state: "lost", by: "other" });
-            this.notice.value = { key: "lostRace", at: Date.now() };
+            this.flashNotice("lostRace");
           }
           this.dropQueued(f.call_id);
         }
         return;
     }
+  }
+
+  /** A one-off notice on the session screen; it clears itself after NOTICE_MS. */
+  private flashNotice(key: Key): void {
+    const at = Date.now();
+    this.notice.value = { key, at };
+    setTimeout(() => {
+      if (this.notice.value?.at === at) this.notice.value = null;
+    }, NOTICE_MS);
   }
 
   private afterCatchUp(): void {
@@ -460,7 +471,7 @@ export class SessionConn {
     if (!c || c.state === "answered" || c.state === "lost") return;
     if (c.state === "queued" && state === "elsewhere") {
       this.update(callId, { state: "lost", by: "other", doneAt: Date.now() });
-      this.notice.value = { key: "lostRace", at: Date.now() };
+      this.flashNotice("lostRace");
       return;
     }
     if (c.state !== "pending" && c.state !== "queued") return;
