@@ -154,7 +154,7 @@ export class Session extends DurableObject<Env> {
     const m = this.live();
     if (!m) return { status: 404 };
     const r = this.router(m);
-    const { call_id, conflict, out } = r.httpCall(body, this.ctxOf());
+    const { call_id, conflict, out } = this.ctx.storage.transactionSync(() => r.httpCall(body, this.ctxOf()));
     if (conflict) return { status: 409, call_id };
     this.flush(out);
     await this.syncAlarm();
