@@ -212,11 +212,17 @@ describe("WebSocket upgrade", () => {
     expect((await fetchWorker(`/api/sessions/${sid}`, authed(t))).status).toBe(404);
   });
 
-  it("400 for a malformed client_id", async () => {
+  it("400 for a malformed client_id; 64 characters of [A-Za-z0-9_-] are fine", async () => {
     const s = await createSession();
-    const res = await connectRaw(s.session_id, s.app_token, { clientId: "bad id!" });
-    expect(res.status).toBe(400);
-    await errorBody(res);
+    for (const id of ["bad id!", "x".repeat(65), "a.b", "é"]) {
+      const res = await connectRaw(s.session_id, s.app_token, { clientId: id });
+      expect(res.status, id).toBe(400);
+      await errorBody(res);
+    }
+    const long = "A-z_9".repeat(12) + "abcd";
+    const c = await connect(s.session_id, s.app_token, { clientId: long });
+    expect(c.hello?.client_id).toBe(long);
+    c.close();
   });
 
   it("hello is the first frame and names the peers", async () => {
