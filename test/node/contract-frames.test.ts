@@ -210,6 +210,24 @@ describe.each(TARGETS)("$name", (tc) => {
         expect(await back.next(callOf("cu1"))).toMatchObject({ name: "echo" });
       });
 
+      it("catches a provider up after a registration that adds a tool an open call needs", async () => {
+        const s = await pool.session(T.key);
+        const agent = await pool.agent(s);
+        const p1 = await pool.app(s, { clientId: "has-math" });
+        await pool.register(p1, agent, [ECHO, MATH]);
+        const p2 = await pool.app(s, { clientId: "echo-only" });
+        p2.send({ type: "tool.list", tools: [ECHO] });
+        await p2.sync();
+        agent.send({ type: "tool.call", call_id: "cm", name: "math", action: "add", arguments: { a: 1, b: 1 } });
+        await p1.next(callOf("cm"));
+        expect(await p2.none(callOf("cm"), 200)).toBe(true);
+        p2.send({ type: "tool.list", tools: [ECHO, MATH] });
+        expect(await p2.next(callOf("cm"))).toMatchObject({ action: "add" });
+        p2.send({ type: "tool.result", call_id: "cm", result: { message: "2" } });
+        expect((await agent.next(resultOf("cm"))).answered_by).toBe("echo-only");
+        expect(await p1.next(cancelOf("cm"))).toMatchObject({ reason: "answered" });
+      });
+
       it("first answer wins: the others get tool.cancel{answered}, a late result gets unknown_call", async () => {
         const s = await pool.session(T.key);
         const agent = await pool.agent(s);
