@@ -212,7 +212,8 @@ app.get("/api/sessions/:sid/ws", async (c) => {
   headers.set("x-lineup-role", a.role);
   headers.delete("x-lineup-subprotocol");
   const offered = (c.req.header("sec-websocket-protocol") ?? "").split(",").map((s) => s.trim());
-  if (offered.includes("lineup.v1") || a.viaSubprotocol) headers.set("x-lineup-subprotocol", "1");
+  // Answer only a subprotocol the client offered: answering one it did not offer fails the handshake.
+  if (offered.includes("lineup.v1")) headers.set("x-lineup-subprotocol", "1");
   return stubOf(c, a.sid).fetch(new Request(c.req.raw, { headers }));
 });
 
