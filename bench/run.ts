@@ -2,12 +2,11 @@
 // run, with two baselines carrying the same frames: a bare forwarding Durable Object (the platform floor)
 // and a plain Node `ws` relay. Progress goes to stderr; figures to bench/results.json and docs/benchmarks.md.
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
-import { startRelay, type RunningRelay } from "../test/helpers/relay.js";
 import { Agent, baselinePair, createSession, relayPair, whoami, type Pair, type SystemName } from "./lib/clients.js";
 import { renderMarkdown, renderSvg } from "./lib/render.js";
-import { memOf, workerdOf, sampleRss, startNodeBaselineProc, startWrangler, type Proc } from "./lib/proc.js";
+import { memOf, sampleRss, snapshotRelay, startNodeBaselineProc, startWrangler, workerdOf, type Proc } from "./lib/proc.js";
 import type { Results, Throughput } from "./lib/results.js";
 import { dist, ratio } from "./lib/stats.js";
 
@@ -18,7 +17,7 @@ const THROUGHPUT_S = Number(process.env.BENCH_SECONDS ?? 10);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 200);
 const APPS = 2;
 const WAKE_SESSIONS = 3;
-const MIN_IDLE_S = 12;
+const MIN_IDLE_S = 15;
 // The per-connection rate limit (default 200 frames/s, burst 400) would cap one agent socket far below
 // what is measured here; it is raised for the bench and the figure says so.
 const RELAY_VARS = { RATE_LIMIT_PER_S: "1000000", RATE_LIMIT_BURST: "1000000" };
@@ -136,17 +135,24 @@ async function main() {
     execFileSync("npx", ["vite", "build", "--logLevel", "warn"], { stdio: "inherit" });
   }
   log("starting the relay (wrangler dev), the bare-DO baseline (wrangler dev) and the Node baseline…");
-  let relay: RunningRelay | undefined;
+  let relay: Proc | undefined;
   let floor: Proc | undefined;
   let nodeBase: Proc | undefined;
   const stopAll = async () => {
     await Promise.all([relay?.stop(), floor?.stop(), nodeBase?.stop()]);
   };
   process.on("SIGINT", () => void stopAll().then(() => process.exit(130)));
+  process.on("uncaughtException", (e) => {
+    process.stderr.write(`[bench] uncaught: ${e.stack ?? e.message}\n`);
+    void stopAll().then(() => process.exit(1));
+  });
   try {
+    // Fresh private state for both wrangler devs (see WranglerOpts.persistTo for why not .wrangler/state).
+    rmSync("bench/.tmp/state-relay", { recursive: true, force: true });
+    rmSync("bench/.tmp/state-floor", { recursive: true, force: true });
     [relay, floor, nodeBase] = await Promise.all([
-      startRelay({ vars: RELAY_VARS }),
-      startWrangler("bench/baseline-do/wrangler.toml"),
+      startWrangler({ config: snapshotRelay("bench/.tmp/relay-snapshot"), vars: RELAY_VARS, persistTo: "bench/.tmp/state-relay" }),
+      startWrangler({ config: "bench/baseline-do/wrangler.toml", persistTo: "bench/.tmp/state-floor" }),
       startNodeBaselineProc(),
     ]);
     const wd = workerdOf(relay.proc.pid!);
@@ -154,7 +160,7 @@ async function main() {
     log(`relay ${relay.url} (workerd runtime pid ${relayWorkerd ?? "?"}, proxy pid ${wd.proxy ?? "?"}), floor ${floor.url}, node ${nodeBase.url}`);
     const loadStart = loadavg()[0]!;
 
-    // Wake-up subjects first: they then stay idle through everything else.
+    // Wake-up first, on a quiet relay: the subjects idle for MIN_IDLE_S with nothing else running, then one call each.
     const wakeRelay: Pair[] = [];
     for (let i = 0; i < WAKE_SESSIONS; i++) {
       const p = await relayPair(await createSession(relay.url, `wake${i}`), 1, `wake${i}`);
@@ -168,6 +174,37 @@ async function main() {
       wakeDo.push({ pair, instance: await whoami(pair.agent.ws) });
     }
     const idleFrom = Date.now();
+
+    // Wake-up: the first call after the objects sat idle.
+    const waitMore = MIN_IDLE_S * 1000 - (Date.now() - idleFrom);
+    if (waitMore > 0) {
+      log(`wake-up: waiting ${Math.ceil(waitMore / 1000)} s more idle time`);
+      await sleep(waitMore);
+    }
+    const idleS = Math.round((Date.now() - idleFrom) / 1000);
+    log(`wake-up: first call after ${idleS} s idle`);
+    // A socket dropped by a wrangler dev reload cannot measure a wake-up (reconnecting wakes the object): skipped.
+    const wakeRelayMs: number[] = [];
+    for (const p of wakeRelay) if (p.agent.ws.readyState === p.agent.ws.OPEN) wakeRelayMs.push(await p.agent.call());
+    const wakeDoMs: number[] = [];
+    const hibernated: boolean[] = [];
+    for (const w of wakeDo) {
+      if (w.pair.agent.ws.readyState !== w.pair.agent.ws.OPEN) continue;
+      wakeDoMs.push(await w.pair.agent.call());
+      hibernated.push((await whoami(w.pair.agent.ws)) !== w.instance);
+    }
+    for (const p of wakeRelay) p.close();
+    for (const w of wakeDo) w.pair.close();
+    const evicted = hibernated.filter(Boolean).length;
+    const note =
+      hibernated.length === 0
+        ? `no wake-up sample: every idle socket was dropped before the first call (see the log).`
+        : evicted === hibernated.length
+        ? `wrangler dev did evict the idle objects: the bare DO was constructed anew after ${idleS} s idle in ${evicted}/${hibernated.length} rooms, so these are real wake-ups (local workerd, not the edge).`
+        : evicted === 0
+          ? `wrangler dev did NOT hibernate the idle objects: the bare DO kept its in-memory instance id after ${idleS} s idle in all ${hibernated.length} rooms, so these figures are first-call-after-idle, not a real wake-up. On Cloudflare the object is evicted after ~10 s of idleness; that wake-up cost is not measured here.`
+          : `wrangler dev evicted ${evicted} of ${hibernated.length} idle bare-DO objects after ${idleS} s; figures mix real wake-ups and warm calls.`;
+    log(`wake-up: relay ${wakeRelayMs.map((x) => x.toFixed(1)).join(", ")} ms; ${note}`);
 
     const latSession = await createSession(relay.url, "lat");
     const open: Record<SystemName, (tag: string) => Promise<Pair>> = {
@@ -199,7 +236,8 @@ async function main() {
     for (let attempt = 1; ; attempt++) {
       try {
         t = performance.now();
-        scalePairs = await Promise.all(sessions.map((s, i) => relayPair(s, APPS, `s${i}a${attempt}`)));
+        // Bounded concurrency: opening 600 sockets at once mostly measures the client's own queueing.
+        scalePairs = await pool(sessions, 25, (s, i) => relayPair(s, APPS, `s${i}a${attempt}`));
         connectMs = performance.now() - t;
         log(`scale: all connected in ${connectMs.toFixed(0)} ms; one call each`);
         t = performance.now();
@@ -218,35 +256,6 @@ async function main() {
     const scaleErrors = scalePairs.reduce((n, p) => n + p.agent.errors.length, 0);
     log(`scale: all ${SESSIONS} calls answered in ${completeMs.toFixed(0)} ms; workerd RSS peak ${rssPeak ?? "?"} KiB`);
     for (const p of scalePairs) p.close();
-
-    // Wake-up: the first call after the objects sat idle.
-    const waitMore = MIN_IDLE_S * 1000 - (Date.now() - idleFrom);
-    if (waitMore > 0) {
-      log(`wake-up: waiting ${Math.ceil(waitMore / 1000)} s more idle time`);
-      await sleep(waitMore);
-    }
-    const idleS = Math.round((Date.now() - idleFrom) / 1000);
-    log(`wake-up: first call after ${idleS} s idle`);
-    // A socket dropped by a wrangler dev reload cannot measure a wake-up (reconnecting wakes the object): skipped.
-    const wakeRelayMs: number[] = [];
-    for (const p of wakeRelay) if (p.agent.ws.readyState === p.agent.ws.OPEN) wakeRelayMs.push(await p.agent.call());
-    const wakeDoMs: number[] = [];
-    const hibernated: boolean[] = [];
-    for (const w of wakeDo) {
-      if (w.pair.agent.ws.readyState !== w.pair.agent.ws.OPEN) continue;
-      wakeDoMs.push(await w.pair.agent.call());
-      hibernated.push((await whoami(w.pair.agent.ws)) !== w.instance);
-    }
-    for (const p of wakeRelay) p.close();
-    for (const w of wakeDo) w.pair.close();
-    const evicted = hibernated.filter(Boolean).length;
-    const note =
-      evicted === hibernated.length
-        ? `wrangler dev did evict the idle objects: the bare DO was constructed anew after ${idleS} s idle in ${evicted}/${hibernated.length} rooms, so these are real wake-ups (local workerd, not the edge).`
-        : evicted === 0
-          ? `wrangler dev did NOT hibernate the idle objects: the bare DO kept its in-memory instance id after ${idleS} s idle in all ${hibernated.length} rooms, so these figures are first-call-after-idle, not a real wake-up. On Cloudflare the object is evicted after ~10 s of idleness; that wake-up cost is not measured here.`
-          : `wrangler dev evicted ${evicted} of ${hibernated.length} idle bare-DO objects after ${idleS} s; figures mix real wake-ups and warm calls.`;
-    log(`wake-up: relay ${wakeRelayMs.map((x) => x.toFixed(1)).join(", ")} ms; ${note}`);
 
     const d = { relay: dist(lat.relay), do: dist(lat.do), node: dist(lat.node) };
     const cpu = cpus();

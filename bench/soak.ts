@@ -5,11 +5,12 @@
 // each reconnect (identical repeats are safe), ack every result and de-duplicate by call_id, as the
 // adapter does. At the end it checks that every call got exactly its one correct result — none lost, none
 // timed out, none different — and that no session is left with open calls. Exit code 1 on any failure.
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import WebSocket from "ws";
 import { CALCULATOR } from "../shared/builtin-tools.js";
 import type { SessionCreated } from "../shared/protocol.js";
-import { freePort, startRelay, type RunningRelay } from "../test/helpers/relay.js";
+import { freePort } from "../test/helpers/relay.js";
+import { snapshotRelay, startWrangler, type Proc } from "./lib/proc.js";
 import { createSession } from "./lib/clients.js";
 
 const MINUTES = Math.min(10, Math.max(1, Number(process.env.SOAK_MINUTES ?? 6)));
@@ -183,7 +184,11 @@ async function pendingCalls(base: string, s: SessionCreated): Promise<number> {
 async function main() {
   const port = await freePort();
   log(`soak for ${MINUTES} min: ${SESSIONS} sessions × (1 agent + 2 apps), ${IN_FLIGHT} calls in flight each; drops every ${DROP_EVERY_MS} ms, relay restart every ${RESTART_EVERY_MS / 1000} s (rate limit raised: ${JSON.stringify(VARS)})`);
-  let relay: RunningRelay = await startRelay({ port, vars: VARS });
+  // Private state, kept across the restarts (see WranglerOpts.persistTo for why not .wrangler/state).
+  const persistTo = "bench/.tmp/state-soak";
+  rmSync(persistTo, { recursive: true, force: true });
+  const config = snapshotRelay("bench/.tmp/soak-snapshot");
+  let relay: Proc = await startWrangler({ config, port, vars: VARS, persistTo });
   const base = () => relay.url;
   try {
     const sessions = await Promise.all(Array.from({ length: SESSIONS }, (_, i) => createSession(relay.url, `soak${i}`)));
@@ -208,7 +213,7 @@ async function main() {
         log("restarting the relay process (every socket drops; storage stays)…");
         await relay.stop();
         await sleep(500);
-        relay = await startRelay({ port, vars: VARS });
+        relay = await startWrangler({ config, port, vars: VARS, persistTo });
         stats.restarts++;
         log("relay back");
         nextRestart = Date.now() + RESTART_EVERY_MS;

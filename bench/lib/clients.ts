@@ -15,7 +15,7 @@ interface Pending {
 
 const now = () => performance.now();
 
-function opened(ws: WebSocket, timeoutMs = 30_000): Promise<void> {
+function opened(ws: WebSocket, timeoutMs = 120_000): Promise<void> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error("websocket open timed out")), timeoutMs);
     ws.once("open", () => {
@@ -50,6 +50,7 @@ export class Agent {
   private seq = 0;
   /** Every relay frame type seen, for sanity checks (errors must stay at zero). */
   readonly errors: string[] = [];
+  private closedWith = "socket closed";
   constructor(
     readonly ws: WebSocket,
     private readonly ack: boolean,
@@ -69,16 +70,17 @@ export class Agent {
       if (f.error) p.reject(new Error(`call ${f.call_id}: ${f.error.code}`));
       else p.resolve(now() - p.t0);
     });
-    ws.on("close", () => {
-      for (const p of this.pending.values()) p.reject(new Error("socket closed"));
+    ws.on("close", (code, reason) => {
+      this.closedWith = `socket closed (${code} ${reason.toString()})`;
+      for (const p of this.pending.values()) p.reject(new Error(this.closedWith));
       this.pending.clear();
     });
   }
   /** One calculator call; resolves with its round-trip time in ms. */
-  call(timeoutMs = 30_000): Promise<number> {
+  call(timeoutMs = 120_000): Promise<number> {
     const call_id = `${this.prefix}${++this.seq}`;
     const a = this.seq;
-    if (this.ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error("socket closed"));
+    if (this.ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error(this.closedWith));
     return new Promise<number>((resolve, reject) => {
       const t = setTimeout(() => {
         this.pending.delete(call_id);
@@ -132,7 +134,7 @@ export async function createSession(base: string, label = "bench"): Promise<Sess
 export async function relaySocket(s: SessionCreated, token: string, clientId: string): Promise<WebSocket> {
   const ws = new WebSocket(`${s.ws_url}?client_id=${clientId}`, { headers: { authorization: `Bearer ${token}` } });
   const hello = new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error("no hello")), 30_000);
+    const t = setTimeout(() => reject(new Error("no hello")), 120_000);
     const on = (d: WebSocket.RawData) => {
       if (d.toString().includes('"hello"')) {
         clearTimeout(t);
@@ -151,8 +153,9 @@ export async function relaySocket(s: SessionCreated, token: string, clientId: st
 /** Agent + `apps` calculator apps in one relay session; resolves once the agent sees the catalog. */
 export async function relayPair(s: SessionCreated, apps: number, tag: string): Promise<Pair> {
   const agentWs = await relaySocket(s, s.agent_token, `ag-${tag}`);
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const catalog = new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error("agent never saw the calculator")), 30_000);
+    const t = (timer = setTimeout(() => reject(new Error("agent never saw the calculator")), 120_000));
     const on = (d: WebSocket.RawData) => {
       const str = d.toString();
       if (str.startsWith('{"type":"tool.list"') && str.includes('"calculator"')) {
@@ -163,6 +166,7 @@ export async function relayPair(s: SessionCreated, apps: number, tag: string): P
     };
     agentWs.on("message", on);
   });
+  catalog.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
   const agent = new Agent(agentWs, true, `${tag}-`);
   const appWs = await Promise.all(
     Array.from({ length: apps }, async (_, i) => {
@@ -172,7 +176,14 @@ export async function relayPair(s: SessionCreated, apps: number, tag: string): P
       return ws;
     }),
   );
-  await catalog;
+  try {
+    await catalog;
+  } catch (e) {
+    closeAll([agentWs, ...appWs]);
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
   return { agent, apps: appWs, close: () => closeAll([agentWs, ...appWs]) };
 }
 

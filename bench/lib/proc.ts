@@ -1,7 +1,7 @@
 // Child processes of the bench: a second `wrangler dev` (the baseline Worker), the Node baseline, and
 // the memory of a wrangler's workerd child read from /proc (Linux only; figures are null elsewhere).
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { freePort } from "../../test/helpers/relay.js";
 
 export interface Proc {
@@ -37,21 +37,42 @@ async function waitHealthy(url: string, p: ChildProcess, log: () => string, time
   }
 }
 
-/** `wrangler dev -c <config>` on a free port; resolves once /healthz answers. */
-export async function startWrangler(config: string, timeoutMs = 90_000): Promise<Proc> {
-  const port = await freePort();
+export interface WranglerOpts {
+  /** wrangler.toml to run (default: the relay's own). */
+  config?: string;
+  port?: number;
+  vars?: Record<string, string>;
+  /**
+   * Private state directory. Every \`wrangler dev\` started in the same directory shares .wrangler/state —
+   * including miniflare's observability SQLite database — and under concurrent runs that database answers
+   * SQLITE_BUSY, the runtime throws, and sockets drop with 1006. A directory of its own avoids it.
+   */
+  persistTo: string;
+  timeoutMs?: number;
+}
+
+/** \`wrangler dev\` on 127.0.0.1 (a free port unless given); resolves once /healthz answers. */
+export async function startWrangler(o: WranglerOpts): Promise<Proc> {
+  const port = o.port ?? (await freePort());
   const inspector = await freePort();
-  const proc = spawn(
-    "npx",
-    ["wrangler", "dev", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--log-level", "warn"],
-    { env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
+  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--log-level", "warn", "--persist-to", o.persistTo];
+  if (o.config) args.push("-c", o.config);
+  for (const [k, v] of Object.entries(o.vars ?? {})) args.push("--var", `${k}:${v}`);
+  const proc = spawn("npx", args, { env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let log = "";
   proc.stdout?.on("data", (d: Buffer) => (log += d.toString()));
   proc.stderr?.on("data", (d: Buffer) => (log += d.toString()));
   const url = `http://127.0.0.1:${port}`;
-  await waitHealthy(url, proc, () => log, timeoutMs);
-  return { url, port, proc, stop: async () => killTree(proc) };
+  await waitHealthy(url, proc, () => log, o.timeoutMs ?? 120_000);
+  return {
+    url,
+    port,
+    proc,
+    stop: async () => {
+      killTree(proc);
+      await new Promise((r) => setTimeout(r, 200));
+    },
+  };
 }
 
 /** The Node baseline in its own process (so it does not share the bench client's event loop). */
@@ -162,4 +183,17 @@ export function sampleRss(pid: number | undefined, everyMs = 100): { stop(): num
       return peak;
     },
   };
+}
+
+/**
+ * A frozen copy of the relay (worker/, shared/, dist/web, wrangler.toml) under bench/.tmp/, returned as the
+ * config path to run. \`wrangler dev\` reloads the Worker — dropping every socket — whenever a watched source
+ * or asset changes; in a shared work tree that happens every few seconds, so the bench and the soak run a
+ * snapshot of the code as it was when they started. Modules still resolve from the repository's node_modules.
+ */
+export function snapshotRelay(dir: string): string {
+  rmSync(dir, { recursive: true, force: true });
+  for (const d of ["worker", "shared", "dist/web"]) if (existsSync(d)) cpSync(d, `${dir}/${d}`, { recursive: true });
+  cpSync("wrangler.toml", `${dir}/wrangler.toml`);
+  return `${dir}/wrangler.toml`;
 }

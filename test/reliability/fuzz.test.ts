@@ -10,7 +10,7 @@ import { CALC, isCall, isResult, Party, session } from "./party.js";
 
 const SEED = 0x5eed2026;
 const FRAMES = 2040;
-const CONNS = 12; // 170 frames + 170 barriers per connection stays under the default burst of 400
+const CONNS = 12; // 170 frames + 170 barriers per connection stay well under the default rate-limit burst
 
 /** mulberry32: a tiny deterministic PRNG, so a failure can be replayed from the seed. */
 function prng(seed: number) {

@@ -7,7 +7,7 @@ import { fetchWorker, stubOf } from "../worker/helpers.js";
 import { CALC, isCall, isCancel, isResult, Party, session } from "./party.js";
 
 const MAX = 1000;
-// The per-connection rate limit (burst 400) is per connection: the load is spread over five of each side.
+// The rate limit is per connection: the load is spread over five connections of each side.
 const LANES = 5;
 
 async function pendingCalls(sid: string, token: string): Promise<number> {

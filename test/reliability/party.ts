@@ -51,7 +51,7 @@ export class Party {
   }
 
   /** Waits until the relay has handled everything this connection sent before (a cancel of an unknown call is answered in order). */
-  async sync(timeoutMs = 5000): Promise<void> {
+  async sync(timeoutMs = 15_000): Promise<void> {
     const id = `barrier-${++barriers}`;
     this.send({ type: "tool.cancel", call_id: id });
     await this.next((f) => f.type === "error" && f.code === "unknown_call" && f.call_id === id, timeoutMs);
