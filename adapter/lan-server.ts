@@ -16,6 +16,7 @@ import {
   describeIssues,
   HttpCallBody,
   HTTP_CLIENT_ID,
+  jsonDepth,
   LIMITS,
   PROTOCOL,
   SESSION_ID_RE,
@@ -220,6 +221,8 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     }
     const text = Buffer.concat(chunks).toString("utf8");
     if (text.trim() === "") return undefined;
+    // The same depth cap as the Worker: deeper JSON overflows recursive validation.
+    if (jsonDepth(text) > LIMITS.maxJsonDepth) throw new HttpFail(400, "bad_request", `JSON nests deeper than ${LIMITS.maxJsonDepth} levels`);
     try {
       return JSON.parse(text);
     } catch {

@@ -5,6 +5,7 @@ import {
   CreateSessionBody,
   describeIssues,
   HttpCallBody,
+  jsonDepth,
   LIMITS,
   PROTOCOL,
   SESSION_ID_RE,
@@ -92,6 +93,8 @@ async function readJson(c: C): Promise<{ ok: true; value: unknown } | { ok: fals
   const text = await readCapped(c.req.raw, LIMITS.maxHttpBodyBytes);
   if (text === undefined) return { ok: false, res: fail(c, 413, "too_large", `body over ${LIMITS.maxHttpBodyBytes} bytes`) };
   if (text.trim() === "") return { ok: true, value: undefined };
+  // The same depth cap as frames: deeper JSON overflows the stack of recursive validation (found by the fuzzer).
+  if (jsonDepth(text) > LIMITS.maxJsonDepth) return { ok: false, res: fail(c, 400, "bad_request", `JSON nests deeper than ${LIMITS.maxJsonDepth} levels`) };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {

@@ -35,3 +35,26 @@ describe("basics", () => {
     app.close();
   });
 });
+
+describe("HTTP bodies nested too deep (regression: the fuzzer's 10,000-level JSON made /calls answer 500)", () => {
+  it("answers 400 on POST /calls and POST /api/sessions, and the session still works", async () => {
+    const s = await createSession();
+    const deep = "[".repeat(5000) + "]".repeat(5000);
+    const call = await fetchWorker(`/api/sessions/${s.session_id}/calls?wait=0`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.agent_token}`, "content-type": "application/json" },
+      body: `{"name":"choice","arguments":{"x":${deep}}}`,
+    });
+    expect(call.status).toBe(400);
+    expect(((await call.json()) as { error: { code: string } }).error.code).toBe("bad_request");
+    const created = await fetchWorker("/api/sessions", {
+      method: "POST",
+      headers: { authorization: "Bearer test-relay-key", "content-type": "application/json" },
+      body: `{"label":${deep}}`,
+    });
+    expect(created.status).toBe(400);
+    const status = await fetchWorker(`/api/sessions/${s.session_id}`, { headers: { authorization: `Bearer ${s.agent_token}` } });
+    expect(status.status).toBe(200);
+    expect(((await status.json()) as { pending_calls: number }).pending_calls).toBe(0);
+  });
+});
