@@ -26,6 +26,7 @@ import {
   type ToolResultOut,
 } from "../shared/protocol.js";
 import { keyOf, Router, type Ctx, type Out, type Peer } from "../shared/router.js";
+import { TokenBucket } from "../shared/rate-limit.js";
 import { MemoryStore } from "../shared/store.js";
 import { randomId, safeEqual, signToken, tokenFrom, verifyToken } from "../shared/tokens.js";
 
@@ -51,7 +52,7 @@ export interface LanServer {
 interface Conn {
   peer: Peer;
   ws: WebSocket;
-  bucket: Bucket;
+  bucket: TokenBucket;
 }
 
 interface LanSession {
@@ -67,24 +68,6 @@ const HTTP_KEY = `agent:${HTTP_CLIENT_ID}`;
 const DEFAULT_WEB = fileURLToPath(new URL("../dist/web", import.meta.url));
 const MAX_TIMER_MS = 60 * 60 * 1000;
 const AUTH_FAILURES_PER_MIN = 60;
-
-class Bucket {
-  private tokens: number;
-  private at = 0;
-  constructor(
-    private readonly perS: number,
-    private readonly burst: number,
-  ) {
-    this.tokens = burst;
-  }
-  take(now: number): boolean {
-    if (this.at) this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.perS);
-    this.at = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
-}
 
 const STATUS_TEXT: Record<number, string> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 426: "Upgrade Required", 429: "Too Many Requests", 503: "Service Unavailable" };
 
@@ -434,7 +417,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       s.conns.delete(id);
       c.ws.close(CLOSE.replaced, "replaced by a newer connection");
     }
-    const conn: Conn = { peer, ws, bucket: new Bucket(perS, burst) };
+    const conn: Conn = { peer, ws, bucket: new TokenBucket(perS, burst) };
     s.conns.set(peer.conn, conn);
     ws.on("message", (data: Buffer, isBinary: boolean) => onMessage(s, conn, data, isBinary));
     ws.on("close", () => {

@@ -15,7 +15,8 @@ import { keyOf, Router, type Ctx, type Out, type Peer } from "../shared/router.j
 import { randomId } from "../shared/tokens.js";
 import type { Env } from "./env.js";
 import { SqlStore } from "./sql-store.js";
-import { closeQuietly, sendIfOpen, TokenBucket } from "./sockets.js";
+import { TokenBucket } from "../shared/rate-limit.js";
+import { closeQuietly, sendIfOpen } from "./sockets.js";
 import { IM_KEY, IM_PEER, WuKongImBridge, type ImInbound } from "./wukongim/bridge.js";
 
 export interface SessionMeta {
@@ -46,9 +47,15 @@ export class Session extends DurableObject<Env> {
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
 
+  // Memory is a cache of SQLite: the meta row only changes in init() and destroy(), so it is read once
+  // per wake instead of several times per frame (hibernation clears this field with everything else).
+  private metaCache: SessionMeta | null | undefined;
   private meta(): SessionMeta | undefined {
-    const m = this.store.meta("session");
-    return m ? (JSON.parse(m) as SessionMeta) : undefined;
+    if (this.metaCache === undefined) {
+      const m = this.store.meta("session");
+      this.metaCache = m ? (JSON.parse(m) as SessionMeta) : null;
+    }
+    return this.metaCache ?? undefined;
   }
   private live(): SessionMeta | undefined {
     const m = this.meta();
@@ -117,6 +124,7 @@ export class Session extends DurableObject<Env> {
     const old = this.meta();
     const merged = old ? { ...old, expires_at: Math.max(old.expires_at, meta.expires_at), label: meta.label ?? old.label } : meta;
     this.store.setMeta("session", JSON.stringify(merged));
+    this.metaCache = merged;
     this.im(merged)?.init();
     await this.syncAlarm();
     return merged;
@@ -134,6 +142,7 @@ export class Session extends DurableObject<Env> {
     const existed = this.meta() !== undefined;
     for (const ws of this.ctx.getWebSockets()) closeQuietly(ws, CLOSE.sessionEnded, "session deleted");
     this.store.clear();
+    this.metaCache = null;
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     // deleteAll() drops the SQL tables as well; later requests (404s, late socket closes) still query them.
@@ -261,7 +270,9 @@ export class Session extends DurableObject<Env> {
   }
 
   async alarm(): Promise<void> {
+    // Alarms are rare: re-read alarm time and meta from storage, the truth, rather than trust the cache.
     this.alarmAt = undefined;
+    this.metaCache = undefined;
     const m = this.meta();
     if (!m) return;
     if (m.expires_at <= Date.now()) {

@@ -19,22 +19,3 @@ export function closeQuietly(ws: WebSocket, code: number, reason: string): void 
     /* already closed */
   }
 }
-
-/** Per-connection token bucket (memory only: a hibernated connection is idle, so losing it is harmless). */
-export class TokenBucket {
-  private tokens: number;
-  private at = 0;
-  constructor(
-    private readonly perS: number,
-    private readonly burst: number,
-  ) {
-    this.tokens = burst;
-  }
-  take(now: number): boolean {
-    if (this.at) this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.perS);
-    this.at = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
-}

@@ -4,6 +4,8 @@
 // is skipped with its reason in the suite's name.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, inject } from "vitest";
+import { Pool } from "./raw-client.js";
 import { freePort } from "./relay.js";
 import { DEV_RELAY_KEY } from "../../shared/defaults.js";
 
@@ -59,3 +61,25 @@ export const TARGETS: TargetCase[] = [
     },
   },
 ];
+
+/** The suite set-up every parameterized suite shares: start the target once, close its clients after
+ * each test, stop it at the end. Read `run.T` inside tests (it is set in beforeAll). */
+export function useTarget(tc: TargetCase, opts?: LanOpts): { readonly T: Target; pool: Pool } {
+  let target: Target | undefined;
+  const current = (): Target => {
+    if (!target) throw new Error("the target is not started yet");
+    return target;
+  };
+  const run = {
+    get T(): Target {
+      return current();
+    },
+    pool: new Pool(() => current().url),
+  };
+  beforeAll(async () => {
+    target = await tc.start(inject("relayUrl"), opts);
+  });
+  afterAll(async () => target?.stop());
+  afterEach(() => run.pool.closeAll());
+  return run;
+}

@@ -1,8 +1,8 @@
 // Contract §3–§5 from outside: frames, validation, routing rules, over real sockets, for each server
 // that speaks lineup/1. Every MUST of §4 has a test here named after it.
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { TARGETS, type Target } from "../helpers/contract-targets.js";
-import { CANVAS, ECHO, http, MATH, Pool, type Frame } from "../helpers/raw-client.js";
+import { describe, expect, it } from "vitest";
+import { TARGETS, useTarget } from "../helpers/contract-targets.js";
+import { CANVAS, ECHO, http, MATH, type Frame } from "../helpers/raw-client.js";
 import type { SessionCreated, ToolDef } from "../../shared/protocol.js";
 
 const isErr = (code: string) => (f: Frame) => f.type === "error" && f.code === code;
@@ -12,17 +12,12 @@ const cancelOf = (id: string) => (f: Frame) => f.type === "tool.cancel" && f.cal
 
 describe.each(TARGETS)("$name", (tc) => {
   describe.skipIf(tc.skip !== undefined)("frames and routing (§3–§5)", () => {
-    let T: Target;
-    const pool = new Pool(() => T.url);
-    beforeAll(async () => {
-      T = await tc.start(inject("relayUrl"));
-    });
-    afterAll(async () => T?.stop());
-    afterEach(() => pool.closeAll());
+    const run = useTarget(tc);
+    const pool = run.pool;
 
     /** A session with an agent and an app that provides `tools` (the agent has seen the catalog). */
     async function pair(tools: ToolDef[] = [ECHO, MATH], appId = "app1") {
-      const s = await pool.session(T.key);
+      const s = await pool.session(run.T.key);
       const agent = await pool.agent(s, { clientId: "agent1" });
       const app = await pool.app(s, { clientId: appId });
       await pool.register(app, agent, tools);
@@ -31,7 +26,7 @@ describe.each(TARGETS)("$name", (tc) => {
 
     describe("hello, heartbeat, catalog", () => {
       it("sends hello first with protocol, session_id, role, client_id and peers, then the other side's tool.list", async () => {
-        const s = await pool.session(T.key);
+        const s = await pool.session(run.T.key);
         const { c: agent, hello } = await pool.join(s, "agent", { clientId: "ag" });
         expect(hello).toMatchObject({ type: "hello", protocol: "lineup/1", session_id: s.session_id, role: "agent", client_id: "ag", peers: { agent: { online: true }, apps: 0 } });
         expect(await agent.next(() => true)).toEqual({ type: "tool.list", tools: [] });
@@ -40,7 +35,7 @@ describe.each(TARGETS)("$name", (tc) => {
       });
 
       it("answers the text frame ping with the text frame pong", async () => {
-        const s = await pool.session(T.key);
+        const s = await pool.session(run.T.key);
         const app = await pool.app(s);
         app.send("ping");
         await app.next("pong");
@@ -54,7 +49,7 @@ describe.each(TARGETS)("$name", (tc) => {
         const cat = await agent.next("tool.list");
         expect((cat.tools as ToolDef[]).map((t) => t.name)).toEqual(["echo"]);
         // The catalog is the union of registrations by client id, connected or not.
-        const s2 = await pool.session(T.key);
+        const s2 = await pool.session(run.T.key);
         const a2 = await pool.agent(s2);
         const p1 = await pool.app(s2, { clientId: "p1" });
         await pool.register(p1, a2, [ECHO]);
@@ -189,7 +184,7 @@ describe.each(TARGETS)("$name", (tc) => {
       });
 
       it("queues a call while no provider is connected and delivers it when one connects", async () => {
-        const s = await pool.session(T.key);
+        const s = await pool.session(run.T.key);
         const agent = await pool.agent(s);
         agent.send({ type: "tool.call", call_id: "q1", name: "echo", arguments: { text: "later" } });
         await agent.sync();
@@ -211,7 +206,7 @@ describe.each(TARGETS)("$name", (tc) => {
       });
 
       it("catches a provider up after a registration that adds a tool an open call needs", async () => {
-        const s = await pool.session(T.key);
+        const s = await pool.session(run.T.key);
         const agent = await pool.agent(s);
         const p1 = await pool.app(s, { clientId: "has-math" });
         await pool.register(p1, agent, [ECHO, MATH]);
@@ -229,7 +224,7 @@ describe.each(TARGETS)("$name", (tc) => {
       });
 
       it("first answer wins: the others get tool.cancel{answered}, a late result gets unknown_call", async () => {
-        const s = await pool.session(T.key);
+        const s = await pool.session(run.T.key);
         const agent = await pool.agent(s);
         const a1 = await pool.app(s, { clientId: "a1" });
         await pool.register(a1, agent, [ECHO]);
@@ -251,7 +246,7 @@ describe.each(TARGETS)("$name", (tc) => {
       });
 
       it("binds app instances to the provider that opened them; close unbinds; unbound ids get instance_gone", async () => {
-        const s = await pool.session(T.key);
+        const s = await pool.session(run.T.key);
         const agent = await pool.agent(s);
         const p1 = await pool.app(s, { clientId: "p1" });
         await pool.register(p1, agent, [CANVAS]);
@@ -289,7 +284,7 @@ describe.each(TARGETS)("$name", (tc) => {
       });
 
       it("queues a call for a bound instance while its provider is away, and only that provider gets it", async () => {
-        const s = await pool.session(T.key);
+        const s = await pool.session(run.T.key);
         const agent = await pool.agent(s);
         const p1 = await pool.app(s, { clientId: "owner" });
         await pool.register(p1, agent, [CANVAS]);
@@ -321,7 +316,7 @@ describe.each(TARGETS)("$name", (tc) => {
       });
 
       it("a queued call with no provider still expires at its deadline", async () => {
-        const s = await pool.session(T.key);
+        const s = await pool.session(run.T.key);
         const agent = await pool.agent(s);
         agent.send({ type: "tool.call", call_id: "tq", name: "echo", arguments: {}, timeout_s: 1 });
         expect((await agent.next(resultOf("tq"), 15_000)).error).toMatchObject({ code: "timeout" });
@@ -404,7 +399,7 @@ describe.each(TARGETS)("$name", (tc) => {
         expect(await app2.next("message")).toMatchObject({ id: back.id });
         await agent.sync();
         expect(await agent.none((f) => f.type === "message" && f.id === "m-1", 100)).toBe(true);
-        const st = await http(`${T.url}/api/sessions/${s.session_id}`, { token: s.app_token });
+        const st = await http(`${run.T.url}/api/sessions/${s.session_id}`, { token: s.app_token });
         const msgs = (st.json as { messages: { id: string; content: unknown }[] }).messages;
         expect(msgs.map((m) => m.id)).toEqual(["m-1", back.id]);
         expect(msgs[0]!.content).toEqual(content);
@@ -423,7 +418,7 @@ describe.each(TARGETS)("$name", (tc) => {
         const { s, agent, app } = await pair();
         for (let i = 0; i < 205; i++) agent.send({ type: "message", id: `h-${i}`, content: [{ type: "text", text: `n${i}` }] });
         await app.next((f) => f.type === "message" && f.id === "h-204", 20_000);
-        const st = await http(`${T.url}/api/sessions/${s.session_id}`, { token: s.app_token });
+        const st = await http(`${run.T.url}/api/sessions/${s.session_id}`, { token: s.app_token });
         const ids = (st.json as { messages: { id: string }[] }).messages.map((m) => m.id);
         expect(ids.length).toBeGreaterThanOrEqual(200);
         expect(ids.slice(-200)).toEqual(Array.from({ length: 200 }, (_, i) => `h-${i + 5}`));
@@ -437,7 +432,7 @@ describe.each(TARGETS)("$name", (tc) => {
       });
 
       it("sends presence to apps on agent connect, status and disconnect; hello carries the same facts", async () => {
-        const s = await pool.session(T.key);
+        const s = await pool.session(run.T.key);
         const app = await pool.app(s);
         const agent = await pool.agent(s);
         expect(await app.next("presence")).toMatchObject({ agent: { online: true }, apps: 1 });
@@ -451,7 +446,7 @@ describe.each(TARGETS)("$name", (tc) => {
       });
 
       it("accepts free-text status up to 64 chars and rejects longer as bad_frame", async () => {
-        const s = await pool.session(T.key);
+        const s = await pool.session(run.T.key);
         const agent = await pool.agent(s);
         const app = await pool.app(s);
         agent.send({ type: "status", state: "reviewing PR" });
@@ -473,7 +468,7 @@ describe.each(TARGETS)("$name", (tc) => {
       await app.next(cancelOf("many-0"));
       agent.send({ type: "tool.call", call_id: "fits-again", name: "echo", arguments: { text: "x" } });
       await app.next(callOf("fits-again"));
-      const st = await http(`${T.url}/api/sessions/${s.session_id}`, { token: s.agent_token });
+      const st = await http(`${run.T.url}/api/sessions/${s.session_id}`, { token: s.agent_token });
       expect((st.json as { pending_calls: number }).pending_calls).toBe(1000);
     }, 120_000);
 
@@ -494,7 +489,7 @@ describe.each(TARGETS)("$name", (tc) => {
     }, 60_000);
 
     it("ignores tool.ack for unknown calls silently", async () => {
-      const s: SessionCreated = await pool.session(T.key);
+      const s: SessionCreated = await pool.session(run.T.key);
       const agent = await pool.agent(s);
       agent.send({ type: "tool.ack", call_id: "nope" });
       await agent.sync();

@@ -1,32 +1,27 @@
 // Contract §7 from outside: tool calls over HTTP for agents that cannot hold a socket.
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { TARGETS, type Target } from "../helpers/contract-targets.js";
-import { ECHO, http, Pool, type Frame, type RawClient } from "../helpers/raw-client.js";
+import { describe, expect, it } from "vitest";
+import { TARGETS, useTarget } from "../helpers/contract-targets.js";
+import { ECHO, http, type Frame, type RawClient } from "../helpers/raw-client.js";
 import type { SessionCreated } from "../../shared/protocol.js";
 
 const callOf = (id: string) => (f: Frame) => f.type === "tool.call" && f.call_id === id;
 
 describe.each(TARGETS)("$name", (tc) => {
   describe.skipIf(tc.skip !== undefined)("HTTP calls (§7)", () => {
-    let T: Target;
-    const pool = new Pool(() => T.url);
-    beforeAll(async () => {
-      T = await tc.start(inject("relayUrl"));
-    });
-    afterAll(async () => T?.stop());
-    afterEach(() => pool.closeAll());
+    const run = useTarget(tc);
+    const pool = run.pool;
 
     async function withApp(): Promise<{ s: SessionCreated; app: RawClient }> {
-      const s = await pool.session(T.key);
+      const s = await pool.session(run.T.key);
       const app = await pool.app(s, { clientId: "human" });
       app.send({ type: "tool.list", tools: [ECHO] });
       await app.sync();
       return { s, app };
     }
     const post = (s: SessionCreated, body: unknown, wait?: number) =>
-      http(`${T.url}/api/sessions/${s.session_id}/calls${wait === undefined ? "" : `?wait=${wait}`}`, { method: "POST", token: s.agent_token, body: JSON.stringify(body) });
+      http(`${run.T.url}/api/sessions/${s.session_id}/calls${wait === undefined ? "" : `?wait=${wait}`}`, { method: "POST", token: s.agent_token, body: JSON.stringify(body) });
     const get = (s: SessionCreated, id: string, wait?: number) =>
-      http(`${T.url}/api/sessions/${s.session_id}/calls/${encodeURIComponent(id)}${wait === undefined ? "" : `?wait=${wait}`}`, { token: s.agent_token });
+      http(`${run.T.url}/api/sessions/${s.session_id}/calls/${encodeURIComponent(id)}${wait === undefined ? "" : `?wait=${wait}`}`, { token: s.agent_token });
 
     it("answers 200 with the tool.result when the result arrives within wait", async () => {
       const { s, app } = await withApp();
@@ -147,7 +142,7 @@ describe.each(TARGETS)("$name", (tc) => {
         expect(r.status).toBe(400);
         expect((r.json as { error: { code: string } }).error.code).toEqual(expect.any(String));
       }
-      const raw = await http(`${T.url}/api/sessions/${s.session_id}/calls?wait=0`, { method: "POST", token: s.agent_token, body: "{oops" });
+      const raw = await http(`${run.T.url}/api/sessions/${s.session_id}/calls?wait=0`, { method: "POST", token: s.agent_token, body: "{oops" });
       expect(raw.status).toBe(400);
     });
   });

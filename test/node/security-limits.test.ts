@@ -1,7 +1,7 @@
 // Security (issue 4 §3): rate limits and request size limits, on a relay of our own started with a low
 // per-connection rate (RATE_LIMIT_PER_S=2, RATE_LIMIT_BURST=5) so the limits are reached quickly.
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { TARGETS, type Target } from "../helpers/contract-targets.js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { TARGETS, useTarget } from "../helpers/contract-targets.js";
 import { DEV_RELAY_KEY } from "../../shared/defaults.js";
 import { LIMITS } from "../../shared/protocol.js";
 import { http, Pool, sleep } from "../helpers/raw-client.js";
@@ -147,16 +147,11 @@ describe("brake on guessing RELAY_KEY", () => {
 // The direct LAN mode holds the same limits (its rate limit set low through its options).
 describe.each(TARGETS.filter((t) => t.kind === "lan"))("$name", (tc) => {
   describe.skipIf(tc.skip !== undefined)("limits", () => {
-    let T: Target;
-    const lan = new Pool(() => T.url);
-    beforeAll(async () => {
-      T = await tc.start(inject("relayUrl"), { rateLimitPerS: 2, rateLimitBurst: 5 });
-    });
-    afterAll(async () => T?.stop());
-    afterEach(() => lan.closeAll());
+    const run = useTarget(tc, { rateLimitPerS: 2, rateLimitBurst: 5 });
+    const lan = run.pool;
 
     it("answers a flood with rate_limited and keeps the connection usable", async () => {
-      const s = await lan.session(T.key);
+      const s = await lan.session(run.T.key);
       const app = await lan.app(s);
       await app.drain();
       for (let i = 0; i < 40; i++) app.send({ type: "tool.list" });
@@ -168,12 +163,12 @@ describe.each(TARGETS.filter((t) => t.kind === "lan"))("$name", (tc) => {
     });
 
     it("answers 413 over 1 MiB on both POST routes, with and without content-length", async () => {
-      const s = await lan.session(T.key);
-      const calls = `${T.url}/api/sessions/${s.session_id}/calls?wait=0`;
+      const s = await lan.session(run.T.key);
+      const calls = `${run.T.url}/api/sessions/${s.session_id}/calls?wait=0`;
       const big = JSON.stringify({ name: "echo", pad: " ".repeat(MiB) });
-      expect((await http(`${T.url}/api/sessions`, { method: "POST", token: T.key, body: big })).status).toBe(413);
+      expect((await http(`${run.T.url}/api/sessions`, { method: "POST", token: run.T.key, body: big })).status).toBe(413);
       expect((await http(calls, { method: "POST", token: s.agent_token, body: big })).status).toBe(413);
-      expect(await postStream(`${T.url}/api/sessions`, T.key, MiB + 1)).toBe(413);
+      expect(await postStream(`${run.T.url}/api/sessions`, run.T.key, MiB + 1)).toBe(413);
       expect(await postStream(calls, s.agent_token, MiB + 1)).toBe(413);
       expect((await http(calls, { method: "POST", token: s.agent_token, body: JSON.stringify({ name: "echo" }) })).status).toBe(202);
     });

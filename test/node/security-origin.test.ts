@@ -1,10 +1,10 @@
 // Security (issue 4 §3, contract §2): the Origin of browser connections. Same origin and the operator's
 // ALLOWED_ORIGINS are accepted; any other origin gets 403 on the socket and on every API route, before
 // anything happens; requests without Origin (agents, CLIs) are not affected.
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEV_RELAY_KEY } from "../../shared/defaults.js";
 import type { SessionCreated } from "../../shared/protocol.js";
-import { TARGETS, type Target } from "../helpers/contract-targets.js";
+import { TARGETS, useTarget } from "../helpers/contract-targets.js";
 import { connect, ECHO, http, Pool, refused, wsUrl } from "../helpers/raw-client.js";
 import { startRelay, type RunningRelay } from "../helpers/relay.js";
 
@@ -97,23 +97,18 @@ describe("relay with ALLOWED_ORIGINS=https://ok.example", () => {
 // The direct LAN mode has no ALLOWED_ORIGINS: only its own origin (and no Origin) may connect.
 describe.each(TARGETS.filter((t) => t.kind === "lan"))("$name", (tc) => {
   describe.skipIf(tc.skip !== undefined)("Origin", () => {
-    let T: Target;
-    const pool = new Pool(() => T.url);
-    beforeAll(async () => {
-      T = await tc.start(inject("relayUrl"));
-    });
-    afterAll(async () => T?.stop());
-    afterEach(() => pool.closeAll());
+    const run = useTarget(tc);
+    const pool = run.pool;
 
     it("refuses a foreign origin with 403 on the socket and the API; accepts its own origin", async () => {
-      const s = await pool.session(T.key);
+      const s = await pool.session(run.T.key);
       for (const origin of ["https://evil.example", "null"]) {
-        expect((await refused(wsUrl(T.url, s.session_id), { token: s.app_token, origin })).status).toBe(403);
-        expect((await http(`${T.url}/api/sessions/${s.session_id}`, { token: s.app_token, headers: { origin } })).status).toBe(403);
-        expect((await http(`${T.url}/api/sessions/${s.session_id}`, { method: "DELETE", token: s.agent_token, headers: { origin } })).status).toBe(403);
+        expect((await refused(wsUrl(run.T.url, s.session_id), { token: s.app_token, origin })).status).toBe(403);
+        expect((await http(`${run.T.url}/api/sessions/${s.session_id}`, { token: s.app_token, headers: { origin } })).status).toBe(403);
+        expect((await http(`${run.T.url}/api/sessions/${s.session_id}`, { method: "DELETE", token: s.agent_token, headers: { origin } })).status).toBe(403);
       }
-      const own = new URL(T.url).origin;
-      const app = pool.track(await connect(wsUrl(T.url, s.session_id), { token: s.app_token, origin: own }));
+      const own = new URL(run.T.url).origin;
+      const app = pool.track(await connect(wsUrl(run.T.url, s.session_id), { token: s.app_token, origin: own }));
       expect((await app.next(() => true)).type).toBe("hello");
     });
   });

@@ -3,7 +3,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../shared/protocol.js";
-import { TokenBucket } from "../../worker/sockets.js";
+import { TokenBucket } from "../../shared/rate-limit.js";
 import { CHOICE, closeAll, EVICTIONS, evict, isError, isResult, pair, sync, ASK, isCall } from "./contract-fixtures.js";
 import { connect, createSession, stubOf, type Client } from "./helpers.js";
 
