@@ -104,6 +104,9 @@ export class SessionConn {
   private lastFrameAt = 0;
   private syncLists = 0;
   private seenSinceHello = new Set<string>();
+  /** Answers sent on the current connection: the relay's catch-up re-delivers their calls right after
+   * hello, and sending them again would only earn an `unknown_call` that looks like a lost race. */
+  private answeredSinceHello = new Set<string>();
   private boardMap: Map<string, CanvasInstance>;
   private stopped = false;
 
@@ -296,6 +299,7 @@ export class SessionConn {
         this.attempt = 0;
         this.syncLists = 0;
         this.seenSinceHello = new Set();
+        this.answeredSinceHello = new Set();
         batch(() => {
           this.phase.value = "online";
           this.presence.value = f.peers;
@@ -363,7 +367,7 @@ export class SessionConn {
       if (known.state === "gone" || known.state === "elsewhere") this.update(f.call_id, { state: "pending" });
       // Delivered again although we answered: the answer was lost with the old socket (sent while it was
       // closing). The call is still open, so send the same answer again.
-      if (known.state === "answered" && !known.slim && (known.result || known.error)) this.send(this.resultFrame(known, known.result ? { result: known.result } : { error: known.error! }));
+      if (known.state === "answered" && !known.slim && !this.answeredSinceHello.has(f.call_id) && (known.result || known.error)) this.send(this.resultFrame(known, known.result ? { result: known.result } : { error: known.error! }));
       return;
     }
     const entry: CallEntry = { call_id: f.call_id, name: f.name, args: f.arguments ?? {}, deadline: f.deadline, at: Date.now(), state: "pending" };
@@ -401,7 +405,8 @@ export class SessionConn {
     if (!c || c.state !== "pending") return;
     const frame = this.resultFrame(c, a);
     const sent = this.send(frame);
-    if (!sent) this.queue(frame);
+    if (sent) this.answeredSinceHello.add(callId);
+    else this.queue(frame);
     this.update(callId, { state: sent ? "answered" : "queued", by, doneAt: Date.now(), ...a });
   }
 
@@ -428,6 +433,7 @@ export class SessionConn {
     for (const f of box) {
       if (!this.send(f)) left.push(f);
       else if (f.type === "tool.result") {
+        this.answeredSinceHello.add(f.call_id);
         const c = this.find(f.call_id);
         if (c?.state === "queued") this.update(f.call_id, { state: "answered" });
       } else if (f.type === "message") this.markSent(f.id);
