@@ -30,7 +30,7 @@ import {
   type ToolResultOut,
 } from "../shared/protocol.js";
 import { randomId } from "../shared/tokens.js";
-import { Backoff, type BackoffOptions } from "./backoff.js";
+import { Backoff, isTerminalClose, terminalCodeName, type BackoffOptions } from "../shared/backoff.js";
 import {
   clientIdFor,
   createSession as createSessionHttp,
@@ -121,12 +121,7 @@ interface PendingCall {
   cleanup: () => void;
 }
 
-/** Close codes 4000–4999 tell a client not to reconnect (contract §5). */
-export function terminalCodeName(code: number): string {
-  if (code === 4004) return "session_ended";
-  if (code === 4409) return "replaced";
-  return `closed_${code}`;
-}
+export { terminalCodeName };
 
 const DEDUP_MEMORY = 2000;
 const OUTBOX_LIMIT = 100;
@@ -296,7 +291,7 @@ export class Client implements AgentClient {
       this.backoff.closed(wasOpen ? Date.now() - this.openedAt : 0);
       const reason = reasonBuf.toString();
       let terminal: LineUpError | undefined;
-      if (code >= 4000 && code <= 4999) terminal = new LineUpError(terminalCodeName(code), `the relay closed the connection with ${code}${reason ? ` (${reason})` : ""}; not reconnecting`);
+      if (isTerminalClose(code)) terminal = new LineUpError(terminalCodeName(code), `the relay closed the connection with ${code}${reason ? ` (${reason})` : ""}; not reconnecting`);
       else if (httpStatus === 401 || httpStatus === 403) terminal = new LineUpError("auth", `the relay refused the agent token (${httpStatus}) ${errorText(httpBody)}`.trim());
       else if (httpStatus === 404) terminal = new LineUpError("session_ended", `the session is gone (404) ${errorText(httpBody)}`.trim());
       else if (httpStatus === 400) terminal = new LineUpError("bad_request", `the relay refused the connection (400) ${errorText(httpBody)}`.trim());

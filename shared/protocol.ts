@@ -39,6 +39,8 @@ export const HTTP_CLIENT_ID = "~http";
 
 export const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 export const CLIENT_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
+/** Client ids of the relay's own callers (`~` is outside the client alphabet, so no socket can claim one). */
+export const INTERNAL_CLIENT_RE = /^~[A-Za-z0-9_.-]{1,63}$/;
 export const SESSION_ID_RE = /^[A-Za-z0-9_-]{8,64}$/;
 
 export type Role = "agent" | "app";

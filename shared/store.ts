@@ -86,7 +86,11 @@ export interface Store {
   clear(): void;
 }
 
-/** The in-memory store of the adapter's direct LAN mode (and the router's unit tests). */
+/**
+ * The in-memory store of the adapter's direct LAN mode (and the router's unit tests). `txn(fn)` makes a
+ * frame atomic as SQLite's transaction does in the Durable Object: every write records its undo, and a
+ * throw inside `fn` replays the undos backwards, so a handler failing half-way leaves nothing behind.
+ */
 export class MemoryStore implements Store {
   private metaMap = new Map<string, string>();
   private calls = new Map<string, CallRow>();
@@ -97,40 +101,76 @@ export class MemoryStore implements Store {
   private msgs: (MessageOut & { fromKey: string })[] = [];
   private seq = 0;
   private cursors = new Map<string, number>();
+  private journal: (() => void)[] | undefined;
+
+  txn<T>(fn: () => T): T {
+    if (this.journal) return fn(); // nested: the outer transaction owns the undo log
+    const journal: (() => void)[] = [];
+    this.journal = journal;
+    try {
+      return fn();
+    } catch (e) {
+      for (let i = journal.length - 1; i >= 0; i--) journal[i]!();
+      throw e;
+    } finally {
+      this.journal = undefined;
+    }
+  }
+
+  /** Map writes go through here so that they can be undone. Rows are replaced, never mutated in place. */
+  private put<K, V>(m: Map<K, V>, k: K, v: V): void {
+    if (this.journal) {
+      const had = m.has(k);
+      const old = m.get(k);
+      this.journal.push(() => (had ? m.set(k, old as V) : m.delete(k)));
+    }
+    m.set(k, v);
+  }
+  private del<K, V>(m: Map<K, V>, k: K): void {
+    if (!m.has(k)) return;
+    if (this.journal) {
+      const old = m.get(k) as V;
+      this.journal.push(() => m.set(k, old));
+    }
+    m.delete(k);
+  }
+  private undoable(undo: () => void): void {
+    this.journal?.push(undo);
+  }
 
   meta(key: string) {
     return this.metaMap.get(key);
   }
   setMeta(key: string, value: string | undefined) {
-    if (value === undefined) this.metaMap.delete(key);
-    else this.metaMap.set(key, value);
+    if (value === undefined) this.del(this.metaMap, key);
+    else this.put(this.metaMap, key, value);
   }
   getCall(id: string) {
     const c = this.calls.get(id);
     return c ? { ...c } : undefined;
   }
   insertCall(row: CallRow) {
-    this.calls.set(row.call_id, { ...row });
+    this.put(this.calls, row.call_id, { ...row });
   }
   finishCall(id: string, result: string, keepUntil: number) {
     const c = this.calls.get(id);
     if (!c || c.status !== "open") return false;
-    Object.assign(c, { status: "done", result, keep_until: keepUntil });
+    this.put(this.calls, id, { ...c, status: "done", result, keep_until: keepUntil });
     return true;
   }
   dropOpenCall(id: string) {
     const c = this.calls.get(id);
     if (!c || c.status !== "open") return false;
-    this.calls.delete(id);
+    this.del(this.calls, id);
     return true;
   }
   setChecked(id: string, target: string | null) {
     const c = this.calls.get(id);
-    if (c) Object.assign(c, { checked: 1, target });
+    if (c) this.put(this.calls, id, { ...c, checked: 1, target });
   }
   deleteCall(id: string) {
-    this.calls.delete(id);
-    this.deliv.delete(id);
+    this.del(this.calls, id);
+    this.del(this.deliv, id);
   }
   countOpen() {
     let n = 0;
@@ -148,7 +188,7 @@ export class MemoryStore implements Store {
   }
   purgeResults(now: number) {
     let n = 0;
-    for (const [id, c] of this.calls) {
+    for (const [id, c] of [...this.calls]) {
       if (c.status === "done" && c.keep_until !== null && c.keep_until <= now) {
         this.deleteCall(id);
         n++;
@@ -166,8 +206,7 @@ export class MemoryStore implements Store {
   }
   addDelivery(id: string, key: string, conn: string) {
     const list = this.deliv.get(id) ?? [];
-    if (!list.some((d) => d.conn === conn)) list.push({ key, conn });
-    this.deliv.set(id, list);
+    if (!list.some((d) => d.conn === conn)) this.put(this.deliv, id, [...list, { key, conn }]);
   }
   deliveries(id: string) {
     return [...(this.deliv.get(id) ?? [])];
@@ -176,7 +215,7 @@ export class MemoryStore implements Store {
     return (this.deliv.get(id) ?? []).some((d) => d.conn === conn);
   }
   clearDeliveries(id: string) {
-    this.deliv.delete(id);
+    this.del(this.deliv, id);
   }
   registrations(role: Role) {
     return [...this.regs.entries()]
@@ -185,21 +224,27 @@ export class MemoryStore implements Store {
       .map(([key, r]) => ({ key, tools: r.tools }));
   }
   register(key: string, role: Role, tools: ToolDef[]) {
-    this.regs.set(key, { role, tools, seq: ++this.regSeq });
+    const prevSeq = this.regSeq;
+    this.undoable(() => (this.regSeq = prevSeq));
+    this.put(this.regs, key, { role, tools, seq: ++this.regSeq });
   }
   instance(tool: string, id: string) {
     return this.inst.get(`${tool}\u0000${id}`);
   }
   bind(tool: string, id: string, key: string) {
-    this.inst.set(`${tool}\u0000${id}`, key);
+    this.put(this.inst, `${tool}\u0000${id}`, key);
   }
   unbind(tool: string, id: string) {
-    this.inst.delete(`${tool}\u0000${id}`);
+    this.del(this.inst, `${tool}\u0000${id}`);
   }
   addMessage(m: Omit<MessageOut, "seq">, fromKey: string) {
+    const [prevMsgs, prevSeq] = [this.msgs, this.seq];
+    this.undoable(() => {
+      this.msgs = prevMsgs;
+      this.seq = prevSeq;
+    });
     const seq = ++this.seq;
-    this.msgs.push({ ...m, seq, fromKey });
-    if (this.msgs.length > LIMITS.historySize) this.msgs.splice(0, this.msgs.length - LIMITS.historySize);
+    this.msgs = [...this.msgs, { ...m, seq, fromKey }].slice(-LIMITS.historySize);
     return seq;
   }
   hasMessage(fromKey: string, id: string) {
@@ -218,15 +263,19 @@ export class MemoryStore implements Store {
     return this.cursors.get(key);
   }
   setCursor(key: string, seq: number) {
-    this.cursors.set(key, seq);
+    this.put(this.cursors, key, seq);
   }
   clear() {
-    this.metaMap.clear();
-    this.calls.clear();
-    this.deliv.clear();
-    this.regs.clear();
-    this.inst.clear();
+    const saved = [this.metaMap, this.calls, this.deliv, this.regs, this.inst, this.msgs, this.cursors] as const;
+    this.undoable(() => {
+      [this.metaMap, this.calls, this.deliv, this.regs, this.inst, this.msgs, this.cursors] = saved;
+    });
+    this.metaMap = new Map();
+    this.calls = new Map();
+    this.deliv = new Map();
+    this.regs = new Map();
+    this.inst = new Map();
     this.msgs = [];
-    this.cursors.clear();
+    this.cursors = new Map();
   }
 }

@@ -1,5 +1,7 @@
-// Session tokens: `v1.<session>.<role>.<expiry>.<hmac>` signed with HMAC-SHA256 by the server secret,
-// so they are bound to one session and one role, unforgeable, and checked without storage.
+// Session tokens: `v2.<session>.<role>.<expiry>.<epoch>.<hmac>` signed with HMAC-SHA256 by the relay's
+// token secret (never RELAY_KEY, which every agent machine holds), so they are bound to one session, one
+// role and one incarnation of the session (`epoch`: a re-created session refuses the old tokens),
+// unforgeable, and their signature is checked without storage.
 // Only [A-Za-z0-9._~-] appear, so a token is valid in a URL and as a WebSocket subprotocol.
 import type { Role } from "./protocol.js";
 import { SESSION_ID_RE } from "./protocol.js";
@@ -31,26 +33,26 @@ export async function hmac(secret: string, data: string): Promise<string> {
   return b64url(new Uint8Array(sig));
 }
 
-export async function signToken(secret: string, sessionId: string, role: Role, expiresAt: number): Promise<string> {
-  const body = `v1.${sessionId}.${role}.${expiresAt.toString(36)}`;
+export async function signToken(secret: string, sessionId: string, role: Role, expiresAt: number, epoch: number): Promise<string> {
+  const body = `v2.${sessionId}.${role}.${expiresAt.toString(36)}.${epoch.toString(36)}`;
   return `${body}.${await hmac(secret, body)}`;
 }
 
 export type TokenCheck =
-  | { ok: true; sessionId: string; role: Role; expiresAt: number; expired: boolean }
+  | { ok: true; sessionId: string; role: Role; expiresAt: number; epoch: number; expired: boolean }
   | { ok: false };
 
 /** Verifies signature and shape in constant time with respect to the signature. */
 export async function verifyToken(secret: string, token: string): Promise<TokenCheck> {
   if (token.length > 256) return { ok: false };
   const parts = token.split(".");
-  if (parts.length !== 5 || parts[0] !== "v1") return { ok: false };
-  const [, sessionId, role, exp, sig] = parts as [string, string, string, string, string];
-  if (!SESSION_ID_RE.test(sessionId) || (role !== "agent" && role !== "app") || !/^[0-9a-z]{1,12}$/.test(exp)) return { ok: false };
+  if (parts.length !== 6 || parts[0] !== "v2") return { ok: false };
+  const [, sessionId, role, exp, ep, sig] = parts as [string, string, string, string, string, string];
+  if (!SESSION_ID_RE.test(sessionId) || (role !== "agent" && role !== "app") || !/^[0-9a-z]{1,12}$/.test(exp) || !/^[0-9a-z]{1,12}$/.test(ep)) return { ok: false };
   // Only the canonical encoding of a 32-byte HMAC: atob() also takes `=` padding and ignores the unused
   // low bits of the last character, so `<token>=` or a last character off by one bit would verify too.
   if (!/^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/.test(sig)) return { ok: false };
-  const body = `v1.${sessionId}.${role}.${exp}`;
+  const body = `v2.${sessionId}.${role}.${exp}.${ep}`;
   // crypto.subtle.verify compares in constant time; decoding the signature first keeps it that way.
   let sigBytes: Uint8Array<ArrayBuffer>;
   try {
@@ -61,7 +63,7 @@ export async function verifyToken(secret: string, token: string): Promise<TokenC
   const valid = await crypto.subtle.verify("HMAC", await hmacKey(secret), sigBytes, enc.encode(body));
   if (!valid) return { ok: false };
   const expiresAt = parseInt(exp, 36);
-  return { ok: true, sessionId, role, expiresAt, expired: Date.now() >= expiresAt };
+  return { ok: true, sessionId, role, expiresAt, epoch: parseInt(ep, 36), expired: Date.now() >= expiresAt };
 }
 
 let eqKey: string | undefined;

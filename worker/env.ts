@@ -1,12 +1,14 @@
+import type { Relay } from "./relay.js";
 import type { Session } from "./session.js";
 
 /** Bindings, vars and secrets of the Worker (wrangler.toml and `wrangler secret put`). */
 export interface Env {
   SESSIONS: DurableObjectNamespace<Session>;
+  RELAY: DurableObjectNamespace<Relay>;
   ASSETS?: Fetcher;
   /** Secret: the key that creates sessions. Local development falls back to DEV_RELAY_KEY on localhost only. */
   RELAY_KEY?: string;
-  /** Optional secret that signs session tokens (default: RELAY_KEY). */
+  /** Optional secret that signs session tokens instead of the relay's generated one (must differ from RELAY_KEY). */
   TOKEN_SECRET?: string;
   /** Comma-separated browser origins allowed besides the relay's own. */
   ALLOWED_ORIGINS?: string;

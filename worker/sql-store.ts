@@ -150,7 +150,9 @@ export class SqlStore implements Store {
     );
   }
   lastSeq() {
-    return Math.max(this.one<{ s: number | null }>("SELECT MAX(seq) AS s FROM messages")?.s ?? 0, Number(this.meta("msg_seq") ?? 0));
+    // History rows are only ever trimmed from the old end, so MAX(seq) never goes back while the session
+    // lives (a `msg_seq` meta value was read here too, but nothing ever wrote it).
+    return this.one<{ s: number | null }>("SELECT MAX(seq) AS s FROM messages")?.s ?? 0;
   }
   cursor(key: string) {
     return this.one<{ seq: number }>("SELECT seq FROM cursors WHERE key = ?", key)?.seq;

@@ -8,11 +8,14 @@ import { afterAll, afterEach, beforeAll, inject } from "vitest";
 import { Pool } from "./raw-client.js";
 import { freePort } from "./relay.js";
 import { DEV_RELAY_KEY } from "../../shared/defaults.js";
+import { TEST_TOKEN_SECRET } from "./test-secrets.js";
 
 export interface Target {
   url: string;
   /** What `POST /api/sessions` wants as Bearer. */
   key: string;
+  /** The secret the server signs session tokens with (tests sign expired or tampered tokens with it). */
+  tokenSecret: string;
   stop(): Promise<void>;
 }
 
@@ -27,6 +30,7 @@ export interface TargetCase {
 
 const LAN_FILE = fileURLToPath(new URL("../../adapter/lan-server.ts", import.meta.url));
 export const LAN_TOKEN = "lan-test-token-0123456789";
+const LAN_TOKEN_SECRET = "lan-token-secret-0123456789abcdef0123456";
 
 interface LanServer {
   url: string;
@@ -37,14 +41,14 @@ export interface LanOpts {
   rateLimitPerS?: number;
   rateLimitBurst?: number;
 }
-type StartLan = (o: { port: number; host?: string; token: string; webDir?: string } & LanOpts) => Promise<LanServer>;
+type StartLan = (o: { port: number; host?: string; token: string; tokenSecret?: string; webDir?: string } & LanOpts) => Promise<LanServer>;
 
 export const TARGETS: TargetCase[] = [
   {
     name: "relay in workerd (wrangler dev)",
     kind: "relay",
     skip: undefined,
-    start: async (relayUrl) => ({ url: relayUrl, key: DEV_RELAY_KEY, stop: async () => {} }),
+    start: async (relayUrl) => ({ url: relayUrl, key: DEV_RELAY_KEY, tokenSecret: TEST_TOKEN_SECRET, stop: async () => {} }),
   },
   {
     name: existsSync(LAN_FILE) ? "direct LAN server (adapter/lan-server.ts)" : "direct LAN server — SKIPPED: adapter/lan-server.ts does not exist yet",
@@ -55,9 +59,9 @@ export const TARGETS: TargetCase[] = [
       const spec = LAN_FILE;
       const mod = (await import(spec)) as { startLanServer: StartLan };
       const port = await freePort();
-      const s = await mod.startLanServer({ port, host: "127.0.0.1", token: LAN_TOKEN, ...opts });
+      const s = await mod.startLanServer({ port, host: "127.0.0.1", token: LAN_TOKEN, tokenSecret: LAN_TOKEN_SECRET, ...opts });
       const url = s.url.replace(/\/+$/, "").replace("localhost", "127.0.0.1");
-      return { url, key: LAN_TOKEN, stop: async () => void (await s.close()) };
+      return { url, key: LAN_TOKEN, tokenSecret: LAN_TOKEN_SECRET, stop: async () => void (await s.close()) };
     },
   },
 ];

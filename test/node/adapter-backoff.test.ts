@@ -1,7 +1,7 @@
 // Reconnect delays: full jitter under an exponential ceiling capped at 30 s; the attempt counter resets
 // only after a connection stayed up for the minimum uptime.
 import { describe, expect, it } from "vitest";
-import { Backoff, BACKOFF_DEFAULTS } from "../../adapter/backoff.js";
+import { Backoff, BACKOFF_DEFAULTS } from "../../shared/backoff.js";
 
 describe("reconnect backoff", () => {
   it("draws each delay uniformly below min(cap, base·2^n)", () => {

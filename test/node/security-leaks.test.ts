@@ -71,7 +71,7 @@ describe("no secret in error bodies or logs", () => {
     const other = await pool.session(KEY);
     remember(other.agent_token);
     const wrongKey = "wrong-key-d41d8cd98f00b204";
-    const forgedToken = await signToken("not-the-secret", s.session_id, "agent", s.expires_at);
+    const forgedToken = await signToken("not-the-secret", s.session_id, "agent", s.expires_at, Date.now());
     const tampered = s.agent_token.slice(0, -2) + (s.agent_token.endsWith("AA") ? "BA" : "AA");
     forged.push(wrongKey, forgedToken, tampered);
     for (const f of forged) secrets.add(f);

@@ -1,7 +1,7 @@
 // Security (issue 4 §3): session tokens from outside — another session's, expired, tampered in each
 // part, signed with another secret, the wrong role — on every token endpoint and every token carrier.
-// The shared relay runs on the dev default, so tokens here are signed with DEV_RELAY_KEY like the relay's;
-// the LAN server signs with its pre-shared token. Both play the role of KEY below.
+// Each target's token-signing secret is known to the test (the shared relay's configured TOKEN_SECRET, the
+// LAN server's tokenSecret), so expired tokens are signed exactly as the server signs them.
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { TARGETS, type Target } from "../helpers/contract-targets.js";
 import { signToken } from "../../shared/tokens.js";
@@ -10,11 +10,13 @@ import { http, Pool, refused, wsUrl, type TokenVia } from "../helpers/raw-client
 
 let url: string;
 let DEV_RELAY_KEY: string;
+let SECRET: string;
+const epochOf = (s: SessionCreated) => parseInt(s.agent_token.split(".")[4]!, 36);
 const pool = new Pool(() => url);
 afterEach(() => pool.closeAll());
 
-type Part = "version" | "session" | "role" | "expiry" | "signature";
-const PARTS: Part[] = ["version", "session", "role", "expiry", "signature"];
+type Part = "version" | "session" | "role" | "expiry" | "epoch" | "signature";
+const PARTS: Part[] = ["version", "session", "role", "expiry", "epoch", "signature"];
 
 /** Changes one character of one dot-separated part of a token. */
 function flip(token: string, part: Part, at: "first" | "last" = "last"): string {
@@ -57,6 +59,7 @@ describe.skipIf(tc.skip !== undefined)("session tokens from outside", () => {
     T = await tc.start(inject("relayUrl"));
     url = T.url;
     DEV_RELAY_KEY = T.key;
+    SECRET = T.tokenSecret;
   });
   afterAll(async () => T?.stop());
 
@@ -120,20 +123,31 @@ describe.skipIf(tc.skip !== undefined)("session tokens from outside", () => {
 
   it("refuses a well-formed token signed with another secret with 401", async () => {
     const s = await pool.session(DEV_RELAY_KEY);
-    const forged = await signToken("not-the-relay-secret", s.session_id, "agent", s.expires_at);
+    const forged = await signToken("not-the-relay-secret", s.session_id, "agent", s.expires_at, epochOf(s));
     expect(await statuses(s, forged)).toEqual(all(401));
     await stillAlive(s);
   });
 
   it("refuses an expired, correctly signed token with 404 (the session is gone for it) and never serves it", async () => {
     const s = await pool.session(DEV_RELAY_KEY);
-    const expired = await signToken(DEV_RELAY_KEY, s.session_id, "agent", Date.now() - 60_000);
+    const expired = await signToken(SECRET, s.session_id, "agent", Date.now() - 60_000, epochOf(s));
     const got = await statuses(s, expired);
     for (const [k, v] of Object.entries(got)) expect([k, v]).toEqual([k, 404]);
     // The expired agent token deleted nothing.
     await stillAlive(s);
-    const expiredApp = await signToken(DEV_RELAY_KEY, s.session_id, "app", Date.now() - 1);
+    const expiredApp = await signToken(SECRET, s.session_id, "app", Date.now() - 1, epochOf(s));
     expect((await refused(wsUrl(url, s.session_id), { token: expiredApp })).status).toBe(404);
+  });
+
+  // Regression (issue 10): tokens were signed with RELAY_KEY, which every agent machine holds, so the key
+  // alone minted working tokens for any existing session.
+  it("regression: RELAY_KEY alone cannot mint a working token for an existing session (tokens use a distinct secret)", async () => {
+    const s = await pool.session(DEV_RELAY_KEY);
+    for (const role of ["agent", "app"] as const) {
+      const minted = await signToken(DEV_RELAY_KEY, s.session_id, role, s.expires_at, epochOf(s));
+      expect(await statuses(s, minted)).toEqual(all(401));
+    }
+    await stillAlive(s);
   });
 
   it("refuses garbage tokens with 401 and never a 5xx", async () => {

@@ -1,9 +1,8 @@
 // §2 of the contract: HTTP endpoints, tokens, the order of 401/403/426/404, Origin, DELETE.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { signToken } from "../../shared/tokens.js";
 import { authed, closeAll, errorBody, evict, getStatus, pair, register, CHOICE } from "./contract-fixtures.js";
-import { Client, connect, connectRaw, createSession, fetchWorker, RELAY_KEY, stubOf } from "./helpers.js";
+import { Client, connect, connectRaw, createSession, epochOf, fetchWorker, RELAY_KEY, signAs, stubOf } from "./helpers.js";
 
 const TOKEN_RE = /^[A-Za-z0-9._~-]+$/;
 
@@ -85,7 +84,7 @@ describe("GET /api/sessions/:sid", () => {
 
   it("404 for a correctly signed token whose session expired", async () => {
     const s = await createSession();
-    const old = await signToken(RELAY_KEY, s.session_id, "agent", Date.now() - 1000);
+    const old = await signAs(s.session_id, "agent", Date.now() - 1000, epochOf(s));
     const res = await fetchWorker(`/api/sessions/${s.session_id}`, authed(old));
     expect(res.status).toBe(404);
     await errorBody(res);
@@ -189,7 +188,7 @@ describe("WebSocket upgrade", () => {
     await errorBody(res);
     expect((await fetchWorker(`/api/sessions/${s.session_id}/ws`)).status).toBe(401);
     // Documented order: 401 → 403 → 426 → 404, the same for an expired token and a deleted session.
-    const old = await signToken(RELAY_KEY, s.session_id, "agent", Date.now() - 1000);
+    const old = await signAs(s.session_id, "agent", Date.now() - 1000, epochOf(s));
     expect((await fetchWorker(`/api/sessions/${s.session_id}/ws`, authed(old))).status).toBe(426);
     expect((await fetchWorker(`/api/sessions/${s.session_id}`, authed(s.agent_token, { method: "DELETE" }))).status).toBe(204);
     expect((await fetchWorker(`/api/sessions/${s.session_id}/ws`, authed(s.agent_token))).status).toBe(426);
@@ -197,7 +196,7 @@ describe("WebSocket upgrade", () => {
 
   it("404 for a correctly signed token of an expired session (header, subprotocol, query)", async () => {
     const s = await createSession();
-    const old = await signToken(RELAY_KEY, s.session_id, "app", Date.now() - 1000);
+    const old = await signAs(s.session_id, "app", Date.now() - 1000, epochOf(s));
     for (const via of ["header", "subprotocol", "query"] as const) {
       const res = await connectRaw(s.session_id, old, { via });
       expect(res.status).toBe(404);
@@ -207,7 +206,7 @@ describe("WebSocket upgrade", () => {
 
   it("404 for a session that never existed, signed correctly", async () => {
     const sid = "neverexisted123";
-    const t = await signToken(RELAY_KEY, sid, "agent", Date.now() + 60_000);
+    const t = await signAs(sid, "agent", Date.now() + 60_000);
     expect((await connectRaw(sid, t)).status).toBe(404);
     expect((await fetchWorker(`/api/sessions/${sid}`, authed(t))).status).toBe(404);
   });

@@ -4,6 +4,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../shared/protocol.js";
 import { TokenBucket } from "../../shared/rate-limit.js";
+import type { Session } from "../../worker/session.js";
 import { CHOICE, closeAll, EVICTIONS, evict, isError, isResult, pair, sync, ASK, isCall } from "./contract-fixtures.js";
 import { connect, createSession, stubOf, type Client } from "./helpers.js";
 
@@ -197,7 +198,7 @@ describe("rate limit", () => {
     await runInDurableObject(stubOf(s.session_id), (instance, state) => {
       const ws = state.getWebSockets("app:ph")[0]!;
       const { conn } = ws.deserializeAttachment() as { conn: string };
-      (instance as unknown as { buckets: Map<string, TokenBucket> }).buckets.set(conn, new TokenBucket(2, 5));
+      (instance as Session).engine.buckets.set(conn, new TokenBucket(2, 5));
     });
     for (let i = 0; i < 40; i++) app.send({ type: "tool.call", call_id: `f${i}`, name: "choice", arguments: ASK });
     // Every frame gets exactly one answer: processed (a result: the agent side has no "choice") or dropped.

@@ -1,6 +1,8 @@
 // Test helpers for workerd tests: a raw WebSocket client that queues frames, and session creation.
 import { env, exports } from "cloudflare:workers";
-import type { RelayFrame, SessionCreated } from "../../shared/protocol.js";
+import type { RelayFrame, Role, SessionCreated } from "../../shared/protocol.js";
+import { signToken } from "../../shared/tokens.js";
+import { tokenSecret } from "../../worker/host.js";
 
 export const BASE = "http://relay.test";
 export const RELAY_KEY = "test-relay-key";
@@ -17,6 +19,14 @@ export async function createSession(body: Record<string, unknown> = {}): Promise
   });
   if (res.status !== 201) throw new Error(`create session: ${res.status} ${await res.text()}`);
   return (await res.json()) as SessionCreated;
+}
+
+/** The epoch a session's tokens carry (its incarnation's creation time). */
+export const epochOf = (s: Pick<SessionCreated, "agent_token">) => parseInt(s.agent_token.split(".")[4]!, 36);
+
+/** A token signed with the relay's real secret, as the relay would sign it (expired ones, other roles…). */
+export async function signAs(sessionId: string, role: Role, expiresAt: number, epoch = Date.now()): Promise<string> {
+  return signToken(await tokenSecret(env), sessionId, role, expiresAt, epoch);
 }
 
 export function stubOf(sessionId: string) {

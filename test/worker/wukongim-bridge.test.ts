@@ -9,7 +9,7 @@ import textBatch from "../fixtures/wukongim/msg.notify.text-batch.json?raw";
 import toolResultNotify from "../fixtures/wukongim/msg.notify.tool-result.json?raw";
 import offlineBot from "../fixtures/wukongim/msg.offline.bot.json?raw";
 import onlineStatus from "../fixtures/wukongim/user.onlinestatus.json?raw";
-import type { SessionStatus } from "../../shared/protocol.js";
+import type { SessionCreated, SessionStatus } from "../../shared/protocol.js";
 import { FakeWuKongIM, notifyBody, type NotifyMessage, type SentMessage } from "../fixtures/wukongim/fake.js";
 import { connect, createSession, fetchWorker, stubOf, type Client, type Frame } from "./helpers.js";
 
@@ -34,9 +34,15 @@ function hook(event: string, body: string, secret = SECRET): Promise<Response> {
   return fetchWorker(`/webhooks/wukongim/${secret}?event=${event}`, { method: "POST", headers: { "content-type": "application/json" }, body });
 }
 
+// A conversation's session is handed out once (a second POST gets 409 im_bound), so tests of this file
+// that use the same conversation share the session its first test created, as its creator would.
+const created = new Map<string, SessionCreated>();
+
 /** An IM-bound session for a person chat with `uid`, and its agent connected. */
 async function imSession(channel_id: string, channel_type = 1): Promise<{ sid: string; token: string; agent: Client; status: () => Promise<SessionStatus> }> {
-  const s = await createSession({ im: { channel_id, channel_type } });
+  const k = `${channel_type}:${channel_id}`;
+  const s = created.get(k) ?? (await createSession({ im: { channel_id, channel_type } }));
+  created.set(k, s);
   const agent = await connect(s.session_id, s.agent_token, { clientId: "agent1" });
   const status = async () => (await (await fetchWorker(`/api/sessions/${s.session_id}`, { headers: { authorization: `Bearer ${s.agent_token}` } })).json()) as SessionStatus;
   return { sid: s.session_id, token: s.agent_token, agent, status };

@@ -5,7 +5,8 @@
 // webhook messages back into frames from that peer, under the router's usual rules.
 import { ASK_QUESTION, CHOICE, CONFIRM, INPUT, WORK_REPORT } from "../../shared/builtin-tools.js";
 import { LIMITS, parseFrameValue, type ClientFrame, type PeerState, type RelayFrame, type SessionStatus, type ToolDef } from "../../shared/protocol.js";
-import { keyOf, type Ctx, type Out, type Peer, type Router } from "../../shared/router.js";
+import type { Bridge } from "../../shared/engine.js";
+import { keyOf, type Out, type Peer } from "../../shared/router.js";
 import type { Store } from "../../shared/store.js";
 import type { Env } from "../env.js";
 import { inboundContent, newCode, parseCodeReply, renderCall, renderContent, textAnswer } from "./text.js";
@@ -33,9 +34,10 @@ export type ImInbound = { kind: "messages"; messages: ImMessage[] } | { kind: "p
 
 /** What the bridge needs from the Durable Object. */
 export interface BridgeHost {
-  router(): Router;
-  ctx(): Ctx;
-  flush(outs: Out[]): void;
+  /** Routes a frame from an IM peer under the session's usual rules (one transaction). */
+  route(peer: Peer, frame: ClientFrame): void;
+  /** Sends presence to every client (the IM online state changed). */
+  presence(): void;
 }
 
 const SCHEMA = `
@@ -60,7 +62,7 @@ interface OutboxRow {
 /** Delay before retry number `attempts` (1-based): 2 s, doubling, at most 60 s. */
 export const backoffMs = (attempts: number) => Math.min(WK_LIMITS.maxRetryMs, WK_LIMITS.firstRetryMs * 2 ** Math.max(0, attempts - 1));
 
-export class WuKongImBridge {
+export class WuKongImBridge implements Bridge {
   private readonly cfg: WkConfig | undefined;
   /** Outbox rows whose request is in flight in this alarm run (a cancel must not assume they were unsent). */
   private readonly inflight = new Set<number>();
@@ -129,8 +131,19 @@ export class WuKongImBridge {
 
   // ---------------------------------------------------------------- outbound (router → IM)
 
-  /** A frame the router addressed to `app:im`. Synchronous: it only writes the outbox. */
-  accept(frame: RelayFrame): void {
+  peers(): Peer[] {
+    return [IM_PEER];
+  }
+
+  /** Takes the frames the router addressed to the conversation (`app:im`). */
+  accept(out: Out): boolean {
+    if (out.to !== IM_KEY) return false;
+    this.acceptFrame(out.frame);
+    return true;
+  }
+
+  /** Synchronous: it only writes the outbox. */
+  private acceptFrame(frame: RelayFrame): void {
     switch (frame.type) {
       case "tool.call": {
         // The router delivers a call to `im` once; this guards the same call only (a call_id may be reused
@@ -294,7 +307,7 @@ export class WuKongImBridge {
     if (input.kind === "presence") {
       if (this.online() === input.online) return;
       this.store.setMeta("im_online", input.online ? "1" : "0");
-      this.host.flush(this.host.router().presence(this.host.ctx()));
+      this.host.presence();
       return;
     }
     for (const m of input.messages) {
@@ -318,7 +331,7 @@ export class WuKongImBridge {
     const content = inboundContent(p);
     if (!content) return;
     const from: Peer = { role: "app", clientId: `im:${m.from_uid}`, conn: "im", virtual: true };
-    this.host.flush(this.host.router().handle(from, { type: "message", id: `im-${m.id}`, content }, this.host.ctx()));
+    this.host.route(from, { type: "message", id: `im-${m.id}`, content });
   }
 
   /** A type-10100 frame from a LineUp-aware IM client: validated like a WebSocket frame, then routed. */
@@ -350,6 +363,6 @@ export class WuKongImBridge {
   }
 
   private route(frame: ClientFrame): void {
-    this.host.flush(this.host.router().handle(IM_PEER, frame, this.host.ctx()));
+    this.host.route(IM_PEER, frame);
   }
 }

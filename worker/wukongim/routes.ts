@@ -26,7 +26,7 @@ wukongimRoutes.post("/:secret", async (c) => {
   const parsed = parseWebhook(event, text);
   if (!parsed.ok) return c.json({ error: { code: "bad_request", message: parsed.message } }, 400);
 
-  const work = dispatch(c.env, c.req.url, parsed.value).catch((e: unknown) => console.error("wukongim: dispatch failed", (e as Error).message));
+  const work = dispatch(c.env, parsed.value).catch((e: unknown) => console.error("wukongim: dispatch failed", (e as Error).message));
   c.executionCtx.waitUntil(work);
 
   if (c.env.WUKONGIM_FORWARD_URL) {
@@ -75,7 +75,7 @@ export function sessionChannelOf(m: WkMessage, payload: Record<string, unknown>,
   return addressed ? { channel_id: m.channel_id, channel_type: m.channel_type } : undefined;
 }
 
-async function dispatch(env: Env, url: string, ev: WebhookEvent): Promise<void> {
+async function dispatch(env: Env, ev: WebhookEvent): Promise<void> {
   const bot = env.WUKONGIM_BOT_UID;
   if (!bot) return;
   const groups = new Map<string, { channel: ImChannel; input: ImInbound }>();
@@ -102,12 +102,12 @@ async function dispatch(env: Env, url: string, ev: WebhookEvent): Promise<void> 
   // msg.offline repeats a msg.notify message for offline recipients (the never-connected bot gets one for
   // everything sent to it): the message itself is handled from msg.notify, so nothing to do here.
   if (groups.size === 0) return;
-  const { imSessionId } = await import("../index.js");
+  const { imSessionId } = await import("../host.js");
   const list = [...groups.values()];
   for (let i = 0; i < list.length; i += 50) {
     await Promise.allSettled(
       list.slice(i, i + 50).map(async ({ channel, input }) => {
-        const sid = await imSessionId(env, url, channel);
+        const sid = await imSessionId(env, channel);
         await env.SESSIONS.get(env.SESSIONS.idFromName(sid)).wukongim(input);
       }),
     );

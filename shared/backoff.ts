@@ -1,7 +1,7 @@
-// Reconnect delays: full-jitter exponential backoff (AWS architecture blog, "Exponential Backoff And
-// Jitter"): a uniform delay in [0, min(cap, base·2^n)). The attempt counter resets only after a
-// connection stayed up for `minUptimeMs`, so a relay that accepts and then drops at once cannot make the
-// client hammer it at the base delay.
+// Reconnect policy shared by the two clients that reconnect (the agent adapter and the PWA): full-jitter
+// exponential backoff (AWS architecture blog, "Exponential Backoff And Jitter"): a uniform delay in
+// [0, min(cap, base·2^n)). The attempt counter resets only after a connection stayed up for `minUptimeMs`,
+// so a relay that accepts and then drops at once cannot make a client hammer it at the base delay.
 export interface BackoffOptions {
   baseMs?: number;
   capMs?: number;
@@ -40,4 +40,14 @@ export class Backoff {
   get attempts(): number {
     return this.attempt;
   }
+}
+
+/** Close codes 4000–4999 tell a client not to reconnect (contract §5). */
+export const isTerminalClose = (code: number): boolean => code >= 4000 && code <= 4999;
+
+/** Names of the terminal close codes the relay sends (docs/protocol.md). */
+const TERMINAL_NAMES: Record<number, string> = { 4004: "session_ended", 4409: "replaced" };
+
+export function terminalCodeName(code: number): string {
+  return TERMINAL_NAMES[code] ?? `closed_${code}`;
 }

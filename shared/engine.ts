@@ -1,0 +1,294 @@
+// The session engine both servers run: admitting a connection (client-id rules, replacement), each frame
+// (heartbeat, rate limit, decode, route in one transaction, flush, the 1011 path), closes, HTTP calls with
+// their waiters, deadline ticks. The Durable Object and the LAN server only supply the ports below: their
+// sockets, a transaction, a timer and a sleep. SQLite (or the memory store) is the truth; this object is a
+// cache that a hibernation may drop between any two events.
+import {
+  CLIENT_ID_RE,
+  CLOSE,
+  decodeFrame,
+  HTTP_CLIENT_ID,
+  INTERNAL_CLIENT_RE,
+  type ClientFrame,
+  type RelayFrame,
+  type Role,
+  type SessionStatus,
+  type ToolResultOut,
+} from "./protocol.js";
+import { TokenBucket } from "./rate-limit.js";
+import { keyOf, Router, type Ctx, type Out, type Peer } from "./router.js";
+import type { Store } from "./store.js";
+
+/** What a session is, in its store under meta key "session". */
+export interface SessionMeta {
+  session_id: string;
+  expires_at: number;
+  /** This incarnation's creation time. Tokens carry it: a deleted and re-created session (IM-bound ids
+   * are derived from the channel) refuses the tokens of the one before. */
+  epoch: number;
+  label?: string;
+  /** Set for sessions bound to a WuKongIM conversation. */
+  im?: { channel_id: string; channel_type: number };
+}
+
+export type Target = { key: string } | { conn: string };
+
+export interface SocketPort {
+  /** The identity of every open connection (from socket attachments or the server's own map). */
+  peers(): Peer[];
+  send(to: Target, data: string): void;
+  close(to: Target, code: number, reason: string): void;
+}
+
+export interface EnginePorts {
+  sockets: SocketPort;
+  /** Runs `fn` atomically: when it throws, none of its writes remain. */
+  txn<T>(fn: () => T): T;
+  /** Re-arms the one alarm (or timer) at the earliest due time after state changed. */
+  schedule(): void | Promise<void>;
+  /** Resolves after `ms`: the bound of an HTTP long-poll. */
+  sleep(ms: number): Promise<void>;
+}
+
+/** A peer that is not a socket (the WuKongIM conversation): always present, fed frames addressed to it. */
+export interface Bridge {
+  peers(): Peer[];
+  /** True when the frame was for the bridge (it then goes to no socket). */
+  accept(out: Out): boolean;
+  /** Adds the bridge's facts to frames going to sockets (e.g. `im.online` on presence). */
+  decorate(frame: RelayFrame): void;
+}
+
+export interface EngineOptions {
+  rate: { perS: number; burst: number };
+  newId(): string;
+  bridge?(meta: SessionMeta): Bridge | undefined;
+}
+
+export type HttpCallAnswer =
+  | { status: 200; result: ToolResultOut }
+  | { status: 202; call_id: string }
+  | { status: 404 | 409; call_id?: string };
+
+export type HttpCallBody = Parameters<Router["httpCall"]>[0];
+
+export type Admission = { ok: true; peer: Peer } | { ok: false; status: 400; code: "bad_client_id"; message: string };
+
+const HTTP_KEY = `agent:${HTTP_CLIENT_ID}`;
+
+export class SessionEngine {
+  /** Per-connection rate buckets. Memory only: a hibernated connection is idle, losing its bucket is harmless. */
+  readonly buckets = new Map<string, TokenBucket>();
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private metaCache: SessionMeta | null | undefined;
+  private routerCache: Router | undefined;
+
+  constructor(
+    readonly store: Store,
+    private readonly ports: EnginePorts,
+    private readonly opts: EngineOptions,
+  ) {}
+
+  // ---------------------------------------------------------------- the session itself
+
+  /** The meta row, read once per wake: it only changes in init() and end(). */
+  meta(): SessionMeta | undefined {
+    if (this.metaCache === undefined) {
+      const m = this.store.meta("session");
+      this.metaCache = m ? (JSON.parse(m) as SessionMeta) : null;
+    }
+    return this.metaCache ?? undefined;
+  }
+
+  /** Forget the cached meta (the alarm re-reads the truth). */
+  reload(): void {
+    this.metaCache = undefined;
+    this.routerCache = undefined;
+  }
+
+  live(now = Date.now()): SessionMeta | undefined {
+    const m = this.meta();
+    return m && m.expires_at > now ? m : undefined;
+  }
+
+  /** The live session a token of `epoch` belongs to; undefined when it expired, ended or was re-created. */
+  current(epoch: number): SessionMeta | undefined {
+    const m = this.live();
+    return m && m.epoch === epoch ? m : undefined;
+  }
+
+  /** Creates the session; refuses when a live one exists (a derived id must not hand out its tokens again). */
+  init(meta: SessionMeta): SessionMeta | "exists" {
+    if (this.live()) return "exists";
+    this.store.setMeta("session", JSON.stringify(meta));
+    this.metaCache = meta;
+    this.routerCache = undefined;
+    return meta;
+  }
+
+  /** The session ended (deleted or expired: 4004; the server stopping: 1001): sockets close, waiters wake. */
+  end(reason: string, code: number = CLOSE.sessionEnded): void {
+    for (const p of this.ports.sockets.peers()) this.ports.sockets.close({ conn: p.conn }, code, reason);
+    this.metaCache = null;
+    this.routerCache = undefined;
+    this.buckets.clear();
+    for (const w of [...this.waiters.values()]) w.forEach((wake) => wake());
+  }
+
+  router(): Router {
+    const m = this.meta();
+    if (!m) throw new Error("engine: no session");
+    return (this.routerCache ??= new Router(this.store, m.session_id, this.opts.newId));
+  }
+
+  private bridge(): Bridge | undefined {
+    const m = this.meta();
+    return m && this.opts.bridge?.(m);
+  }
+
+  ctx(exceptConn?: string): Ctx {
+    const peers = this.ports.sockets.peers().filter((p) => p.conn !== exceptConn);
+    const extra = this.bridge()?.peers() ?? [];
+    return { now: Date.now(), peers: extra.length ? [...peers, ...extra] : peers };
+  }
+
+  flush(outs: Out[]): void {
+    const bridge = outs.length ? this.bridge() : undefined;
+    for (const o of outs) {
+      if (bridge?.accept(o)) continue;
+      bridge?.decorate(o.frame);
+      if (o.to === HTTP_KEY) {
+        this.waiters.get((o.frame as { call_id?: string }).call_id ?? "")?.forEach((wake) => wake());
+        continue;
+      }
+      this.ports.sockets.send(o.conn ? { conn: o.conn } : { key: o.to }, JSON.stringify(o.frame));
+    }
+  }
+
+  /** Routes a frame from a non-socket peer (the IM bridge) under the same rules, in one transaction. */
+  route(peer: Peer, frame: ClientFrame): void {
+    this.flush(this.ports.txn(() => this.router().handle(peer, frame, this.ctx())));
+  }
+
+  /** Presence to everyone (a bridge's online state changed). */
+  announce(): void {
+    this.flush(this.router().presence(this.ctx()));
+  }
+
+  // ---------------------------------------------------------------- connections
+
+  /**
+   * Who a new connection is. `client_id` is the client's word for its identity (1–64 of [A-Za-z0-9_-]);
+   * ids starting with `~` are reserved for the relay's own callers and only `internal` admissions get them.
+   */
+  admit(role: Role, asked: string | null, opts: { internal?: boolean } = {}): Admission {
+    const ok = asked === null || CLIENT_ID_RE.test(asked) || (opts.internal === true && INTERNAL_CLIENT_RE.test(asked));
+    if (!ok) return { ok: false, status: 400, code: "bad_client_id", message: "client_id must be 1-64 characters of [A-Za-z0-9_-]" };
+    return { ok: true, peer: { role, clientId: asked ?? this.opts.newId().slice(0, 12), conn: this.opts.newId() } };
+  }
+
+  /** After the socket was accepted with `peer` as its identity: replace older connections, then hello. */
+  async connected(peer: Peer): Promise<void> {
+    if (!this.live()) return this.ports.sockets.close({ conn: peer.conn }, CLOSE.sessionEnded, "session ended");
+    // Route by client id, not by socket: a newer connection of the same client replaces the old one.
+    // The relay's own callers (`~…`) hold one connection per request, side by side.
+    if (!peer.clientId.startsWith("~")) {
+      const key = keyOf(peer);
+      for (const p of this.ports.sockets.peers()) {
+        if (p.conn !== peer.conn && keyOf(p) === key) this.ports.sockets.close({ conn: p.conn }, CLOSE.replaced, "replaced by a newer connection");
+      }
+    }
+    this.flush(this.ports.txn(() => this.router().connect(peer, this.ctx())));
+    await this.ports.schedule();
+  }
+
+  async frame(peer: Peer, raw: string | ArrayBuffer | ArrayBufferView): Promise<void> {
+    const reply = (f: object) => this.ports.sockets.send({ conn: peer.conn }, JSON.stringify(f));
+    // The Worker's runtime answers heartbeats without waking the object; a server without that does it here.
+    if (raw === "ping") return this.ports.sockets.send({ conn: peer.conn }, "pong");
+    // The rate limit comes first, before any storage read: a flood costs as little as possible.
+    let bucket = this.buckets.get(peer.conn);
+    if (!bucket) this.buckets.set(peer.conn, (bucket = new TokenBucket(this.opts.rate.perS, this.opts.rate.burst)));
+    if (!bucket.take(Date.now())) return reply({ type: "error", code: "rate_limited", message: `more than ${this.opts.rate.perS} frames/s on this connection; slow down` });
+    if (!this.live()) return this.ports.sockets.close({ conn: peer.conn }, CLOSE.sessionEnded, "session ended");
+    // The contract's 1 MiB is enforced here: both servers hand over frames far above it.
+    const d = decodeFrame(raw);
+    if (!d.ok) return reply(d.error);
+    try {
+      // One transaction per frame: a handler that throws half-way leaves no partial state behind.
+      this.flush(this.ports.txn(() => this.router().handle(peer, d.frame, this.ctx())));
+      await this.ports.schedule();
+    } catch (e) {
+      console.error("session: frame handler failed", (e as Error).name, (e as Error).message);
+      reply({ type: "error", code: "internal", message: "internal error; reconnect" });
+      this.ports.sockets.close({ conn: peer.conn }, CLOSE.internal, "internal error");
+    }
+  }
+
+  closed(peer: Peer | null): void {
+    if (!peer) return;
+    this.buckets.delete(peer.conn);
+    if (!this.live()) return;
+    this.flush(this.ports.txn(() => this.router().disconnect(peer, this.ctx(peer.conn))));
+  }
+
+  // ---------------------------------------------------------------- time
+
+  /** Deadlines and result expiry. Idempotent: an early or repeated tick changes nothing. */
+  async tick(): Promise<void> {
+    if (!this.live()) return;
+    this.flush(this.ports.txn(() => this.router().tick(this.ctx())));
+    await this.ports.schedule();
+  }
+
+  nextDue(): number | undefined {
+    const m = this.meta();
+    if (!m) return undefined;
+    const due = this.store.nextDue();
+    return due === undefined ? m.expires_at : Math.min(due, m.expires_at);
+  }
+
+  status(): SessionStatus | null {
+    const m = this.live();
+    if (!m) return null;
+    const extra = m.label === undefined ? { expires_at: m.expires_at } : { expires_at: m.expires_at, label: m.label };
+    return this.router().status(this.ctx(), extra);
+  }
+
+  // ---------------------------------------------------------------- HTTP calls (§7)
+
+  async httpCall(body: HttpCallBody, waitS: number): Promise<HttpCallAnswer> {
+    if (!this.live()) return { status: 404 };
+    const { call_id, conflict, out } = this.ports.txn(() => this.router().httpCall(body, this.ctx()));
+    if (conflict) return { status: 409, call_id };
+    this.flush(out);
+    await this.ports.schedule();
+    return this.httpResult(call_id, waitS);
+  }
+
+  async httpResult(callId: string, waitS: number): Promise<HttpCallAnswer> {
+    if (!this.live()) return { status: 404 };
+    const take = () => this.ports.txn(() => this.router().takeHttpResult(callId));
+    let r = take();
+    if (r === "pending" && waitS > 0) {
+      // A bounded long-poll; the call itself stays durable and can be fetched again.
+      await new Promise<void>((resolve) => {
+        const set = this.waiters.get(callId) ?? new Set();
+        const done = () => {
+          set.delete(done);
+          if (set.size === 0) this.waiters.delete(callId);
+          resolve();
+        };
+        set.add(done);
+        this.waiters.set(callId, set);
+        void this.ports.sleep(waitS * 1000).then(done);
+      });
+      if (!this.live()) return { status: 404 };
+      r = take();
+      await this.ports.schedule();
+    }
+    if (r === undefined) return { status: 404 };
+    if (r === "pending") return { status: 202, call_id: callId };
+    return { status: 200, result: r };
+  }
+}

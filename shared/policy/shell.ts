@@ -1,0 +1,423 @@
+// A small POSIX-shell lexer for permission checks: it splits a Bash command into the simple commands it
+// runs (at `&&`, `||`, `;`, `|`, `|&`, `&`, newlines and subshell parentheses), keeps quoting intact
+// (`echo "a && b"` is one command), and also returns the commands hidden in `$( )`, backticks, `<( )`
+// and unquoted here-documents, because those run too. It never executes or expands anything.
+// Anything it cannot read with confidence is an error, and callers treat an error as "ask".
+
+/** One shell word. `value` has quotes and escapes removed; expansions (`$X`, `$( )`) stay as written. */
+export interface Word {
+  raw: string;
+  value: string;
+  start: number;
+  end: number;
+  /** some part was quoted or backslash-escaped */
+  quoted: boolean;
+  /** contains `$name`, `${ }`, `$( )`, `$(( ))`, backticks or a process substitution */
+  expansion: boolean;
+  /** contains an unquoted `*`, `?` or `[` */
+  glob: boolean;
+}
+
+export type RedirectKind = "write" | "read" | "dup" | "heredoc" | "herestring";
+
+export interface Redirect {
+  op: string;
+  fd: string;
+  kind: RedirectKind;
+  /** the file (write/read), the here-string, or the here-doc delimiter */
+  target: Word;
+}
+
+/** One simple command: its words and redirections. `nested` commands came from a substitution. */
+export interface Segment {
+  words: Word[];
+  redirects: Redirect[];
+  nested: boolean;
+  /** the operator that ended it (`&&`, `|`, `\n`, …; "" at the end of input) */
+  end: string;
+}
+
+export interface ShellParse {
+  segments: Segment[];
+  error?: string;
+}
+
+/** Claude Code prompts for any command longer than this; so do we (docs/permissions.md). */
+export const MAX_COMMAND_LENGTH = 10_000;
+const MAX_NESTING = 16;
+
+class ShellSyntaxError extends Error {}
+
+const WORD_BREAK = new Set([" ", "\t", "\n", ";", "&", "|", "(", ")", "<", ">"]);
+const REDIRECT_RE = /(\d*)(&>>|&>|>>|>&|>\||<<<|<<-|<<|<&|<>|>|<)/y;
+const OPERATORS = ["&&", "||", "|&", ";;", ";&", "|", ";", "&", "(", ")"];
+
+interface Heredoc {
+  delim: string;
+  quoted: boolean;
+  stripTabs: boolean;
+}
+
+class Parser {
+  i = 0;
+  private heredocs: Heredoc[] = [];
+
+  constructor(
+    private readonly s: string,
+    private readonly out: Segment[],
+    private readonly level: number,
+  ) {
+    if (level > MAX_NESTING) throw new ShellSyntaxError("command substitutions nested too deeply");
+  }
+
+  /** Reads commands until the end of input, or until the `)` closing a `$(`/`<(` when `closing`. */
+  parseList(nested: boolean, closing: boolean): void {
+    const s = this.s;
+    let seg = newSegment(nested);
+    let parens = 0;
+    const flush = (end: string) => {
+      seg.end = end;
+      if (seg.words.length > 0 || seg.redirects.length > 0) this.out.push(seg);
+      seg = newSegment(nested);
+    };
+    for (;;) {
+      this.skipBlanks();
+      if (this.i >= s.length) {
+        if (closing) throw new ShellSyntaxError("unterminated $( … ) substitution");
+        if (parens > 0) throw new ShellSyntaxError("unclosed ( subshell");
+        flush("");
+        return;
+      }
+      const c = s[this.i];
+      if (c === "\n") {
+        flush("\n");
+        this.i++;
+        this.readHeredocBodies();
+        continue;
+      }
+      if (c === "#") {
+        // A comment runs to the end of the line (only at the start of a word).
+        while (this.i < s.length && s[this.i] !== "\n") this.i++;
+        continue;
+      }
+      if ((c === "<" || c === ">") && s[this.i + 1] === "(") {
+        seg.words.push(this.readWord());
+        continue;
+      }
+      REDIRECT_RE.lastIndex = this.i;
+      const r = REDIRECT_RE.exec(s);
+      if (r) {
+        this.i += r[0].length;
+        seg.redirects.push(this.readRedirect(r[1] ?? "", r[2] ?? ""));
+        continue;
+      }
+      const op = OPERATORS.find((o) => s.startsWith(o, this.i));
+      if (op !== undefined) {
+        this.i += op.length;
+        if (op === "(") {
+          flush("(");
+          parens++;
+        } else if (op === ")") {
+          if (parens === 0) {
+            if (closing) {
+              flush(")");
+              return;
+            }
+            throw new ShellSyntaxError("unexpected )");
+          }
+          parens--;
+          flush(")");
+        } else {
+          flush(op);
+        }
+        continue;
+      }
+      seg.words.push(this.readWord());
+    }
+  }
+
+  private skipBlanks(): void {
+    const s = this.s;
+    while (this.i < s.length) {
+      if (s[this.i] === " " || s[this.i] === "\t") this.i++;
+      else if (s[this.i] === "\\" && s[this.i + 1] === "\n") this.i += 2;
+      else break;
+    }
+  }
+
+  private readRedirect(fd: string, op: string): Redirect {
+    this.skipBlanks();
+    if (this.i >= this.s.length || WORD_BREAK.has(this.s[this.i] ?? "")) {
+      throw new ShellSyntaxError(`redirection ${fd}${op} without a target`);
+    }
+    const target = this.readWord();
+    let kind: RedirectKind;
+    if (op === "<<" || op === "<<-") {
+      kind = "heredoc";
+      this.heredocs.push({ delim: target.value, quoted: target.quoted, stripTabs: op === "<<-" });
+    } else if (op === "<<<") kind = "herestring";
+    else if ((op === ">&" || op === "<&") && /^(\d+-?|-)$/.test(target.value)) kind = "dup";
+    else if (op === "<" || op === "<&") kind = "read";
+    else kind = "write";
+    return { op, fd, kind, target };
+  }
+
+  private readHeredocBodies(): void {
+    const s = this.s;
+    for (const h of this.heredocs) {
+      let body = "";
+      while (this.i < s.length) {
+        const nl = s.indexOf("\n", this.i);
+        const lineEnd = nl === -1 ? s.length : nl;
+        const line = s.slice(this.i, lineEnd);
+        this.i = nl === -1 ? s.length : nl + 1;
+        if ((h.stripTabs ? line.replace(/^\t+/, "") : line) === h.delim) break;
+        body += line + "\n";
+      }
+      // An unquoted delimiter means the body is expanded, so `$( )` inside it runs.
+      if (!h.quoted) this.scanExpansions(body);
+    }
+    this.heredocs = [];
+  }
+
+  /** Finds the substitutions in text that is expanded like a double-quoted string. */
+  private scanExpansions(text: string): void {
+    if (!/[$`]/.test(text)) return;
+    new Parser(text, this.out, this.level + 1).scanDoubleQuotedBody();
+  }
+
+  scanDoubleQuotedBody(): void {
+    const acc = newAcc(this.i);
+    while (this.i < this.s.length) {
+      const c = this.s[this.i];
+      if (c === "\\") this.i += 2;
+      else if (c === "$") this.readDollar(acc, true);
+      else if (c === "`") this.readBacktick(acc);
+      else this.i++;
+    }
+  }
+
+  private readWord(): Word {
+    const s = this.s;
+    const acc = newAcc(this.i);
+    if ((s[this.i] === "<" || s[this.i] === ">") && s[this.i + 1] === "(") {
+      this.i += 2;
+      this.parseList(true, true);
+      acc.expansion = true;
+    }
+    while (this.i < s.length) {
+      const c = s[this.i] ?? "";
+      if (WORD_BREAK.has(c)) break;
+      if (c === "'") {
+        const j = s.indexOf("'", this.i + 1);
+        if (j === -1) throw new ShellSyntaxError("unterminated single quote");
+        acc.value += s.slice(this.i + 1, j);
+        acc.quoted = true;
+        this.i = j + 1;
+      } else if (c === '"') {
+        this.i++;
+        this.readDoubleQuoted(acc);
+      } else if (c === "\\") {
+        if (s[this.i + 1] === "\n") this.i += 2;
+        else if (this.i + 1 >= s.length) {
+          acc.value += "\\";
+          this.i++;
+        } else {
+          acc.value += s[this.i + 1];
+          acc.quoted = true;
+          this.i += 2;
+        }
+      } else if (c === "$") {
+        this.readDollar(acc, false);
+      } else if (c === "`") {
+        this.readBacktick(acc);
+      } else {
+        if (c === "*" || c === "?" || c === "[") acc.glob = true;
+        acc.value += c;
+        this.i++;
+      }
+    }
+    return { raw: s.slice(acc.start, this.i), value: acc.value, start: acc.start, end: this.i, quoted: acc.quoted, expansion: acc.expansion, glob: acc.glob };
+  }
+
+  private readDoubleQuoted(acc: Acc): void {
+    const s = this.s;
+    acc.quoted = true;
+    while (this.i < s.length) {
+      const c = s[this.i];
+      if (c === '"') {
+        this.i++;
+        return;
+      }
+      if (c === "\\") {
+        const n = s[this.i + 1];
+        if (n === "\n") this.i += 2;
+        else if (n === "$" || n === "`" || n === '"' || n === "\\") {
+          acc.value += n;
+          this.i += 2;
+        } else {
+          acc.value += "\\";
+          this.i++;
+        }
+      } else if (c === "$") this.readDollar(acc, true);
+      else if (c === "`") this.readBacktick(acc);
+      else {
+        acc.value += c;
+        this.i++;
+      }
+    }
+    throw new ShellSyntaxError("unterminated double quote");
+  }
+
+  private readDollar(acc: Acc, inDq: boolean): void {
+    const s = this.s;
+    const start = this.i;
+    const n = s[this.i + 1] ?? "";
+    if (n === "(" && s[this.i + 2] === "(") {
+      // $(( arithmetic )): not a command, but `$( )` inside it would run.
+      let depth = 0;
+      let j = this.i + 1;
+      for (; j < s.length; j++) {
+        if (s[j] === "(") depth++;
+        else if (s[j] === ")" && --depth === 0) break;
+      }
+      if (j >= s.length) throw new ShellSyntaxError("unterminated $(( … )) arithmetic");
+      this.scanExpansions(s.slice(this.i + 3, j - 1));
+      this.i = j + 1;
+      acc.expansion = true;
+    } else if (n === "(") {
+      this.i += 2;
+      this.parseList(true, true);
+      acc.expansion = true;
+    } else if (n === "{") {
+      this.i += 2;
+      let depth = 1;
+      while (depth > 0) {
+        if (this.i >= s.length) throw new ShellSyntaxError("unterminated ${ … } expansion");
+        const c = s[this.i];
+        if (c === "\\") this.i += 2;
+        else if (c === "'" && !inDq) {
+          const j = s.indexOf("'", this.i + 1);
+          if (j === -1) throw new ShellSyntaxError("unterminated single quote");
+          this.i = j + 1;
+        } else if (c === '"') {
+          this.i++;
+          this.readDoubleQuoted(newAcc(this.i));
+        } else if (c === "$") this.readDollar(newAcc(this.i), true);
+        else if (c === "`") this.readBacktick(newAcc(this.i));
+        else {
+          if (c === "{") depth++;
+          else if (c === "}") depth--;
+          this.i++;
+        }
+      }
+      acc.expansion = true;
+    } else if (n === "'" && !inDq) {
+      this.i += 2;
+      acc.value += this.readAnsiC();
+      acc.quoted = true;
+      return;
+    } else if (n === '"' && !inDq) {
+      this.i += 2;
+      this.readDoubleQuoted(acc);
+      return;
+    } else if (/[A-Za-z_]/.test(n)) {
+      this.i += 2;
+      while (this.i < s.length && /[A-Za-z0-9_]/.test(s[this.i] ?? "")) this.i++;
+      acc.expansion = true;
+    } else if (/[0-9?!#*@$-]/.test(n) && n !== "") {
+      this.i += 2;
+      acc.expansion = true;
+    } else {
+      acc.value += "$";
+      this.i++;
+      return;
+    }
+    acc.value += s.slice(start, this.i);
+  }
+
+  private readAnsiC(): string {
+    const s = this.s;
+    const map: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", v: "\v", "\\": "\\", "'": "'", '"': '"', "?": "?" };
+    let out = "";
+    while (this.i < s.length) {
+      const c = s[this.i] ?? "";
+      if (c === "'") {
+        this.i++;
+        return out;
+      }
+      if (c === "\\" && this.i + 1 < s.length) {
+        const n = s[this.i + 1] ?? "";
+        const hex = /^x([0-9A-Fa-f]{1,2})/.exec(s.slice(this.i + 1, this.i + 4));
+        const oct = /^([0-7]{1,3})/.exec(s.slice(this.i + 1, this.i + 4));
+        if (map[n] !== undefined) {
+          out += map[n];
+          this.i += 2;
+        } else if (hex?.[1]) {
+          out += String.fromCharCode(parseInt(hex[1], 16));
+          this.i += 1 + hex[0].length;
+        } else if (oct?.[1]) {
+          out += String.fromCharCode(parseInt(oct[1], 8));
+          this.i += 1 + oct[0].length;
+        } else {
+          out += "\\" + n;
+          this.i += 2;
+        }
+      } else {
+        out += c;
+        this.i++;
+      }
+    }
+    throw new ShellSyntaxError("unterminated $'…' string");
+  }
+
+  private readBacktick(acc: Acc): void {
+    const s = this.s;
+    const start = this.i;
+    let inner = "";
+    let j = this.i + 1;
+    for (; j < s.length; j++) {
+      const c = s[j];
+      if (c === "\\" && (s[j + 1] === "`" || s[j + 1] === "\\" || s[j + 1] === "$")) {
+        inner += s[j + 1];
+        j++;
+      } else if (c === "`") break;
+      else inner += c;
+    }
+    if (j >= s.length) throw new ShellSyntaxError("unterminated backtick substitution");
+    new Parser(inner, this.out, this.level + 1).parseList(true, false);
+    this.i = j + 1;
+    acc.expansion = true;
+    acc.value += s.slice(start, this.i);
+  }
+}
+
+interface Acc {
+  start: number;
+  value: string;
+  quoted: boolean;
+  expansion: boolean;
+  glob: boolean;
+}
+
+const newAcc = (start: number): Acc => ({ start, value: "", quoted: false, expansion: false, glob: false });
+const newSegment = (nested: boolean): Segment => ({ words: [], redirects: [], nested, end: "" });
+
+/** Splits a command line into the simple commands it would run. Never throws. */
+export function parseShell(src: string): ShellParse {
+  if (src.length > MAX_COMMAND_LENGTH) return { segments: [], error: `command longer than ${MAX_COMMAND_LENGTH} characters` };
+  const segments: Segment[] = [];
+  try {
+    new Parser(src, segments, 0).parseList(false, false);
+  } catch (e) {
+    if (e instanceof ShellSyntaxError) return { segments: [], error: e.message };
+    throw e;
+  }
+  return { segments };
+}
+
+/** Shell-quotes a word so that it reads back as the same single word (for proposed rules). */
+export function quoteWord(w: string): string {
+  if (w !== "" && /^[A-Za-z0-9_@%+=:,./-]+$/.test(w)) return w;
+  return `'${w.replace(/'/g, `'\\''`)}'`;
+}
