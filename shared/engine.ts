@@ -198,8 +198,20 @@ export class SessionEngine {
         if (p.conn !== peer.conn && keyOf(p) === key) this.ports.sockets.close({ conn: p.conn }, CLOSE.replaced, "replaced by a newer connection");
       }
     }
-    this.flush(this.ports.txn(() => this.router().connect(peer, this.ctx())));
-    await this.ports.schedule();
+    // Connect writes deliveries and cursors: one transaction, like a frame, and the same 1011 path.
+    await this.guarded(peer, () => this.router().connect(peer, this.ctx()));
+  }
+
+  /** Routes in one transaction, flushes, re-arms the alarm; a failure gets one error frame, then 1011. */
+  private async guarded(peer: Peer, work: () => Out[]): Promise<void> {
+    try {
+      this.flush(this.ports.txn(work));
+      await this.ports.schedule();
+    } catch (e) {
+      console.error("session: handler failed", (e as Error).name, (e as Error).message);
+      this.ports.sockets.send({ conn: peer.conn }, JSON.stringify({ type: "error", code: "internal", message: "internal error; reconnect" }));
+      this.ports.sockets.close({ conn: peer.conn }, CLOSE.internal, "internal error");
+    }
   }
 
   async frame(peer: Peer, raw: string | ArrayBuffer | ArrayBufferView): Promise<void> {
@@ -214,15 +226,8 @@ export class SessionEngine {
     // The contract's 1 MiB is enforced here: both servers hand over frames far above it.
     const d = decodeFrame(raw);
     if (!d.ok) return reply(d.error);
-    try {
-      // One transaction per frame: a handler that throws half-way leaves no partial state behind.
-      this.flush(this.ports.txn(() => this.router().handle(peer, d.frame, this.ctx())));
-      await this.ports.schedule();
-    } catch (e) {
-      console.error("session: frame handler failed", (e as Error).name, (e as Error).message);
-      reply({ type: "error", code: "internal", message: "internal error; reconnect" });
-      this.ports.sockets.close({ conn: peer.conn }, CLOSE.internal, "internal error");
-    }
+    // One transaction per frame: a handler that throws half-way leaves no partial state behind.
+    await this.guarded(peer, () => this.router().handle(peer, d.frame, this.ctx()));
   }
 
   closed(peer: Peer | null): void {

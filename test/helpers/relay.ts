@@ -25,12 +25,13 @@ export interface RunningRelay {
 }
 
 /** `wrangler dev` on 127.0.0.1:<port>; resolves once /healthz answers. Uses the dev RELAY_KEY default. */
-export async function startRelay(opts: { port?: number; vars?: Record<string, string>; timeoutMs?: number } = {}): Promise<RunningRelay> {
+export async function startRelay(opts: { port?: number; vars?: Record<string, string>; timeoutMs?: number; persistTo?: string } = {}): Promise<RunningRelay> {
   const port = opts.port ?? (await freePort());
   const inspector = await freePort();
   // A fresh state dir per relay: Durable Object storage must not leak between runs (IM session ids are
   // derived from the channel, so a leftover session would be found again).
-  const persist = mkdtempSync(join(tmpdir(), "lineup-relay-"));
+  // A state dir given by the caller is kept on stop (a test that restarts the relay on the same state).
+  const persist = opts.persistTo ?? mkdtempSync(join(tmpdir(), "lineup-relay-"));
   const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--log-level", "warn", "--persist-to", persist];
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
   const proc = spawn("npx", args, {
@@ -64,7 +65,7 @@ export async function startRelay(opts: { port?: number; vars?: Record<string, st
     async stop() {
       killTree(proc);
       await new Promise((r) => setTimeout(r, 100));
-      rmSync(persist, { recursive: true, force: true });
+      if (!opts.persistTo) rmSync(persist, { recursive: true, force: true });
     },
   };
 }

@@ -156,6 +156,16 @@ describe.each(TARGETS)("$name", (tc) => {
       expect(post.status).toBe(404);
     });
 
+    // Regression (issue 10): the LAN server's hand-copied edge answered 404 here while the Worker answered
+    // 426 — the edges had drifted. One edge now serves both.
+    it("regression: a plain GET on /ws of a deleted session answers 426 on every edge (the upgrade check comes first)", async () => {
+      const s = await pool.session(run.T.key);
+      expect((await http(`${run.T.url}/api/sessions/${s.session_id}`, { method: "DELETE", token: s.agent_token })).status).toBe(204);
+      const r = await http(`${run.T.url}/api/sessions/${s.session_id}/ws`, { token: s.agent_token });
+      expect(r.status).toBe(426);
+      expect(errorBody(r).code).toBe("upgrade_required");
+    });
+
     it("accepts the token as Authorization: Bearer, as a subprotocol (answering lineup.v1), and as ?token=", async () => {
       const s = await pool.session(run.T.key);
       const viaHeader = pool.track(await connectOk(wsUrl(run.T.url, s.session_id), { token: s.agent_token, via: "header" }));

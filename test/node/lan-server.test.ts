@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectAgent } from "../../adapter/client.js";
 import { startLanServer, type LanServer } from "../../adapter/lan-server.js";
+import { MemoryStore } from "../../shared/store.js";
 import { connect, tryConnect, wsUrl, RawClient } from "../helpers/raw-client.js";
 import { freePort } from "../helpers/relay.js";
 import { appClient, CONFIRM, newSession, tempDir } from "./adapter-helpers.js";
@@ -151,5 +152,44 @@ describe("lineup LAN server", () => {
     const late = await tryConnect(wsUrl(lan.url, s.session_id), { token: s.app_token });
     expect(late).not.toBeInstanceOf(RawClient);
     expect(late).toMatchObject({ status: 404 });
+  });
+
+  // Regression (issue 10): the Worker ran each frame in one SQLite transaction, the LAN server did not, and
+  // the rollback test ran only in workerd. The memory store's transactions now make LAN frames atomic too.
+  it("regression: a frame that fails half-way leaves the call open and unanswered (frames are atomic in memory)", async () => {
+    let broken = false;
+    class Faulty extends MemoryStore {
+      override registrations(role: Parameters<MemoryStore["registrations"]>[0]) {
+        if (broken) throw new SyntaxError("injected: a registration that cannot be read");
+        return super.registrations(role);
+      }
+    }
+    const own = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN, wrapStore: () => new Faulty() });
+    try {
+      const s = await newSession(own.url, TOKEN);
+      const app = await appClient(own.url, s.session_id, s.app_token, [CONFIRM], "ph");
+      const agent = await connect(wsUrl(own.url, s.session_id), { token: s.agent_token, clientId: "ag" });
+      await agent.next("hello");
+      agent.send({ type: "tool.call", call_id: "half", name: "confirm", arguments: { question: "half?" } });
+      await app.next("tool.call");
+      // The result closes the call first and reads the catalog after: that read throws.
+      broken = true;
+      app.send({ type: "tool.result", call_id: "half", result: { message: "yes" } });
+      expect(await app.next("error")).toMatchObject({ code: "internal" });
+      expect((await app.waitClose()).code).toBe(1011);
+      broken = false;
+      const st = await (await fetch(`${own.url}/api/sessions/${s.session_id}`, { headers: { authorization: `Bearer ${s.agent_token}` } })).json();
+      expect(st).toMatchObject({ pending_calls: 1 });
+      expect(await agent.none((f) => f.type === "tool.result", 300)).toBe(true);
+      // The same answer from the reconnected app now closes it, once.
+      const again = await appClient(own.url, s.session_id, s.app_token, [CONFIRM], "ph");
+      const call = await again.next("tool.call");
+      again.send({ type: "tool.result", call_id: call.call_id, result: { message: "yes" } });
+      expect(await agent.next("tool.result")).toMatchObject({ call_id: "half", result: { message: "yes" } });
+      await again.close();
+      await agent.close();
+    } finally {
+      await own.close();
+    }
   });
 });

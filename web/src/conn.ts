@@ -13,6 +13,7 @@ import type {
   ToolError,
   ToolResultBody,
 } from "../../shared/protocol.js";
+import { Backoff, isTerminalClose } from "../../shared/backoff.js";
 import { BUILTIN_TOOLS } from "../../shared/builtin-tools.js";
 import { calculate, type Answer } from "./tools/calculator.js";
 import { applyCanvas, snapshotPng, type CanvasInstance } from "./tools/canvas.js";
@@ -53,9 +54,6 @@ const AUTOMATIC = new Set(["calculator", "canvas"]);
 /** Heartbeat: a `ping` this often; no frame at all for DEAD_MS means the socket is dead. */
 const PING_MS = 20_000;
 const DEAD_MS = 45_000;
-/** Reconnect backoff: 0.5 s doubling to 30 s, each delay jittered to 50–100 %. */
-const BACKOFF_MIN_MS = 500;
-const BACKOFF_MAX_MS = 30_000;
 /** How long a notice ("another device answered first") stays on screen. */
 const NOTICE_MS = 10_000;
 /** Log entries kept per session (oldest finished ones go first). */
@@ -98,7 +96,10 @@ export class SessionConn {
 
   private ws: WebSocket | null = null;
   private helloed = false;
-  private attempt = 0;
+  /** The adapter's reconnect policy (shared/backoff.ts): the attempt count resets only after a connection
+   * stayed up, so a relay that accepts and drops at once is not hammered at the base delay. */
+  private readonly backoff = new Backoff();
+  private openedAt = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private pingTimer: ReturnType<typeof setInterval> | undefined;
   private lastFrameAt = 0;
@@ -191,7 +192,7 @@ export class SessionConn {
   private connect(): void {
     if (this.stopped) return;
     this.helloed = false;
-    this.phase.value = this.attempt === 0 ? "connecting" : "offline";
+    this.phase.value = this.backoff.attempts === 0 ? "connecting" : "offline";
     let ws: WebSocket;
     try {
       // The token travels as a subprotocol: it never appears in a URL, a log line or the Referer.
@@ -218,8 +219,9 @@ export class SessionConn {
       clearInterval(this.pingTimer);
       const hadHello = this.helloed;
       this.helloed = false;
+      this.backoff.closed(hadHello ? Date.now() - this.openedAt : 0);
       // Close codes 4000–4999 mean "do not reconnect" (contract §5).
-      if (ev.code >= 4000 && ev.code <= 4999) {
+      if (isTerminalClose(ev.code)) {
         this.stop({ key: ev.code === 4004 ? "stopped4004" : ev.code === 4409 ? "stopped4409" : "stoppedOther", reason: ev.reason || String(ev.code) });
         return;
       }
@@ -232,9 +234,7 @@ export class SessionConn {
   private schedule(): void {
     if (this.stopped) return;
     clearTimeout(this.timer);
-    const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** Math.min(this.attempt, 10));
-    this.attempt++;
-    this.timer = setTimeout(() => this.connect(), base * (0.5 + Math.random() / 2));
+    this.timer = setTimeout(() => this.connect(), this.backoff.next());
   }
 
   /** A socket that failed before `hello` may have been refused (401/403/404 before the upgrade): ask over HTTP. */
@@ -296,7 +296,7 @@ export class SessionConn {
     switch (f.type) {
       case "hello":
         this.helloed = true;
-        this.attempt = 0;
+        this.openedAt = Date.now();
         this.syncLists = 0;
         this.seenSinceHello = new Set();
         this.answeredSinceHello = new Set();
