@@ -32,6 +32,8 @@ export interface BashUnit {
   words: string[];
   /** true when some of `words` came from an expansion (a proposed rule must then be exact) */
   dynamic: boolean;
+  /** the program itself is named at run time (`$CMD x`): no deny rule can be checked against it */
+  dynamicName?: boolean;
 }
 
 export interface PathUse {
@@ -194,6 +196,8 @@ function stripWrapper(ws: readonly Word[], lenient: boolean): Word[] | undefined
       break;
     case "sudo":
     case "doas":
+    case "pkexec":
+    case "coproc":
     case "exec":
     case "ionice":
     case "chronic":
@@ -238,7 +242,7 @@ function innerScripts(ws: readonly Word[]): string[] {
   const head = ws[0]?.value ?? "";
   const out: string[] = [];
   const base = head.split("/").pop() ?? head;
-  if (SHELLS.has(base) || base === "su") {
+  if (SHELLS.has(base) || ["su", "runuser", "flock", "script"].includes(base)) {
     for (let i = 1; i < ws.length; i++) {
       const o = ws[i]?.value ?? "";
       if (/^-[A-Za-z]*c[A-Za-z]*$/.test(o) || o === "--command") {
@@ -246,8 +250,12 @@ function innerScripts(ws: readonly Word[]): string[] {
         if (script) out.push(script.value);
         break;
       }
-      if (!o.startsWith("-")) break;
+      // flock takes its lock file before -c; the others take only options.
+      if (!o.startsWith("-") && base !== "flock") break;
     }
+  } else if (base === "trap") {
+    const script = ws[1];
+    if (script && !isOption(script)) out.push(script.value);
   } else if (base === "eval" || base === "watch") {
     let i = 1;
     while (base === "watch" && isOption(ws[i])) i += ["-n", "--interval"].includes(ws[i]?.value ?? "") ? 2 : 1;
@@ -369,6 +377,8 @@ export function analyzeBash(command: string, ctx: BashContext, depth = 0): BashA
       words: allow.final.map((w) => (w.expansion ? w.raw : w.value)),
       dynamic: allow.final.some((w) => w.expansion || w.glob),
     };
+    const program = deny.final[0];
+    if (program && (program.expansion || program.glob)) unit.dynamicName = true;
     // A prefix rule for `bash`/`eval`/`find` must not approve whatever script they are given.
     if (allow.blocked) unit.allowBlocked = allow.blocked;
     else if (deny.scripts.length > 0) unit.allowBlocked = "it runs a script of its own";
@@ -461,6 +471,10 @@ function denyChain(words: readonly Word[]): DenyChain {
   const push = () => {
     if (cur.length === 0) return;
     forms.push(valueText(cur), text(cur));
+    // `/bin/rm x` is `rm x` to a deny rule.
+    const head = cur[0] as Word;
+    const base = head.value.split("/").pop() ?? "";
+    if (head.value.includes("/") && !head.expansion && base !== "") forms.push(valueText([{ ...head, value: base }, ...cur.slice(1)]));
     scripts.push(...innerScripts(cur));
   };
   push();
