@@ -36,7 +36,7 @@ export function App() {
           </button>
         )}
       </header>
-      {!online.value && <div class="banner warn" role="status">{t("offlineBanner")}</div>}
+      {(!online.value || (conn && !conn.reachable.value)) && <div class="banner warn" role="status">{t("offlineBanner")}</div>}
       {flash.value && <div class="banner info" role="status">{flash.value}</div>}
       <main>{screen === "session" && conn ? <SessionView conn={conn} /> : screen === "settings" ? <Settings /> : <Home />}</main>
     </div>

@@ -90,6 +90,9 @@ export class SessionConn {
   readonly agentTools = signal<ToolDef[]>([]);
   readonly notice = signal<{ key: Key; at: number } | null>(null);
   readonly remotePending = signal<number | null>(null);
+  /** False while the relay cannot be reached at all (a network error, not an HTTP answer): the browser's
+   * own online flag misses a dead Wi-Fi, a captive portal or a relay that is down. */
+  readonly reachable = signal<boolean>(true);
   readonly clientId = deviceId();
   /** The session's label: from pairing, then from the relay's status. */
   readonly label = signal<string>("");
@@ -252,6 +255,7 @@ export class SessionConn {
         headers: { authorization: `Bearer ${this.saved.token}` },
         cache: "no-store",
       });
+      this.reachable.value = true;
       if (!r.ok) return r.status;
       const s = (await r.json()) as SessionStatus;
       batch(() => {
@@ -265,6 +269,7 @@ export class SessionConn {
       });
       return r.status;
     } catch {
+      this.reachable.value = false;
       return 0;
     }
   }
@@ -297,6 +302,7 @@ export class SessionConn {
       case "hello":
         this.helloed = true;
         this.openedAt = Date.now();
+        this.reachable.value = true;
         this.syncLists = 0;
         this.seenSinceHello = new Set();
         this.answeredSinceHello = new Set();
