@@ -113,3 +113,7 @@ export const WORK_REPORT: ToolDef = {
 };
 
 export const BUILTIN_TOOLS: ToolDef[] = [CHOICE, CONFIRM, INPUT, CALCULATOR, CANVAS, ASK_QUESTION, WORK_REPORT];
+
+/** Built-in tools a human answers. Once one is in a side's catalog, another client cannot register it
+ * with a different schema (tool poisoning: what the model reads and what the human is asked must match). */
+export const HUMAN_TOOL_NAMES: ReadonlySet<string> = new Set(["ask_question", "work_report", "choice", "confirm", "input", "permission"]);

@@ -231,6 +231,7 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
     if (r.status === 200) return c.json(r.result, 200);
     if (r.status === 202) return c.json({ call_id: r.call_id, status: "pending" }, 202);
     if (r.status === 409) return fail(c, 409, "duplicate_call", `call_id "${r.call_id}" is already open`);
+    if (r.status === 429) return fail(c, 429, "rate_limited", "this token is over its rate of frames and HTTP calls; slow down");
     return goneCode === "unknown_call" ? fail(c, 404, "unknown_call", "no such call, or its result expired or was already fetched") : gone(c);
   };
 

@@ -9,6 +9,7 @@ import {
   decodeFrame,
   HTTP_CLIENT_ID,
   INTERNAL_CLIENT_RE,
+  LIMITS,
   type ClientFrame,
   type RelayFrame,
   type Role,
@@ -57,6 +58,8 @@ export interface Bridge {
   accept(out: Out): boolean;
   /** Adds the bridge's facts to frames going to sockets (e.g. `im.online` on presence). */
   decorate(frame: RelayFrame): void;
+  /** Bytes the bridge keeps (its outbox), counted in the session's budget. */
+  bytes?(): number;
 }
 
 export interface EngineOptions {
@@ -68,17 +71,20 @@ export interface EngineOptions {
 export type HttpCallAnswer =
   | { status: 200; result: ToolResultOut }
   | { status: 202; call_id: string }
-  | { status: 404 | 409; call_id?: string };
+  | { status: 404 | 409 | 429; call_id?: string };
 
 export type HttpCallBody = Parameters<Router["httpCall"]>[0];
 
-export type Admission = { ok: true; peer: Peer } | { ok: false; status: 400; code: "bad_client_id"; message: string };
+export type Admission = { ok: true; peer: Peer } | { ok: false; status: 400 | 429; code: "bad_client_id" | "too_many_connections"; message: string };
 
 const HTTP_KEY = `agent:${HTTP_CLIENT_ID}`;
 
 export class SessionEngine {
   /** Per-connection rate buckets. Memory only: a hibernated connection is idle, losing its bucket is harmless. */
   readonly buckets = new Map<string, TokenBucket>();
+  /** Per-credential buckets across all its connections and its HTTP calls (a token opening 64 sockets
+   * gets twice one socket's rate, not 64 times). */
+  readonly tokenBuckets = new Map<string, TokenBucket>();
   private readonly waiters = new Map<string, Set<() => void>>();
   private metaCache: SessionMeta | null | undefined;
   private routerCache: Router | undefined;
@@ -138,7 +144,7 @@ export class SessionEngine {
   router(): Router {
     const m = this.meta();
     if (!m) throw new Error("engine: no session");
-    return (this.routerCache ??= new Router(this.store, m.session_id, this.opts.newId));
+    return (this.routerCache ??= new Router(this.store, m.session_id, this.opts.newId, { extraUsage: () => this.bridge()?.bytes?.() ?? 0 }));
   }
 
   private bridge(): Bridge | undefined {
@@ -181,10 +187,21 @@ export class SessionEngine {
    * Who a new connection is. `client_id` is the client's word for its identity (1–64 of [A-Za-z0-9_-]);
    * ids starting with `~` are reserved for the relay's own callers and only `internal` admissions get them.
    */
-  admit(role: Role, asked: string | null, opts: { internal?: boolean } = {}): Admission {
-    const ok = asked === null || CLIENT_ID_RE.test(asked) || (opts.internal === true && INTERNAL_CLIENT_RE.test(asked));
-    if (!ok) return { ok: false, status: 400, code: "bad_client_id", message: "client_id must be 1-64 characters of [A-Za-z0-9_-]" };
-    return { ok: true, peer: { role, clientId: asked ?? this.opts.newId().slice(0, 12), conn: this.opts.newId() } };
+  admit(role: Role, asked: string | null, opts: { internal?: boolean; cred?: string } = {}): Admission {
+    const internal = opts.internal === true && asked !== null && INTERNAL_CLIENT_RE.test(asked);
+    if (!(asked === null || CLIENT_ID_RE.test(asked) || internal)) return { ok: false, status: 400, code: "bad_client_id", message: "client_id must be 1-64 characters of [A-Za-z0-9_-]" };
+    // The relay's own callers are not counted: they are bounded by the requests that hold them.
+    const open = this.ports.sockets.peers().filter((p) => !p.clientId.startsWith("~")).length;
+    if (!internal && open >= LIMITS.maxConnections) return { ok: false, status: 429, code: "too_many_connections", message: `the session has ${LIMITS.maxConnections} connections already` };
+    return { ok: true, peer: { role, clientId: asked ?? this.opts.newId().slice(0, 12), conn: this.opts.newId(), cred: opts.cred ?? role } };
+  }
+
+  /** One frame or HTTP call of credential `cred`: false when over its rate. */
+  private tokenAllows(cred: string): boolean {
+    let b = this.tokenBuckets.get(cred);
+    const f = LIMITS.tokenRateFactor;
+    if (!b) this.tokenBuckets.set(cred, (b = new TokenBucket(this.opts.rate.perS * f, this.opts.rate.burst * f)));
+    return b.take(Date.now());
   }
 
   /** After the socket was accepted with `peer` as its identity: replace older connections, then hello. */
@@ -222,6 +239,7 @@ export class SessionEngine {
     let bucket = this.buckets.get(peer.conn);
     if (!bucket) this.buckets.set(peer.conn, (bucket = new TokenBucket(this.opts.rate.perS, this.opts.rate.burst)));
     if (!bucket.take(Date.now())) return reply({ type: "error", code: "rate_limited", message: `more than ${this.opts.rate.perS} frames/s on this connection; slow down` });
+    if (!this.tokenAllows(peer.cred ?? peer.role)) return reply({ type: "error", code: "rate_limited", message: `more than ${this.opts.rate.perS * LIMITS.tokenRateFactor} frames/s from this token across its connections; slow down` });
     if (!this.live()) return this.ports.sockets.close({ conn: peer.conn }, CLOSE.sessionEnded, "session ended");
     // The contract's 1 MiB is enforced here: both servers hand over frames far above it.
     const d = decodeFrame(raw);
@@ -262,8 +280,10 @@ export class SessionEngine {
 
   // ---------------------------------------------------------------- HTTP calls (§7)
 
-  async httpCall(body: HttpCallBody, waitS: number): Promise<HttpCallAnswer> {
+  async httpCall(body: HttpCallBody, waitS: number, cred = "agent"): Promise<HttpCallAnswer> {
     if (!this.live()) return { status: 404 };
+    // HTTP calls count against their token's rate like its frames do.
+    if (!this.tokenAllows(cred)) return { status: 429 };
     const { call_id, conflict, out } = this.ports.txn(() => this.router().httpCall(body, this.ctx()));
     if (conflict) return { status: 409, call_id };
     this.flush(out);

@@ -32,6 +32,34 @@ export const LIMITS = {
   defaultHttpWaitS: 25,
   /** Deepest nesting of arrays/objects in a frame: deeper JSON overflows the stack of recursive code. */
   maxJsonDepth: 100,
+  // ---- budgets inside a session (issue 11): one token holder cannot fill, brick or slow it for others.
+  /** Bytes (UTF-8 of the stored JSON) of everything a session keeps: call arguments, kept results, history,
+   * registrations (and the WuKongIM outbox). A write past it is refused with `over_budget`. */
+  sessionBudgetBytes: 32 * 1024 * 1024,
+  /** Bytes of the kept message history; past it the oldest large bodies become placeholders (the last
+   * 200 entries always stay, as entries). */
+  historyBudgetBytes: 8 * 1024 * 1024,
+  /** A message body at least this large is replaced by a placeholder first when the history is over budget. */
+  historyLargeBodyBytes: 1024,
+  /** Text (UTF-8) of one message, all its text blocks together. */
+  maxMessageTextBytes: 64 * 1024,
+  /** One client's registration (its `tools` as JSON). */
+  maxRegistrationBytes: 256 * 1024,
+  /** One tool's or action's description, in characters. */
+  maxDescriptionChars: 4096,
+  /** One tool's or action's `inputSchema` as JSON. */
+  maxSchemaBytes: 64 * 1024,
+  /** A registration of a client not connected for this long is dropped (v1 keeps them "connected or not"). */
+  registrationIdleMs: 7 * 24 * 60 * 60 * 1000,
+  /** Open WebSocket connections per session. */
+  maxConnections: 64,
+  /** Frames per second (and burst) for one token across all its connections, and for its HTTP calls:
+   * this many times the per-connection rate. */
+  tokenRateFactor: 2,
+  /** Rows the alarm closes or forgets per run; more wait for the next run, right after. */
+  maxRowsPerTick: 200,
+  /** Messages per page of `GET /api/sessions/:sid/messages`. */
+  maxHistoryPage: 100,
 } as const;
 
 /** Caller identity of calls made over HTTP (§7): `~` is outside the client id alphabet, so no socket can claim it. */
@@ -227,6 +255,8 @@ export interface MessageOut {
   from: { role: Role; client_id: string };
   content: ContentBlock[];
   ts: number;
+  /** Set on a kept entry whose large bodies the history budget replaced with placeholders. */
+  elided?: boolean;
 }
 export interface PresenceOut extends PeerState {
   type: "presence";
@@ -249,6 +279,8 @@ export type ErrorCode =
   | "rate_limited"
   | "unknown_call"
   | "duplicate_call"
+  | "over_budget"
+  | "tool_conflict"
   | "internal";
 
 /** Error codes the relay itself puts in a `tool.result` (a call that cannot go on). */
@@ -259,6 +291,7 @@ export type CallErrorCode =
   | "too_many_calls"
   | "instance_gone"
   | "timeout"
+  | "over_budget"
   | "im_undeliverable";
 
 export const CLOSE = {
@@ -273,6 +306,21 @@ export const CLOSE = {
 // ---------------------------------------------------------------- decoding at the edge
 
 export type Decoded = { ok: true; frame: ClientFrame } | { ok: false; error: ErrorOut };
+
+/** Exact UTF-8 length of a string, without encoding it. */
+export function utf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      n += 2; // a surrogate pair: 2 units, 4 bytes
+      i++;
+    } else n += 2;
+  }
+  return n;
+}
 
 const utf8 = new TextEncoder();
 export function byteLength(s: string): number {

@@ -24,8 +24,12 @@ import {
   type ToolDef,
   type ToolResultOut,
 } from "./protocol.js";
+import { HUMAN_TOOL_NAMES } from "./builtin-tools.js";
+import { fingerprintHash } from "./hash.js";
+import { keptCopy, placeholderFor } from "./history.js";
 import { checkArguments } from "./schema.js";
 import type { CallRow, Store } from "./store.js";
+import { utf8Length } from "./protocol.js";
 
 /** One live connection. `key` = `role:client_id` is the identity that results and bindings belong to. */
 export interface Peer {
@@ -35,6 +39,8 @@ export interface Peer {
   conn: string;
   /** A bridge that is always reachable (e.g. the WuKongIM conversation); not counted as an app. */
   virtual?: boolean;
+  /** The credential the connection was admitted with (its rate bucket across connections). */
+  cred?: string;
 }
 export const keyOf = (p: { role: Role; clientId: string }) => `${p.role}:${p.clientId}`;
 export const HTTP_PEER: Peer = { role: "agent", clientId: HTTP_CLIENT_ID, conn: "http" };
@@ -54,12 +60,27 @@ export interface Ctx {
 
 type Handler<T extends ClientFrameType> = (peer: Peer, frame: ClientFrameOf<T>, ctx: Ctx) => Out[];
 
+export interface RouterOptions {
+  /** Bytes a session keeps outside the store (the WuKongIM outbox), counted in its budget. */
+  extraUsage?: () => number;
+}
+
 export class Router {
   constructor(
     private readonly store: Store,
     readonly sessionId: string,
     private readonly newId: () => string,
+    private readonly opts: RouterOptions = {},
   ) {}
+
+  /** Whether keeping `more` bytes (net) stays within the session's budget. */
+  private fits(more: number): boolean {
+    if (more <= 0) return true;
+    return this.store.usage() + (this.opts.extraUsage?.() ?? 0) + more <= LIMITS.sessionBudgetBytes;
+  }
+  private overBudget(what: string): string {
+    return `the session keeps ${LIMITS.sessionBudgetBytes} bytes at most and ${what} would pass that; ack results, end calls or delete old sessions`;
+  }
 
   // A typed table: adding a frame type to the protocol without a handler here fails to compile.
   private readonly handlers: { [T in ClientFrameType]: Handler<T> } = {
@@ -98,11 +119,14 @@ export class Router {
       for (const m of missed) out.push(to(wire(m)));
     }
     this.store.setCursor(key, this.store.lastSeq());
+    this.store.touch(key, ctx.now);
     out.push(...this.presence(ctx, key));
     return out;
   }
 
-  disconnect(_peer: Peer, ctx: Ctx): Out[] {
+  disconnect(peer: Peer, ctx: Ctx): Out[] {
+    // A registration is dropped after 7 days without its client: the clock starts when it leaves.
+    this.store.touch(keyOf(peer), ctx.now);
     return this.presence(ctx);
   }
 
@@ -130,16 +154,43 @@ export class Router {
     return [...byName.values()];
   }
 
+  /** Why a registration is refused (sizes, tool poisoning, the budget), or undefined when it is fine. */
+  private refuseRegistration(peer: Peer, tools: ToolDef[]): { code: ErrorCode; message: string } | undefined {
+    const key = keyOf(peer);
+    const bytes = utf8Length(JSON.stringify(tools));
+    if (bytes > LIMITS.maxRegistrationBytes) return { code: "too_large", message: `a registration is at most ${LIMITS.maxRegistrationBytes} bytes of JSON (this one: ${bytes}); nothing was registered` };
+    for (const t of tools) {
+      const parts = t.type === "action" ? [{ label: t.name, description: t.description, schema: t.inputSchema }] : [{ label: t.name, description: t.description, schema: {} }, ...t.actions.map((a) => ({ label: `${t.name}.${a.name}`, description: a.description, schema: a.inputSchema }))];
+      for (const x of parts) {
+        if (x.description.length > LIMITS.maxDescriptionChars) return { code: "too_large", message: `${x.label}: a description is at most ${LIMITS.maxDescriptionChars} characters (refused, not truncated); nothing was registered` };
+        const n = utf8Length(JSON.stringify(x.schema));
+        if (n > LIMITS.maxSchemaBytes) return { code: "too_large", message: `${x.label}: an inputSchema is at most ${LIMITS.maxSchemaBytes} bytes of JSON (this one: ${n}); nothing was registered` };
+      }
+    }
+    // Tool poisoning: a built-in human tool already offered by another client keeps its schema, so what the
+    // model reads and what the human is asked cannot be swapped under either of them.
+    const others = new Map<string, ToolDef>();
+    for (const r of this.store.registrations(peer.role)) if (r.key !== key) for (const t of r.tools) others.set(t.name, t);
+    for (const t of tools) {
+      const have = HUMAN_TOOL_NAMES.has(t.name) ? others.get(t.name) : undefined;
+      if (have && canonicalJson(shapeOf(have)) !== canonicalJson(shapeOf(t))) {
+        return { code: "tool_conflict", message: `"${t.name}" is a built-in human tool another client already provides with a different schema; nothing was registered` };
+      }
+    }
+    if (!this.fits(bytes - (this.store.registration(key)?.bytes ?? 0))) return { code: "over_budget", message: this.overBudget("this registration") };
+    return undefined;
+  }
+
   private onToolList(peer: Peer, f: ClientFrameOf<"tool.list">, ctx: Ctx): Out[] {
     const key = keyOf(peer);
     if (!f.tools) return [{ to: key, conn: peer.conn, frame: { type: "tool.list", tools: this.catalog(otherRole(peer.role)) } }];
-    // Compared by content, not order: re-registering the same tools moves them in the union's order.
-    const same = (tools: ToolDef[]) => canonicalJson([...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
-    const before = same(this.catalog(peer.role));
-    this.store.register(key, peer.role, f.tools);
+    const refused = this.refuseRegistration(peer, f.tools);
+    if (refused) return [this.err(peer, refused.code, refused.message)];
+    const before = sameTools(this.catalog(peer.role));
+    this.store.register(key, peer.role, f.tools, ctx.now);
     const after = this.catalog(peer.role);
     const out: Out[] = [];
-    if (same(after) !== before) {
+    if (sameTools(after) !== before) {
       const others = new Set(ctx.peers.filter((p) => p.role !== peer.role && !p.virtual).map(keyOf));
       for (const to of others) out.push({ to, frame: { type: "tool.list", tools: after } });
     }
@@ -215,7 +266,9 @@ export class Router {
 
   private onToolCall(peer: Peer, f: ClientFrameOf<"tool.call">, ctx: Ctx): Out[] {
     const key = keyOf(peer);
-    const fingerprint = canonicalJson({ name: f.name, action: f.action ?? null, arguments: f.arguments, timeout_s: f.timeout_s ?? null });
+    const args = JSON.stringify(f.arguments);
+    // A hash, not the canonical JSON itself: the arguments are kept once (and not at all once refused).
+    const fingerprint = fingerprintHash(canonicalJson({ name: f.name, action: f.action ?? null, arguments: f.arguments, timeout_s: f.timeout_s ?? null }));
     const existing = this.store.getCall(f.call_id);
     if (existing) {
       if (existing.caller === key && existing.fingerprint === fingerprint) {
@@ -232,7 +285,7 @@ export class Router {
       caller_role: peer.role,
       name: f.name,
       action: f.action ?? null,
-      args: JSON.stringify(f.arguments),
+      args,
       timeout_s: f.timeout_s ?? null,
       deadline: ctx.now + Math.round(timeout * 1000),
       target: null,
@@ -242,15 +295,20 @@ export class Router {
       keep_until: null,
       created_at: ctx.now,
       fingerprint,
+      bytes: utf8Length(args),
     };
-    if (this.store.countOpen() >= LIMITS.maxOpenCalls) {
-      this.store.insertCall(row);
-      return this.finish(row, { code: "too_many_calls", message: `the session already has ${LIMITS.maxOpenCalls} open calls` }, undefined, ctx);
-    }
+    // A refused call is answered and kept for the repeat rule, but without its arguments.
+    const refuse = (code: CallErrorCode, message: string) => {
+      const bare = { ...row, args: "", bytes: 0 };
+      this.store.insertCall(bare);
+      return this.finish(bare, { code, message }, undefined, ctx);
+    };
+    if (this.store.countOpen() >= LIMITS.maxOpenCalls) return refuse("too_many_calls", `the session already has ${LIMITS.maxOpenCalls} open calls`);
+    if (!this.fits(row.bytes)) return refuse("over_budget", this.overBudget(`this call's ${row.bytes} bytes of arguments`));
     const providerPresent = ctx.peers.some((p) => p.role === side);
     const verdict = this.check(f.name, f.action, f.arguments, side, providerPresent);
+    if ("error" in verdict) return refuse(verdict.error, verdict.message);
     this.store.insertCall(row);
-    if ("error" in verdict) return this.finish(row, { code: verdict.error, message: verdict.message }, undefined, ctx);
     row.target = verdict.target;
     row.checked = verdict.known ? 1 : 0;
     if (verdict.known) this.store.setChecked(row.call_id, row.target);
@@ -266,6 +324,10 @@ export class Router {
     if (!c || c.status !== "open" || c.caller_role === peer.role || (c.target !== null && c.target !== key)) {
       return [this.err(peer, "unknown_call", `no open call "${f.call_id}" for you to answer`, f.call_id)];
     }
+    // The result replaces the call's arguments in storage; past the budget it is refused and the call stays
+    // open (a smaller answer, or an error, still closes it).
+    const size = utf8Length(JSON.stringify(f.result ?? f.error ?? null));
+    if (!this.fits(size - c.bytes)) return [this.err(peer, "over_budget", this.overBudget(`this result's ${size} bytes`), f.call_id)];
     const out = this.finish(c, f.error, f.result, ctx, peer);
     if (out.length === 0) return [this.err(peer, "unknown_call", `call "${f.call_id}" is already closed`, f.call_id)];
     // Instances of app-type tools belong to the client that opened them.
@@ -328,12 +390,34 @@ export class Router {
     const key = keyOf(peer);
     if (f.id && this.store.hasMessage(key, f.id)) return []; // a retried message is delivered once
     const msg: MessageOut = { type: "message", id: f.id ?? this.newId(), from: { role: peer.role, client_id: peer.clientId }, content: f.content, ts: ctx.now };
-    const seq = this.store.addMessage(msg, key);
+    // Connected clients get the message whole (any frame up to 1 MiB is valid); the kept copy's text is
+    // cut to its budget, and past the history's budget older bodies become placeholders.
+    const kept = keptCopy(msg);
+    const size = utf8Length(JSON.stringify(kept));
+    if (!this.fits(size)) return [this.err(peer, "over_budget", this.overBudget(`keeping this message's ${size} bytes`))];
+    const seq = this.store.addMessage(kept, key);
+    this.trimHistory();
     const to = new Set(ctx.peers.map(keyOf));
     to.delete(key);
     for (const k of to) this.store.setCursor(k, seq);
     this.store.setCursor(key, seq);
     return [...to].map((k) => ({ to: k, frame: msg }));
+  }
+
+  /** Past the history budget, the oldest large bodies become placeholders that say what was there. The
+   * entries stay (the last 200 are always listed), only their bodies go. */
+  private trimHistory(): void {
+    let over = this.store.historyBytes() - LIMITS.historyBudgetBytes;
+    while (over > 0) {
+      const batch = this.store.largeMessages(LIMITS.historyLargeBodyBytes, 20);
+      if (batch.length === 0) return;
+      for (const m of batch) {
+        const small = placeholderFor(m.frame);
+        this.store.replaceMessage(m.seq, small);
+        over -= m.bytes - utf8Length(JSON.stringify(small));
+        if (over <= 0) return;
+      }
+    }
   }
 
   private onStatus(_peer: Peer, f: ClientFrameOf<"status">, ctx: Ctx): Out[] {
@@ -352,11 +436,38 @@ export class Router {
   /** Closes every call past its deadline and forgets expired results. Idempotent. */
   tick(ctx: Ctx): Out[] {
     const out: Out[] = [];
-    for (const c of this.store.dueCalls(ctx.now)) {
+    // Bounded work per run: when more rows are due, nextDue() stays in the past and the alarm runs again.
+    for (const c of this.store.dueCalls(ctx.now, LIMITS.maxRowsPerTick)) {
       const t = clampTimeout(c.timeout_s ?? undefined);
       out.push(...this.finish(c, { code: "timeout", message: `no result within ${t} s` }, undefined, ctx));
     }
-    this.store.purgeResults(ctx.now);
+    this.store.purgeResults(ctx.now, LIMITS.maxRowsPerTick);
+    // Registrations of clients away for 7 days go (a connected client's clock restarts instead).
+    const live = new Set(ctx.peers.map(keyOf));
+    const idle = this.store.idleRegistrations(ctx.now - LIMITS.registrationIdleMs, LIMITS.maxRowsPerTick);
+    if (idle.length) {
+      const before = this.catalogs();
+      for (const k of idle) {
+        if (live.has(k)) this.store.touch(k, ctx.now);
+        else this.store.dropRegistration(k);
+      }
+      out.push(...this.catalogChanges(before, ctx));
+    }
+    return out;
+  }
+
+  private catalogs(): Record<Role, string> {
+    return { agent: sameTools(this.catalog("agent")), app: sameTools(this.catalog("app")) };
+  }
+  /** `tool.list` to the other side of every catalog that changed since `before`. */
+  private catalogChanges(before: Record<Role, string>, ctx: Ctx): Out[] {
+    const out: Out[] = [];
+    for (const role of ["agent", "app"] as const) {
+      const now = this.catalog(role);
+      if (sameTools(now) === before[role]) continue;
+      const to = new Set(ctx.peers.filter((p) => p.role !== role && !p.virtual).map(keyOf));
+      for (const k of to) out.push({ to: k, frame: { type: "tool.list", tools: now } });
+    }
     return out;
   }
 
@@ -409,6 +520,16 @@ export class Router {
     const frame: RelayFrame = call_id === undefined ? { type: "error", code, message } : { type: "error", code, message, call_id };
     return { to: keyOf(peer), conn: peer.conn, frame };
   }
+}
+
+/** Compared by content, not order: re-registering the same tools moves them in the union's order. */
+function sameTools(tools: ToolDef[]): string {
+  return canonicalJson([...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
+}
+
+/** What a tool asks for: its type and schemas, not its wording. */
+function shapeOf(t: ToolDef): unknown {
+  return t.type === "action" ? { type: t.type, inputSchema: t.inputSchema } : { type: t.type, actions: t.actions.map((a) => ({ name: a.name, inputSchema: a.inputSchema })) };
 }
 
 /** The contract's message frame: `seq` is the store's cursor position, not part of the wire format. */

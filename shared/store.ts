@@ -1,6 +1,6 @@
 // The small storage interface the routing core runs on. Synchronous on purpose: Durable Object SQLite
 // (`ctx.storage.sql`) is synchronous, and so is the in-memory store of the adapter's LAN mode.
-import { LIMITS, type MessageOut, type Role, type ToolDef } from "./protocol.js";
+import { LIMITS, utf8Length, type MessageOut, type Role, type ToolDef } from "./protocol.js";
 
 export interface CallRow {
   call_id: string;
@@ -9,7 +9,8 @@ export interface CallRow {
   caller_role: Role;
   name: string;
   action: string | null;
-  /** JSON of the call's `arguments`. */
+  /** JSON of the call's `arguments` while it is open; empty once it is done or when it was refused (only
+   * the fingerprint is needed then, for the repeat rule). */
   args: string;
   /** `timeout_s` as the caller sent it (echoed), or null. */
   timeout_s: number | null;
@@ -23,8 +24,10 @@ export interface CallRow {
   result: string | null;
   keep_until: number | null;
   created_at: number;
-  /** Canonical JSON of what makes two calls identical. */
+  /** A hash of the canonical JSON of what makes two calls identical (name, action, arguments, timeout). */
   fingerprint: string;
+  /** UTF-8 bytes this row keeps (arguments, then the result): its share of the session's budget. */
+  bytes: number;
 }
 
 export interface Delivery {
@@ -35,15 +38,28 @@ export interface Delivery {
 export interface Registration {
   key: string;
   tools: ToolDef[];
+  /** UTF-8 bytes of `tools` as JSON. */
+  bytes: number;
+}
+
+/** A history entry as stored, for the history budget. */
+export interface StoredMessage {
+  seq: number;
+  bytes: number;
+  frame: MessageOut;
 }
 
 export interface Store {
   meta(key: string): string | undefined;
   setMeta(key: string, value: string | undefined): void;
 
+  /** UTF-8 bytes of everything kept: calls, results, history, registrations. */
+  usage(): number;
+
   getCall(callId: string): CallRow | undefined;
   insertCall(row: CallRow): void;
-  /** open → done; false when the call was not open (idempotent transition). */
+  /** open → done, keeping `result` and dropping the arguments; false when the call was not open
+   * (idempotent transition). */
   finishCall(callId: string, result: string, keepUntil: number): boolean;
   /** Deletes the call if it is open; false when it was not. */
   dropOpenCall(callId: string): boolean;
@@ -54,11 +70,11 @@ export interface Store {
   openCalls(): CallRow[];
   /** Done calls whose result the caller has not acked. */
   keptResults(caller: string): CallRow[];
-  /** Open calls whose deadline has passed. */
-  dueCalls(now: number): CallRow[];
-  /** Forgets kept results past their retention; returns how many. */
-  purgeResults(now: number): number;
-  /** Earliest open deadline or result expiry. */
+  /** Open calls whose deadline has passed, earliest first, at most `limit`. */
+  dueCalls(now: number, limit: number): CallRow[];
+  /** Forgets at most `limit` kept results past their retention; returns how many. */
+  purgeResults(now: number, limit: number): number;
+  /** Earliest open deadline, result expiry or registration idle expiry. */
   nextDue(): number | undefined;
 
   addDelivery(callId: string, key: string, conn: string): void;
@@ -68,7 +84,13 @@ export interface Store {
 
   /** Registrations of one side, oldest first (a later one wins a name clash). */
   registrations(role: Role): Registration[];
-  register(key: string, role: Role, tools: ToolDef[]): void;
+  registration(key: string): Registration | undefined;
+  register(key: string, role: Role, tools: ToolDef[], now: number): void;
+  /** The client `key` was seen (connected or disconnected) at `now`: its registration is not idle. */
+  touch(key: string, now: number): void;
+  /** Keys whose registration was last seen before `before`, at most `limit`. */
+  idleRegistrations(before: number, limit: number): string[];
+  dropRegistration(key: string): void;
 
   instance(tool: string, id: string): string | undefined;
   bind(tool: string, id: string, key: string): void;
@@ -77,7 +99,14 @@ export interface Store {
   /** Appends to the bounded history and returns the message's sequence number. */
   addMessage(m: Omit<MessageOut, "seq">, fromKey: string): number;
   hasMessage(fromKey: string, id: string): boolean;
+  /** The newest `limit` messages after `afterSeq`, oldest first. */
   messages(afterSeq: number, limit: number): MessageOut[];
+  /** The newest `limit` messages before `beforeSeq`, oldest first (history pages). */
+  messagesBefore(beforeSeq: number, limit: number): MessageOut[];
+  historyBytes(): number;
+  /** The oldest entries of at least `minBytes`, oldest first (placeholders replace them first). */
+  largeMessages(minBytes: number, limit: number): StoredMessage[];
+  replaceMessage(seq: number, frame: MessageOut): void;
   lastSeq(): number;
   cursor(key: string): number | undefined;
   setCursor(key: string, seq: number): void;
@@ -95,10 +124,10 @@ export class MemoryStore implements Store {
   private metaMap = new Map<string, string>();
   private calls = new Map<string, CallRow>();
   private deliv = new Map<string, Delivery[]>();
-  private regs = new Map<string, { role: Role; tools: ToolDef[]; seq: number }>();
+  private regs = new Map<string, { role: Role; tools: ToolDef[]; seq: number; bytes: number; seenAt: number }>();
   private regSeq = 0;
   private inst = new Map<string, string>();
-  private msgs: (MessageOut & { fromKey: string })[] = [];
+  private msgs: (MessageOut & { fromKey: string; bytes: number })[] = [];
   private seq = 0;
   private cursors = new Map<string, number>();
   private journal: (() => void)[] | undefined;
@@ -138,6 +167,12 @@ export class MemoryStore implements Store {
     this.journal?.push(undo);
   }
 
+  usage() {
+    let n = 0;
+    for (const c of this.calls.values()) n += c.bytes;
+    for (const r of this.regs.values()) n += r.bytes;
+    return n + this.historyBytes();
+  }
   meta(key: string) {
     return this.metaMap.get(key);
   }
@@ -155,7 +190,7 @@ export class MemoryStore implements Store {
   finishCall(id: string, result: string, keepUntil: number) {
     const c = this.calls.get(id);
     if (!c || c.status !== "open") return false;
-    this.put(this.calls, id, { ...c, status: "done", result, keep_until: keepUntil });
+    this.put(this.calls, id, { ...c, status: "done", result, keep_until: keepUntil, args: "", bytes: utf8Length(result) });
     return true;
   }
   dropOpenCall(id: string) {
@@ -183,12 +218,17 @@ export class MemoryStore implements Store {
   keptResults(caller: string) {
     return [...this.calls.values()].filter((c) => c.status === "done" && c.caller === caller).map((c) => ({ ...c }));
   }
-  dueCalls(now: number) {
-    return [...this.calls.values()].filter((c) => c.status === "open" && c.deadline <= now).map((c) => ({ ...c }));
+  dueCalls(now: number, limit: number) {
+    return [...this.calls.values()]
+      .filter((c) => c.status === "open" && c.deadline <= now)
+      .sort((a, b) => a.deadline - b.deadline)
+      .slice(0, limit)
+      .map((c) => ({ ...c }));
   }
-  purgeResults(now: number) {
+  purgeResults(now: number, limit: number) {
     let n = 0;
     for (const [id, c] of [...this.calls]) {
+      if (n >= limit) break;
       if (c.status === "done" && c.keep_until !== null && c.keep_until <= now) {
         this.deleteCall(id);
         n++;
@@ -201,6 +241,10 @@ export class MemoryStore implements Store {
     for (const c of this.calls.values()) {
       const due = c.status === "open" ? c.deadline : c.keep_until;
       if (due !== null && (t === undefined || due < t)) t = due;
+    }
+    for (const r of this.regs.values()) {
+      const due = r.seenAt + LIMITS.registrationIdleMs;
+      if (t === undefined || due < t) t = due;
     }
     return t;
   }
@@ -221,12 +265,26 @@ export class MemoryStore implements Store {
     return [...this.regs.entries()]
       .filter(([, r]) => r.role === role)
       .sort((a, b) => a[1].seq - b[1].seq)
-      .map(([key, r]) => ({ key, tools: r.tools }));
+      .map(([key, r]) => ({ key, tools: r.tools, bytes: r.bytes }));
   }
-  register(key: string, role: Role, tools: ToolDef[]) {
+  registration(key: string) {
+    const r = this.regs.get(key);
+    return r && { key, tools: r.tools, bytes: r.bytes };
+  }
+  register(key: string, role: Role, tools: ToolDef[], now: number) {
     const prevSeq = this.regSeq;
     this.undoable(() => (this.regSeq = prevSeq));
-    this.put(this.regs, key, { role, tools, seq: ++this.regSeq });
+    this.put(this.regs, key, { role, tools, seq: ++this.regSeq, bytes: utf8Length(JSON.stringify(tools)), seenAt: now });
+  }
+  touch(key: string, now: number) {
+    const r = this.regs.get(key);
+    if (r) this.put(this.regs, key, { ...r, seenAt: now });
+  }
+  idleRegistrations(before: number, limit: number) {
+    return [...this.regs.entries()].filter(([, r]) => r.seenAt < before).slice(0, limit).map(([k]) => k);
+  }
+  dropRegistration(key: string) {
+    this.del(this.regs, key);
   }
   instance(tool: string, id: string) {
     return this.inst.get(`${tool}\u0000${id}`);
@@ -244,7 +302,8 @@ export class MemoryStore implements Store {
       this.seq = prevSeq;
     });
     const seq = ++this.seq;
-    this.msgs = [...this.msgs, { ...m, seq, fromKey }].slice(-LIMITS.historySize);
+    const frame: MessageOut = { ...m, seq };
+    this.msgs = [...this.msgs, { ...frame, fromKey, bytes: utf8Length(JSON.stringify(frame)) }].slice(-LIMITS.historySize);
     return seq;
   }
   hasMessage(fromKey: string, id: string) {
@@ -254,7 +313,29 @@ export class MemoryStore implements Store {
     return this.msgs
       .filter((m) => (m.seq ?? 0) > afterSeq)
       .slice(-limit)
-      .map(({ fromKey: _k, ...m }) => m);
+      .map(({ fromKey: _k, bytes: _b, ...m }) => m);
+  }
+  messagesBefore(beforeSeq: number, limit: number) {
+    return this.msgs
+      .filter((m) => (m.seq ?? 0) < beforeSeq)
+      .slice(-limit)
+      .map(({ fromKey: _k, bytes: _b, ...m }) => m);
+  }
+  historyBytes() {
+    let n = 0;
+    for (const m of this.msgs) n += m.bytes;
+    return n;
+  }
+  largeMessages(minBytes: number, limit: number) {
+    return this.msgs
+      .filter((m) => m.bytes >= minBytes)
+      .slice(0, limit)
+      .map(({ fromKey: _k, bytes, ...frame }) => ({ seq: frame.seq ?? 0, bytes, frame }));
+  }
+  replaceMessage(seq: number, frame: MessageOut) {
+    const prev = this.msgs;
+    this.undoable(() => (this.msgs = prev));
+    this.msgs = prev.map((m) => (m.seq === seq ? { ...frame, seq, fromKey: m.fromKey, bytes: utf8Length(JSON.stringify({ ...frame, seq })) } : m));
   }
   lastSeq() {
     return this.seq;

@@ -37,7 +37,14 @@ export class Session extends DurableObject<Env> {
           send: (to, data) => ctx.getWebSockets(tagOf(to)).forEach((ws) => sendIfOpen(ws, data)),
           close: (to, code, reason) => ctx.getWebSockets(tagOf(to)).forEach((ws) => closeQuietly(ws, code, reason)),
         },
-        txn: (fn) => ctx.storage.transactionSync(fn),
+        txn: (fn) => {
+          try {
+            return ctx.storage.transactionSync(fn);
+          } catch (e) {
+            this.store.forget(); // the usage it counted was rolled back with the writes
+            throw e;
+          }
+        },
         schedule: () => this.syncAlarm(),
         sleep: (ms) => scheduler.wait(ms),
       },

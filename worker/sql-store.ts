@@ -1,7 +1,8 @@
-// The routing core's Store on Durable Object SQLite. SQLite is the truth; nothing here is cached in
-// memory, because hibernation and eviction wipe memory between any two frames.
-import { LIMITS, type MessageOut, type Role, type ToolDef } from "../shared/protocol.js";
-import type { CallRow, Delivery, Registration, Store } from "../shared/store.js";
+// The routing core's Store on Durable Object SQLite. SQLite is the truth; the only thing held in memory is
+// the session's byte usage, summed once per wake and kept in step with every write (a rolled-back
+// transaction forgets it, so it is summed again).
+import { LIMITS, utf8Length, type MessageOut, type Role, type ToolDef } from "../shared/protocol.js";
+import type { CallRow, Delivery, Registration, Store, StoredMessage } from "../shared/store.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
@@ -9,20 +10,27 @@ CREATE TABLE IF NOT EXISTS calls (
   call_id TEXT PRIMARY KEY, caller TEXT NOT NULL, caller_role TEXT NOT NULL, name TEXT NOT NULL,
   action TEXT, args TEXT NOT NULL, timeout_s REAL, deadline INTEGER NOT NULL, target TEXT,
   status TEXT NOT NULL, checked INTEGER NOT NULL, result TEXT, keep_until INTEGER,
-  created_at INTEGER NOT NULL, fingerprint TEXT NOT NULL);
+  created_at INTEGER NOT NULL, fingerprint TEXT NOT NULL, bytes INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS calls_due ON calls (status, deadline);
 CREATE INDEX IF NOT EXISTS calls_caller ON calls (caller, status);
 CREATE TABLE IF NOT EXISTS deliveries (call_id TEXT NOT NULL, key TEXT NOT NULL, conn TEXT NOT NULL, PRIMARY KEY (call_id, conn));
-CREATE TABLE IF NOT EXISTS registrations (key TEXT PRIMARY KEY, role TEXT NOT NULL, tools TEXT NOT NULL, seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS registrations (key TEXT PRIMARY KEY, role TEXT NOT NULL, tools TEXT NOT NULL, seq INTEGER NOT NULL,
+  bytes INTEGER NOT NULL DEFAULT 0, seen_at INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS instances (tool TEXT NOT NULL, id TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (tool, id));
-CREATE TABLE IF NOT EXISTS messages (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, from_key TEXT NOT NULL, frame TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS messages (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, from_key TEXT NOT NULL, frame TEXT NOT NULL,
+  bytes INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS messages_id ON messages (from_key, id);
 CREATE TABLE IF NOT EXISTS cursors (key TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 `;
+/** Columns added after round 1: tables of older sessions get them once. */
+const ADDED = ["ALTER TABLE calls ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0", "ALTER TABLE registrations ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0",
+  "ALTER TABLE registrations ADD COLUMN seen_at INTEGER NOT NULL DEFAULT 0", "ALTER TABLE messages ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0"];
 
 type Row = Record<string, SqlStorageValue>;
 
 export class SqlStore implements Store {
+  private used: number | undefined;
+
   constructor(private readonly sql: SqlStorage) {
     this.migrate();
   }
@@ -30,6 +38,24 @@ export class SqlStore implements Store {
   /** Creates the tables. Run again after `storage.deleteAll()`, which drops every SQL table too. */
   migrate(): void {
     this.sql.exec(SCHEMA);
+    try {
+      // Probing writes nothing, so a deleted session's storage stays empty.
+      this.sql.exec("SELECT c.bytes, r.bytes, r.seen_at, m.bytes FROM calls c, registrations r, messages m LIMIT 0");
+    } catch {
+      for (const q of ADDED) {
+        try {
+          this.sql.exec(q);
+        } catch {
+          /* that column is there already */
+        }
+      }
+    }
+    this.used = undefined;
+  }
+
+  /** After a rolled-back transaction the in-memory usage may count writes that never happened. */
+  forget(): void {
+    this.used = undefined;
   }
 
   private all<T>(q: string, ...p: SqlStorageValue[]): T[] {
@@ -40,6 +66,23 @@ export class SqlStore implements Store {
   }
   private run(q: string, ...p: SqlStorageValue[]): number {
     return this.sql.exec(q, ...p).rowsWritten;
+  }
+  private add(bytes: number): void {
+    if (this.used !== undefined) this.used += bytes;
+  }
+  /** Runs a DELETE … RETURNING bytes and takes what it freed off the usage; returns the rows deleted. */
+  private free(q: string, ...p: SqlStorageValue[]): number {
+    const rows = this.all<{ bytes: number }>(q, ...p);
+    for (const r of rows) this.add(-r.bytes);
+    return rows.length;
+  }
+
+  usage() {
+    this.used ??=
+      this.one<{ n: number }>(
+        "SELECT (SELECT COALESCE(SUM(bytes), 0) FROM calls) + (SELECT COALESCE(SUM(bytes), 0) FROM messages) + (SELECT COALESCE(SUM(bytes), 0) FROM registrations) AS n",
+      )?.n ?? 0;
+    return this.used;
   }
 
   meta(k: string) {
@@ -55,23 +98,30 @@ export class SqlStore implements Store {
   }
   insertCall(c: CallRow) {
     this.run(
-      `INSERT INTO calls (call_id, caller, caller_role, name, action, args, timeout_s, deadline, target, status, checked, result, keep_until, created_at, fingerprint)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      c.call_id, c.caller, c.caller_role, c.name, c.action, c.args, c.timeout_s, c.deadline, c.target, c.status, c.checked, c.result, c.keep_until, c.created_at, c.fingerprint,
+      `INSERT INTO calls (call_id, caller, caller_role, name, action, args, timeout_s, deadline, target, status, checked, result, keep_until, created_at, fingerprint, bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      c.call_id, c.caller, c.caller_role, c.name, c.action, c.args, c.timeout_s, c.deadline, c.target, c.status, c.checked, c.result, c.keep_until, c.created_at, c.fingerprint, c.bytes,
     );
+    this.add(c.bytes);
   }
   finishCall(id: string, result: string, keepUntil: number) {
-    // The idempotent transition: only the first writer moves a call out of 'open'.
-    return this.run("UPDATE calls SET status = 'done', result = ?, keep_until = ? WHERE call_id = ? AND status = 'open'", result, keepUntil, id) > 0;
+    const old = this.one<{ bytes: number }>("SELECT bytes FROM calls WHERE call_id = ? AND status = 'open'", id);
+    if (!old) return false;
+    const bytes = utf8Length(result);
+    // The idempotent transition: only the first writer moves a call out of 'open'. Its arguments go: a
+    // done call needs only its fingerprint (the repeat rule) and its result.
+    if (this.run("UPDATE calls SET status = 'done', result = ?, keep_until = ?, args = '', bytes = ? WHERE call_id = ? AND status = 'open'", result, keepUntil, bytes, id) === 0) return false;
+    this.add(bytes - old.bytes);
+    return true;
   }
   dropOpenCall(id: string) {
-    return this.run("DELETE FROM calls WHERE call_id = ? AND status = 'open'", id) > 0;
+    return this.free("DELETE FROM calls WHERE call_id = ? AND status = 'open' RETURNING bytes", id) > 0;
   }
   setChecked(id: string, target: string | null) {
     this.run("UPDATE calls SET checked = 1, target = ? WHERE call_id = ?", target, id);
   }
   deleteCall(id: string) {
-    this.run("DELETE FROM calls WHERE call_id = ?", id);
+    this.free("DELETE FROM calls WHERE call_id = ? RETURNING bytes", id);
     this.run("DELETE FROM deliveries WHERE call_id = ?", id);
   }
   countOpen() {
@@ -83,17 +133,18 @@ export class SqlStore implements Store {
   keptResults(caller: string) {
     return this.all<CallRow>("SELECT * FROM calls WHERE caller = ? AND status = 'done' ORDER BY keep_until, rowid", caller);
   }
-  dueCalls(now: number) {
-    return this.all<CallRow>("SELECT * FROM calls WHERE status = 'open' AND deadline <= ? ORDER BY deadline", now);
+  dueCalls(now: number, limit: number) {
+    return this.all<CallRow>("SELECT * FROM calls WHERE status = 'open' AND deadline <= ? ORDER BY deadline LIMIT ?", now, limit);
   }
-  purgeResults(now: number) {
-    const ids = this.all<{ call_id: string }>("SELECT call_id FROM calls WHERE status = 'done' AND keep_until <= ?", now);
+  purgeResults(now: number, limit: number) {
+    const ids = this.all<{ call_id: string }>("SELECT call_id FROM calls WHERE status = 'done' AND keep_until <= ? LIMIT ?", now, limit);
     for (const { call_id } of ids) this.deleteCall(call_id);
     return ids.length;
   }
   nextDue() {
     const r = this.one<{ t: number | null }>(
-      "SELECT MIN(t) AS t FROM (SELECT MIN(deadline) AS t FROM calls WHERE status = 'open' UNION ALL SELECT MIN(keep_until) FROM calls WHERE status = 'done')",
+      `SELECT MIN(t) AS t FROM (SELECT MIN(deadline) AS t FROM calls WHERE status = 'open' UNION ALL SELECT MIN(keep_until) FROM calls WHERE status = 'done'
+       UNION ALL SELECT MIN(seen_at) + ${LIMITS.registrationIdleMs} FROM registrations)`,
     );
     return r?.t ?? undefined;
   }
@@ -112,17 +163,36 @@ export class SqlStore implements Store {
   }
 
   registrations(role: Role): Registration[] {
-    return this.all<{ key: string; tools: string }>("SELECT key, tools FROM registrations WHERE role = ? ORDER BY seq", role).map((r) => ({
+    return this.all<{ key: string; tools: string; bytes: number }>("SELECT key, tools, bytes FROM registrations WHERE role = ? ORDER BY seq", role).map((r) => ({
       key: r.key,
       tools: JSON.parse(r.tools) as ToolDef[],
+      bytes: r.bytes,
     }));
   }
-  register(key: string, role: Role, tools: ToolDef[]) {
+  registration(key: string): Registration | undefined {
+    const r = this.one<{ tools: string; bytes: number }>("SELECT tools, bytes FROM registrations WHERE key = ?", key);
+    return r && { key, tools: JSON.parse(r.tools) as ToolDef[], bytes: r.bytes };
+  }
+  register(key: string, role: Role, tools: ToolDef[], now: number) {
+    const json = JSON.stringify(tools);
+    const bytes = utf8Length(json);
+    const old = this.one<{ bytes: number }>("SELECT bytes FROM registrations WHERE key = ?", key)?.bytes ?? 0;
     const seq = (this.one<{ s: number | null }>("SELECT MAX(seq) AS s FROM registrations")?.s ?? 0) + 1;
     this.run(
-      "INSERT INTO registrations (key, role, tools, seq) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET role = excluded.role, tools = excluded.tools, seq = excluded.seq",
-      key, role, JSON.stringify(tools), seq,
+      `INSERT INTO registrations (key, role, tools, seq, bytes, seen_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET role = excluded.role, tools = excluded.tools, seq = excluded.seq, bytes = excluded.bytes, seen_at = excluded.seen_at`,
+      key, role, json, seq, bytes, now,
     );
+    this.add(bytes - old);
+  }
+  touch(key: string, now: number) {
+    this.run("UPDATE registrations SET seen_at = ? WHERE key = ?", now, key);
+  }
+  idleRegistrations(before: number, limit: number) {
+    return this.all<{ key: string }>("SELECT key FROM registrations WHERE seen_at < ? ORDER BY seen_at LIMIT ?", before, limit).map((r) => r.key);
+  }
+  dropRegistration(key: string) {
+    this.free("DELETE FROM registrations WHERE key = ? RETURNING bytes", key);
   }
 
   instance(tool: string, id: string) {
@@ -137,8 +207,11 @@ export class SqlStore implements Store {
 
   addMessage(m: Omit<MessageOut, "seq">, fromKey: string) {
     const seq = this.lastSeq() + 1;
-    this.run("INSERT INTO messages (seq, id, from_key, frame) VALUES (?, ?, ?, ?)", seq, m.id, fromKey, JSON.stringify({ ...m, seq }));
-    this.run("DELETE FROM messages WHERE seq <= ?", seq - LIMITS.historySize);
+    const frame = JSON.stringify({ ...m, seq });
+    const bytes = utf8Length(frame);
+    this.run("INSERT INTO messages (seq, id, from_key, frame, bytes) VALUES (?, ?, ?, ?, ?)", seq, m.id, fromKey, frame, bytes);
+    this.add(bytes);
+    this.free("DELETE FROM messages WHERE seq <= ? RETURNING bytes", seq - LIMITS.historySize);
     return seq;
   }
   hasMessage(fromKey: string, id: string) {
@@ -148,6 +221,28 @@ export class SqlStore implements Store {
     return this.all<{ frame: string }>("SELECT frame FROM (SELECT seq, frame FROM messages WHERE seq > ? ORDER BY seq DESC LIMIT ?) ORDER BY seq", afterSeq, limit).map(
       (r) => JSON.parse(r.frame) as MessageOut,
     );
+  }
+  messagesBefore(beforeSeq: number, limit: number) {
+    return this.all<{ frame: string }>("SELECT frame FROM (SELECT seq, frame FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?) ORDER BY seq", beforeSeq, limit).map(
+      (r) => JSON.parse(r.frame) as MessageOut,
+    );
+  }
+  historyBytes() {
+    return this.one<{ n: number }>("SELECT COALESCE(SUM(bytes), 0) AS n FROM messages")?.n ?? 0;
+  }
+  largeMessages(minBytes: number, limit: number): StoredMessage[] {
+    return this.all<{ seq: number; bytes: number; frame: string }>("SELECT seq, bytes, frame FROM messages WHERE bytes >= ? ORDER BY seq LIMIT ?", minBytes, limit).map((r) => ({
+      seq: r.seq,
+      bytes: r.bytes,
+      frame: JSON.parse(r.frame) as MessageOut,
+    }));
+  }
+  replaceMessage(seq: number, frame: MessageOut) {
+    const json = JSON.stringify({ ...frame, seq });
+    const bytes = utf8Length(json);
+    const old = this.one<{ bytes: number }>("SELECT bytes FROM messages WHERE seq = ?", seq)?.bytes ?? 0;
+    this.run("UPDATE messages SET frame = ?, bytes = ? WHERE seq = ?", json, bytes, seq);
+    this.add(bytes - old);
   }
   lastSeq() {
     // History rows are only ever trimmed from the old end, so MAX(seq) never goes back while the session
@@ -163,6 +258,7 @@ export class SqlStore implements Store {
 
   clear() {
     for (const t of ["meta", "calls", "deliveries", "registrations", "instances", "messages", "cursors"]) this.run(`DELETE FROM ${t}`);
+    this.used = 0;
   }
 }
 

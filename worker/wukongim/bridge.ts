@@ -135,6 +135,11 @@ export class WuKongImBridge implements Bridge {
     return [IM_PEER];
   }
 
+  /** The outbox's bytes, part of the session's budget. */
+  bytes(): number {
+    return this.one<{ n: number }>("SELECT COALESCE(SUM(length(bodies)), 0) AS n FROM im_outbox")?.n ?? 0;
+  }
+
   /** Takes the frames the router addressed to the conversation (`app:im`). */
   accept(out: Out): boolean {
     if (out.to !== IM_KEY) return false;

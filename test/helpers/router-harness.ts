@@ -1,0 +1,72 @@
+// A session of the pure routing core (shared/router.ts) driven by hand, for unit tests: live peers, a
+// clock, and every frame the router addressed to each key.
+import { parseFrameValue, type RelayFrame, type Role } from "../../shared/protocol.js";
+import { HTTP_PEER, keyOf, Router, type Out, type Peer } from "../../shared/router.js";
+import { MemoryStore } from "../../shared/store.js";
+
+export type F = RelayFrame & Record<string, unknown>;
+
+/** A session driven by hand: live peers, a clock, and every frame the router addressed to each key. */
+export class Harness {
+  store = new MemoryStore();
+  now = 1_000_000;
+  private ids = 0;
+  private conns = 0;
+  router = new Router(this.store, "sess0001", () => `id${++this.ids}`);
+  peers: Peer[] = [];
+  inbox = new Map<string, F[]>();
+
+  private ctx() {
+    return { now: this.now, peers: this.peers };
+  }
+  private post(outs: Out[]): Out[] {
+    for (const o of outs) {
+      if (o.to !== keyOf(HTTP_PEER) && !this.peers.some((p) => keyOf(p) === o.to && (!o.conn || o.conn === p.conn))) continue; // nobody there
+      const box = this.inbox.get(o.to) ?? [];
+      box.push(o.frame as F);
+      this.inbox.set(o.to, box);
+    }
+    return outs;
+  }
+  connect(role: Role, clientId: string): Peer {
+    const p: Peer = { role, clientId, conn: `c${++this.conns}` };
+    this.peers = this.peers.filter((x) => keyOf(x) !== keyOf(p)); // a newer connection replaces the old
+    this.peers.push(p);
+    this.inbox.set(keyOf(p), []);
+    this.post(this.router.connect(p, this.ctx()));
+    return p;
+  }
+  disconnect(p: Peer): void {
+    this.peers = this.peers.filter((x) => x.conn !== p.conn);
+    this.post(this.router.disconnect(p, this.ctx()));
+  }
+  send(p: Peer, frame: Record<string, unknown>): Out[] {
+    const d = parseFrameValue(frame);
+    if (!d.ok) throw new Error(`test sent a bad frame: ${d.error.message}`);
+    return this.post(this.router.handle(p, d.frame, this.ctx()));
+  }
+  tick(advanceMs = 0): Out[] {
+    this.now += advanceMs;
+    return this.post(this.router.tick(this.ctx()));
+  }
+  /** Takes (and removes) every frame of `p` matching the predicate. */
+  take(p: Peer | string, pred: (f: F) => boolean = () => true): F[] {
+    const key = typeof p === "string" ? p : keyOf(p);
+    const box = this.inbox.get(key) ?? [];
+    const hit = box.filter(pred);
+    this.inbox.set(key, box.filter((f) => !pred(f)));
+    return hit;
+  }
+  one(p: Peer | string, pred: (f: F) => boolean): F {
+    const hits = this.take(p, pred);
+    if (hits.length !== 1) throw new Error(`expected one frame, got ${JSON.stringify(hits)}`);
+    return hits[0]!;
+  }
+}
+
+export const type = (t: string) => (f: F) => f.type === t;
+export const result = (id: string) => (f: F) => f.type === "tool.result" && f.call_id === id;
+export const call = (id: string) => (f: F) => f.type === "tool.call" && f.call_id === id;
+export const cancel = (id: string) => (f: F) => f.type === "tool.cancel" && f.call_id === id;
+export const error = (code: string) => (f: F) => f.type === "error" && f.code === code;
+
