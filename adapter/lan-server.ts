@@ -147,6 +147,9 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     async status(epoch: number) {
       return this.engine.current(epoch) ? this.engine.status() : null;
     }
+    async history(epoch: number, before: number | undefined, limit: number) {
+      return this.engine.current(epoch) ? this.engine.history(before, limit) : null;
+    }
     async destroy(epoch: number) {
       if (!this.engine.current(epoch)) return false;
       this.end("session deleted");
@@ -197,6 +200,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       return {
         init: (m) => s.init(m),
         status: (e) => s.status(e),
+        history: (e, before, limit) => s.history(e, before, limit),
         destroy: (e) => s.destroy(e),
         httpCall: (e, body, w) => s.httpCall(e, body, w),
         httpResult: (e, id, w) => s.httpResult(e, id, w),

@@ -4,7 +4,7 @@
 // 404s only the session knows. What differs between the servers is behind `EdgeHost`.
 import { Hono, type Context } from "hono";
 import { AuthBrake } from "./auth-brake.js";
-import type { HttpCallAnswer, HttpCallBody as EngineCallBody, SessionMeta } from "./engine.js";
+import type { HistoryPage, HttpCallAnswer, HttpCallBody as EngineCallBody, SessionMeta } from "./engine.js";
 import { CreateSessionBody, describeIssues, HttpCallBody, jsonDepth, LIMITS, PROTOCOL, SESSION_ID_RE, type Role, type SessionCreated, type SessionStatus } from "./protocol.js";
 import { randomId, safeEqual, signToken, tokenFrom, verifyToken } from "./tokens.js";
 
@@ -22,6 +22,7 @@ export interface SocketAuth {
 export interface EdgeSession {
   init(meta: SessionMeta): Promise<SessionMeta | "exists">;
   status(epoch: number): Promise<SessionStatus | null>;
+  history(epoch: number, before: number | undefined, limit: number): Promise<HistoryPage | null>;
   destroy(epoch: number): Promise<boolean>;
   httpCall(epoch: number, body: EngineCallBody, waitS: number): Promise<HttpCallAnswer>;
   httpResult(epoch: number, callId: string, waitS: number): Promise<HttpCallAnswer>;
@@ -205,6 +206,18 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
     if (a instanceof Response) return a;
     const s = await host(c).session(a.sid).status(a.epoch);
     return s ? c.json(s) : gone(c);
+  });
+
+  // The kept history page by page (the status holds the last 200 entries at once; this reads any of them
+  // in small answers): `?before=<seq>&limit=<1..100>`, newest page first.
+  app.get("/api/sessions/:sid/messages", async (c) => {
+    const a = await authorize(c, host(c), ["agent", "app"]);
+    if (a instanceof Response) return a;
+    const before = c.req.query("before");
+    const limit = Number(c.req.query("limit") ?? 50);
+    if ((before !== undefined && !/^\d{1,15}$/.test(before)) || !Number.isFinite(limit)) return fail(c, 400, "bad_request", "before must be a message seq and limit a number (1-100)");
+    const page = await host(c).session(a.sid).history(a.epoch, before === undefined ? undefined : Number(before), limit);
+    return page ? c.json(page) : gone(c);
   });
 
   app.delete("/api/sessions/:sid", async (c) => {

@@ -11,6 +11,7 @@ import {
   INTERNAL_CLIENT_RE,
   LIMITS,
   type ClientFrame,
+  type MessageOut,
   type RelayFrame,
   type Role,
   type SessionStatus,
@@ -29,7 +30,7 @@ export interface SessionMeta {
   epoch: number;
   label?: string;
   /** Set for sessions bound to a WuKongIM conversation. */
-  im?: { channel_id: string; channel_type: number };
+  im?: { channel_id: string; channel_type: number; owner_uid?: string };
 }
 
 export type Target = { key: string } | { conn: string };
@@ -74,6 +75,12 @@ export type HttpCallAnswer =
   | { status: 404 | 409 | 429; call_id?: string };
 
 export type HttpCallBody = Parameters<Router["httpCall"]>[0];
+
+/** `GET /api/sessions/:sid/messages`: `before` is the cursor for the next (older) page, null at the start. */
+export interface HistoryPage {
+  messages: MessageOut[];
+  before: number | null;
+}
 
 export type Admission = { ok: true; peer: Peer } | { ok: false; status: 400 | 429; code: "bad_client_id" | "too_many_connections"; message: string };
 
@@ -276,6 +283,16 @@ export class SessionEngine {
     if (!m) return null;
     const extra = m.label === undefined ? { expires_at: m.expires_at } : { expires_at: m.expires_at, label: m.label };
     return this.router().status(this.ctx(), extra);
+  }
+
+  /** A page of the kept history, newest last, older than `before` (each entry with its `seq`, the cursor). */
+  history(before: number | undefined, limit: number): HistoryPage | null {
+    if (!this.live()) return null;
+    const n = Math.max(1, Math.min(LIMITS.maxHistoryPage, Math.floor(limit)));
+    const messages = this.store.messagesBefore(before ?? Number.MAX_SAFE_INTEGER, n);
+    const first = messages[0]?.seq;
+    const more = first !== undefined && this.store.messagesBefore(first, 1).length > 0;
+    return { messages, before: more ? first! : null };
   }
 
   // ---------------------------------------------------------------- HTTP calls (§7)

@@ -404,6 +404,8 @@ export const CreateSessionBody = z.object({
     .object({
       channel_id: z.string().min(1).max(128),
       channel_type: z.number().int().min(1).max(255),
+      /** A group's bound human (uid): the only member who may register tools in it. */
+      owner_uid: z.string().min(1).max(128).optional(),
     })
     .optional(),
 });

@@ -70,6 +70,7 @@ function sessionStub(env: Env, sid: string): EdgeSession {
   return {
     init: (m) => stub.init(m),
     status: (epoch) => stub.status(epoch),
+    history: (epoch, before, limit) => stub.history(epoch, before, limit),
     async destroy(epoch) {
       if (!(await stub.destroy(epoch))) return false;
       await stub.reset().catch(() => undefined); // abort() rejects this call by design (see Session.reset)

@@ -3,7 +3,7 @@
 // (identity in tags and attachments), `transactionSync` and the one alarm. Memory is only a cache.
 import { DurableObject } from "cloudflare:workers";
 import { parseConfig } from "../shared/config.js";
-import { SessionEngine, type HttpCallAnswer, type HttpCallBody, type SessionMeta, type Target } from "../shared/engine.js";
+import { SessionEngine, type HistoryPage, type HttpCallAnswer, type HttpCallBody, type SessionMeta, type Target } from "../shared/engine.js";
 import { LIMITS, type Role, type SessionStatus } from "../shared/protocol.js";
 import type { Peer } from "../shared/router.js";
 import { closeQuietly, sendIfOpen } from "../shared/sockets.js";
@@ -96,6 +96,10 @@ export class Session extends DurableObject<Env> {
     if (!this.engine.current(epoch)) return null;
     const s = this.engine.status();
     return s && (this.im(this.engine.meta())?.status(s) ?? s);
+  }
+
+  async history(epoch: number, before: number | undefined, limit: number): Promise<HistoryPage | null> {
+    return this.engine.current(epoch) ? this.engine.history(before, limit) : null;
   }
 
   async destroy(epoch: number): Promise<boolean> {

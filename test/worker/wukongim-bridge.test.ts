@@ -250,6 +250,23 @@ describe("WuKongIM bridge: inbound", () => {
     agent.close();
   });
 
+  // Regression (issue 11 §3): any group member's LineUp client could register tools and change what the
+  // agent's calls show to everyone in the group.
+  it("regression: in a group only the bound human may register tools; another member gets a notice and changes nothing", async () => {
+    const s = await createSession({ im: { channel_id: "g_team", channel_type: 2, owner_uid: "u_boss" } });
+    const agent = await connect(s.session_id, s.agent_token, { clientId: "agent1" });
+    await agent.next("tool.list");
+    const notes = { name: "notes", type: "action", description: "pin a note", inputSchema: { type: "object" } };
+    const fromGroup = (uid: string) => notifyBody([{ from_uid: uid, channel_id: "g_team", channel_type: 2, payload: { type: 10100, v: 1, kind: "tool.list", tools: [notes] } }]);
+    await hook("msg.notify", fromGroup("u_mallory"));
+    await fake.until(() => sentTo("g_team").find((m) => /only the conversation's bound person/.test(String(m.payload.content))));
+    expect(await agent.none("tool.list", 300)).toBe(true);
+    await hook("msg.notify", fromGroup("u_boss"));
+    const list = await agent.next("tool.list");
+    expect((list.tools as { name: string }[]).map((t) => t.name)).toContain("notes");
+    agent.close();
+  });
+
   it("adds im.online to presence from user.onlinestatus (uids split from the right)", async () => {
     const { sid, token, agent, status } = await imSession("u-j-1");
     await hook("user.onlinestatus", JSON.stringify(["u-j-1-1-1-7-1-1"]));

@@ -21,6 +21,8 @@ export const IM_TOOLS: ToolDef[] = [CHOICE, CONFIRM, INPUT, ASK_QUESTION, WORK_R
 export interface ImChannel {
   channel_id: string;
   channel_type: number;
+  /** A group's bound human: the only member whose LineUp client may register tools. */
+  owner_uid?: string;
 }
 
 /** One webhook message for this session, already filtered and decoded by the Worker. */
@@ -326,7 +328,7 @@ export class WuKongImBridge implements Bridge {
 
   private handle(m: ImMessage): void {
     const p = m.payload;
-    if (p.type === LINEUP_TYPE) return this.lineupFrame(p);
+    if (p.type === LINEUP_TYPE) return this.lineupFrame(p, m.from_uid);
     if (p.type === TEXT_TYPE && typeof p.content === "string") {
       const reply = parseCodeReply(p.content);
       const code = reply && this.one<{ call_id: string }>("SELECT call_id FROM im_codes WHERE code = ?", reply.code);
@@ -340,7 +342,7 @@ export class WuKongImBridge implements Bridge {
   }
 
   /** A type-10100 frame from a LineUp-aware IM client: validated like a WebSocket frame, then routed. */
-  private lineupFrame(p: Record<string, unknown>): void {
+  private lineupFrame(p: Record<string, unknown>, from: string): void {
     if (p.kind === "tool.result") {
       const f: Record<string, unknown> = { type: "tool.result" };
       for (const k of ["call_id", "name", "action", "result", "error"]) if (p[k] !== undefined) f[k] = p[k];
@@ -349,6 +351,11 @@ export class WuKongImBridge implements Bridge {
       return this.route(d.frame);
     }
     if (p.kind === "tool.list") {
+      // Only the bound human registers tools: in a person chat the user it is with, in a group the
+      // owner named at creation (none named: nobody, the plain-text tools stay). Any group member could
+      // otherwise change what the agent's calls show to everyone.
+      const bound = this.channel.channel_type === 1 ? this.channel.channel_id : this.channel.owner_uid;
+      if (p.tools !== undefined && from !== bound) return this.notice("LineUp: only the conversation's bound person may register tools here.");
       const d = parseFrameValue(p.tools === undefined ? { type: "tool.list" } : { type: "tool.list", tools: p.tools });
       if (!d.ok || d.frame.type !== "tool.list") return this.notice(`LineUp: ${d.ok ? "bad tool.list" : d.error.message}`);
       return d.frame.tools ? this.register(d.frame.tools) : this.route(d.frame);

@@ -3,6 +3,7 @@
 // untrusted. WuKongIM counts only HTTP 200 as success and retries otherwise, so we answer fast and do the
 // session work after the acknowledgement (waitUntil → the session's Durable Object).
 import { Hono, type Context } from "hono";
+import { readCapped } from "../../shared/edge.js";
 import { safeEqual } from "../../shared/tokens.js";
 import type { Env } from "../env.js";
 import type { ImChannel, ImInbound, ImMessage } from "./bridge.js";
@@ -20,9 +21,9 @@ wukongimRoutes.post("/:secret", async (c) => {
   // Wrong or missing secret: the same 404 as any unknown path, and nothing is read or touched.
   if (!secret || !(await safeEqual(c.req.param("secret"), secret))) return notFound(c);
   const event = c.req.query("event") ?? "";
-  if (Number(c.req.header("content-length") ?? "0") > WK_LIMITS.maxWebhookBytes) return tooLarge(c);
-  const text = await c.req.text();
-  if (text.length > WK_LIMITS.maxWebhookBytes) return tooLarge(c);
+  // Counted while streaming, like every other body: a chunked flood is cut off, never buffered whole.
+  const text = await readCapped(c.req.raw, WK_LIMITS.maxWebhookBytes);
+  if (text === undefined) return tooLarge(c);
   const parsed = parseWebhook(event, text);
   if (!parsed.ok) return c.json({ error: { code: "bad_request", message: parsed.message } }, 400);
 
