@@ -3,12 +3,14 @@
 import { createEdge } from "../shared/edge.js";
 import type { Env } from "./env.js";
 import { workerHost } from "./host.js";
+import { mcpRoutes } from "./mcp/routes.js";
 import { wukongimRoutes } from "./wukongim/routes.js";
 
 export { Relay } from "./relay.js";
 export { Session } from "./session.js";
 
 const app = createEdge<Env>(workerHost, (app) => {
+  app.route("/mcp", mcpRoutes);
   app.route("/webhooks/wukongim", wukongimRoutes);
 });
 

@@ -1,12 +1,17 @@
-// The MCP ↔ LineUp bridge: tools/list from the built-ins plus the app's catalog, tools/call carried through
-// the agent adapter to the human, with progress while waiting, a bridge-side timeout and cancellation.
+// The MCP ↔ LineUp bridge of `lineup mcp` (stdio): tools/list from the built-ins plus the app's catalog,
+// tools/call carried through the agent adapter to the human, with progress while waiting, a wait budget that
+// answers "not yet, call await_answer" before the host's own cap, a bridge-side timeout and cancellation.
+// Catalog, planning and result shaping are shared with the relay's `POST /mcp` (shared/mcp/).
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { BUILTIN_TOOLS } from "../../shared/builtin-tools.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolDef, ToolResultBody } from "../../shared/protocol.js";
-import { checkArguments } from "../../shared/schema.js";
-import { errorToMcp, resultToMcp, timeoutToMcp } from "./results.js";
-import { buildCatalog, GENERIC_CALL, GENERIC_LIST, planCall, planGenericCall, schemaFor, type PlannedCall } from "./tools.js";
+import { randomId } from "../../shared/tokens.js";
+import { waitBudget } from "../../shared/mcp/budget.js";
+import { mcpCallId } from "../../shared/mcp/call-id.js";
+import { AWAIT_ANSWER, buildCatalog, type PlannedCall } from "../../shared/mcp/catalog.js";
+import { hold, isClientTimeout } from "../../shared/mcp/hold.js";
+import { lineupToolsResult, prepareToolCall, waitingText, type CatalogContext } from "../../shared/mcp/prepare.js";
+import { endToMcp, errorToMcp, pendingToMcp, type CallEnd, type McpCallResult } from "../../shared/mcp/results.js";
 
 /** What the bridge needs of the adapter's AgentClient (kept structural so the bridge can be read alone). */
 export interface BridgeAgent {
@@ -15,7 +20,7 @@ export interface BridgeAgent {
   readonly connected: boolean;
   /** Set once the client stopped for good (e.g. the session was deleted): the bridge then connects anew. */
   readonly lastError?: { code: string; message: string } | undefined;
-  call(name: string, action: string | undefined, args?: Record<string, unknown>, opts?: { timeoutS?: number; signal?: AbortSignal }): Promise<ToolResultBody>;
+  call(name: string, action: string | undefined, args?: Record<string, unknown>, opts?: { timeoutS?: number; signal?: AbortSignal; callId?: string }): Promise<ToolResultBody>;
   setStatus(state: string, detail?: string): void;
   on(event: "tools", cb: (tools: ToolDef[]) => void): () => void;
 }
@@ -29,6 +34,8 @@ export interface BridgeOptions {
   progressMs: number;
   /** Grace after the relay's deadline before the bridge ends the call itself, in ms. */
   graceMs: number;
+  /** How long one request without progressToken may wait before it answers with a pending handle (s). */
+  waitBudgetS: number;
   log: (line: string) => void;
 }
 
@@ -44,6 +51,25 @@ type Extra = {
   sendNotification: (n: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void>;
 };
 
+/** One LineUp call of this process, alive across the MCP requests that wait for it. */
+interface OpenCall {
+  callId: string;
+  name: string;
+  planned: PlannedCall;
+  started: number;
+  /** Resolves with how the call ended; never rejects. */
+  end: Promise<CallEnd>;
+  finished: boolean;
+  /** How it ended, once it did. */
+  outcome?: CallEnd;
+  /** Ends the adapter call (sends tool.cancel). */
+  cancel: AbortController;
+}
+
+/** Finished calls nobody has collected are kept this long, like the relay keeps unacked results. */
+const KEEP_MS = 24 * 3600_000;
+const MAX_KEPT = 1000;
+
 /** Carries an error code the way the adapter's LineUpError does. */
 function codeOf(e: unknown): { code: string; message: string } {
   if (e && typeof e === "object") {
@@ -57,7 +83,10 @@ export class Bridge {
   private conn?: Connection;
   private connecting?: Promise<Connection>;
   private listedSig = "";
-  private open = 0;
+  /** Calls of this process by call_id: joins, await_answer and answers nobody collected yet. */
+  private readonly calls = new Map<string, OpenCall>();
+  /** Per process: identical questions from two servers are two cards, each server's own. */
+  private readonly identity = randomId(12);
 
   constructor(
     private readonly server: Server,
@@ -67,10 +96,11 @@ export class Bridge {
     server.setRequestHandler(ListToolsRequestSchema, () => {
       const { tools } = this.catalog();
       this.listedSig = JSON.stringify(tools);
-      return { tools };
+      // shared/mcp builds the spec's shapes without SDK types; this is where they meet v1's.
+      return { tools: tools as Tool[] };
     });
-    server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
-      this.callTool(req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>, extra as unknown as Extra),
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) =>
+      (await this.callTool(req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>, extra as unknown as Extra)) as CallToolResult,
     );
   }
 
@@ -79,8 +109,12 @@ export class Bridge {
     return this.agent();
   }
 
+  private cx(): CatalogContext {
+    return { appTools: this.conn?.agent.appTools ?? [], defaultTimeoutS: this.opts.defaultTimeoutS, maxTimeoutS: this.opts.maxTimeoutS };
+  }
+
   private catalog() {
-    return buildCatalog(this.conn?.agent.appTools ?? [], this.opts.defaultTimeoutS, this.opts.maxTimeoutS);
+    return buildCatalog(this.cx().appTools, this.opts.defaultTimeoutS, this.opts.maxTimeoutS);
   }
 
   private agent(): Promise<Connection> {
@@ -114,126 +148,149 @@ export class Bridge {
     this.server.sendToolListChanged().catch((e: unknown) => this.opts.log(`tools/list_changed not sent: ${codeOf(e).message}`));
   }
 
-  private async callTool(name: string, input: Record<string, unknown>, extra: Extra): Promise<CallToolResult> {
-    if (name === GENERIC_LIST) return this.listTools(extra.signal);
-    let planned: PlannedCall | string;
-    let def: ToolDef | undefined;
-    if (name === GENERIC_CALL) {
-      planned = planGenericCall(input, this.opts.defaultTimeoutS, this.opts.maxTimeoutS);
-      if (typeof planned !== "string") {
-        const tool = planned.tool;
-        def = this.conn?.agent.appTools.find((t) => t.name === tool) ?? BUILTIN_TOOLS.find((t) => t.name === tool);
+  private async callTool(name: string, input: Record<string, unknown>, extra: Extra): Promise<McpCallResult> {
+    const p = prepareToolCall(name, input, this.cx());
+    switch (p.kind) {
+      case "done":
+        return p.result;
+      case "list":
+        return this.listTools(extra.signal);
+      case "await": {
+        const c = this.calls.get(p.callId);
+        if (!c) return errorToMcp("unknown_call", `nothing is waiting under call_id ${p.callId}`, AWAIT_ANSWER);
+        return this.wait(c, extra, "the request");
       }
-    } else {
-      const route = this.catalog().routes.get(name);
-      if (!route) return errorToMcp("unknown_tool", `no tool named ${name}`, name);
-      def = route.def;
-      planned = planCall(route, input, this.opts.defaultTimeoutS, this.opts.maxTimeoutS);
-    }
-    if (typeof planned === "string") return errorToMcp("invalid_arguments", planned, name);
-    // Check what we can here, so bad input is answered at once even while no app is open to check it.
-    if (def) {
-      const schema = schemaFor(def, planned.action);
-      if (schema === "unknown_action") {
-        const names = def.type === "action" ? [] : def.actions.map((a) => a.name);
-        return errorToMcp("unknown_action", `${def.name} has no action ${JSON.stringify(planned.action)}; actions: ${names.join(", ")}`, name);
+      case "call": {
+        const callId = await mcpCallId(this.identity, p.planned);
+        // The same question while it is open, or answered but not yet collected, joins it: one card. A call
+        // that ended without an answer (an error, the relay unreachable) is asked anew.
+        const have = this.calls.get(callId);
+        const c = have && (!have.finished || have.outcome?.kind === "result") ? have : this.open(callId, name, p.planned);
+        return this.wait(c, extra, name);
       }
-      const bad = schema ? checkArguments(schema, planned.args) : null;
-      if (bad) return errorToMcp("invalid_arguments", bad, name);
     }
-    return this.run(name, planned, extra);
   }
 
-  private async run(name: string, p: PlannedCall, extra: Extra): Promise<CallToolResult> {
+  /** Starts the LineUp call; it lives on after the MCP request that started it (await_answer). */
+  private open(callId: string, name: string, p: PlannedCall): OpenCall {
     const started = Date.now();
-    const token = extra._meta?.progressToken;
-    let lastProgress = -1;
-    const progress = (message: string) => {
-      if (token === undefined || extra.signal.aborted) return;
-      // progress must grow with every notification (MCP spec).
-      const value = Math.max(lastProgress + 0.001, Math.round((Date.now() - started) / 100) / 10);
-      lastProgress = value;
-      extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: value, total: p.timeoutS, message } }).catch(() => {});
+    const cancel = new AbortController();
+    const c: OpenCall = { callId, name, planned: p, started, finished: false, cancel, end: Promise.resolve({ kind: "error", code: "internal", message: "not started" }) };
+    const run = async (): Promise<CallEnd> => {
+      // The bridge's own deadline: the relay ends the call first, unless the relay cannot be reached.
+      let timedOut = false;
+      const deadline = setTimeout(() => {
+        timedOut = true;
+        cancel.abort();
+      }, p.timeoutS * 1000 + this.opts.graceMs);
+      const stopped = new Promise<never>((_, reject) =>
+        cancel.signal.addEventListener("abort", () => reject(Object.assign(new Error("cancelled"), { code: "cancelled" })), { once: true }),
+      );
+      stopped.catch(() => {});
+      try {
+        const conn = await Promise.race([this.agent(), stopped]).catch((e: unknown) => {
+          if (timedOut || cancel.signal.aborted) throw e;
+          throw Object.assign(new Error(`cannot reach the LineUp relay: ${codeOf(e).message}`), { code: "not_connected" });
+        });
+        this.status(conn);
+        // The wait counts from the host's call: time spent connecting comes off the relay's deadline.
+        const remainingS = Math.max(1, Math.ceil(p.timeoutS - (Date.now() - started) / 1000));
+        const result = await conn.agent.call(p.tool, p.action, p.args, { timeoutS: remainingS, signal: cancel.signal, callId });
+        return { kind: "result", result };
+      } catch (e) {
+        const { code, message } = codeOf(e);
+        if (code === "timeout" || timedOut) return { kind: "error", code: "timeout", message };
+        return { kind: "error", code: cancel.signal.aborted ? "cancelled" : code, message };
+      } finally {
+        clearTimeout(deadline);
+      }
     };
-    const waitingText = () => {
-      const waited = Math.round((Date.now() - started) / 1000);
-      const conn = this.conn;
-      if (!conn) return `Connecting to the LineUp relay… (${waited} s of ${p.timeoutS} s)`;
-      if (!conn.agent.connected) return `Reconnecting to the LineUp relay; the request stays queued there (${waited} s of ${p.timeoutS} s)`;
-      if (conn.agent.presence.apps === 0)
-        return `Nobody has the LineUp app open yet; the request is queued for the human${conn.appUrl ? `. Pairing link: ${conn.appUrl}` : ""} (${waited} s of ${p.timeoutS} s)`;
-      return `Waiting for the human to answer ${name} (${waited} s of ${p.timeoutS} s)`;
-    };
-
-    // One controller ends the adapter call: MCP cancellation, or the bridge's own deadline.
-    const ac = new AbortController();
-    let timedOut = false;
-    const onAbort = () => ac.abort();
-    extra.signal.addEventListener("abort", onAbort, { once: true });
-    const deadline = setTimeout(() => {
-      timedOut = true;
-      ac.abort();
-    }, p.timeoutS * 1000 + this.opts.graceMs);
-    progress(waitingText());
-    const ticker = setInterval(() => progress(waitingText()), this.opts.progressMs);
-    const stopped = new Promise<never>((_, reject) =>
-      ac.signal.addEventListener("abort", () => reject(Object.assign(new Error("cancelled"), { code: "cancelled" })), { once: true }),
-    );
-    stopped.catch(() => {});
-
-    this.open += 1;
-    try {
-      const conn = await Promise.race([this.agent(), stopped]).catch((e: unknown) => {
-        if (timedOut || extra.signal.aborted) throw e;
-        throw Object.assign(new Error(`cannot reach the LineUp relay: ${codeOf(e).message}`), { code: "not_connected" });
-      });
-      this.status(conn);
-      // The wait counts from the host's call: time spent connecting comes off the relay's deadline.
-      const remainingS = Math.max(1, Math.ceil(p.timeoutS - (Date.now() - started) / 1000));
-      const result = await conn.agent.call(p.tool, p.action, p.args, { timeoutS: remainingS, signal: ac.signal });
-      return resultToMcp(result);
-    } catch (e) {
-      const { code, message } = codeOf(e);
-      const nobody = this.conn?.agent.presence.apps === 0;
-      if (code === "timeout" || (timedOut && !extra.signal.aborted)) return timeoutToMcp(name, p.timeoutS, nobody, this.conn?.appUrl);
-      if (extra.signal.aborted) return errorToMcp("cancelled", "the host cancelled the call", name); // not delivered: the SDK drops answers to cancelled requests
-      return errorToMcp(code, message, name);
-    } finally {
-      this.open -= 1;
-      clearTimeout(deadline);
-      clearInterval(ticker);
-      extra.signal.removeEventListener("abort", onAbort);
+    c.end = run().then((outcome) => {
+      c.finished = true;
+      c.outcome = outcome;
       if (this.conn) this.status(this.conn);
+      // Collected or not, a finished call is forgotten after a day (the relay keeps results as long).
+      setTimeout(() => this.forget(c), KEEP_MS).unref?.();
+      return outcome;
+    });
+    this.calls.set(callId, c);
+    this.trim();
+    return c;
+  }
+
+  /** Holds one MCP request for `c`: its end, the wait budget, or the request's cancellation. */
+  private async wait(c: OpenCall, extra: Extra, label: string): Promise<McpCallResult> {
+    const token = extra._meta?.progressToken;
+    const budget = waitBudget({
+      progress: token !== undefined,
+      timeoutS: c.planned.timeoutS,
+      client: [this.server.getClientVersion()?.name],
+      transport: "stdio",
+      noProgressS: this.opts.waitBudgetS,
+    });
+    const nobody = () => this.conn?.agent.presence.apps === 0;
+    const held = await hold(c.end, {
+      budgetMs: budget.seconds * 1000,
+      signal: extra.signal,
+      progressMs: this.opts.progressMs,
+      progress:
+        token === undefined
+          ? undefined
+          : (u) => void extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...u } }).catch(() => {}),
+      totalS: c.planned.timeoutS,
+      text: () => waitingText({ tool: c.name, waitedS: (Date.now() - c.started) / 1000, timeoutS: c.planned.timeoutS, state: this.state(), appUrl: this.conn?.appUrl }),
+    });
+    if (held.kind === "budget") return pendingToMcp(label, c.callId, (Date.now() - c.started) / 1000, nobody(), this.conn?.appUrl);
+    if (held.kind === "aborted") {
+      // The host's own timer is not the user: the card stays open for a retry or await_answer.
+      if (!isClientTimeout(extra.signal.reason)) {
+        c.cancel.abort();
+        this.forget(c);
+      }
+      return errorToMcp("cancelled", "the host cancelled the call", c.name); // not delivered: the SDK drops answers to cancelled requests
+    }
+    this.forget(c); // handed to the host: an identical question from now on is a new card
+    return endToMcp(held.value, c.name, c.planned.timeoutS, nobody(), this.conn?.appUrl);
+  }
+
+  private state(): "connecting" | "reconnecting" | "no_app" | "waiting" {
+    const conn = this.conn;
+    if (!conn) return "connecting";
+    if (!conn.agent.connected) return "reconnecting";
+    return conn.agent.presence.apps === 0 ? "no_app" : "waiting";
+  }
+
+  private forget(c: OpenCall): void {
+    if (this.calls.get(c.callId) === c) this.calls.delete(c.callId);
+  }
+
+  /** Bounds memory: the oldest finished calls nobody collected go first. */
+  private trim(): void {
+    if (this.calls.size <= MAX_KEPT) return;
+    for (const c of this.calls.values()) {
+      if (this.calls.size <= MAX_KEPT) break;
+      if (c.finished) this.calls.delete(c.callId);
     }
   }
 
   /** The agent's presence for the app: `waiting` while a request is open, else `working`. */
   private status(conn: Connection) {
+    const open = [...this.calls.values()].filter((c) => !c.finished).length;
     try {
-      conn.agent.setStatus(this.open > 0 ? "waiting" : "working", this.open > 0 ? `${this.open} request(s) for the human` : undefined);
+      conn.agent.setStatus(open > 0 ? "waiting" : "working", open > 0 ? `${open} request(s) for the human` : undefined);
     } catch {
       /* not connected right now; the next change sends it */
     }
   }
 
-  private async listTools(signal: AbortSignal): Promise<CallToolResult> {
+  private async listTools(signal: AbortSignal): Promise<McpCallResult> {
     let conn: Connection;
     try {
       conn = await this.agent();
     } catch (e) {
-      return errorToMcp("not_connected", codeOf(e).message, GENERIC_LIST);
+      return errorToMcp("not_connected", codeOf(e).message, "lineup_tools");
     }
-    if (signal.aborted) return errorToMcp("cancelled", "the host cancelled the call", GENERIC_LIST);
-    const appTools = conn.agent.appTools;
-    const { routes } = this.catalog();
-    const mcpNameOf = new Map([...routes.values()].map((r) => [r.tool, r.mcpName]));
-    const tools = (appTools.length ? appTools : BUILTIN_TOOLS).map((t) => ({ ...t, mcp_tool: mcpNameOf.get(t.name) ?? null }));
-    const head = [
-      `apps open: ${conn.agent.presence.apps}${conn.agent.presence.apps === 0 && conn.appUrl ? ` (pairing link: ${conn.appUrl})` : ""}`,
-      appTools.length
-        ? `The app registers ${appTools.length} tool(s). Call them by their MCP tool name, or with lineup_call {tool, action, arguments}.`
-        : "No app has registered tools yet; these are the built-in tools every LineUp app provides.",
-    ];
-    return { content: [{ type: "text", text: `${head.join("\n")}\n${JSON.stringify(tools, null, 2)}` }] };
+    if (signal.aborted) return errorToMcp("cancelled", "the host cancelled the call", "lineup_tools");
+    return lineupToolsResult(conn.agent.appTools, conn.agent.presence.apps, this.cx(), conn.appUrl);
   }
 }

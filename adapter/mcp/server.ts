@@ -9,6 +9,7 @@ import { connectAgent, type AgentClient } from "../client.js";
 import { defaultStateDir, ensureSession, normalizeUrl } from "../state.js";
 import { LIMITS } from "../../shared/protocol.js";
 import { DEV_RELAY_URL } from "../../shared/defaults.js";
+import { SERVER_INSTRUCTIONS } from "../../shared/mcp/catalog.js";
 import { Bridge, type Connection } from "./bridge.js";
 
 export const MCP_DEFAULTS = {
@@ -18,6 +19,9 @@ export const MCP_DEFAULTS = {
   progressS: 15,
   maxProgressS: 20,
   graceS: 2,
+  /** A request without progressToken answers "not yet, call await_answer" after this long: Claude Desktop
+   * ends stdio tool calls at 60 s whatever happens. */
+  waitBudgetS: 50,
 } as const;
 
 export interface McpConfig {
@@ -32,6 +36,8 @@ export interface McpConfig {
   defaultTimeoutS: number;
   maxTimeoutS: number;
   progressMs: number;
+  /** Wait budget of a request without progressToken (s). */
+  waitBudgetS: number;
   qr: boolean;
 }
 
@@ -42,6 +48,7 @@ export const MCP_USAGE = `usage: lineup mcp [options]
   --label <text>         label of a newly created session
   --timeout <s>          default wait for the human (LINEUP_MCP_TIMEOUT; default ${MCP_DEFAULTS.timeoutS})
   --max-timeout <s>      ceiling on any wait, below your host's tool timeout (LINEUP_MCP_MAX_TIMEOUT; default ${MCP_DEFAULTS.maxTimeoutS})
+  --wait-budget <s>      a call without progress answers "not yet, call await_answer" after this long (LINEUP_WAIT_BUDGET_S; default ${MCP_DEFAULTS.waitBudgetS})
   --no-qr                print the pairing link without the QR code (LINEUP_MCP_QR=0)
 Also read: LINEUP_RELAY_KEY, LINEUP_SESSION + LINEUP_TOKEN, LINEUP_MCP_PROGRESS_S (default ${MCP_DEFAULTS.progressS}, max ${MCP_DEFAULTS.maxProgressS}).`;
 
@@ -64,7 +71,7 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
       qr = false;
       continue;
     }
-    const m = /^--(relay|project|state-dir|label|timeout|max-timeout)(?:=(.*))?$/.exec(a);
+    const m = /^--(relay|project|state-dir|label|timeout|max-timeout|wait-budget)(?:=(.*))?$/.exec(a);
     if (!m) throw new UsageError(`unknown argument ${JSON.stringify(a)}`);
     const v = m[2] ?? argv[++i];
     if (v === undefined) throw new UsageError(`--${m[1]} needs a value`);
@@ -73,6 +80,7 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   const timeoutS = num("--timeout", flags.get("timeout") ?? env.LINEUP_MCP_TIMEOUT, LIMITS.minTimeoutS, LIMITS.maxTimeoutS) ?? MCP_DEFAULTS.timeoutS;
   const maxTimeoutS = num("--max-timeout", flags.get("max-timeout") ?? env.LINEUP_MCP_MAX_TIMEOUT, LIMITS.minTimeoutS, LIMITS.maxTimeoutS) ?? MCP_DEFAULTS.maxTimeoutS;
   const progressS = num("LINEUP_MCP_PROGRESS_S", env.LINEUP_MCP_PROGRESS_S, 0.2, MCP_DEFAULTS.maxProgressS) ?? MCP_DEFAULTS.progressS;
+  const waitBudgetS = num("--wait-budget", flags.get("wait-budget") ?? env.LINEUP_WAIT_BUDGET_S, 1, LIMITS.maxTimeoutS) ?? MCP_DEFAULTS.waitBudgetS;
   const cfg: McpConfig = {
     relayUrl: normalizeUrl(flags.get("relay") ?? (env.LINEUP_RELAY_URL || DEV_RELAY_URL)),
     stateDir: resolve(flags.get("state-dir") ?? (env.LINEUP_STATE_DIR || defaultStateDir())),
@@ -80,6 +88,7 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     defaultTimeoutS: Math.min(timeoutS, maxTimeoutS),
     maxTimeoutS,
     progressMs: progressS * 1000,
+    waitBudgetS,
     qr,
   };
   const label = flags.get("label");
@@ -170,8 +179,7 @@ export async function runMcp(argv: string[]): Promise<void> {
     { name: "lineup", version: "0.1.0" },
     {
       capabilities: { tools: { listChanged: true } },
-      instructions:
-        "Tools that reach the human who runs this agent, on their phone. Use ask_question when you need their input and work_report when a task is done; keep calling them until the human says the session is over. A reply may carry images, audio or files.",
+      instructions: SERVER_INSTRUCTIONS,
     },
   );
   let agent: AgentClient | undefined;
@@ -182,7 +190,7 @@ export async function runMcp(argv: string[]): Promise<void> {
       agent = c.agent;
       return c;
     },
-    { defaultTimeoutS: cfg.defaultTimeoutS, maxTimeoutS: cfg.maxTimeoutS, progressMs: cfg.progressMs, graceMs: MCP_DEFAULTS.graceS * 1000, log },
+    { defaultTimeoutS: cfg.defaultTimeoutS, maxTimeoutS: cfg.maxTimeoutS, progressMs: cfg.progressMs, graceMs: MCP_DEFAULTS.graceS * 1000, waitBudgetS: cfg.waitBudgetS, log },
   );
   await new Promise<void>((resolve) => {
     let closing = false;

@@ -204,6 +204,47 @@ describe("lineup mcp: waiting, timeout and cancellation", () => {
   });
 });
 
+describe("lineup mcp: pending handles for capped hosts (await_answer)", () => {
+  it("a call without progress past --wait-budget returns a pending result; await_answer returns the answer, and the human saw the question once", async () => {
+    const { mcp, app } = await setup({ args: ["--wait-budget", "2"] });
+    const r = await mcp.client.callTool({ name: "ask_question", arguments: { project_directory: "/p", question: "Slow one?" } });
+    expect(r.isError).toBeFalsy();
+    const call = await app!.call("ask_question");
+    expect(firstText(r)).toMatch(new RegExp(`has not answered ask_question yet[\\s\\S]*call_id: ${call.call_id as string}[\\s\\S]*Call await_answer[\\s\\S]*Do not ask the question again`));
+    expect(r.structuredContent).toMatchObject({ status: "pending", call_id: call.call_id });
+    const w = mcp.client.callTool({ name: "await_answer", arguments: { call_id: call.call_id } });
+    app!.answer(call, { result: { message: "slowly, yes" } });
+    expect(firstText(await w)).toBe("slowly, yes");
+    expect(app!.frames.filter((f) => f.type === "tool.call")).toEqual([]);
+    // Collected: the id is spent, and the same question again is a new card.
+    expect(firstText(await mcp.client.callTool({ name: "await_answer", arguments: { call_id: call.call_id } }))).toMatch(/unknown_call/);
+  });
+
+  it("the same question while it is open joins it: one card, one answer for both requests", async () => {
+    const { mcp, app } = await setup({ args: ["--wait-budget", "30"] });
+    const args = { name: "confirm", arguments: { question: "Ship it?" } };
+    const a = mcp.client.callTool(args);
+    const call = await app!.call("confirm");
+    const b = mcp.client.callTool(args);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(app!.frames.filter((f) => f.type === "tool.call")).toEqual([]);
+    app!.answer(call, { result: { message: "yes", confirmed: true } });
+    expect([firstText(await a), firstText(await b)]).toEqual(['yes\ndetails: {"confirmed":true}', 'yes\ndetails: {"confirmed":true}']);
+  });
+
+  it("a host whose own request timer runs out does not cancel the human's card: the retry joins it", async () => {
+    const { mcp, app } = await setup();
+    const first = mcp.client.callTool({ name: "input", arguments: { question: "Timer?" } }, undefined, { timeout: 1500, onprogress: () => {} });
+    const call = await app!.call("input");
+    await expect(first).rejects.toThrow(/timed out/i);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(app!.frames.filter((f) => f.type === "tool.cancel")).toEqual([]);
+    const retry = mcp.client.callTool({ name: "input", arguments: { question: "Timer?" } });
+    app!.answer(call, { result: { message: "here" } });
+    expect(firstText(await retry)).toBe("here");
+  });
+});
+
 describe("lineup mcp: options", () => {
   it("--max-timeout caps every wait below the host's limit, and the capped wait still ends cleanly", async () => {
     const { mcp, app } = await setup({ args: ["--max-timeout", "3"] });

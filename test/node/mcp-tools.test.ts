@@ -1,10 +1,15 @@
-// The bridge's pure parts: LineUp catalog → flat MCP tools, MCP arguments → LineUp call, results → MCP content.
+// The MCP pure parts shared by `lineup mcp` and POST /mcp (shared/mcp/): LineUp catalog → flat MCP tools,
+// MCP arguments → LineUp call, results → MCP content, call ids, wait budgets.
 import { describe, expect, it } from "vitest";
 import { BUILTIN_TOOLS, CANVAS } from "../../shared/builtin-tools.js";
 import type { ToolDef } from "../../shared/protocol.js";
-import { base64Bytes, errorToMcp, humanSize, resultToMcp, timeoutToMcp } from "../../adapter/mcp/results.js";
 import { parseMcpArgs } from "../../adapter/mcp/server.js";
-import { buildCatalog, clampTimeoutS, mcpNameOf, planCall, planGenericCall, toMcpTool } from "../../adapter/mcp/tools.js";
+import { knownCapOf, parseBudgetHeader, waitBudget } from "../../shared/mcp/budget.js";
+import { isMcpCallId, mcpCallId } from "../../shared/mcp/call-id.js";
+import { buildCatalog, clampTimeoutS, mcpNameOf, planCall, planGenericCall, toMcpTool } from "../../shared/mcp/catalog.js";
+import { isClientTimeout } from "../../shared/mcp/hold.js";
+import { needsAppCatalog } from "../../shared/mcp/prepare.js";
+import { base64Bytes, errorToMcp, humanSize, pendingToMcp, resultToMcp, timeoutToMcp } from "../../shared/mcp/results.js";
 
 describe("the MCP tool list", () => {
   it("flattens a toolset/app tool into one object schema with an action enum and every action's fields", () => {
@@ -24,8 +29,7 @@ describe("the MCP tool list", () => {
     const { tools, routes } = buildCatalog([...BUILTIN_TOOLS, mine], 600);
     expect(tools.filter((t) => t.name === "ask_question")).toHaveLength(1);
     expect(routes.get("ask_question")?.tool).toBe("ask_question");
-    expect(tools.at(-2)?.name).toBe("lineup_call");
-    expect(tools.at(-1)?.name).toBe("lineup_tools");
+    expect(tools.slice(-3).map((t) => t.name)).toEqual(["lineup_call", "lineup_tools", "await_answer"]);
   });
 
   it("offers `timeout` on action tools only, bounded by the operator's ceiling", () => {
@@ -33,6 +37,18 @@ describe("the MCP tool list", () => {
     const ask = tools.find((t) => t.name === "ask_question")!;
     expect(ask.inputSchema.properties.timeout).toMatchObject({ type: "number", minimum: 1, maximum: 55 });
     expect(tools.find((t) => t.name === "calculator")!.inputSchema.properties.timeout).toBeUndefined();
+  });
+
+  it("an app tool named like one of the bridge's own tools is only reachable through lineup_call", () => {
+    const mine: ToolDef = { name: "await.answer", type: "action", description: "an app's own", inputSchema: { type: "object" } };
+    const { tools, routes } = buildCatalog([mine], 600);
+    expect(tools.filter((t) => t.name === "await_answer")).toHaveLength(1);
+    expect(routes.has("await_answer")).toBe(false);
+  });
+
+  it("only app tools (not the built-ins or the bridge's own) need the app's catalog to be planned", () => {
+    expect(["ask_question", "calculator", "await_answer", "lineup_tools"].map(needsAppCatalog)).toEqual([false, false, false, false]);
+    expect(needsAppCatalog("weather_now")).toBe(true);
   });
 });
 
@@ -97,6 +113,58 @@ describe("results", () => {
     expect(t.isError).toBeUndefined();
     expect(t.content[0]).toMatchObject({ text: expect.stringContaining("the human can pair at https://r/#s=1&t=2") });
   });
+
+  it("a pending result is not an error, names the call_id in text and structuredContent, and says to call await_answer, never to ask again", () => {
+    const r = pendingToMcp("ask_question", "mcp_AAAAAAAAAAAAAAAAAAAAAA", 45, false);
+    expect(r.isError).toBeUndefined();
+    const text = (r.content[0] as { text: string }).text;
+    expect(text).toMatch(/has not answered ask_question yet[\s\S]*call_id: mcp_AAAAAAAAAAAAAAAAAAAAAA[\s\S]*Call await_answer[\s\S]*Do not ask the question again/);
+    expect(r.structuredContent).toEqual({ status: "pending", call_id: "mcp_AAAAAAAAAAAAAAAAAAAAAA", tool: "ask_question", message: text });
+  });
+});
+
+describe("call ids", () => {
+  it("are deterministic per caller and content, ignore key order and the timeout, and differ otherwise", async () => {
+    const a = await mcpCallId("tok1", { tool: "choice", args: { question: "q", options: ["a", "b"] } });
+    expect(isMcpCallId(a)).toBe(true);
+    expect(await mcpCallId("tok1", { tool: "choice", args: { options: ["a", "b"], question: "q" } })).toBe(a);
+    expect(await mcpCallId("tok2", { tool: "choice", args: { question: "q", options: ["a", "b"] } })).not.toBe(a);
+    expect(await mcpCallId("tok1", { tool: "choice", args: { question: "q", options: ["b", "a"] } })).not.toBe(a);
+    expect(await mcpCallId("tok1", { tool: "calculator", action: "add", args: { a: 1, b: 2 } })).not.toBe(await mcpCallId("tok1", { tool: "calculator", action: "subtract", args: { a: 1, b: 2 } }));
+    expect(isMcpCallId("c1")).toBe(false);
+  });
+});
+
+describe("the wait budget", () => {
+  const base = { timeoutS: 600, client: [] as string[], transport: "http" as const };
+  it("is the call's own timeout with a progressToken, 45 s without, and the header overrides both", () => {
+    expect(waitBudget({ ...base, progress: true }).seconds).toBe(605);
+    expect(waitBudget({ ...base, progress: false }).seconds).toBe(45);
+    expect(waitBudget({ ...base, progress: true, overrideS: 3 }).seconds).toBe(3);
+    expect(waitBudget({ ...base, progress: false, noProgressS: 50 }).seconds).toBe(50);
+  });
+
+  it("stays below the cap of clients known to end calls on their own clock, progress or not", () => {
+    expect(waitBudget({ ...base, progress: true, client: ["Claude-User/1.0"] })).toMatchObject({ seconds: 50 });
+    expect(waitBudget({ ...base, progress: true, client: ["", "claude-ai"] }).seconds).toBe(50);
+    expect(waitBudget({ ...base, progress: true, client: ["Mozilla/5.0 Claude/0.14.10 Chrome/138 Electron/37.2.0"] }).seconds).toBe(230);
+    expect(waitBudget({ ...base, progress: true, client: ["codex_cli_rs/0.40.0"] }).seconds).toBe(290);
+    expect(waitBudget({ ...base, progress: false, client: ["codex_cli_rs/0.40.0"] }).seconds).toBe(45);
+    // Claude Desktop's stdio servers get 60 s, not the 4 min of its remote connectors.
+    expect(knownCapOf(["claude-ai"], "stdio")?.capS).toBe(60);
+    expect(waitBudget({ ...base, transport: "stdio", progress: true, client: ["claude-code"] }).seconds).toBe(605);
+  });
+
+  it("reads Lineup-Wait-Budget as positive seconds, anything else as absent", () => {
+    expect([parseBudgetHeader("3"), parseBudgetHeader("0"), parseBudgetHeader("soon"), parseBudgetHeader(null), parseBudgetHeader("1e9")]).toEqual([3, undefined, undefined, undefined, 86400]);
+  });
+
+  it("a cancellation whose reason says the request timed out is the client's own timer", () => {
+    expect(isClientTimeout("SdkError: Request timed out")).toBe(true);
+    expect(isClientTimeout("McpError: MCP error -32001: Request timed out")).toBe(true);
+    expect(isClientTimeout("user pressed Esc")).toBe(false);
+    expect(isClientTimeout(undefined)).toBe(false);
+  });
 });
 
 describe("lineup mcp options", () => {
@@ -107,6 +175,10 @@ describe("lineup mcp options", () => {
     expect(parseMcpArgs([], env).defaultTimeoutS).toBe(120);
     // The default wait never exceeds the ceiling.
     expect(parseMcpArgs(["--max-timeout", "50"], {}).defaultTimeoutS).toBe(50);
+    // Claude Desktop ends stdio tool calls at 60 s: the default budget answers before that.
+    expect(parseMcpArgs([], {}).waitBudgetS).toBe(50);
+    expect(parseMcpArgs([], { LINEUP_WAIT_BUDGET_S: "20" }).waitBudgetS).toBe(20);
+    expect(parseMcpArgs(["--wait-budget=5"], { LINEUP_WAIT_BUDGET_S: "20" }).waitBudgetS).toBe(5);
   });
 
   it("refuses bad values and half a session", () => {
@@ -114,5 +186,6 @@ describe("lineup mcp options", () => {
     expect(() => parseMcpArgs(["--frobnicate"], {})).toThrow(/unknown argument/);
     expect(() => parseMcpArgs([], { LINEUP_MCP_PROGRESS_S: "30" })).toThrow(/LINEUP_MCP_PROGRESS_S/);
     expect(() => parseMcpArgs([], { LINEUP_SESSION: "abcdefgh12" })).toThrow(/LINEUP_SESSION and LINEUP_TOKEN/);
+    expect(() => parseMcpArgs(["--wait-budget", "0"], {})).toThrow(/--wait-budget must be a number/);
   });
 });

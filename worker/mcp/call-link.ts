@@ -36,7 +36,8 @@ export interface CallFrame {
 export const PROBE_TOOL = "lineup.mcp.probe";
 
 /** The caller's client id of a call: legal in the contract's client id alphabet, one per call_id. */
-export const callerIdOf = (callId: string) => `mcp-${callId.slice(4)}`;
+/** The reserved internal caller of one question (`~` ids: no socket of a client can claim them). */
+export const callerIdOf = (callId: string) => `~mcp.${callId.slice(4)}`;
 
 const BACKOFF_MS = [250, 500, 1000, 2000, 5000];
 
@@ -50,6 +51,7 @@ export class CallLink {
   private stopped = false;
   private settled = false;
   private lastApps = 0;
+  private pendingStatus: object | undefined;
 
   private constructor(
     private readonly link: SessionLink,
@@ -72,18 +74,31 @@ export class CallLink {
     return this.sock?.apps ?? this.lastApps;
   }
 
-  /** The call's result has reached the MCP client: the relay may forget it. */
-  ack(): void {
-    this.sock?.send({ type: "tool.ack", call_id: this.callId });
+  /** The call's result has reached the MCP client: the relay may forget it. Ends the link. */
+  ack(): Promise<void> {
+    return this.last({ type: "tool.ack", call_id: this.callId });
   }
 
-  /** An explicit MCP cancellation: the human's card closes. */
-  cancel(): void {
-    this.sock?.send({ type: "tool.cancel", call_id: this.callId, reason: "cancelled" });
+  /** An explicit MCP cancellation: the human's card closes. Ends the link. */
+  cancel(): Promise<void> {
+    return this.last({ type: "tool.cancel", call_id: this.callId, reason: "cancelled" });
   }
 
+  /** Sends a last frame and stops; while the link is down (a reconnect under way) a one-shot connection carries it. */
+  private async last(frame: object): Promise<void> {
+    this.stopped = true;
+    const sock = this.sock;
+    if (sock?.send(frame)) return sock.close();
+    sock?.close();
+    const once = await LineupSocket.open(this.link, this.sid, callerIdOf(this.callId)).catch(() => undefined);
+    once?.send(frame);
+    once?.close();
+  }
+
+  /** The agent's presence status for the app; sent now, or as soon as the link is up. */
   status(state: string, detail?: string): void {
-    this.sock?.send(detail === undefined ? { type: "status", state } : { type: "status", state, detail });
+    this.pendingStatus = detail === undefined ? { type: "status", state } : { type: "status", state, detail };
+    if (this.sock?.send(this.pendingStatus)) this.pendingStatus = undefined;
   }
 
   /** Stops waiting; the call stays open in the session (a later await_answer or identical retry finds it). */
@@ -114,6 +129,7 @@ export class CallLink {
       if (this.stopped) return sock.close();
       this.sock = sock;
       this.state = "waiting";
+      if (this.pendingStatus && sock.send(this.pendingStatus)) this.pendingStatus = undefined;
       const outcome = await this.watch(sock, mode);
       if (outcome !== "dropped") return this.finish(outcome);
       this.lastApps = sock.apps;
@@ -133,6 +149,7 @@ export class CallLink {
       const barrier = `mcp-barrier-${++barriers}`;
       let exists = mode !== "probe";
       let done = false;
+      let off: () => void = () => {};
       const finish = (e: LinkEnd | "dropped") => {
         if (done) return;
         done = true;
@@ -140,7 +157,7 @@ export class CallLink {
         resolve(e);
       };
       // Replayed: a kept result is sent right after hello, before this listener could have been added.
-      const off = sock.on((f) => {
+      off = sock.on((f) => {
         if (f.type === "tool.result" && f.call_id === this.callId) {
           if (f.name === PROBE_TOOL) {
             // Our own probe, rejected (no app provides it): the real call is gone.
@@ -156,6 +173,7 @@ export class CallLink {
           finish({ kind: "gone" });
         }
       }, true);
+      if (done) off(); // finished during the replay, before `off` was assigned
       void sock.closed.then((c) => {
         if (c.code === 4409) finish({ kind: "replaced" });
         else if (c.code === 4004) finish({ kind: "session_gone" });

@@ -1,15 +1,15 @@
-// The interim SessionLink: a WebSocket upgrade into the session's Durable Object through its stub, exactly as
-// the Worker's `/api/sessions/:sid/ws` route hands a socket to the object (role from a header the Worker sets
-// after checking the token). The engine rewrite will replace this with its reserved `~mcp…` internal callers.
-import type { Env } from "../env.js";
+// The interim SessionLink: a WebSocket upgrade into the session's object through the edge's own session port
+// (`EdgeSession.connect`, as `GET /api/sessions/:sid/ws` uses it), with the role and epoch of the checked
+// agent token. The reserved `~mcp…` internal callers of the engine can replace the ordinary client ids later.
+import type { EdgeSession } from "../../shared/edge.js";
 import { LinkError, type SessionLink } from "./port.js";
 
-export function stubLink(env: Env): SessionLink {
+/** A link for one token's session incarnation (`epoch`): sessions refuse the tokens of a re-created one. */
+export function edgeLink(session: (sid: string) => EdgeSession, epoch: number): SessionLink {
   return {
     async connect(sid, clientId) {
-      const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sid));
       const url = `https://session.internal/api/sessions/${encodeURIComponent(sid)}/ws?client_id=${encodeURIComponent(clientId)}`;
-      const res = await stub.fetch(new Request(url, { headers: { upgrade: "websocket", "x-lineup-role": "agent" } }));
+      const res = await session(sid).connect(new Request(url, { headers: { upgrade: "websocket" } }), { role: "agent", epoch, clientId, subprotocol: false, internal: true });
       if (res.status === 101 && res.webSocket) {
         res.webSocket.accept();
         return res.webSocket;
