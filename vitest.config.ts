@@ -12,7 +12,7 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: {
-                RELAY_KEY: "test-relay-key",
+                RELAY_KEY: "test-relay-key-0123456789abcdef-0123",
                 ALLOWED_ORIGINS: "https://allowed.example",
                 // WuKongIM bridge tests (test/worker/wukongim-*.test.ts) stub fetch for this host.
                 WUKONGIM_API_URL: "http://wukongim.test",

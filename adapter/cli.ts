@@ -1,6 +1,7 @@
 // The `lineup` CLI. Exit codes: 0 ok / a result, 1 an error result (from the provider or the relay),
 // 2 usage, auth or connection failures, 130 interrupted. Human progress goes to stderr; `call` prints
 // exactly one JSON document on stdout.
+import { forTerminal } from "../shared/terminal.js";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { networkInterfaces } from "node:os";
@@ -31,7 +32,8 @@ import {
 const out = (s: string) => process.stdout.write(s.endsWith("\n") ? s : `${s}\n`);
 const err = (s: string) => process.stderr.write(s.endsWith("\n") ? s : `${s}\n`);
 const stamp = () => new Date().toTimeString().slice(0, 8);
-const say = (s: string) => err(`[${stamp()}] ${s}`);
+// Every human-facing line goes through forTerminal: parts of it come from the other side of the session.
+const say = (s: string) => err(`[${stamp()}] ${forTerminal(s)}`);
 
 class UsageError extends Error {}
 
@@ -126,7 +128,9 @@ session for this directory so \`LINEUP_RELAY_URL=http://127.0.0.1:<port> lineup 
 Options:
   --port N         TCP port (default ${LAN_PORT}; LINEUP_PORT)
   --token T        pre-shared token (default: LINEUP_LAN_TOKEN, else a new random one)
-  --host H         bind address (default 0.0.0.0: every interface)
+  --host H         bind address (default 0.0.0.0: every interface; 127.0.0.1 keeps it to this machine)
+  --allow-host N   also answer Host N (e.g. a reverse proxy's name); repeatable. Other Host values get 403
+                   (DNS rebinding): the server answers only its own addresses and names
   --web DIR        built app directory (default <package>/dist/web; run \`npm run build\`)
   --ttl S          session lifetime in seconds (default 30 days)
   --no-qr          do not print the QR code`,
@@ -148,7 +152,7 @@ Common options:
 ${ENV_HELP}`;
 }
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 function parse(argv: string[], extra: ParseArgsConfig["options"] = {}): { values: Values; positionals: string[] } {
   try {
@@ -161,7 +165,15 @@ function parse(argv: string[], extra: ParseArgsConfig["options"] = {}): { values
 
 const str = (v: Values, k: string) => (typeof v[k] === "string" ? (v[k] as string) : undefined);
 
+/** Secrets given as flags end up in shell history and in every user's `ps`: say so once. */
+function warnSecretFlags(v: Values, names: string[]): void {
+  for (const [flag, env] of names.map((n) => n.split("=") as [string, string])) {
+    if (str(v, flag) !== undefined) err(`lineup: warning: --${flag} puts a secret in your shell history and the process list; prefer ${env}`);
+  }
+}
+
 function connectOptions(v: Values, log: (s: string) => void): ConnectOptions {
+  warnSecretFlags(v, ["key=LINEUP_RELAY_KEY", "token=LINEUP_TOKEN"]);
   const o: ConnectOptions = { log, relayUrl: str(v, "relay") ?? defaultRelayUrl(), stateDir: str(v, "state-dir") ?? defaultStateDir() };
   const key = str(v, "key");
   if (key) o.relayKey = key;
@@ -251,7 +263,7 @@ async function cmdCall(argv: string[]): Promise<number> {
 function failConnect(e: unknown): number {
   const le = e instanceof LineUpError ? e : new LineUpError("connect", e instanceof Error ? e.message : String(e));
   out(errorJson(le.code, le.message));
-  err(`lineup: ${le.message}`);
+  err(`lineup: ${forTerminal(le.message)}`);
   return 2;
 }
 
@@ -428,12 +440,13 @@ export function lanAddresses(): string[] {
 }
 
 async function cmdServe(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { port: { type: "string" }, host: { type: "string" }, web: { type: "string" }, ttl: { type: "string" }, "no-qr": { type: "boolean" } });
+  const { values } = parse(argv, { port: { type: "string" }, host: { type: "string" }, web: { type: "string" }, ttl: { type: "string" }, "no-qr": { type: "boolean" }, "allow-host": { type: "string", multiple: true } });
   if (values.help) return out(HELP.serve!), 0;
   const port = Number(str(values, "port") ?? (process.env.LINEUP_PORT || LAN_PORT));
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port must be an integer 0-65535");
   const ttl = str(values, "ttl") === undefined ? undefined : Number(str(values, "ttl"));
   if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= 60)) throw new UsageError("--ttl must be an integer number of seconds ≥ 60");
+  warnSecretFlags(values, ["token=LINEUP_LAN_TOKEN"]);
   let token = str(values, "token") ?? (process.env.LINEUP_LAN_TOKEN || undefined);
   if (token !== undefined && token.length < 16) throw new UsageError("the token must be at least 16 characters");
   const generated = token === undefined;
@@ -442,7 +455,8 @@ async function cmdServe(argv: string[]): Promise<number> {
   const { startLanServer } = await import("./lan-server.js");
   let server: Awaited<ReturnType<typeof startLanServer>>;
   try {
-    server = await startLanServer({ port, host, token, ...(str(values, "web") ? { webDir: resolve(str(values, "web")!) } : {}) });
+    const allowHosts = Array.isArray(values["allow-host"]) ? values["allow-host"].filter((h): h is string => typeof h === "string") : [];
+    server = await startLanServer({ port, host, token, allowHosts, ...(str(values, "web") ? { webDir: resolve(str(values, "web")!) } : {}) });
   } catch (e) {
     err(`lineup serve: cannot listen on ${host}:${port}: ${(e as Error).message}`);
     return 2;
@@ -461,9 +475,10 @@ async function cmdServe(argv: string[]): Promise<number> {
   const frag = `#s=${encodeURIComponent(created.session_id)}&t=${encodeURIComponent(created.app_token)}`;
   const links = ips.map((ip) => `http://${ip}:${server.port}/${frag}`);
   err(`LineUp direct LAN mode on ${host}:${server.port} (no relay; in-memory: restarting forgets sessions)`);
+  err("warning: this is plain HTTP. Anyone on the same network can read the tokens and answers that cross it; use it on a network you trust, or bind one interface with --host.");
   if (generated) err(`\npre-shared token (generated; pass --token to keep it across restarts):\n  ${token}`);
   err(`\nLAN URLs:\n${(ips.length ? ips : ["127.0.0.1"]).map((ip) => `  http://${ip}:${server.port}/`).join("\n")}`);
-  err(`\nagent, on this machine:\n  LINEUP_RELAY_URL=${local} LINEUP_SESSION=${created.session_id} LINEUP_TOKEN=${created.agent_token} npx lineup connect`);
+  err(`\nagent, on this machine (the line carries the agent token — a credential):\n  LINEUP_RELAY_URL=${local} LINEUP_SESSION=${created.session_id} LINEUP_TOKEN=${created.agent_token} npx lineup connect`);
   err(`  (or just LINEUP_RELAY_URL=${local} npx lineup call … from ${process.cwd()})`);
   const link = links[0] ?? `${local}/${frag}`;
   printLink(link, !values["no-qr"]);

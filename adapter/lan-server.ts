@@ -4,6 +4,7 @@
 // does in the Durable Object; one timer at the earliest due time stands in for the alarm. The pre-shared
 // token plays RELAY_KEY: it creates sessions. Session tokens are signed with a secret of this process.
 import { readFile, stat } from "node:fs/promises";
+import { hostname, networkInterfaces } from "node:os";
 import { createServer, STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { extname, join, normalize, resolve, sep } from "node:path";
@@ -31,6 +32,8 @@ export interface LanServerOptions {
   rateLimitBurst?: number;
   /** Signs session tokens (default: a random secret of this process, so tokens die with it). */
   tokenSecret?: string;
+  /** More `Host` names to answer (e.g. a reverse proxy's); its own addresses and names always are. */
+  allowHosts?: string[];
   /** Test seam: wraps each session's store (e.g. to make a write fail half-way through a frame). */
   wrapStore?: (s: MemoryStore) => MemoryStore;
 }
@@ -166,7 +169,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     async connect(a: Parameters<EdgeSession["connect"]>[1], up: Upgrade | undefined): Promise<Response> {
       if (!up) return Response.json({ error: { code: "upgrade_required", message: "this endpoint takes a WebSocket upgrade" } }, { status: 426 });
       if (!this.engine.current(a.epoch)) return Response.json({ error: { code: "session_not_found", message: "this session has expired or was deleted" } }, { status: 404 });
-      const adm = this.engine.admit(a.role, a.clientId);
+      const adm = this.engine.admit(a.role, a.clientId, { internal: a.internal === true });
       if (!adm.ok) return Response.json({ error: { code: adm.code, message: adm.message } }, { status: adm.status });
       const peer = adm.peer;
       up.done = true;
@@ -186,7 +189,10 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     }
   }
 
+  let port = o.port;
+  const hostAllowed = allowedHosts(() => port, o.host ?? "0.0.0.0", o.allowHosts ?? []);
   const app = createEdge<LanEnv>((c): EdgeHost => ({
+    hostAllowed,
     relayKey: o.token,
     unconfigured: "",
     configError: undefined,
@@ -237,7 +243,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     });
   });
   const addr = server.address();
-  const port = typeof addr === "object" && addr ? addr.port : o.port;
+  port = typeof addr === "object" && addr ? addr.port : o.port;
   const shown = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
   return {
     url: `http://${shown}:${port}`,
@@ -254,6 +260,21 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       });
     },
   };
+}
+
+/**
+ * The Host values the LAN server answers: loopback, this machine's names (`<hostname>`, `<hostname>.local`),
+ * the addresses of its interfaces (read again on a miss: DHCP may move them), the bind address and the
+ * names given — each with the server's port. Everything else is a DNS-rebinding attempt or a mistake.
+ */
+function allowedHosts(port: () => number, bind: string, extra: string[]): (host: string) => boolean {
+  const names = () => {
+    const all = ["127.0.0.1", "localhost", "[::1]", hostname(), `${hostname()}.local`, bind, ...extra];
+    for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) all.push(a.family === "IPv6" ? `[${a.address}]` : a.address);
+    return new Set([...all.map((n) => `${n.toLowerCase()}:${port()}`), ...extra.map((n) => n.toLowerCase())]);
+  };
+  let known = names();
+  return (host) => known.has(host) || (known = names()).has(host);
 }
 
 /** The built PWA, with the single-page-app fallback to index.html (as the Worker's static assets). */

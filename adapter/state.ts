@@ -126,8 +126,22 @@ export interface EnsureOptions {
   trustSaved?: boolean;
 }
 
-/** POST /api/sessions with the relay key. Throws StateError("auth" | "connect" | "http_<status>"). */
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * The relay key creates sessions: over plain http to another machine anyone on the way could read it.
+ * Throws StateError("insecure") unless the URL is https or loopback, or LINEUP_INSECURE_HTTP=1 says the
+ * network is trusted (e.g. `lineup serve` on another machine of a home LAN).
+ */
+export function checkKeyTransport(relayUrl: string): void {
+  const u = new URL(normalizeUrl(relayUrl));
+  if (u.protocol === "https:" || LOOPBACK.test(u.hostname) || process.env.LINEUP_INSECURE_HTTP === "1") return;
+  throw new StateError("insecure", `refusing to send the relay key over plain http to ${u.host}: use https, or set LINEUP_INSECURE_HTTP=1 on a network you trust`);
+}
+
+/** POST /api/sessions with the relay key. Throws StateError("auth" | "connect" | "insecure" | "http_<status>"). */
 export async function createSession(opts: { relayUrl: string; relayKey: string; label?: string; ttlS?: number }): Promise<SessionCreated> {
+  checkKeyTransport(opts.relayUrl);
   const body: Record<string, unknown> = {};
   if (opts.label !== undefined) body.label = opts.label;
   if (opts.ttlS !== undefined) body.ttl_s = opts.ttlS;

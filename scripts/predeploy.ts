@@ -15,6 +15,14 @@ if (!cfg.ok) {
   process.exit(1);
 }
 
+// Wrangler never shows a secret's value, so its length can only be checked here when it is given to this
+// command (RELAY_KEY=… npm run deploy); the relay itself refuses a short one (503 bad_config).
+const given = process.env.RELAY_KEY;
+if (given !== undefined && given.length < 32) {
+  console.error("predeploy: RELAY_KEY is shorter than 32 characters. `npm run set-relay-key` makes and stores a long one.");
+  process.exit(1);
+}
+
 const r = spawnSync("npx", ["wrangler", "secret", "list", "--format", "json"], { encoding: "utf8" });
 if (r.status !== 0) {
   console.error("predeploy: could not list secrets (are you logged in? `npx wrangler login`).");
@@ -27,7 +35,7 @@ try {
   /* first deploy: the Worker does not exist yet */
 }
 if (!names.includes("RELAY_KEY")) {
-  console.error("predeploy: RELAY_KEY is not set. Run `npx wrangler secret put RELAY_KEY` (a long random string) first.");
+  console.error("predeploy: RELAY_KEY is not set. Run `npm run set-relay-key` (or `npx wrangler secret put RELAY_KEY` with 32+ random characters) first.");
   console.error("Without it the deployed relay refuses to create sessions (503 not_configured).");
   process.exit(1);
 }

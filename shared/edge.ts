@@ -16,6 +16,9 @@ export interface SocketAuth {
   clientId: string | null;
   /** Answer the `lineup.v1` subprotocol (only when the client offered it). */
   subprotocol: boolean;
+  /** The relay's own caller (remote MCP): may use a reserved `~` client id, several connections side by side.
+   * Never set from a client's request. */
+  internal?: boolean;
 }
 
 /** One session as the edge sees it (a Durable Object stub, or an in-memory engine). */
@@ -50,6 +53,8 @@ export interface EdgeHost {
   im: { sessionId(ch: { channel_id: string; channel_type: number }): Promise<string> } | { status: 400 | 503; message: string };
   /** Everything that is not the API: the PWA. */
   assets(req: Request): Promise<Response>;
+  /** The `Host` values this server answers (DNS rebinding); undefined: any (the Worker's hosts are Cloudflare's). */
+  hostAllowed?(host: string): boolean;
 }
 
 export type EdgeEnv<B> = { Bindings: B };
@@ -131,8 +136,11 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
   };
 
   app.use("*", async (c, next) => {
-    const bad = host(c).configError;
-    if (bad) return fail(c, 503, "bad_config", bad);
+    const h = host(c);
+    if (h.configError) return fail(c, 503, "bad_config", h.configError);
+    // A page on evil.example whose name was rebound to our address sends `Host: evil.example`: its
+    // requests are same-origin to the browser, so only the Host check can refuse them.
+    if (h.hostAllowed && !h.hostAllowed((c.req.header("host") ?? "").toLowerCase())) return fail(c, 403, "host_not_allowed", "this server answers only its own addresses and names (DNS rebinding); see --allow-host");
     await next();
   });
 

@@ -43,6 +43,8 @@ export interface Peer {
   cred?: string;
 }
 export const keyOf = (p: { role: Role; clientId: string }) => `${p.role}:${p.clientId}`;
+/** The relay's own callers (remote MCP, `~` ids): not people or providers — no presence, no chat, no catalog. */
+export const isInternal = (p: { clientId: string }) => p.clientId.startsWith("~");
 export const HTTP_PEER: Peer = { role: "agent", clientId: HTTP_CLIENT_ID, conn: "http" };
 
 /** A frame for every connection of one client key (or one connection when `conn` is set). */
@@ -112,6 +114,8 @@ export class Router {
     ];
     for (const c of this.store.keptResults(key)) if (c.result) out.push(to(JSON.parse(c.result) as ToolResultOut));
     out.push(...this.catchUp(peer, ctx).map((o) => ({ ...o, conn: peer.conn })));
+    // The relay's own callers want calls and results only: no chat, no cursor row, no presence.
+    if (isInternal(peer)) return out;
     // Messages sent while this client was away (a new client id reads history over HTTP instead).
     const cursor = this.store.cursor(key);
     if (cursor !== undefined) {
@@ -125,6 +129,7 @@ export class Router {
   }
 
   disconnect(peer: Peer, ctx: Ctx): Out[] {
+    if (isInternal(peer)) return [];
     // A registration is dropped after 7 days without its client: the clock starts when it leaves.
     this.store.touch(keyOf(peer), ctx.now);
     return this.presence(ctx);
@@ -132,15 +137,15 @@ export class Router {
 
   peerState(ctx: Ctx): PeerState {
     const status = this.agentStatus();
-    const agentOnline = ctx.peers.some((p) => p.role === "agent" && !p.virtual);
-    const apps = new Set(ctx.peers.filter((p) => p.role === "app" && !p.virtual).map((p) => p.clientId)).size;
+    const agentOnline = ctx.peers.some((p) => p.role === "agent" && !p.virtual && !isInternal(p));
+    const apps = new Set(ctx.peers.filter((p) => p.role === "app" && !p.virtual && !isInternal(p)).map((p) => p.clientId)).size;
     return { agent: status ? { online: agentOnline, status } : { online: agentOnline }, apps };
   }
 
   /** `presence` to every connected client (except `skip`, which just got the same facts in `hello`). */
   presence(ctx: Ctx, skip?: string): Out[] {
     const state = this.peerState(ctx);
-    const keys = new Set(ctx.peers.filter((p) => !p.virtual).map(keyOf));
+    const keys = new Set(ctx.peers.filter((p) => !p.virtual && !isInternal(p)).map(keyOf));
     if (skip) keys.delete(skip);
     return [...keys].map((to) => ({ to, frame: { type: "presence", ...state } }));
   }
@@ -305,7 +310,7 @@ export class Router {
     };
     if (this.store.countOpen() >= LIMITS.maxOpenCalls) return refuse("too_many_calls", `the session already has ${LIMITS.maxOpenCalls} open calls`);
     if (!this.fits(row.bytes)) return refuse("over_budget", this.overBudget(`this call's ${row.bytes} bytes of arguments`));
-    const providerPresent = ctx.peers.some((p) => p.role === side);
+    const providerPresent = ctx.peers.some((p) => p.role === side && !isInternal(p));
     const verdict = this.check(f.name, f.action, f.arguments, side, providerPresent);
     if ("error" in verdict) return refuse(verdict.error, verdict.message);
     this.store.insertCall(row);
@@ -397,7 +402,7 @@ export class Router {
     if (!this.fits(size)) return [this.err(peer, "over_budget", this.overBudget(`keeping this message's ${size} bytes`))];
     const seq = this.store.addMessage(kept, key);
     this.trimHistory();
-    const to = new Set(ctx.peers.map(keyOf));
+    const to = new Set(ctx.peers.filter((p) => !isInternal(p)).map(keyOf));
     to.delete(key);
     for (const k of to) this.store.setCursor(k, seq);
     this.store.setCursor(key, seq);
@@ -500,7 +505,7 @@ export class Router {
 
   status(ctx: Ctx, extra: { label?: string; expires_at: number }): SessionStatus {
     const ps = this.peerState(ctx);
-    const ids = (role: Role) => [...new Set(ctx.peers.filter((p) => p.role === role && !p.virtual).map((p) => p.clientId))];
+    const ids = (role: Role) => [...new Set(ctx.peers.filter((p) => p.role === role && !p.virtual && !isInternal(p)).map((p) => p.clientId))];
     const s: SessionStatus = {
       session_id: this.sessionId,
       expires_at: extra.expires_at,

@@ -36,6 +36,10 @@ function configOf(env: Env): ConfigResult {
     if (r.ok && env.TOKEN_SECRET && (env.TOKEN_SECRET.length < 32 || env.TOKEN_SECRET === env.RELAY_KEY)) {
       r = { ok: false, problems: ["TOKEN_SECRET must be at least 32 characters and differ from RELAY_KEY"] };
     }
+    // A short key can be guessed despite the brake; `npm run set-relay-key` makes a long one.
+    if (r.ok && env.RELAY_KEY && env.RELAY_KEY !== DEV_RELAY_KEY && env.RELAY_KEY.length < 32) {
+      r = { ok: false, problems: ["RELAY_KEY must be at least 32 characters (npm run set-relay-key makes one)"] };
+    }
     if (!r.ok) console.error("worker: refusing requests, bad configuration:", r.problems.join("; "));
     configs.set(env, r);
   }
@@ -85,6 +89,7 @@ function sessionStub(env: Env, sid: string): EdgeSession {
       headers.set("x-lineup-role", a.role);
       headers.set("x-lineup-epoch", String(a.epoch));
       if (a.subprotocol) headers.set("x-lineup-subprotocol", "1");
+      if (a.internal) headers.set("x-lineup-internal", "1");
       return stub.fetch(new Request(req, { headers }));
     },
   };

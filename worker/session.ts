@@ -134,7 +134,7 @@ export class Session extends DurableObject<Env> {
 
   async fetch(req: Request): Promise<Response> {
     if (!this.engine.current(Number(req.headers.get("x-lineup-epoch")))) return json(404, "session_not_found", "this session has expired or was deleted");
-    const a = this.engine.admit(req.headers.get("x-lineup-role") as Role, new URL(req.url).searchParams.get("client_id"));
+    const a = this.engine.admit(req.headers.get("x-lineup-role") as Role, new URL(req.url).searchParams.get("client_id"), { internal: req.headers.get("x-lineup-internal") === "1" });
     if (!a.ok) return json(a.status, a.code, a.message);
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];

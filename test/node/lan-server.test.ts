@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectAgent } from "../../adapter/client.js";
 import { startLanServer, type LanServer } from "../../adapter/lan-server.js";
+import { request } from "node:http";
 import { MemoryStore } from "../../shared/store.js";
 import { connect, tryConnect, wsUrl, RawClient } from "../helpers/raw-client.js";
 import { freePort } from "../helpers/relay.js";
@@ -188,6 +189,35 @@ describe("lineup LAN server", () => {
       expect(await agent.next("tool.result")).toMatchObject({ call_id: "half", result: { message: "yes" } });
       await again.close();
       await agent.close();
+    } finally {
+      await own.close();
+    }
+  });
+
+  // Regression (issue 11 §5): the Origin check alone let a DNS-rebinding page (Host: evil.example, rebound
+  // to this machine) call the API as same-origin.
+  it("regression: answers only its own Host values (DNS rebinding gets 403 host_not_allowed), plus --allow-host names", async () => {
+    const own = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN, allowHosts: ["relay.home.arpa"] });
+    const get = (host: string, path = "/healthz", headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const r = request(`${own.url}${path}`, { headers: { host, ...headers } }, (res) => {
+          let body = "";
+          res.on("data", (d: Buffer) => (body += d.toString()));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        r.on("error", reject);
+        r.end();
+      });
+    try {
+      const evil = await get(`evil.example:${own.port}`);
+      expect(evil.status).toBe(403);
+      expect(JSON.parse(evil.body)).toMatchObject({ error: { code: "host_not_allowed" } });
+      expect((await get(`evil.example:${own.port}`, "/")).status).toBe(403); // the app itself too
+      const ws = await get(`evil.example:${own.port}`, "/api/sessions/x/ws", { upgrade: "websocket", connection: "Upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" });
+      expect(ws.status).toBe(403);
+      expect((await get(`127.0.0.1:${own.port}`)).status).toBe(200);
+      expect((await get(`localhost:${own.port}`)).status).toBe(200);
+      expect((await get("relay.home.arpa")).status).toBe(200);
     } finally {
       await own.close();
     }

@@ -11,7 +11,7 @@ import { signToken } from "../../shared/tokens.js";
 import { connect, ECHO, http, Pool, refused, sleep, wsUrl, type Frame } from "../helpers/raw-client.js";
 import { freePort } from "../helpers/relay.js";
 
-const KEY = "leak-test-relay-key-7f3a9c2e5b";
+const KEY = "leak-test-relay-key-7f3a9c2e5b-4d1e8a60";
 let proc: ChildProcess;
 let url = "";
 let log = "";

@@ -49,7 +49,7 @@ describe("HTTP bodies nested too deep (regression: the fuzzer's 10,000-level JSO
     expect(((await call.json()) as { error: { code: string } }).error.code).toBe("bad_request");
     const created = await fetchWorker("/api/sessions", {
       method: "POST",
-      headers: { authorization: "Bearer test-relay-key", "content-type": "application/json" },
+      headers: { authorization: "Bearer test-relay-key-0123456789abcdef-0123", "content-type": "application/json" },
       body: `{"label":${deep}}`,
     });
     expect(created.status).toBe(400);

@@ -5,7 +5,7 @@ import { signToken } from "../../shared/tokens.js";
 import { tokenSecret } from "../../worker/host.js";
 
 export const BASE = "http://relay.test";
-export const RELAY_KEY = "test-relay-key";
+export const RELAY_KEY = "test-relay-key-0123456789abcdef-0123";
 
 export function fetchWorker(path: string, init?: RequestInit): Promise<Response> {
   return exports.default.fetch(new Request(BASE + path, init));
