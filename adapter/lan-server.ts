@@ -18,6 +18,7 @@ import { keyOf, type Peer } from "../shared/router.js";
 import { closeQuietly, sendIfOpen } from "../shared/sockets.js";
 import { MemoryStore } from "../shared/store.js";
 import { randomId } from "../shared/tokens.js";
+import { APP_SECURITY_HEADERS } from "../shared/csp.js";
 
 export interface LanServerOptions {
   port: number;
@@ -293,5 +294,5 @@ async function staticFile(webDir: string, req: Request): Promise<Response> {
   if (!file.startsWith(webDir + sep) || !(await isFile(file))) file = index;
   const body = await readFile(file);
   const headers = { "content-type": CONTENT_TYPES[extname(file)] ?? "application/octet-stream", "cache-control": file === index ? "no-cache" : "public, max-age=3600" };
-  return new Response(req.method === "HEAD" ? null : body, { headers: { ...headers, "content-length": String(body.byteLength) } });
+  return new Response(req.method === "HEAD" ? null : body, { headers: { ...APP_SECURITY_HEADERS, ...headers, "content-length": String(body.byteLength) } });
 }

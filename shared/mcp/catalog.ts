@@ -2,7 +2,7 @@
 // LineUp tool becomes one MCP tool with a FLAT object schema. Some model APIs reject a top-level
 // oneOf/anyOf/allOf, so a toolset/app tool is flattened to `{action: enum, ...every action's properties}` and
 // the relay (or checkArguments before sending) validates the chosen action's real schema.
-import { BUILTIN_TOOLS } from "../builtin-tools.js";
+import { BUILTIN_TOOLS, HUMAN_TOOL_NAMES } from "../builtin-tools.js";
 import type { ActionDef, ToolDef } from "../protocol.js";
 import { LIMITS } from "../protocol.js";
 
@@ -142,6 +142,10 @@ export const AWAIT_ANSWER_TOOL: McpTool = {
 };
 
 /** The listed catalog: built-ins always (hosts may read the list once), then app tools, then the bridge's own. */
+const BUILTIN_NAMES = new Set([...BUILTIN_TOOLS.map((t) => t.name), ...HUMAN_TOOL_NAMES]);
+/** The prefix of an app-provided tool's description: the model learns it is not LineUp's own. */
+export const APP_TOOL_LABEL = "[Provided by the human's LineUp app, not built into LineUp]";
+
 export function buildCatalog(appTools: ToolDef[], defaultTimeoutS: number, maxTimeoutS: number = LIMITS.maxTimeoutS): { tools: McpTool[]; routes: Map<string, Route> } {
   const routes = new Map<string, Route>();
   const tools: McpTool[] = [];
@@ -151,8 +155,10 @@ export function buildCatalog(appTools: ToolDef[], defaultTimeoutS: number, maxTi
     routes.set(t.route.mcpName, t.route);
     tools.push(t.tool);
   };
+  // Built-in names always carry the canonical definition (an app's own registration of one is skipped), so
+  // nobody can reword what the model reads about `ask_question`; other tools say where they come from.
   for (const def of BUILTIN_TOOLS) add(def);
-  for (const def of appTools) add(def);
+  for (const def of appTools) if (!BUILTIN_NAMES.has(def.name)) add({ ...def, description: `${APP_TOOL_LABEL} ${def.description || `LineUp tool ${def.name}`}` });
   tools.push(lineupCallTool(defaultTimeoutS, maxTimeoutS), LINEUP_TOOLS_TOOL, AWAIT_ANSWER_TOOL);
   return { tools, routes };
 }

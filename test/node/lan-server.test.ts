@@ -3,6 +3,7 @@
 // test/helpers/contract-targets.ts.)
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectAgent } from "../../adapter/client.js";
+import { CONTENT_SECURITY_POLICY } from "../../shared/csp.js";
 import { startLanServer, type LanServer } from "../../adapter/lan-server.js";
 import { request } from "node:http";
 import { MemoryStore } from "../../shared/store.js";
@@ -30,6 +31,10 @@ describe("lineup LAN server", () => {
     const deep = await fetch(`${lan.url}/some/deep/link`);
     expect(deep.status).toBe(200);
     expect(await deep.text()).toContain('<div id="app">');
+    // The same security headers as the Worker's _headers file: no inline script, no framing, no sniffing.
+    expect(deep.headers.get("content-security-policy")).toBe(CONTENT_SECURITY_POLICY);
+    expect(deep.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(deep.headers.get("x-content-type-options")).toBe("nosniff");
     const api = await fetch(`${lan.url}/api/nothing`);
     expect(api.status).toBe(404);
     expect(await api.json()).toMatchObject({ error: { code: "not_found" } });

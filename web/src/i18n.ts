@@ -101,6 +101,9 @@ const en = {
   t_choice: "Choice",
   t_confirm: "Confirm",
   t_input: "Input",
+  blockFailed: "This block could not be shown",
+  mdTooLong: "Too long to format: shown as plain text.",
+  mdTooDeep: "Nested too deeply to format: shown as plain text.",
 };
 
 const zh: typeof en = {
@@ -199,6 +202,9 @@ const zh: typeof en = {
   t_choice: "选择",
   t_confirm: "确认",
   t_input: "输入",
+  blockFailed: "无法显示此内容块",
+  mdTooLong: "内容过长，无法排版，按纯文本显示。",
+  mdTooDeep: "嵌套层级过深，无法排版，按纯文本显示。",
 };
 
 export type Key = keyof typeof en;

@@ -9,6 +9,7 @@ import { inferSchema, SchemaForm } from "../tools/schema-form.js";
 import { Board } from "./Board.js";
 import { Composer } from "./Composer.js";
 import { Content } from "./Content.js";
+import { ErrorBoundary } from "./ErrorBoundary.js";
 
 const str = (v: unknown, d = ""): string => (typeof v === "string" ? v : d);
 
@@ -182,9 +183,11 @@ export function CallCard({ c, conn }: { c: CallEntry; conn: SessionConn }) {
             </span>
           </summary>
           <div class="body">
-            {c.name === "ask_question" && <Markdown text={str(c.args.question)} />}
-            {c.name === "work_report" && <Markdown text={str(c.args.summary)} />}
-            {c.result?.content && <Content blocks={c.result.content} />}
+            <ErrorBoundary>
+              {c.name === "ask_question" && <Markdown text={str(c.args.question)} />}
+              {c.name === "work_report" && <Markdown text={str(c.args.summary)} />}
+              {c.result?.content && <Content blocks={c.result.content} />}
+            </ErrorBoundary>
           </div>
         </details>
       </article>
@@ -200,7 +203,10 @@ export function CallCard({ c, conn }: { c: CallEntry; conn: SessionConn }) {
         <Countdown deadline={c.deadline} />
       </header>
       {q && <p class="question">{q}</p>}
-      <Body c={c} answer={answer} />
+      {/* A body that fails to render still leaves Decline, so the agent is not left waiting. */}
+      <ErrorBoundary>
+        <Body c={c} answer={answer} />
+      </ErrorBoundary>
       <button class="btn link decline" type="button" onClick={() => answer({ error: { code: "declined", message: "the human declined" } })}>{t("decline")}</button>
     </article>
   );

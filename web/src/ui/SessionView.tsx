@@ -5,6 +5,7 @@ import { t } from "../i18n.js";
 import { CallCard } from "./Cards.js";
 import { Composer } from "./Composer.js";
 import { Content } from "./Content.js";
+import { ErrorBoundary } from "./ErrorBoundary.js";
 import { ToolLog } from "./ToolLog.js";
 
 export function Presence({ conn }: { conn: SessionConn }) {
@@ -29,7 +30,9 @@ function Bubble({ m, unsent }: { m: ThreadMessage; unsent: boolean }) {
   return (
     <div class={`bubble ${m.mine ? "mine" : m.role === "agent" ? "agent" : "other"}`} data-msg={m.id}>
       <span class="sr-only">{m.mine ? t("you") : t("agent")}:</span>
-      <Content blocks={m.content} />
+      <ErrorBoundary>
+        <Content blocks={m.content} />
+      </ErrorBoundary>
       <time dateTime={new Date(m.ts).toISOString()}>{new Date(m.ts).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}{unsent ? " · ⏳" : ""}</time>
     </div>
   );
