@@ -14,11 +14,15 @@ import { LAN_PORT } from "../shared/defaults.js";
 import type { SessionStatus } from "../shared/protocol.js";
 import { randomId } from "../shared/tokens.js";
 import { connectAgent, LineUpError, resolveSession, type Client, type ConnectOptions } from "./client.js";
+import { announceSession, INBOX_COMMANDS, INBOX_HELP, runInboxCommand, UsageError } from "./cli-inbox.js";
+import { InboxApi } from "./inbox-client.js";
+import { BUILTIN_TOOLS } from "../shared/builtin-tools.js";
 import {
   clientIdFor,
   defaultRelayKey,
   defaultRelayUrl,
   defaultStateDir,
+  findInbox,
   findSaved,
   forgetSessions,
   loadState,
@@ -34,8 +38,6 @@ const err = (s: string) => process.stderr.write(s.endsWith("\n") ? s : `${s}\n`)
 const stamp = () => new Date().toTimeString().slice(0, 8);
 // Every human-facing line goes through forTerminal: parts of it come from the other side of the session.
 const say = (s: string) => err(`[${stamp()}] ${forTerminal(s)}`);
-
-class UsageError extends Error {}
 
 const COMMON: ParseArgsConfig["options"] = {
   help: { type: "boolean", short: "h" },
@@ -61,11 +63,19 @@ const HELP: Record<string, string> = {
 Usage: lineup <command> [options]
 
 Commands:
-  connect                       create or reuse this directory's session, print the app link and a QR code,
-                                stay connected and log presence, calls and messages
+  connect                       create or reuse this directory's session (in this machine's inbox), print a
+                                pairing link while no device is paired, stay connected and log presence,
+                                calls and messages
   call <tool> [action]          one tool call for shell scripts; prints the result JSON on stdout
   status                        the saved session and what the relay says about it
   sessions [list|forget]        list or forget saved sessions
+  pair [--json]                 pair a phone once: a single-use link + QR code for this machine's inbox
+  devices [list|rename|revoke]  the paired devices; revoke one
+  machines [list|revoke]        the agent machines of the inbox
+  join CODE                     make this machine a machine of an existing inbox (a code from the app)
+  hook <event>                  Claude Code / Cursor / Codex hooks: permission-request, pre-tool-use,
+                                notify, stop (docs/permissions.md)
+  setup claude|cursor|codex     write the hooks and MCP entry into this project (merging, never clobbering)
   serve                         direct LAN mode: the relay contract + the app on this machine (port ${LAN_PORT})
   mcp                           run the MCP server (stdio) for MCP hosts
 
@@ -74,10 +84,15 @@ Run \`lineup <command> --help\` for its options.
 ${ENV_HELP}
 
 Exit codes: 0 ok, 1 error result, 2 usage/auth/connection failure, 130 interrupted.`,
-  connect: `Usage: lineup connect [--label L] [--no-qr] [common options]
+  connect: `Usage: lineup connect [--label L] [--no-qr] [--guest-link] [common options]
 
-Creates a session for the current directory (or reuses the saved one), prints the app link and a QR code,
-then stays connected and logs presence, the app's tool catalog, calls and messages. Reconnects on drops;
+Creates a session for the current directory (or reuses the saved one), attached to this machine's inbox
+(created once per relay with the relay key). While the inbox has no paired device it prints a pairing link
+and QR code (single-use, 10 minutes; \`lineup pair\` makes another); once one is paired it says so and the
+session shows up on that device by itself. On a relay without inboxes it prints the session's app link.
+Then it stays connected and logs, as they happen: apps connecting and leaving (not every reconnect), the
+calls waiting for the human in this session — from any caller (\`lineup call\`, MCP, hooks) — and when each
+settles, results of its own calls, and messages. Reconnects on drops;
 stops (exit 2) if the session ends (close 4004) or another process takes over this client (4409).
 Type into stdin while connected:
   <text>                               send a message to the app
@@ -88,6 +103,8 @@ Type into stdin while connected:
 Options:
   --label L        session label when creating (default "lineup <cwd>")
   --no-qr          do not print the QR code
+  --guest-link     also print the session's app link (LINEUP_GUEST_LINK=1): a shared credential for this
+                   one session that cannot be revoked without ending it — prefer pairing
 ${commonHelp()}`,
   call: `Usage: lineup call <tool> [action] [--args '<json>'] [--timeout S] [--call-id ID] [common options]
 
@@ -100,6 +117,8 @@ Options:
   --timeout S      how long the human has, in seconds (relay default 600, clamped to 1…86400)
   --call-id ID     make the call idempotent: running the same command again (e.g. after a crash or
                    a kill) resumes the same call and prints its result, even if it came while away
+
+${toolsHelp()}
 ${commonHelp()}`,
   status: `Usage: lineup status [--json] [common options]
 
@@ -136,8 +155,44 @@ Options:
   --no-qr          do not print the QR code`,
   mcp: `Usage: lineup mcp [options]
 
-Runs the MCP server on stdio (see docs/mcp.md). Options are the MCP server's own.`,
+Runs the MCP server on stdio (see docs/mcp.md). Options are the MCP server's own. Like \`lineup connect\`
+it prints a pairing link (stderr) while this machine's inbox has no device.`,
+  ...INBOX_HELP,
+  // Issue 17 (permissions): full help in adapter/hooks.ts and adapter/setup.ts (`lineup hook --help`, `lineup setup --help`).
+  hook: "Usage: lineup hook permission-request|pre-tool-use|notify|stop|cursor-shell|codex-notify [--wait S]\n\nHook commands for Claude Code, Cursor and Codex (docs/permissions.md); `lineup hook --help` for details.",
+  setup: "Usage: lineup setup claude|cursor|codex [--project DIR] [--dry-run]\n\nWrites the agent's hook configuration, merging (docs/permissions.md); `lineup setup --help` for details.",
 };
+
+/** "question* (string), options* (string[]), multiple (boolean)": * marks a required argument. */
+function argsOf(schema: Record<string, unknown>): string {
+  const props = (schema.properties ?? {}) as Record<string, { type?: string; items?: { type?: string } }>;
+  const required = new Set((schema.required ?? []) as string[]);
+  const list = Object.entries(props).map(([k, v]) => `${k}${required.has(k) ? "*" : ""} (${v.type === "array" ? `${v.items?.type ?? "any"}[]` : (v.type ?? "any")})`);
+  return list.join(", ") || "(none)";
+}
+
+function toolsHelp(): string {
+  /** One example per built-in tool (the arguments themselves come from shared/builtin-tools.ts, so they never drift). */
+  const EXAMPLES: Record<string, string[]> = {
+    choice: [`choice --args '{"question":"Deploy where?","options":["staging","production"]}'`],
+    confirm: [`confirm --args '{"question":"Deploy to staging?","yes_label":"Deploy","no_label":"Wait"}'`],
+    input: [`input --args '{"question":"Release name?","default":"v1.2"}'`],
+    ask_question: [`ask_question --args '{"project_directory":"/srv/app","question":"Which **migration**?\\n1. shadow table\\n2. window"}'`],
+    work_report: [`work_report --args '{"project_directory":"/srv/app","summary":"Added the currency column; tests pass."}'`],
+    permission: [`permission --args '{"tool_name":"Bash","input":{"command":"npm test"}}'`],
+    calculator: [`calculator add --args '{"a":2,"b":3}'`],
+    canvas: [`canvas open --args '{"width":400,"height":300}'`, `canvas draw --args '{"instance_id":"<from open>","path":"M10 10 L200 120"}'`],
+  };
+  const lines = ["Built-in tools (the app answers them; * = required argument):"];
+  for (const d of BUILTIN_TOOLS) {
+    // The first sentence ("e.g." does not end one).
+    lines.push(`  ${d.name} — ${/^(.+?)(?<!e\.g)\.(?:\s|$)/.exec(d.description)?.[1] ?? d.description}`);
+    if (d.type === "action") lines.push(`      args: ${argsOf(d.inputSchema)}`);
+    else for (const a of d.actions) lines.push(`      ${a.name}: ${argsOf(a.inputSchema)}`);
+    for (const e of EXAMPLES[d.name] ?? []) lines.push(`      e.g. lineup call ${e}`);
+  }
+  return lines.join("\n");
+}
 
 function commonHelp(): string {
   return `
@@ -275,7 +330,7 @@ function printLink(url: string, qr: boolean): void {
 }
 
 async function cmdConnect(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { label: { type: "string" }, "no-qr": { type: "boolean" } });
+  const { values } = parse(argv, { label: { type: "string" }, "no-qr": { type: "boolean" }, "guest-link": { type: "boolean" } });
   if (values.help) return out(HELP.connect!), 0;
   const opts = connectOptions(values, (s) => say(s));
   const label = str(values, "label");
@@ -287,12 +342,35 @@ async function cmdConnect(argv: string[]): Promise<number> {
     return failConnect(e);
   }
   say(`session ${client.sessionId} on ${client.relayUrl} (client ${client.clientId})`);
-  if (client.appUrl) printLink(client.appUrl, !values["no-qr"]);
-  else say("joined with LINEUP_SESSION/LINEUP_TOKEN: the app link is not known here (the session's creator has it)");
+  const appUrl = client.appUrl;
+  await announceSession({
+    relayUrl: client.relayUrl,
+    stateDir: opts.stateDir ?? defaultStateDir(),
+    sessionId: client.sessionId,
+    qr: !values["no-qr"],
+    guestLink: values["guest-link"] === true,
+    ...(appUrl ? { appUrl } : {}),
+    log: say,
+    v1: () => (appUrl ? printLink(appUrl, !values["no-qr"]) : say("joined with LINEUP_SESSION/LINEUP_TOKEN: the app link is not known here (the session's creator has it)")),
+  });
   const p = client.presence;
-  say(`${p.apps} app${p.apps === 1 ? "" : "s"} connected`);
-  client.on("presence", (pr) => say(`presence: ${pr.apps} app${pr.apps === 1 ? "" : "s"} connected${pr.agent.status ? `; agent status ${pr.agent.status.state}${pr.agent.status.detail ? ` (${pr.agent.status.detail})` : ""}` : ""}`));
-  client.on("tools", (t) => say(`app tools: ${t.map((x) => x.name).join(", ") || "(none)"}`));
+  const apps = (n: number) => `${n} app${n === 1 ? "" : "s"} connected`;
+  say(apps(p.apps));
+  // Presence only when it changes: a phone's reconnects are not news, the calls and answers below are.
+  let shown = { apps: p.apps, status: JSON.stringify(p.agent.status ?? null) };
+  client.on("presence", (pr) => {
+    const now = { apps: pr.apps, status: JSON.stringify(pr.agent.status ?? null) };
+    if (now.apps !== shown.apps) say(pr.apps ? apps(pr.apps) : `${apps(0)}: calls wait until the phone is back`);
+    if (now.status !== shown.status && pr.agent.status) say(`agent status: ${pr.agent.status.state}${pr.agent.status.detail ? ` (${pr.agent.status.detail})` : ""}`);
+    shown = now;
+  });
+  const unwatch = watchWaiting(client, opts.stateDir ?? defaultStateDir());
+  let tools = "";
+  client.on("tools", (t) => {
+    const now = t.map((x) => x.name).join(", ") || "(none)";
+    if (now !== tools) say(`app tools: ${now}`); // again only when the catalog changed
+    tools = now;
+  });
   client.on("message", (m) => say(`message from ${m.from.role} ${m.from.client_id}: ${m.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join(" ")}`));
   client.on("connection", (s) => s !== "open" && say(`connection ${s}`));
   client.on("result", (r) => say(`result for an earlier call ${r.call_id}: ${JSON.stringify(r.result ?? r.error)}`));
@@ -302,6 +380,7 @@ async function cmdConnect(argv: string[]): Promise<number> {
     const finish = async (code: number) => {
       if (finished) return;
       finished = true;
+      unwatch();
       rl?.close();
       await client.close();
       done(code);
@@ -318,6 +397,50 @@ async function cmdConnect(argv: string[]): Promise<number> {
     rl?.on("line", (line) => void onLine(client, line.trim(), () => void finish(0)));
     // stdin closing (e.g. `< /dev/null`) does not disconnect: the agent stays until a signal.
   });
+}
+
+/** How often `lineup connect` asks what waits for the human (one small GET; the relay has no push for it). */
+const WATCH_MS = 3_000;
+
+/**
+ * The session's calls as they come and go, from any caller (`lineup call`, MCP, hooks): an inbox session's
+ * waiting list says what each asks; a v1 session's status only how many wait. Returns the stop function.
+ */
+function watchWaiting(client: Client, stateDir: string): () => void {
+  const relayUrl = normalizeUrl(client.relayUrl);
+  const saved = loadState(stateDir).sessions.find((s) => s.sessionId === client.sessionId && s.relayUrl === relayUrl);
+  const inbox = saved?.inboxId ? findInbox(stateDir, relayUrl) : undefined;
+  let known = new Map<string, string>();
+  let count: number | undefined;
+  let busy = false;
+  const tick = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      if (inbox && inbox.inboxId === saved?.inboxId) {
+        const st = await new InboxApi(relayUrl).state(inbox.machineCredential);
+        const waiting = st.sessions.find((x) => x.session_id === client.sessionId)?.waiting ?? [];
+        const now = new Map(waiting.map((w) => [w.call_id, `${w.name} ${JSON.stringify(w.text.length > 120 ? `${w.text.slice(0, 119)}…` : w.text)}`]));
+        for (const [id, what] of now) if (!known.has(id)) say(`call waiting for the human: ${what}`);
+        for (const [id, what] of known) if (!now.has(id)) say(`call settled: ${what} (answered, timed out or cancelled)`);
+        known = now;
+      } else if (saved?.agentToken) {
+        const r = await fetch(`${relayUrl}/api/sessions/${encodeURIComponent(client.sessionId)}`, { headers: { authorization: `Bearer ${saved.agentToken}` }, signal: AbortSignal.timeout(10_000) });
+        if (!r.ok) return;
+        const n = ((await r.json()) as SessionStatus).pending_calls;
+        if (n !== count && (count !== undefined || n > 0)) say(`${n} call${n === 1 ? "" : "s"} waiting for the human`);
+        count = n;
+      }
+    } catch {
+      /* unreachable for now: the connection lines say so */
+    } finally {
+      busy = false;
+    }
+  };
+  void tick();
+  const timer = setInterval(() => void tick(), WATCH_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 async function onLine(client: Client, line: string, quit: () => void): Promise<void> {
@@ -522,6 +645,10 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   sessions: cmdSessions,
   serve: cmdServe,
   mcp: cmdMcp,
+  // Issue 17 (permissions): loaded on demand, so other commands do not pay for them.
+  hook: async (argv) => (await import("./hooks.js")).runHook(argv),
+  setup: async (argv) => (await import("./setup.js")).runSetup(argv),
+  ...Object.fromEntries(Object.keys(INBOX_COMMANDS).map((name) => [name, (argv: string[]) => runInboxCommand(name, argv)])),
 };
 
 export async function main(argv: string[]): Promise<number> {

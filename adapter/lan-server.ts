@@ -3,11 +3,13 @@
 // engine (shared/engine.ts) over the in-memory store, whose transactions make each frame atomic as SQLite
 // does in the Durable Object; one timer at the earliest due time stands in for the alarm. The pre-shared
 // token plays RELAY_KEY: it creates sessions. Session tokens are signed with a secret of this process.
-import { readFile, stat } from "node:fs/promises";
-import { hostname, networkInterfaces } from "node:os";
+import { allowedHosts, staticFile, type LanUpgrade } from "./lan-static.js";
+import { LanInboxes } from "./lan-inbox.js";
+import { Reporter, summarize } from "../shared/inbox-report.js";
+import { answerFromPush } from "../shared/push-answer.js";
 import { createServer, STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { extname, join, normalize, resolve, sep } from "node:path";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getRequestListener } from "@hono/node-server";
 import { WebSocketServer, type WebSocket } from "ws";
@@ -18,7 +20,6 @@ import { keyOf, type Peer } from "../shared/router.js";
 import { closeQuietly, sendIfOpen } from "../shared/sockets.js";
 import { MemoryStore } from "../shared/store.js";
 import { randomId } from "../shared/tokens.js";
-import { APP_SECURITY_HEADERS } from "../shared/csp.js";
 
 export interface LanServerOptions {
   port: number;
@@ -45,30 +46,11 @@ export interface LanServer {
   close(): Promise<void>;
 }
 
-/** A WebSocket upgrade in flight: the edge decides, the session completes it with `ws`. */
-interface Upgrade {
-  req: IncomingMessage;
-  socket: Duplex;
-  head: Buffer;
-  done: boolean;
-}
+type Upgrade = LanUpgrade;
 type LanEnv = { incoming?: IncomingMessage; upgrade?: Upgrade };
 
 const DEFAULT_WEB = fileURLToPath(new URL("../dist/web", import.meta.url));
 const MAX_TIMER_MS = 60 * 60 * 1000;
-const CONTENT_TYPES: Record<string, string> = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".mjs": "text/javascript; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-  ".json": "application/json",
-  ".webmanifest": "application/manifest+json",
-  ".svg": "image/svg+xml",
-  ".png": "image/png",
-  ".ico": "image/x-icon",
-  ".txt": "text/plain; charset=utf-8",
-  ".woff2": "font/woff2",
-};
 
 const positive = (name: string, v: number | undefined, fallback: number) => {
   if (v === undefined) return fallback;
@@ -116,6 +98,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
   class LanSession {
     readonly conns = new Map<string, { peer: Peer; ws: WebSocket }>();
     readonly engine: SessionEngine;
+    socketsOf = (key: string) => [...this.conns.values()].filter((c) => keyOf(c.peer) === key).map((c) => c.ws);
 
     constructor(readonly id: string) {
       const store = o.wrapStore ? o.wrapStore(new MemoryStore()) : new MemoryStore();
@@ -133,11 +116,22 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
           schedule,
           sleep: (ms) => new Promise((r) => setTimeout(r, ms).unref()),
         },
-        { rate, newId: () => randomId(12) },
+        { rate, newId: () => randomId(12), changed: () => this.report() },
       );
     }
 
+    private reporter: Reporter | undefined;
+    /** An inbox session tells its inbox what changed (shared/inbox-report.ts). */
+    report(ended = false): void {
+      const m = this.engine.meta();
+      if (!m?.inbox) return;
+      const { inbox, epoch } = m;
+      this.reporter ??= new Reporter((r) => inboxes.report(inbox, this.id, epoch, r));
+      this.reporter.maybe(ended ? { agent_online: false, pending: 0, last_activity: Date.now(), waiting: [], ended: true } : summarize(this.engine.store, this.engine.ctx().peers, Date.now()));
+    }
+
     end(reason: string, code: number = CLOSE.sessionEnded): void {
+      if (code === CLOSE.sessionEnded) this.report(true);
       sessions.delete(this.id);
       this.engine.end(reason, code);
     }
@@ -170,7 +164,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     async connect(a: Parameters<EdgeSession["connect"]>[1], up: Upgrade | undefined): Promise<Response> {
       if (!up) return Response.json({ error: { code: "upgrade_required", message: "this endpoint takes a WebSocket upgrade" } }, { status: 426 });
       if (!this.engine.current(a.epoch)) return Response.json({ error: { code: "session_not_found", message: "this session has expired or was deleted" } }, { status: 404 });
-      const adm = this.engine.admit(a.role, a.clientId, { internal: a.internal === true });
+      const adm = this.engine.admit(a.role, a.clientId, { internal: a.internal === true, ...(a.name !== undefined && a.clientId ? { name: a.name, cred: a.clientId } : {}) });
       if (!adm.ok) return Response.json({ error: { code: adm.code, message: adm.message } }, { status: adm.status });
       const peer = adm.peer;
       up.done = true;
@@ -190,6 +184,23 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     }
   }
 
+  const inboxes = new LanInboxes(
+    wss,
+    (sid, key, code, reason) => {
+      for (const ws of sessions.get(sid)?.socketsOf(key) ?? []) {
+        sendIfOpen(ws, JSON.stringify({ type: "error", code: "revoked", message: reason }));
+        closeQuietly(ws, code, reason);
+      }
+    },
+    // An answer from a notification (shared/push-answer.ts), as the Worker's session object routes it.
+    async (sid, epoch, device, callId, action) => {
+      const s = sessions.get(sid);
+      if (!s?.engine.current(epoch)) return { status: "closed", outcome: "ended" };
+      const r = answerFromPush(s.engine, s.engine.store, device, callId, action);
+      schedule();
+      return r;
+    },
+  );
   let port = o.port;
   const hostAllowed = allowedHosts(() => port, o.host ?? "0.0.0.0", o.allowHosts ?? []);
   const app = createEdge<LanEnv>((c): EdgeHost => ({
@@ -215,6 +226,15 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       };
     },
     im: { status: 400, message: "im: the WuKongIM bridge is not available in direct LAN mode" },
+    inboxes: { inbox: (id) => inboxes.inbox(id, c.env.upgrade) },
+    // Web Push (docs/push.md, "LAN mode"): the page needs a secure context — https (a proxy) or localhost.
+    push: { publicKey: async () => (await inboxes.vapidKeys()).publicKey, allowLocalHttp: ["localhost", "127.0.0.1", "[::1]"].includes(new URL(c.req.url).hostname) },
+    // The pre-shared token's sessions (not an inbox's), so the app's LAN form joins the one the agent uses.
+    keySessions: async () =>
+      [...sessions.values()]
+        .map((s) => s.engine.meta())
+        .filter((m): m is SessionMeta => !!m && !m.inbox && m.expires_at > Date.now())
+        .sort((a, b) => b.epoch - a.epoch),
     assets: (req) => staticFile(webDir, req),
   }));
 
@@ -254,6 +274,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       timer = undefined;
       // 1001 "going away" is not terminal: agents reconnect when the server is back.
       for (const s of [...sessions.values()]) s.end("server stopping", 1001);
+      inboxes.closeAll();
       wss.close();
       await new Promise<void>((done) => {
         server.close(() => done());
@@ -261,38 +282,4 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       });
     },
   };
-}
-
-/**
- * The Host values the LAN server answers: loopback, this machine's names (`<hostname>`, `<hostname>.local`),
- * the addresses of its interfaces (read again on a miss: DHCP may move them), the bind address and the
- * names given — each with the server's port. Everything else is a DNS-rebinding attempt or a mistake.
- */
-function allowedHosts(port: () => number, bind: string, extra: string[]): (host: string) => boolean {
-  const names = () => {
-    const all = ["127.0.0.1", "localhost", "[::1]", hostname(), `${hostname()}.local`, bind, ...extra];
-    for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) all.push(a.family === "IPv6" ? `[${a.address}]` : a.address);
-    return new Set([...all.map((n) => `${n.toLowerCase()}:${port()}`), ...extra.map((n) => n.toLowerCase())]);
-  };
-  let known = names();
-  return (host) => known.has(host) || (known = names()).has(host);
-}
-
-/** The built PWA, with the single-page-app fallback to index.html (as the Worker's static assets). */
-async function staticFile(webDir: string, req: Request): Promise<Response> {
-  if (req.method !== "GET" && req.method !== "HEAD") return Response.json({ error: { code: "method_not_allowed", message: "GET only" } }, { status: 405 });
-  const index = join(webDir, "index.html");
-  const isFile = (f: string) => stat(f).then((s) => s.isFile(), () => false);
-  if (!(await isFile(index))) return new Response("LineUp LAN server: the PWA is not built (npm run build)", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
-  let rel: string;
-  try {
-    rel = normalize(decodeURIComponent(new URL(req.url).pathname));
-  } catch {
-    rel = "/";
-  }
-  let file = join(webDir, rel);
-  if (!file.startsWith(webDir + sep) || !(await isFile(file))) file = index;
-  const body = await readFile(file);
-  const headers = { "content-type": CONTENT_TYPES[extname(file)] ?? "application/octet-stream", "cache-control": file === index ? "no-cache" : "public, max-age=3600" };
-  return new Response(req.method === "HEAD" ? null : body, { headers: { ...APP_SECURITY_HEADERS, ...headers, "content-length": String(body.byteLength) } });
 }

@@ -1,12 +1,15 @@
-// The adapter's small state file: saved sessions per (relay URL, project directory) and the stable client
-// ids that make a restarted agent process the same client (so the relay re-sends answers it missed).
-// Files are written atomically with mode 0600: they hold session tokens.
+// The adapter's small state file: saved sessions per (relay URL, project directory), the stable client
+// ids that make a restarted agent process the same client (so the relay re-sends answers it missed), and
+// this machine's inbox per relay (docs/inbox.md): every session it creates is attached to that inbox.
+// Files are written atomically with mode 0600: they hold session tokens and the machine credential.
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { homedir, hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { DEV_RELAY_KEY, DEV_RELAY_URL } from "../shared/defaults.js";
 import type { SessionCreated } from "../shared/protocol.js";
 import { randomId } from "../shared/tokens.js";
+import { INBOX_LIMITS, type MachineCreated } from "../shared/inbox-protocol.js";
+import { InboxApi, InboxHttpError, machineNameOf, type InboxSessionCreated } from "./inbox-client.js";
 
 export interface SavedSession {
   relayUrl: string;
@@ -19,6 +22,17 @@ export interface SavedSession {
   clientId: string;
   cwd: string;
   label?: string;
+  /** The inbox the session is attached to (absent: a v1 session, reachable only by its app link). */
+  inboxId?: string;
+}
+
+/** This machine in its inbox on one relay: created once with the relay key, or by `lineup join CODE`. */
+export interface SavedInbox {
+  relayUrl: string;
+  inboxId: string;
+  machineId: string;
+  /** `lum1.<inbox>.<machine>.<secret>`: creates sessions of the inbox, pairs and revokes devices. */
+  machineCredential: string;
 }
 
 export interface StateFile {
@@ -26,6 +40,8 @@ export interface StateFile {
   sessions: SavedSession[];
   /** `<session id>/<client name>` → client id. */
   clients: Record<string, string>;
+  /** One per relay URL. Files written before the inbox existed have none: the key is optional on disk. */
+  inboxes: SavedInbox[];
 }
 
 export const STATE_FILE = "sessions.json";
@@ -47,12 +63,23 @@ export function normalizeUrl(u: string): string {
 
 export function loadState(stateDir: string = defaultStateDir()): StateFile {
   try {
-    const raw = JSON.parse(readFileSync(join(stateDir, STATE_FILE), "utf8")) as Partial<StateFile>;
-    return { version: 1, sessions: Array.isArray(raw.sessions) ? raw.sessions : [], clients: raw.clients && typeof raw.clients === "object" ? raw.clients : {} };
+    const raw = JSON.parse(readFileSync(join(stateDir, STATE_FILE), "utf8")) as Partial<Record<keyof StateFile, unknown>>;
+    return {
+      version: 1,
+      sessions: Array.isArray(raw.sessions) ? (raw.sessions as SavedSession[]) : [],
+      clients: raw.clients && typeof raw.clients === "object" ? (raw.clients as Record<string, string>) : {},
+      inboxes: Array.isArray(raw.inboxes) ? raw.inboxes.filter(isSavedInbox) : [],
+    };
   } catch {
     // Missing or unreadable: start empty (a corrupt file is replaced on the next save).
-    return { version: 1, sessions: [], clients: {} };
+    return { version: 1, sessions: [], clients: {}, inboxes: [] };
   }
+}
+
+function isSavedInbox(x: unknown): x is SavedInbox {
+  if (!x || typeof x !== "object") return false;
+  const o = x as Record<string, unknown>;
+  return ["relayUrl", "inboxId", "machineId", "machineCredential"].every((k) => typeof o[k] === "string");
 }
 
 export function saveState(stateDir: string, state: StateFile): void {
@@ -105,6 +132,29 @@ export function forgetSessions(stateDir: string, match: (s: SavedSession) => boo
   });
 }
 
+/** This machine's inbox on the relay, if it has one. */
+export function findInbox(stateDir: string, relayUrl: string): SavedInbox | undefined {
+  const url = normalizeUrl(relayUrl);
+  return loadState(stateDir).inboxes.find((x) => x.relayUrl === url);
+}
+
+/** Saves the inbox of its relay, replacing the one saved before; returns the replaced one (another inbox). */
+export function saveInbox(stateDir: string, inbox: SavedInbox): SavedInbox | undefined {
+  return updateState(stateDir, (s) => {
+    const before = s.inboxes.find((x) => x.relayUrl === inbox.relayUrl);
+    s.inboxes = [...s.inboxes.filter((x) => x.relayUrl !== inbox.relayUrl), inbox];
+    return before && before.inboxId !== inbox.inboxId ? before : undefined;
+  });
+}
+
+/** Forgets the inbox of a relay — only while it still holds `credential` (another process may have replaced it). */
+export function forgetInbox(stateDir: string, relayUrl: string, credential: string): void {
+  const url = normalizeUrl(relayUrl);
+  updateState(stateDir, (s) => {
+    s.inboxes = s.inboxes.filter((x) => !(x.relayUrl === url && x.machineCredential === credential));
+  });
+}
+
 export class StateError extends Error {
   constructor(
     readonly code: string,
@@ -124,6 +174,8 @@ export interface EnsureOptions {
   ttlS?: number;
   /** Skip the liveness check of a saved session (offline use, e.g. `lineup status`). */
   trustSaved?: boolean;
+  /** Where to say that a refused machine credential is replaced by a new inbox (default stderr). */
+  log?: (line: string) => void;
 }
 
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
@@ -133,10 +185,10 @@ const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
  * Throws StateError("insecure") unless the URL is https or loopback, or LINEUP_INSECURE_HTTP=1 says the
  * network is trusted (e.g. `lineup serve` on another machine of a home LAN).
  */
-export function checkKeyTransport(relayUrl: string): void {
+export function checkKeyTransport(relayUrl: string, what = "the relay key"): void {
   const u = new URL(normalizeUrl(relayUrl));
   if (u.protocol === "https:" || LOOPBACK.test(u.hostname) || process.env.LINEUP_INSECURE_HTTP === "1") return;
-  throw new StateError("insecure", `refusing to send the relay key over plain http to ${u.host}: use https, or set LINEUP_INSECURE_HTTP=1 on a network you trust`);
+  throw new StateError("insecure", `refusing to send ${what} over plain http to ${u.host}: use https, or set LINEUP_INSECURE_HTTP=1 on a network you trust`);
 }
 
 /** POST /api/sessions with the relay key. Throws StateError("auth" | "connect" | "insecure" | "http_<status>"). */
@@ -178,7 +230,7 @@ export async function probeSession(relayUrl: string, sessionId: string, token: s
   }
 }
 
-export function savedFromCreated(created: SessionCreated, relayUrl: string, cwd: string, clientId: string, label?: string): SavedSession {
+export function savedFromCreated(created: SessionCreated & { inbox_id?: string }, relayUrl: string, cwd: string, clientId: string, label?: string): SavedSession {
   const s: SavedSession = {
     relayUrl: normalizeUrl(relayUrl),
     sessionId: created.session_id,
@@ -190,6 +242,7 @@ export function savedFromCreated(created: SessionCreated, relayUrl: string, cwd:
     cwd: resolve(cwd),
   };
   if (label !== undefined) s.label = label;
+  if (created.inbox_id !== undefined) s.inboxId = created.inbox_id;
   return s;
 }
 
@@ -233,6 +286,87 @@ async function withStateLock<T>(stateDir: string, fn: () => Promise<T>): Promise
   }
 }
 
+const stderrLog = (line: string) => void process.stderr.write(`lineup: ${line}\n`);
+
+/** Maps the inbox client's failures to the StateError codes the CLI and library already know. */
+function inboxStateError(e: unknown, what: string): StateError {
+  if (!(e instanceof InboxHttpError)) return new StateError("connect", e instanceof Error ? e.message : String(e));
+  if (e.status === 0) return new StateError(e.code === "connect" ? "connect" : "bad_answer", e.message);
+  if (e.status === 401 || e.status === 403) return new StateError("auth", `${what}: the relay refused the credential (${e.status} ${e.code})`);
+  return new StateError(`http_${e.status}`, `${what} failed: ${e.status} ${e.code}: ${e.message}`);
+}
+
+/**
+ * This machine's inbox on the relay: the saved one, or a new one created with the relay key. `undefined`
+ * when the relay has no inboxes (an older relay answers 404): sessions are then created as before.
+ */
+async function findOrCreateInbox(relayUrl: string, relayKey: string, stateDir: string): Promise<SavedInbox | undefined> {
+  const known = findInbox(stateDir, relayUrl);
+  if (known) return known;
+  checkKeyTransport(relayUrl);
+  let m: MachineCreated;
+  try {
+    m = await new InboxApi(relayUrl).createInbox(relayKey, machineNameOf(hostname()));
+  } catch (e) {
+    if (e instanceof InboxHttpError && e.status === 404) return undefined;
+    if (e instanceof InboxHttpError && (e.status === 401 || e.status === 403)) throw new StateError("auth", `the relay refused the relay key (${e.status}) creating this machine's inbox; set LINEUP_RELAY_KEY, or join an inbox with \`lineup join CODE\``);
+    throw inboxStateError(e, "creating the inbox");
+  }
+  const inbox: SavedInbox = { relayUrl, inboxId: m.inbox_id, machineId: m.machine_id, machineCredential: m.machine_credential };
+  saveInbox(stateDir, inbox);
+  return inbox;
+}
+
+/** Like findOrCreateInbox, under the state lock: processes starting at once create ONE inbox. */
+export async function ensureInbox(opts: { relayUrl?: string; relayKey?: string; stateDir?: string } = {}): Promise<SavedInbox | undefined> {
+  const relayUrl = normalizeUrl(opts.relayUrl ?? defaultRelayUrl());
+  const stateDir = opts.stateDir ?? defaultStateDir();
+  return withStateLock(stateDir, () => findOrCreateInbox(relayUrl, opts.relayKey ?? defaultRelayKey(), stateDir));
+}
+
+/**
+ * Runs `fn` with the machine credential; when the relay refuses it (401: revoked, or its storage was reset)
+ * the credential is dropped and a new inbox is created for one more try. `undefined`: no inboxes here.
+ */
+export async function withInbox<T>(
+  o: { relayUrl: string; relayKey: string; stateDir: string; log?: (line: string) => void },
+  fn: (inbox: SavedInbox) => Promise<T>,
+): Promise<{ inbox: SavedInbox; value: T } | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    const inbox = await findOrCreateInbox(o.relayUrl, o.relayKey, o.stateDir);
+    if (!inbox) return undefined;
+    try {
+      return { inbox, value: await fn(inbox) };
+    } catch (e) {
+      if (!(e instanceof InboxHttpError && e.status === 401) || attempt > 0) throw e;
+      forgetInbox(o.stateDir, o.relayUrl, inbox.machineCredential);
+      (o.log ?? stderrLog)(`the relay refused this machine's inbox credential (${inbox.machineId} in inbox ${inbox.inboxId}: revoked, or the relay's storage was reset); creating a new inbox`);
+    }
+  }
+}
+
+/** POST /api/inbox/sessions, attached to this machine's inbox; `undefined` when the relay has no inboxes. */
+async function createInboxSession(o: { relayUrl: string; relayKey: string; stateDir: string; log?: (line: string) => void }, cwd: string, label: string | undefined, ttlS?: number): Promise<InboxSessionCreated | undefined> {
+  // Without a label the relay names the session "<directory> · <host>", which reads better in a list.
+  const body = {
+    ...(label !== undefined ? { label: label.slice(0, 120) } : {}),
+    project_dir: cwd.slice(0, INBOX_LIMITS.maxProjectDir),
+    host: hostname().slice(0, INBOX_LIMITS.maxName),
+    ...(ttlS !== undefined ? { ttl_s: ttlS } : {}),
+  };
+  // The machine credential is worth the relay key: the same rule for plain http.
+  checkKeyTransport(o.relayUrl, "the machine credential");
+  try {
+    const r = await withInbox(o, (inbox) => new InboxApi(o.relayUrl).createSession(inbox.machineCredential, body));
+    return r?.value;
+  } catch (e) {
+    // An inbox saved for a relay that no longer has the endpoint: sessions as before.
+    if (e instanceof InboxHttpError && e.status === 404) return undefined;
+    if (e instanceof StateError) throw e;
+    throw inboxStateError(e, "creating a session in the inbox");
+  }
+}
+
 /**
  * The session saved for (relayUrl, cwd), or a new one created with the relay key when none is saved or
  * the saved one expired or was deleted (404) or its token is refused (401: e.g. a new TOKEN_SECRET).
@@ -248,13 +382,22 @@ async function findOrCreate(opts: EnsureOptions, relayUrl: string, stateDir: str
   const saved = findSaved(stateDir, relayUrl, cwd);
   if (saved && !(saved.expiresAt !== undefined && saved.expiresAt <= Date.now())) {
     if (opts.trustSaved) return saved;
-    const p = await probeSession(relayUrl, saved.sessionId, saved.agentToken);
-    if (p === "alive") return saved;
-    if (p === "unreachable") throw new StateError("connect", `cannot reach the relay at ${relayUrl}`);
+    // A session of another inbox (before `lineup join`, or of a replaced credential) is replaced by one in
+    // this machine's inbox, so its devices see it. v1 sessions (no inboxId, e.g. `lineup serve`'s) are kept.
+    const current = saved.inboxId !== undefined ? findInbox(stateDir, relayUrl) : undefined;
+    if (!current || current.inboxId === saved.inboxId) {
+      const p = await probeSession(relayUrl, saved.sessionId, saved.agentToken);
+      if (p === "alive") return saved;
+      if (p === "unreachable") throw new StateError("connect", `cannot reach the relay at ${relayUrl}`);
+    }
   }
   const label = opts.label ?? `lineup ${cwd}`.slice(0, 120);
-  const created = await createSession({ relayUrl, relayKey: opts.relayKey ?? defaultRelayKey(), label, ...(opts.ttlS !== undefined ? { ttlS: opts.ttlS } : {}) });
-  const fresh = savedFromCreated(created, relayUrl, cwd, clientIdFor(stateDir, created.session_id), label);
+  const relayKey = opts.relayKey ?? defaultRelayKey();
+  const ttl = opts.ttlS !== undefined ? { ttlS: opts.ttlS } : {};
+  const created =
+    (await createInboxSession({ relayUrl, relayKey, stateDir, ...(opts.log ? { log: opts.log } : {}) }, cwd, opts.label, opts.ttlS)) ??
+    (await createSession({ relayUrl, relayKey, label, ...ttl }));
+  const fresh = savedFromCreated(created, relayUrl, cwd, clientIdFor(stateDir, created.session_id), "inbox_id" in created ? opts.label : label);
   saveSession(stateDir, fresh);
   return fresh;
 }

@@ -112,7 +112,27 @@ export const WORK_REPORT: ToolDef = {
   ),
 };
 
-export const BUILTIN_TOOLS: ToolDef[] = [CHOICE, CONFIRM, INPUT, CALCULATOR, CANVAS, ASK_QUESTION, WORK_REPORT];
+/** An agent asks to run one of its own tools (Claude Code's Bash, Edit, …): sent by `lineup hook
+ * permission-request`, `lineup hook cursor-shell` and `approve` in `lineup mcp` (docs/permissions.md). */
+export const PERMISSION: ToolDef = {
+  name: "permission",
+  type: "action",
+  description:
+    "Ask the human whether the agent may run one of its own tools (e.g. Claude Code's Bash or Edit) with this input. Answer: allow, deny (with optional feedback for the model) or always (allow and keep `rule` from now on). LineUp's permission hooks send this; prefer them to calling it directly.",
+  inputSchema: obj(
+    {
+      tool_name: { type: "string", description: "the agent's tool, e.g. Bash, Edit, mcp__github__create_issue" },
+      input: { type: "object", description: "the tool's input, as the agent would run it", additionalProperties: true },
+      project_directory: { type: "string", description: "the project directory" },
+      agent: { type: "string", description: "which agent asks, e.g. Claude Code" },
+      reason: { type: "string", description: "why the human is asked (e.g. which policy rule asks)" },
+      suggestions: { type: "array", items: { type: "string" }, maxItems: 10, description: "rules in Claude Code's permission syntax (e.g. Bash(npm test:*)) the human may always allow" },
+    },
+    ["tool_name", "input"],
+  ),
+};
+
+export const BUILTIN_TOOLS: ToolDef[] = [CHOICE, CONFIRM, INPUT, CALCULATOR, CANVAS, ASK_QUESTION, WORK_REPORT, PERMISSION];
 
 /** Built-in tools a human answers. Once one is in a side's catalog, another client cannot register it
  * with a different schema (tool poisoning: what the model reads and what the human is asked must match). */

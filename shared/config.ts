@@ -2,6 +2,7 @@
 // the variable, never a silent fall-back to the default (the Worker answers 503 bad_config to every
 // request until it is fixed, `npm run deploy` refuses it, the LAN server refuses to start).
 import { LIMITS } from "./protocol.js";
+import { checkSubject } from "./webpush.js";
 
 export interface RelayConfig {
   rate: { perS: number; burst: number };
@@ -9,6 +10,8 @@ export interface RelayConfig {
   allowedOrigins: string[];
   /** Base URL of links (`app_url`, `ws_url`) behind a proxy. */
   publicUrl: string | undefined;
+  /** The VAPID JWT's `sub` (docs/push.md); undefined: the relay's https origin, else a placeholder. */
+  vapidSubject: string | undefined;
 }
 
 export type ConfigResult = { ok: true; config: RelayConfig } | { ok: false; problems: string[] };
@@ -61,5 +64,18 @@ export function parseConfig(vars: Vars): ConfigResult {
       problems.push(`${name}=${JSON.stringify(v)} is not a URL`);
     }
   }
-  return problems.length ? { ok: false, problems } : { ok: true, config: { rate, allowedOrigins, publicUrl } };
+  let vapidSubject: string | undefined;
+  if (!blank(vars.VAPID_SUBJECT)) {
+    const v = vars.VAPID_SUBJECT!.trim();
+    try {
+      checkSubject(v);
+      // Apple's push service refuses a contact at localhost or .local (BadJwtToken): say so now, not at the first push.
+      const host = v.startsWith("mailto:") ? v.slice(v.lastIndexOf("@") + 1) : new URL(v).hostname;
+      if (/^(localhost|127\.0\.0\.1|\[::1\])$|\.local$/i.test(host)) problems.push(`VAPID_SUBJECT=${JSON.stringify(v)}: Apple refuses a contact at localhost or .local; use a real mailto: address or https: URL`);
+      else vapidSubject = v;
+    } catch {
+      problems.push(`VAPID_SUBJECT=${JSON.stringify(v)} is not a mailto: address or an https: URL`);
+    }
+  }
+  return problems.length ? { ok: false, problems } : { ok: true, config: { rate, allowedOrigins, publicUrl, vapidSubject } };
 }

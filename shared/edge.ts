@@ -4,6 +4,9 @@
 // 404s only the session knows. What differs between the servers is behind `EdgeHost`.
 import { Hono, type Context } from "hono";
 import { AuthBrake } from "./auth-brake.js";
+import { checkCredential, inboxRoutes, type EdgeInbox } from "./edge-inbox.js";
+import type { EdgePush } from "./edge-push.js";
+import { DEVICE_ID_PREFIX } from "./inbox-protocol.js";
 import type { HistoryPage, HttpCallAnswer, HttpCallBody as EngineCallBody, SessionMeta } from "./engine.js";
 import { CreateSessionBody, describeIssues, HttpCallBody, jsonDepth, LIMITS, PROTOCOL, SESSION_ID_RE, type Role, type SessionCreated, type SessionStatus } from "./protocol.js";
 import { randomId, safeEqual, signToken, tokenFrom, verifyToken } from "./tokens.js";
@@ -19,6 +22,8 @@ export interface SocketAuth {
   /** The relay's own caller (remote MCP): may use a reserved `~` client id, several connections side by side.
    * Never set from a client's request. */
   internal?: boolean;
+  /** A paired device's name (its connections use the device id as client id). */
+  name?: string;
 }
 
 /** One session as the edge sees it (a Durable Object stub, or an in-memory engine). */
@@ -55,6 +60,13 @@ export interface EdgeHost {
   assets(req: Request): Promise<Response>;
   /** The `Host` values this server answers (DNS rebinding); undefined: any (the Worker's hosts are Cloudflare's). */
   hostAllowed?(host: string): boolean;
+  /** Inboxes (docs/inbox.md); a server without them answers their endpoints 404. */
+  inboxes?: { inbox(id: string): EdgeInbox };
+  /** Web Push (docs/push.md, shared/edge-push.ts); a server without it answers its endpoints 404. */
+  push?: EdgePush;
+  /** Live sessions the key created, outside any inbox, newest first: the LAN server lists them so the app's
+   * "Direct LAN agent" form joins the session `lineup serve` made. The Worker has none: RELAY_KEY only creates. */
+  keySessions?(): Promise<SessionMeta[]>;
 }
 
 export type EdgeEnv<B> = { Bindings: B };
@@ -107,13 +119,21 @@ export async function readJson(c: Context): Promise<{ ok: true; value: unknown }
   }
 }
 
-export type Authed = { sid: string; role: Role; epoch: number; viaSubprotocol: boolean };
+export type Authed = { sid: string; role: Role; epoch: number; viaSubprotocol: boolean; device?: { id: string; name: string } };
 
 /** Refusal order: 401 (missing, forged, other session) → 403 role → 426 no upgrade → 404 expired. */
 export async function authorize(c: Context, host: EdgeHost, roles: readonly Role[], upgrade = false): Promise<Authed | Response> {
   const sid = c.req.param("sid") ?? "";
   const { token, viaSubprotocol } = tokenFrom(c.req.raw.headers, new URL(c.req.url));
   if (!token) return fail(c, 401, "unauthorized", "a session token is required");
+  // A paired device's credential stands for an app token in every session of its inbox (docs/inbox.md).
+  if (token.startsWith("lud1.") || token.startsWith("lum1.")) {
+    const who = await checkCredential(host, token, sid);
+    if (!who || who.kind !== "device" || !who.session) return fail(c, 401, "unauthorized", "the credential is not valid for this session (revoked, or not of its inbox)");
+    if (!roles.includes("app")) return fail(c, 403, "forbidden", `this endpoint needs a ${roles.join(" or ")} token`);
+    if (upgrade && c.req.header("upgrade")?.toLowerCase() !== "websocket") return fail(c, 426, "upgrade_required", "this endpoint takes a WebSocket upgrade");
+    return { sid, role: "app", epoch: who.session.epoch, viaSubprotocol, device: { id: who.id, name: who.name } };
+  }
   const t = await verifyToken(await host.tokenSecret(), token);
   if (!t.ok || !SESSION_ID_RE.test(sid) || t.sessionId !== sid) return fail(c, 401, "unauthorized", "the token is not valid for this session");
   if (!roles.includes(t.role)) return fail(c, 403, "forbidden", `this endpoint needs a ${roles.join(" or ")} token`);
@@ -121,6 +141,21 @@ export async function authorize(c: Context, host: EdgeHost, roles: readonly Role
   if (upgrade && c.req.header("upgrade")?.toLowerCase() !== "websocket") return fail(c, 426, "upgrade_required", "this endpoint takes a WebSocket upgrade");
   if (t.expired) return fail(c, 404, "session_not_found", "this session has expired");
   return { sid, role: t.role, epoch: t.epoch, viaSubprotocol };
+}
+
+export async function sessionObject(c: Context, h: EdgeHost, m: SessionMeta): Promise<SessionCreated> {
+const secret = await h.tokenSecret();
+const base = h.publicBase ?? new URL(c.req.url).origin;
+const [agent_token, app_token] = await Promise.all([signToken(secret, m.session_id, "agent", m.expires_at, m.epoch), signToken(secret, m.session_id, "app", m.expires_at, m.epoch)]);
+return {
+  session_id: m.session_id,
+  agent_token,
+  app_token,
+  ws_url: `${base.replace(/^http/, "ws")}/api/sessions/${m.session_id}/ws`,
+  // The app token rides in the fragment: browsers never send it to a server, so it never hits a log.
+  app_url: `${base}/#s=${encodeURIComponent(m.session_id)}&t=${encodeURIComponent(app_token)}`,
+  expires_at: m.expires_at,
+};
 }
 
 const gone = (c: Context) => fail(c, 404, "session_not_found", "this session has expired or was deleted");
@@ -155,7 +190,7 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
         c.header("access-control-allow-origin", origin);
         c.header("vary", "origin");
         if (c.req.method === "OPTIONS") {
-          c.header("access-control-allow-methods", "GET, POST, DELETE, OPTIONS");
+          c.header("access-control-allow-methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS");
           c.header("access-control-allow-headers", "authorization, content-type");
           c.header("access-control-max-age", "600");
           return c.body(null, 204);
@@ -167,10 +202,9 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
 
   app.get("/healthz", (c) => c.json({ ok: true, protocol: PROTOCOL }));
 
-  app.post("/api/sessions", async (c) => {
-    const h = host(c);
+  /** The relay key as a Bearer header, behind the brake; a refusal, or undefined when it is right. */
+  const keyRefusal = async (c: Context<EdgeEnv<B>>, h: EdgeHost, now: number): Promise<Response | undefined> => {
     if (!h.relayKey) return fail(c, 503, "not_configured", h.unconfigured);
-    const now = Date.now();
     if (h.brake.blocked(h.clientAddr, now)) {
       c.header("retry-after", "60");
       return fail(c, 429, "rate_limited", `more than ${h.brake.perMin} wrong keys in a minute from this address; wait a minute`);
@@ -180,6 +214,30 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
       h.brake.failed(h.clientAddr, now);
       return fail(c, 401, "unauthorized", "creating a session needs Authorization: Bearer <RELAY_KEY>");
     }
+    return undefined;
+  };
+
+  // LAN mode only: the key's holder joins the sessions it created (the app's "Direct LAN agent" form) instead
+  // of making an empty one. App tokens only — the agent's token stays with the agent.
+  app.get("/api/sessions", async (c) => {
+    const h = host(c);
+    if (!h.keySessions) return fail(c, 404, "not_found", "no such endpoint");
+    const refused = await keyRefusal(c, h, Date.now());
+    if (refused) return refused;
+    const sessions = await Promise.all(
+      (await h.keySessions()).map(async (m) => {
+        const { agent_token: _a, ws_url: _w, ...s } = await sessionObject(c, h, m);
+        return { ...s, ...(m.label !== undefined ? { label: m.label } : {}) };
+      }),
+    );
+    return c.json({ sessions });
+  });
+
+  app.post("/api/sessions", async (c) => {
+    const h = host(c);
+    const now = Date.now();
+    const refused = await keyRefusal(c, h, now);
+    if (refused) return refused;
     const body = await readJson(c);
     if (!body.ok) return body.res;
     const parsed = CreateSessionBody.safeParse(body.value ?? {});
@@ -193,21 +251,6 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
     if (made === "exists") return fail(c, 409, "im_bound", "this IM conversation already has a session; its creator holds the tokens (DELETE it with its agent token to start over)");
     return c.json(await sessionObject(c, h, made), 201);
   });
-
-  async function sessionObject(c: Context, h: EdgeHost, m: SessionMeta): Promise<SessionCreated> {
-    const secret = await h.tokenSecret();
-    const base = h.publicBase ?? new URL(c.req.url).origin;
-    const [agent_token, app_token] = await Promise.all([signToken(secret, m.session_id, "agent", m.expires_at, m.epoch), signToken(secret, m.session_id, "app", m.expires_at, m.epoch)]);
-    return {
-      session_id: m.session_id,
-      agent_token,
-      app_token,
-      ws_url: `${base.replace(/^http/, "ws")}/api/sessions/${m.session_id}/ws`,
-      // The app token rides in the fragment: browsers never send it to a server, so it never hits a log.
-      app_url: `${base}/#s=${encodeURIComponent(m.session_id)}&t=${encodeURIComponent(app_token)}`,
-      expires_at: m.expires_at,
-    };
-  }
 
   app.get("/api/sessions/:sid", async (c) => {
     const a = await authorize(c, host(c), ["agent", "app"]);
@@ -239,8 +282,14 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
     const a = await authorize(c, host(c), ["agent", "app"], true);
     if (a instanceof Response) return a;
     const offered = (c.req.header("sec-websocket-protocol") ?? "").split(",").map((s) => s.trim());
+    // A device connects as itself, and nobody else may: `dv_` ids belong to device credentials.
+    const asked = c.req.query("client_id") ?? null;
+    if (a.device && asked !== null && asked !== a.device.id) return fail(c, 403, "client_id_bound", `this device connects as its own id ${a.device.id}`);
+    if (!a.device && asked?.startsWith(DEVICE_ID_PREFIX)) return fail(c, 403, "client_id_reserved", `client ids starting with ${DEVICE_ID_PREFIX} belong to paired devices`);
+    const auth: SocketAuth = { role: a.role, epoch: a.epoch, clientId: a.device?.id ?? asked, subprotocol: offered.includes("lineup.v1") };
+    if (a.device) auth.name = a.device.name;
     // Answer only a subprotocol the client offered: answering one it did not offer fails the handshake.
-    return host(c).session(a.sid).connect(c.req.raw, { role: a.role, epoch: a.epoch, clientId: c.req.query("client_id") ?? null, subprotocol: offered.includes("lineup.v1") });
+    return host(c).session(a.sid).connect(c.req.raw, auth);
   });
 
   const waitOf = (c: Context) => {
@@ -274,6 +323,7 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
     return answer(c, await host(c).session(a.sid).httpResult(a.epoch, c.req.param("call_id"), waitOf(c)), "unknown_call");
   });
 
+  inboxRoutes(app, host);
   mount?.(app);
 
   app.all("/api/*", (c) => fail(c, 404, "not_found", "no such endpoint"));

@@ -31,6 +31,8 @@ export interface SessionMeta {
   label?: string;
   /** Set for sessions bound to a WuKongIM conversation. */
   im?: { channel_id: string; channel_type: number; owner_uid?: string };
+  /** The inbox this session is attached to (docs/inbox.md): it is told when the session changes. */
+  inbox?: string;
 }
 
 export type Target = { key: string } | { conn: string };
@@ -67,6 +69,8 @@ export interface EngineOptions {
   rate: { perS: number; burst: number };
   newId(): string;
   bridge?(meta: SessionMeta): Bridge | undefined;
+  /** After any work that may have changed calls or presence (the inbox report, shared/inbox-report.ts). */
+  changed?(): void;
 }
 
 export type HttpCallAnswer =
@@ -181,6 +185,7 @@ export class SessionEngine {
   /** Routes a frame from a non-socket peer (the IM bridge) under the same rules, in one transaction. */
   route(peer: Peer, frame: ClientFrame): void {
     this.flush(this.ports.txn(() => this.router().handle(peer, frame, this.ctx())));
+    this.opts.changed?.();
   }
 
   /** Presence to everyone (a bridge's online state changed). */
@@ -194,13 +199,15 @@ export class SessionEngine {
    * Who a new connection is. `client_id` is the client's word for its identity (1–64 of [A-Za-z0-9_-]);
    * ids starting with `~` are reserved for the relay's own callers and only `internal` admissions get them.
    */
-  admit(role: Role, asked: string | null, opts: { internal?: boolean; cred?: string } = {}): Admission {
+  admit(role: Role, asked: string | null, opts: { internal?: boolean; cred?: string; name?: string } = {}): Admission {
     const internal = opts.internal === true && asked !== null && INTERNAL_CLIENT_RE.test(asked);
     if (!(asked === null || CLIENT_ID_RE.test(asked) || internal)) return { ok: false, status: 400, code: "bad_client_id", message: "client_id must be 1-64 characters of [A-Za-z0-9_-]" };
     // The relay's own callers are not counted: they are bounded by the requests that hold them.
     const open = this.ports.sockets.peers().filter((p) => !p.clientId.startsWith("~")).length;
     if (!internal && open >= LIMITS.maxConnections) return { ok: false, status: 429, code: "too_many_connections", message: `the session has ${LIMITS.maxConnections} connections already` };
-    return { ok: true, peer: { role, clientId: asked ?? this.opts.newId().slice(0, 12), conn: this.opts.newId(), cred: opts.cred ?? role } };
+    const peer: Peer = { role, clientId: asked ?? this.opts.newId().slice(0, 12), conn: this.opts.newId(), cred: opts.cred ?? role };
+    if (opts.name !== undefined) peer.name = opts.name;
+    return { ok: true, peer };
   }
 
   /** One frame or HTTP call of credential `cred`: false when over its rate. */
@@ -231,6 +238,7 @@ export class SessionEngine {
     try {
       this.flush(this.ports.txn(work));
       await this.ports.schedule();
+      this.opts.changed?.();
     } catch (e) {
       console.error("session: handler failed", (e as Error).name, (e as Error).message);
       this.ports.sockets.send({ conn: peer.conn }, JSON.stringify({ type: "error", code: "internal", message: "internal error; reconnect" }));
@@ -260,6 +268,7 @@ export class SessionEngine {
     this.buckets.delete(peer.conn);
     if (!this.live()) return;
     this.flush(this.ports.txn(() => this.router().disconnect(peer, this.ctx(peer.conn))));
+    this.opts.changed?.();
   }
 
   // ---------------------------------------------------------------- time
@@ -269,6 +278,7 @@ export class SessionEngine {
     if (!this.live()) return;
     this.flush(this.ports.txn(() => this.router().tick(this.ctx())));
     await this.ports.schedule();
+    this.opts.changed?.();
   }
 
   nextDue(): number | undefined {
@@ -305,6 +315,7 @@ export class SessionEngine {
     if (conflict) return { status: 409, call_id };
     this.flush(out);
     await this.ports.schedule();
+    this.opts.changed?.();
     return this.httpResult(call_id, waitS);
   }
 

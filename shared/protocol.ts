@@ -247,6 +247,9 @@ export interface ToolCancelOut {
   type: "tool.cancel";
   call_id: string;
   reason: CancelReason;
+  /** With reason "answered": the answering device's name (or client id) and the winning result.message. */
+  answered_by?: string;
+  answer?: string;
 }
 export interface MessageOut {
   type: "message";
@@ -277,6 +280,7 @@ export type ErrorCode =
   | "too_large"
   | "forbidden"
   | "rate_limited"
+  | "revoked"
   | "unknown_call"
   | "duplicate_call"
   | "over_budget"

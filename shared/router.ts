@@ -21,6 +21,7 @@ import {
   type Role,
   type SessionStatus,
   type ToolCallOut,
+  type ToolCancelOut,
   type ToolDef,
   type ToolResultOut,
 } from "./protocol.js";
@@ -41,6 +42,8 @@ export interface Peer {
   virtual?: boolean;
   /** The credential the connection was admitted with (its rate bucket across connections). */
   cred?: string;
+  /** A paired device's name (shown to the other devices as who answered). */
+  name?: string;
 }
 export const keyOf = (p: { role: Role; clientId: string }) => `${p.role}:${p.clientId}`;
 /** The relay's own callers (remote MCP, `~` ids): not people or providers — no presence, no chat, no catalog. */
@@ -329,6 +332,11 @@ export class Router {
     if (!c || c.status !== "open" || c.caller_role === peer.role || (c.target !== null && c.target !== key)) {
       return [this.err(peer, "unknown_call", `no open call "${f.call_id}" for you to answer`, f.call_id)];
     }
+    // Only a client the call went to, or one whose registration serves it, may answer: holding the
+    // session's token is not enough to answer a call meant for a device.
+    if (!peer.virtual && !this.serves(peer, c) && !this.store.deliveries(c.call_id).some((d) => d.key === key)) {
+      return [this.err(peer, "unknown_call", `call "${f.call_id}" was not delivered to you`, f.call_id)];
+    }
     // The result replaces the call's arguments in storage; past the budget it is refused and the call stays
     // open (a smaller answer, or an error, still closes it).
     const size = utf8Length(JSON.stringify(f.result ?? f.error ?? null));
@@ -342,7 +350,9 @@ export class Router {
       if (c.action === "close" && typeof args.instance_id === "string") this.store.unbind(c.name, args.instance_id);
       else {
         const inst = instanceIdOf(f.result);
-        if (inst) this.store.bind(c.name, inst, key);
+        // First binding wins: another client naming an instance id already bound does not take it over.
+        const owner = inst ? this.store.instance(c.name, inst) : undefined;
+        if (inst && (owner === undefined || owner === key)) this.store.bind(c.name, inst, key);
       }
     }
     return out;
@@ -366,7 +376,14 @@ export class Router {
     const reason = by ? "answered" : "timeout";
     const notify = new Set(this.store.deliveries(c.call_id).map((d) => d.key));
     if (by) notify.delete(keyOf(by));
-    if (by || error?.code === "timeout") for (const to of notify) out.push({ to, frame: { type: "tool.cancel", call_id: c.call_id, reason } });
+    // The other devices learn what was answered and by which device (extra fields, only when a paired
+    // device answered: v1 clients ignore them, and v1 sessions see the contract's frame unchanged).
+    const cancel: ToolCancelOut = { type: "tool.cancel", call_id: c.call_id, reason };
+    if (by?.name !== undefined) {
+      cancel.answered_by = by.name;
+      if (typeof result?.message === "string") cancel.answer = result.message;
+    }
+    if (by || error?.code === "timeout") for (const to of notify) out.push({ to, frame: cancel });
     this.store.clearDeliveries(c.call_id);
     return out;
   }

@@ -4,10 +4,11 @@ import type { Context } from "hono";
 import { parseConfig, type ConfigResult } from "../shared/config.js";
 import { DEV_RELAY_KEY } from "../shared/defaults.js";
 import { AuthBrake, type EdgeEnv, type EdgeHost, type EdgeSession } from "../shared/edge.js";
+import type { EdgeInbox } from "../shared/edge-inbox.js";
 import type { HttpCallAnswer } from "../shared/engine.js";
 import { hmac } from "../shared/tokens.js";
 import type { Env } from "./env.js";
-import { relaySecrets } from "./relay.js";
+import { relaySecrets, relayVapid, rotateVapid } from "./relay.js";
 
 const isLocal = (url: string) => ["localhost", "127.0.0.1", "[::1]", "::1"].includes(new URL(url).hostname);
 
@@ -61,6 +62,9 @@ export function workerHost(c: Context<EdgeEnv<Env>>): EdgeHost {
     clientAddr: c.req.header("cf-connecting-ip") ?? "unknown",
     brake,
     session: (sid) => sessionStub(env, sid),
+    inboxes: { inbox: (id) => inboxStub(env, id) },
+    // http://127.0.0.1 push endpoints only while the relay itself is on localhost (the dev key's rule).
+    push: { publicKey: async () => (await relayVapid(env)).publicKey, rotate: async () => (await rotateVapid(env)).publicKey, allowLocalHttp: isLocal(c.req.url) },
     im:
       env.WUKONGIM_API_URL && env.WUKONGIM_BOT_UID
         ? { sessionId: (ch) => imSessionId(env, ch) }
@@ -90,6 +94,36 @@ function sessionStub(env: Env, sid: string): EdgeSession {
       headers.set("x-lineup-epoch", String(a.epoch));
       if (a.subprotocol) headers.set("x-lineup-subprotocol", "1");
       if (a.internal) headers.set("x-lineup-internal", "1");
+      if (a.clientId !== null) headers.set("x-lineup-client", a.clientId);
+      if (a.name !== undefined) headers.set("x-lineup-name", encodeURIComponent(a.name));
+      return stub.fetch(new Request(req, { headers }));
+    },
+  };
+}
+
+function inboxStub(env: Env, id: string): EdgeInbox {
+  const stub = env.INBOXES.get(env.INBOXES.idFromName(id));
+  return {
+    create: (inboxId, m) => stub.create(inboxId, m),
+    auth: (kind, mid, hash, sid) => stub.auth(kind, mid, hash, sid),
+    state: (you) => stub.state(you),
+    attach: (s) => stub.attach(s),
+    issueCode: (kind, hash) => stub.issueCode(kind, hash),
+    redeem: (kind, hash, m) => stub.redeem(kind, hash, m),
+    rename: (kind, mid, name) => stub.rename(kind, mid, name),
+    revoke: (kind, mid) => stub.revoke(kind, mid),
+    policy: () => stub.policy(),
+    setPolicy: (p, base) => stub.setPolicy(p, base),
+    pushSubscribe: (d, sub, origin) => stub.pushSubscribe(d, sub, origin),
+    pushUnsubscribe: (d) => stub.pushUnsubscribe(d),
+    pushInfo: (d, sid) => stub.pushInfo(d, sid),
+    pushSettings: (p) => stub.pushSettings(p),
+    pushAnswer: (hash, action) => stub.pushAnswer(hash, action),
+    connect(req, deviceId, subprotocol) {
+      const headers = new Headers();
+      for (const [k, v] of req.headers) if (!k.startsWith("x-lineup-")) headers.set(k, v);
+      headers.set("x-lineup-device", deviceId);
+      if (subprotocol) headers.set("x-lineup-subprotocol", "1");
       return stub.fetch(new Request(req, { headers }));
     },
   };

@@ -4,13 +4,18 @@ import { createEdge } from "../shared/edge.js";
 import type { Env } from "./env.js";
 import { workerHost } from "./host.js";
 import { mcpRoutes } from "./mcp/routes.js";
+import { oauthRoutes } from "./oauth/routes.js";
 import { wukongimRoutes } from "./wukongim/routes.js";
 
+export { Inbox } from "./inbox.js";
+export { OAuth } from "./oauth/object.js";
 export { Relay } from "./relay.js";
 export { Session } from "./session.js";
 
 const app = createEdge<Env>(workerHost, (app) => {
   app.route("/mcp", mcpRoutes);
+  // OAuth for MCP connectors: discovery, /oauth/*, and the PWA's /api/inbox/oauth/* (worker/oauth/routes.ts).
+  oauthRoutes(app);
   app.route("/webhooks/wukongim", wukongimRoutes);
 });
 

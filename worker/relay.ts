@@ -4,6 +4,7 @@
 // once per isolate; this object is not on any session's path.
 import { DurableObject } from "cloudflare:workers";
 import { randomId } from "../shared/tokens.js";
+import { generateVapidKeys, type VapidKeys } from "../shared/webpush.js";
 import type { Env } from "./env.js";
 
 export interface RelaySecrets {
@@ -31,6 +32,18 @@ export class Relay extends DurableObject<Env> {
   async secrets(): Promise<RelaySecrets> {
     return { token_secret: this.secret("token_secret"), id_salt: this.secret("id_salt") };
   }
+
+  /** The relay's VAPID key pair (docs/push.md), made on first use; `rotate` replaces it (devices re-subscribe). */
+  async vapid(rotate = false): Promise<VapidKeys> {
+    const sql = this.ctx.storage.sql;
+    const read = () => sql.exec<{ v: string }>("SELECT v FROM secrets WHERE k = 'vapid'").toArray()[0];
+    const row = rotate ? undefined : read();
+    if (row) return JSON.parse(row.v) as VapidKeys;
+    const keys = await generateVapidKeys();
+    // Two first uses at once both generate (crypto does not close the input gate): the first insert wins.
+    sql.exec(`INSERT INTO secrets (k, v) VALUES ('vapid', ?) ON CONFLICT (k) DO ${rotate ? "UPDATE SET v = excluded.v" : "NOTHING"}`, JSON.stringify(keys));
+    return JSON.parse(read()!.v) as VapidKeys;
+  }
 }
 
 let cached: Promise<RelaySecrets> | undefined;
@@ -44,4 +57,24 @@ export function relaySecrets(env: Env): Promise<RelaySecrets> {
       throw e;
     });
   return cached;
+}
+
+let vapidCached: { at: number; keys: Promise<VapidKeys> } | undefined;
+/** Kept per isolate for a minute, so a rotation reaches every isolate soon (a stale key only skips a push). */
+const VAPID_CACHE_MS = 60_000;
+
+/** The relay's VAPID keys, from its singleton object. */
+export function relayVapid(env: Env): Promise<VapidKeys> {
+  if (vapidCached && Date.now() - vapidCached.at < VAPID_CACHE_MS) return vapidCached.keys;
+  const keys = env.RELAY.get(env.RELAY.idFromName("relay")).vapid();
+  vapidCached = { at: Date.now(), keys };
+  keys.catch(() => (vapidCached = undefined));
+  return keys;
+}
+
+/** Makes a new VAPID key pair (`POST /api/push/rotate-key` with RELAY_KEY). */
+export async function rotateVapid(env: Env): Promise<VapidKeys> {
+  const keys = await env.RELAY.get(env.RELAY.idFromName("relay")).vapid(true);
+  vapidCached = { at: Date.now(), keys: Promise.resolve(keys) };
+  return keys;
 }

@@ -4,6 +4,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { parseConfig } from "../shared/config.js";
 import { SessionEngine, type HistoryPage, type HttpCallAnswer, type HttpCallBody, type SessionMeta, type Target } from "../shared/engine.js";
+import { Reporter, summarize } from "../shared/inbox-report.js";
+import { answerFromPush } from "../shared/push-answer.js";
+import type { SessionPushAnswer } from "../shared/push-protocol.js";
 import { LIMITS, type Role, type SessionStatus } from "../shared/protocol.js";
 import type { Peer } from "../shared/router.js";
 import { closeQuietly, sendIfOpen } from "../shared/sockets.js";
@@ -21,6 +24,7 @@ export class Session extends DurableObject<Env> {
   readonly engine: SessionEngine;
   private alarmAt: number | null | undefined;
   private wk: WuKongImBridge | undefined;
+  private reporter: Reporter | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -53,6 +57,7 @@ export class Session extends DurableObject<Env> {
         rate: cfg.ok ? cfg.config.rate : { perS: LIMITS.rateLimitPerS, burst: LIMITS.rateLimitBurst },
         newId: () => randomId(12),
         bridge: (m) => this.im(m),
+        changed: () => this.report(),
       },
     );
   }
@@ -64,6 +69,19 @@ export class Session extends DurableObject<Env> {
       route: (peer, frame) => this.engine.route(peer, frame),
       presence: () => this.engine.announce(),
     }));
+  }
+
+  private inbox(id: string) {
+    return this.env.INBOXES.get(this.env.INBOXES.idFromName(id));
+  }
+
+  /** An inbox session tells its inbox what changed (online, waiting calls): a send after the work, never awaited. */
+  private report(): void {
+    const m = this.engine.meta();
+    if (!m?.inbox) return;
+    const { inbox, session_id, epoch } = m;
+    this.reporter ??= new Reporter((r) => this.ctx.waitUntil(this.inbox(inbox).report(session_id, epoch, r).catch(() => undefined)));
+    this.reporter.maybe(summarize(this.store, this.engine.ctx().peers, Date.now()));
   }
 
   /** One alarm, always at the earliest due time: deadlines, result expiry, IM retries, session expiry. */
@@ -105,6 +123,9 @@ export class Session extends DurableObject<Env> {
   async destroy(epoch: number): Promise<boolean> {
     const m = this.engine.meta();
     if (!m || m.epoch !== epoch) return false;
+    // Awaited: the reset that follows a delete would cancel a send left in the background.
+    if (m.inbox) await this.inbox(m.inbox).report(m.session_id, m.epoch, { agent_online: false, pending: 0, last_activity: Date.now(), waiting: [], ended: true }).catch(() => undefined);
+    this.reporter = undefined;
     this.engine.end("session deleted");
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
@@ -134,7 +155,11 @@ export class Session extends DurableObject<Env> {
 
   async fetch(req: Request): Promise<Response> {
     if (!this.engine.current(Number(req.headers.get("x-lineup-epoch")))) return json(404, "session_not_found", "this session has expired or was deleted");
-    const a = this.engine.admit(req.headers.get("x-lineup-role") as Role, new URL(req.url).searchParams.get("client_id"), { internal: req.headers.get("x-lineup-internal") === "1" });
+    const name = req.headers.get("x-lineup-name");
+    const a = this.engine.admit(req.headers.get("x-lineup-role") as Role, req.headers.get("x-lineup-client"), {
+      internal: req.headers.get("x-lineup-internal") === "1",
+      ...(name !== null ? { name: decodeURIComponent(name), cred: req.headers.get("x-lineup-client") ?? undefined } : {}),
+    });
     if (!a.ok) return json(a.status, a.code, a.message);
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
@@ -148,7 +173,9 @@ export class Session extends DurableObject<Env> {
   }
 
   async webSocketMessage(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
-    await this.engine.frame(ws.deserializeAttachment() as Peer, raw);
+    // A revoked socket (identity wiped in dropClient) says nothing more, even while its TCP is still up.
+    const peer = ws.deserializeAttachment() as Peer | null;
+    if (peer) await this.engine.frame(peer, raw);
   }
 
   async webSocketClose(ws: WebSocket, code: number): Promise<void> {
@@ -178,6 +205,24 @@ export class Session extends DurableObject<Env> {
     await this.engine.tick();
     await im?.pump();
     await this.syncAlarm();
+  }
+
+  /** A revoked device's connections (worker/inbox.ts): told why, then closed with a terminal code. */
+  async dropClient(key: string, code: number, reason: string): Promise<void> {
+    for (const ws of this.ctx.getWebSockets(key)) {
+      sendIfOpen(ws, JSON.stringify({ type: "error", code: "revoked", message: reason }));
+      this.engine.closed(ws.deserializeAttachment() as Peer | null);
+      ws.serializeAttachment(null);
+      closeQuietly(ws, code, reason);
+    }
+  }
+
+  /** An answer tapped on a notification, as that device (the inbox checked its token): shared/push-answer.ts. */
+  async pushAnswer(epoch: number, device: { id: string; name: string }, callId: string, action: string): Promise<SessionPushAnswer> {
+    if (!this.engine.current(epoch)) return { status: "closed", outcome: "ended" };
+    const r = answerFromPush(this.engine, this.store, device, callId, action);
+    await this.syncAlarm();
+    return r;
   }
 
   /** WuKongIM webhook work for this session (worker/wukongim/routes.ts); ignored unless IM-bound and live. */

@@ -12,6 +12,7 @@ import { AWAIT_ANSWER, buildCatalog, type PlannedCall } from "../../shared/mcp/c
 import { hold, isClientTimeout } from "../../shared/mcp/hold.js";
 import { lineupToolsResult, prepareToolCall, waitingText, type CatalogContext } from "../../shared/mcp/prepare.js";
 import { endToMcp, errorToMcp, pendingToMcp, type CallEnd, type McpCallResult } from "../../shared/mcp/results.js";
+import { APPROVE, APPROVE_TOOL, approveCall, type ApproveConfig } from "./approve.js"; // issue 17: permissions
 
 /** What the bridge needs of the adapter's AgentClient (kept structural so the bridge can be read alone). */
 export interface BridgeAgent {
@@ -37,6 +38,8 @@ export interface BridgeOptions {
   /** How long one request without progressToken may wait before it answers with a pending handle (s). */
   waitBudgetS: number;
   log: (line: string) => void;
+  /** Issue 17: offer `approve`, the headless permission prompt tool (adapter/mcp/approve.ts). */
+  approve?: ApproveConfig;
 }
 
 export interface Connection {
@@ -114,7 +117,9 @@ export class Bridge {
   }
 
   private catalog() {
-    return buildCatalog(this.cx().appTools, this.opts.defaultTimeoutS, this.opts.maxTimeoutS);
+    const c = buildCatalog(this.cx().appTools, this.opts.defaultTimeoutS, this.opts.maxTimeoutS);
+    if (this.opts.approve) c.tools.push(APPROVE_TOOL); // issue 17
+    return c;
   }
 
   private agent(): Promise<Connection> {
@@ -149,6 +154,7 @@ export class Bridge {
   }
 
   private async callTool(name: string, input: Record<string, unknown>, extra: Extra): Promise<McpCallResult> {
+    if (name === APPROVE && this.opts.approve) return approveCall(input, extra, () => this.agent(), this.opts.approve, this.opts.log); // issue 17
     const p = prepareToolCall(name, input, this.cx());
     switch (p.kind) {
       case "done":

@@ -6,11 +6,13 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import qrcode from "qrcode-terminal";
 import { connectAgent, type AgentClient } from "../client.js";
+import { announceSession } from "../cli-inbox.js";
 import { defaultStateDir, ensureSession, normalizeUrl } from "../state.js";
 import { LIMITS } from "../../shared/protocol.js";
 import { DEV_RELAY_URL } from "../../shared/defaults.js";
 import { SERVER_INSTRUCTIONS } from "../../shared/mcp/catalog.js";
 import { Bridge, type Connection } from "./bridge.js";
+import { approveConfig } from "./approve.js"; // issue 17: the headless permission prompt tool
 
 export const MCP_DEFAULTS = {
   timeoutS: LIMITS.defaultTimeoutS,
@@ -39,6 +41,8 @@ export interface McpConfig {
   /** Wait budget of a request without progressToken (s). */
   waitBudgetS: number;
   qr: boolean;
+  /** Also print the session's app link when it is in the inbox (--guest-link, LINEUP_GUEST_LINK=1). */
+  guestLink: boolean;
 }
 
 export const MCP_USAGE = `usage: lineup mcp [options]
@@ -50,6 +54,7 @@ export const MCP_USAGE = `usage: lineup mcp [options]
   --max-timeout <s>      ceiling on any wait, below your host's tool timeout (LINEUP_MCP_MAX_TIMEOUT; default ${MCP_DEFAULTS.maxTimeoutS})
   --wait-budget <s>      a call without progress answers "not yet, call await_answer" after this long (LINEUP_WAIT_BUDGET_S; default ${MCP_DEFAULTS.waitBudgetS})
   --no-qr                print the pairing link without the QR code (LINEUP_MCP_QR=0)
+  --guest-link           also print the session's app link, a shared credential (LINEUP_GUEST_LINK=1)
 Also read: LINEUP_RELAY_KEY, LINEUP_SESSION + LINEUP_TOKEN, LINEUP_MCP_PROGRESS_S (default ${MCP_DEFAULTS.progressS}, max ${MCP_DEFAULTS.maxProgressS}).`;
 
 class UsageError extends Error {}
@@ -65,10 +70,12 @@ function num(name: string, v: string | undefined, min: number, max: number): num
 export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): McpConfig {
   const flags = new Map<string, string>();
   let qr = env.LINEUP_MCP_QR !== "0";
+  let guestLink = env.LINEUP_GUEST_LINK === "1";
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === "--no-qr") {
-      qr = false;
+    if (a === "--no-qr" || a === "--guest-link") {
+      if (a === "--no-qr") qr = false;
+      else guestLink = true;
       continue;
     }
     const m = /^--(relay|project|state-dir|label|timeout|max-timeout|wait-budget)(?:=(.*))?$/.exec(a);
@@ -90,6 +97,7 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     progressMs: progressS * 1000,
     waitBudgetS,
     qr,
+    guestLink,
   };
   const label = flags.get("label");
   if (label !== undefined) cfg.label = label;
@@ -152,8 +160,20 @@ async function connectFor(cfg: McpConfig): Promise<{ agent: AgentClient; appUrl?
     log,
   });
   appUrl ??= agent.appUrl;
-  printPairing(appUrl, agent.sessionId, cfg.qr);
-  return appUrl !== undefined ? { agent, appUrl } : { agent };
+  const link = appUrl;
+  // The inbox's pairing link (or the paired-device count) instead of the session's link; never throws.
+  const shown = await announceSession({
+    relayUrl: cfg.relayUrl,
+    stateDir: cfg.stateDir,
+    sessionId: agent.sessionId,
+    qr: cfg.qr,
+    guestLink: cfg.guestLink,
+    ...(link !== undefined ? { appUrl: link } : {}),
+    log,
+    v1: () => printPairing(link, agent.sessionId, cfg.qr),
+  });
+  // The bridge repeats appUrl in progress and results, i.e. to the model: only the link the human was shown.
+  return appUrl !== undefined && (shown === "v1" || cfg.guestLink) ? { agent, appUrl } : { agent };
 }
 
 /**
@@ -190,7 +210,7 @@ export async function runMcp(argv: string[]): Promise<void> {
       agent = c.agent;
       return c;
     },
-    { defaultTimeoutS: cfg.defaultTimeoutS, maxTimeoutS: cfg.maxTimeoutS, progressMs: cfg.progressMs, graceMs: MCP_DEFAULTS.graceS * 1000, waitBudgetS: cfg.waitBudgetS, log },
+    { defaultTimeoutS: cfg.defaultTimeoutS, maxTimeoutS: cfg.maxTimeoutS, progressMs: cfg.progressMs, graceMs: MCP_DEFAULTS.graceS * 1000, waitBudgetS: cfg.waitBudgetS, log, approve: approveConfig(cfg) /* issue 17 */ },
   );
   await new Promise<void>((resolve) => {
     let closing = false;

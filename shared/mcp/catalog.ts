@@ -157,7 +157,8 @@ export function buildCatalog(appTools: ToolDef[], defaultTimeoutS: number, maxTi
   };
   // Built-in names always carry the canonical definition (an app's own registration of one is skipped), so
   // nobody can reword what the model reads about `ask_question`; other tools say where they come from.
-  for (const def of BUILTIN_TOOLS) add(def);
+  // `permission` is for an agent's own permission dialogs (hooks, `approve`), not a question for the model.
+  for (const def of BUILTIN_TOOLS) if (def.name !== "permission") add(def);
   for (const def of appTools) if (!BUILTIN_NAMES.has(def.name)) add({ ...def, description: `${APP_TOOL_LABEL} ${def.description || `LineUp tool ${def.name}`}` });
   tools.push(lineupCallTool(defaultTimeoutS, maxTimeoutS), LINEUP_TOOLS_TOOL, AWAIT_ANSWER_TOOL);
   return { tools, routes };

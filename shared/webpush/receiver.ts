@@ -1,6 +1,6 @@
 // The user agent's side of RFC 8291, on WebCrypto: make subscription keys and decrypt a push body.
-// For tests and fake push services (in workerd, where http_ece's node:crypto is not available);
-// the relay itself only ever encrypts.
+// For tests and fake push services wanting no Node APIs (http_ece needs node:crypto, which workerd has
+// only under nodejs_compat); the relay itself only ever encrypts.
 import { concat, ecdh, exportRaw, fromB64url, hkdf, isKeyPair, toB64url, utf8, type Bytes } from "./bytes.js";
 
 const P256 = { name: "ECDH", namedCurve: "P-256" } as const;

@@ -34,6 +34,9 @@ export async function startRelay(opts: { port?: number; vars?: Record<string, st
   const persist = opts.persistTo ?? mkdtempSync(join(tmpdir(), "lineup-relay-"));
   const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--log-level", "warn", "--persist-to", persist];
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
+  // A PWA built elsewhere (`vite build --outDir DIR`), so a test run does not depend on dist/web, which
+  // another build may be rewriting at the same time.
+  if (process.env.LINEUP_TEST_WEB_DIR) args.push("--assets", process.env.LINEUP_TEST_WEB_DIR);
   const proc = spawn("npx", args, {
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
     stdio: ["ignore", "pipe", "pipe"],

@@ -256,7 +256,7 @@ describe("agent content in the browser", () => {
       say(agent, text(md));
       agent.call("w1", "ask_question", { project_directory: path, question: md });
       agent.call("w2", "choice", { question: "Which file?", options: [path, "the short one"] });
-      await page.locator('[data-call="w2"]').getByRole("button", { name: "the short one" }).waitFor({ timeout: 10_000 });
+      await page.locator('[data-call="w2"]').getByRole("radio", { name: "the short one" }).waitFor({ timeout: 10_000 });
       await page.locator('[data-call="w1"] .md-table').waitFor({ timeout: 10_000 });
       const { scroll, viewport } = await noWiderThanViewport(page);
       expect(viewport).toBe(390);

@@ -28,7 +28,7 @@ describe("the PWA pairs and answers", () => {
       expect(page.url()).toMatch(new RegExp(`/s/${s.session_id}$`));
       const list = await agent.appTools();
       const names = (list.tools as Array<{ name: string }>).map((t) => t.name).sort();
-      expect(names).toEqual(["ask_question", "calculator", "canvas", "choice", "confirm", "input", "work_report"]);
+      expect(names).toEqual(["ask_question", "calculator", "canvas", "choice", "confirm", "input", "permission", "work_report"]);
       const saved = await page.evaluate(() => localStorage.getItem("lineup.sessions"));
       expect(saved).toContain(s.app_token);
       await expect.poll(() => page.locator("h1").textContent(), { timeout: 10_000 }).toBe("Pairing agent");
@@ -57,9 +57,11 @@ describe("the PWA pairs and answers", () => {
       await agent.appTools();
       agent.call("c1", "choice", { question: "Deploy where?", options: ["staging", "pre-release", "production"] }, "select");
       const card = page.locator('[data-call="c1"]');
-      await card.getByRole("button", { name: "pre-release" }).waitFor({ timeout: 10_000 });
+      await card.getByRole("radio", { name: "pre-release" }).waitFor({ timeout: 10_000 });
       await shot(page, "phone-choice-card");
-      await card.getByRole("button", { name: "pre-release" }).click();
+      // Select, then submit (docs/pwa.md "Mis-taps").
+      await card.getByRole("radio", { name: "pre-release" }).check();
+      await card.getByRole("button", { name: "Submit" }).click();
       const r = await agent.result("c1");
       expect(r.result).toEqual({ message: "pre-release", selected: ["pre-release"] });
       expect(r.action).toBe("select");
@@ -142,13 +144,15 @@ describe("the PWA pairs and answers", () => {
       await pair(pa, s);
       await pair(pb, s);
       agent.call("lr", "choice", { question: "Pick", options: ["red", "blue"] });
-      await pb.locator('[data-call="lr"]').getByRole("button", { name: "blue" }).waitFor({ timeout: 10_000 });
-      await pa.locator('[data-call="lr"]').getByRole("button", { name: "red" }).waitFor({ timeout: 10_000 });
+      await pb.locator('[data-call="lr"]').getByRole("radio", { name: "blue" }).waitFor({ timeout: 10_000 });
+      await pa.locator('[data-call="lr"]').getByRole("radio", { name: "red" }).waitFor({ timeout: 10_000 });
       await b.setOffline(true);
-      await pb.locator(".banner.warn").waitFor({ timeout: 5_000 });
-      await pb.locator('[data-call="lr"]').getByRole("button", { name: "blue" }).click();
+      await pb.locator('header .conn-line[data-conn="no-network"]').waitFor({ timeout: 5_000 });
+      await pb.locator('[data-call="lr"]').getByRole("radio", { name: "blue" }).check();
+      await pb.locator('[data-call="lr"]').getByRole("button", { name: "Submit" }).click();
       await pb.locator('[data-call="lr"][data-state="queued"]').waitFor({ timeout: 5_000 });
-      await pa.locator('[data-call="lr"]').getByRole("button", { name: "red" }).click();
+      await pa.locator('[data-call="lr"]').getByRole("radio", { name: "red" }).check();
+      await pa.locator('[data-call="lr"]').getByRole("button", { name: "Submit" }).click();
       expect((await agent.result("lr")).result).toEqual({ message: "red", selected: ["red"] });
       await b.setOffline(false);
       await pb.locator('[data-call="lr"][data-state="lost"]').waitFor({ timeout: 30_000 });
@@ -224,7 +228,8 @@ describe("the PWA pairs and answers", () => {
       await page.reload();
       await page.locator("header h1").waitFor({ timeout: 10_000 });
       expect(await page.locator("header h1").textContent()).toBe("Offline agent");
-      await page.locator(".banner.warn").waitFor({ timeout: 5_000 });
+      // Chromium may still report navigator.onLine after an offline reload: then the relay is "unreachable".
+      await page.locator('header .conn-line:is([data-conn="no-network"], [data-conn="unreachable"])').waitFor({ timeout: 5_000 });
       // The pending call survived the reload (kept on the device); answer it while offline.
       await page.locator('[data-call="off1"] input').fill("v1.2");
       await page.locator('[data-call="off1"]').getByRole("button", { name: "Submit" }).click();

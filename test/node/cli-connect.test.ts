@@ -15,7 +15,7 @@ describe("lineup connect", { timeout: 120_000 }, () => {
   it("creates a session, prints the link and QR, logs presence and messages, sends stdin lines, stops on 4004", async () => {
     const relayUrl = inject("relayUrl");
     const dir = tempDir();
-    const child = spawnCli(["connect"], { LINEUP_RELAY_URL: relayUrl, LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "" }, dir, "pipe");
+    const child = spawnCli(["connect"], { LINEUP_RELAY_URL: relayUrl, LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "", LINEUP_GUEST_LINK: "1" }, dir, "pipe");
     cleanups.push(() => child.kill("SIGKILL"));
     const s = await waitFor(() => savedSessions(dir)[0], "the session to be saved", 60_000);
     await waitFor(() => child.output().stderr.includes(s.appToken!) || undefined, "the app link", 60_000);

@@ -26,8 +26,12 @@ describe("lineup on the terminal", { timeout: 120_000 }, () => {
     const s = await waitFor(() => savedSessions(dir)[0], "the session to be saved", 60_000);
     const app = await appClient(relayUrl, s.sessionId, s.appToken!);
     cleanups.push(() => app.close());
+    // Messages are live: send once the agent is connected (inbox sessions are saved before it connects).
+    await waitFor(() => child.output().stderr.includes("apps connected") || child.output().stderr.includes("app connected") || undefined, "the agent to connect");
     app.send({ type: "message", content: [{ type: "text", text: "\x1b]0;owned\x07\x1b[2Jplain words\x1b[8m hidden" }] });
-    await waitFor(() => child.output().stderr.includes("plain words hidden") || undefined, "the message to be logged");
+    await waitFor(() => child.output().stderr.includes("plain words hidden") || undefined, "the message to be logged").catch((e: Error) => {
+      throw new Error(`${e.message}; stderr: ${JSON.stringify(child.output().stderr).slice(-900)}`);
+    });
     expect(child.output().stderr).not.toContain("\x1b");
     expect(child.output().stderr).not.toContain("owned");
   });

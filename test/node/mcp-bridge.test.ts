@@ -278,7 +278,7 @@ describe("lineup mcp: options", () => {
 describe("lineup mcp: the project's saved session", () => {
   /** Starts a server that creates or reuses the session saved for `project` in `stateDir`. */
   async function savedMcp(project: string, stateDir: string, extra: Record<string, string> = {}) {
-    const mcp = await startMcp({ LINEUP_RELAY_URL: inject("relayUrl"), LINEUP_STATE_DIR: stateDir, LINEUP_MCP_PROGRESS_S: "0.5", ...extra }, { cwd: project });
+    const mcp = await startMcp({ LINEUP_RELAY_URL: inject("relayUrl"), LINEUP_STATE_DIR: stateDir, LINEUP_MCP_PROGRESS_S: "0.5", LINEUP_GUEST_LINK: "1", ...extra }, { cwd: project });
     cleanups.push(() => mcp.close());
     const link = (await mcp.waitStderr(/(http:\/\/\S+\/#s=([^&\s]+)&t=(\S+))/))!;
     return { mcp, link: link[1]!, sid: decodeURIComponent(link[2]!), appToken: decodeURIComponent(link[3]!) };

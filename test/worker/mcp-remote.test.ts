@@ -164,7 +164,8 @@ describe("POST /mcp authenticates with the agent token in Authorization only", (
   it("without a token: 401 with a Bearer challenge", async () => {
     const res = await post({});
     expect(res.status).toBe(401);
-    expect(res.headers.get("www-authenticate")).toMatch(/^Bearer realm="lineup-relay"$/);
+    // resource_metadata points OAuth clients at the relay's authorization server (docs/mcp.md "OAuth connectors").
+    expect(res.headers.get("www-authenticate")).toBe('Bearer realm="lineup-relay", resource_metadata="http://relay.test/.well-known/oauth-protected-resource/mcp"');
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
   });
 

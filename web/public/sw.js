@@ -2,7 +2,8 @@
 // opens offline. Never touches /api/*, /healthz or /webhooks/* (live data and tokens stay on the network).
 const CACHE = "lineup-shell-v1";
 const STATIC = ["/", "/manifest.webmanifest", "/icon.svg", "/icon-192.png", "/icon-512.png", "/icon-maskable-512.png"];
-const LIVE = /^\/(api|webhooks)\/|^\/healthz$/;
+// OAuth (/oauth/*, /.well-known/*, /mcp): the authorization page is the Worker's, never the shell to cache.
+const LIVE = /^\/(api|webhooks|oauth|\.well-known)\/|^\/(healthz|mcp)$/;
 
 /** The shell plus every /assets/ file index.html references (hashed names: cache-first is safe). */
 async function precache() {
@@ -63,4 +64,157 @@ self.addEventListener("fetch", (e) => {
       return res;
     })(),
   );
+});
+
+// ---------------------------------------------------------------- Web Push (issue 16, docs/push.md)
+// The relay decides who is notified (a device showing the call is spared there, never here: iOS drops a
+// subscription whose pushes show nothing), so every push shows a notification. Title = the session, body =
+// the question, tag = the call (a reminder or the outcome replaces it). A confirm, and a single choice with
+// at most Notification.maxActions options, get actions that answer from here with the payload's
+// single-use token; anything else opens the app at that card. Handlers compute their work first and guard
+// waitUntil, so synthetic events (tests) run the same code.
+
+/** What a notification says, in the app's language (the app's own strings are in web/src/push-i18n.ts). */
+const STRINGS = {
+  en: {
+    yes: "Yes",
+    no: "No",
+    reminder: "Reminder: {body}",
+    answered: "Answered on {who}: {answer}",
+    answeredBy: "Answered on {who}",
+    answeredElsewhere: "Answered elsewhere",
+    declined: "Declined on {who}",
+    timeout: "Timed out",
+    cancelled: "Cancelled by the agent",
+    ended: "The session ended",
+    closed: "No longer waiting",
+    lost: "Another device answered first: {who}",
+    notSent: "Your answer could not be sent. Tap to open LineUp.",
+    fallback: "An agent is waiting for you",
+  },
+  zh: {
+    yes: "是",
+    no: "否",
+    reminder: "提醒：{body}",
+    answered: "已在 {who} 上回答：{answer}",
+    answeredBy: "已在 {who} 上回答",
+    answeredElsewhere: "已在其他设备上回答",
+    declined: "已在 {who} 上拒绝",
+    timeout: "已超时",
+    cancelled: "Agent 已取消",
+    ended: "会话已结束",
+    closed: "已不再等待",
+    lost: "另一台设备先回答了：{who}",
+    notSent: "你的回答未能发送。点按打开 LineUp。",
+    fallback: "有 Agent 在等你",
+  },
+};
+const fmt = (s, v) => s.replace(/\{(\w+)\}/g, (_, k) => (v[k] === undefined ? "" : String(v[k])));
+const stringsOf = (lang) => STRINGS[lang] || STRINGS.en;
+const tagOf = (sid, call) => `lineup:${sid}/${call}`;
+
+function guard(e, work) {
+  work.catch((err) => console.warn("sw:", err && err.message));
+  try {
+    e.waitUntil(work);
+  } catch {
+    /* a synthetic event is not extendable: the work runs anyway */
+  }
+}
+
+function outcomeText(L, m) {
+  const who = m.by;
+  switch (m.outcome) {
+    case "answered":
+      return who ? (m.answer ? fmt(L.answered, { who, answer: m.answer }) : fmt(L.answeredBy, { who })) : L.answeredElsewhere;
+    case "declined":
+      return who ? fmt(L.declined, { who }) : L.closed;
+    case "timeout":
+      return L.timeout;
+    case "cancelled":
+      return L.cancelled;
+    case "ended":
+      return L.ended;
+    default:
+      return L.closed;
+  }
+}
+
+function actionsFor(m, L) {
+  const max = self.Notification && typeof self.Notification.maxActions === "number" ? self.Notification.maxActions : 0;
+  if (m.tool === "confirm" && max >= 2) return [{ action: "yes", title: (m.confirm && m.confirm.yes) || L.yes }, { action: "no", title: (m.confirm && m.confirm.no) || L.no }];
+  if (Array.isArray(m.options) && m.options.length > 0 && m.options.length <= max) return m.options.map((o, i) => ({ action: `opt:${i}`, title: String(o) }));
+  return [];
+}
+
+/** The notification of one push message (shared/push-protocol.ts, PushMessage). */
+function notificationOf(m) {
+  const L = stringsOf(m.lang);
+  const data = { kind: m.kind, inbox: m.inbox, sid: m.sid, call: m.call, lang: m.lang, url: `/s/${m.sid}?call=${encodeURIComponent(m.call)}` };
+  const base = { tag: tagOf(m.sid, m.call), icon: "/icon-192.png", data };
+  if (m.kind === "update") return { title: m.title, options: { ...base, body: outcomeText(L, m), silent: true, renotify: false } };
+  const actions = actionsFor(m, L);
+  data.tool = m.tool;
+  data.token = m.token;
+  data.title = m.title;
+  return {
+    title: m.title,
+    options: { ...base, body: m.reminder ? fmt(L.reminder, { body: m.body }) : m.body, actions, renotify: true, requireInteraction: true, timestamp: m.created_at },
+  };
+}
+
+async function onPush(m) {
+  if (!m || m.v !== 1 || typeof m.sid !== "string" || typeof m.call !== "string") {
+    return self.registration.showNotification("LineUp", { body: stringsOf().fallback, tag: "lineup:other" });
+  }
+  const n = notificationOf(m);
+  return self.registration.showNotification(n.title, n.options);
+}
+
+self.addEventListener("push", (e) => {
+  let m = null;
+  try {
+    m = e.data ? e.data.json() : null;
+  } catch {
+    m = null;
+  }
+  guard(e, onPush(m));
+});
+
+/** An action tapped: the answer goes to the relay from here; on success the notification just closes. */
+async function answer(d, action) {
+  const L = stringsOf(d.lang);
+  const replace = (body) => self.registration.showNotification(d.title || "LineUp", { tag: tagOf(d.sid, d.call), icon: "/icon-192.png", body, data: { ...d, token: undefined, kind: "update" }, silent: true });
+  let r;
+  try {
+    r = await fetch("/api/push/answer", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: d.token, action }) });
+  } catch {
+    return replace(L.notSent);
+  }
+  if (r.ok) return undefined;
+  const b = await r.json().catch(() => null);
+  const err = (b && b.error) || {};
+  if (err.code === "already_answered") return replace(err.answered_by ? fmt(L.lost, { who: err.answered_by }) : L.answeredElsewhere);
+  if (err.code === "call_closed") return replace(outcomeText(L, { outcome: err.outcome }));
+  return replace(L.notSent);
+}
+
+/** A plain tap (or a browser without actions): the app at that call's card. */
+async function openApp(d) {
+  const url = d.url || "/";
+  const wins = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+  for (const c of wins) {
+    if (new URL(c.url).origin !== location.origin) continue;
+    c.postMessage({ type: "lineup.open", sid: d.sid, call: d.call });
+    return "focus" in c ? c.focus() : undefined;
+  }
+  return self.clients.openWindow(url);
+}
+
+self.addEventListener("notificationclick", (e) => {
+  const n = e.notification;
+  const d = (n && n.data) || {};
+  const action = e.action || "";
+  if (n) n.close();
+  guard(e, action && d.token && d.kind !== "update" ? answer(d, action) : openApp(d));
 });

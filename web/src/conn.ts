@@ -14,6 +14,7 @@ import type {
   ToolResultBody,
 } from "../../shared/protocol.js";
 import { Backoff, isTerminalClose } from "../../shared/backoff.js";
+import { CLOSE_REVOKED } from "./inbox.js";
 import { BUILTIN_TOOLS } from "../../shared/builtin-tools.js";
 import { calculate, type Answer } from "./tools/calculator.js";
 import { applyCanvas, snapshotPng, type CanvasInstance } from "./tools/canvas.js";
@@ -37,11 +38,32 @@ export interface CallEntry {
   doneAt?: number;
   /** Big attachments were dropped when this entry was stored; its answer can no longer be re-sent. */
   slim?: boolean;
+  /** Answered elsewhere: by which device (name or client id) and what (the winner's result.message). */
+  answeredBy?: string;
+  answerText?: string;
+}
+
+export interface ConnHooks {
+  /** The relay's status gave the session a (new) label. */
+  onLabel?: (label: string) => void;
+  /** The relay refused the credential over HTTP (401): for a device, the inbox decides whether it was revoked. */
+  onAuthFail?: () => void;
+  /** A socket closed with 4401: this device was removed from its inbox. */
+  onRevoked?: () => void;
+  /** A human name for a client id (a device's name from its inbox), when known. */
+  nameOf?: (clientId: string) => string | undefined;
 }
 
 export interface ThreadMessage {
   id: string;
+  /** Sent from this device. */
   mine: boolean;
+  /** Sent by the human: from this device or another of theirs (every app client of a session is one of the
+   * human's devices — a paired device of the inbox or a browser holding the session's link); IM group
+   * members (`im:` ids) are other people. */
+  own: boolean;
+  /** The sender's client id (another device's name is looked up when shown: names change). */
+  from: string;
   role: "agent" | "app";
   content: ContentBlock[];
   ts: number;
@@ -50,7 +72,7 @@ export interface ThreadMessage {
 export type Phase = "connecting" | "online" | "offline" | "stopped";
 
 /** Tools this app answers without a human. */
-const AUTOMATIC = new Set(["calculator", "canvas"]);
+export const AUTOMATIC = new Set(["calculator", "canvas"]);
 /** Heartbeat: a `ping` this often; no frame at all for DEAD_MS means the socket is dead. */
 const PING_MS = 20_000;
 const DEAD_MS = 45_000;
@@ -93,7 +115,8 @@ export class SessionConn {
   /** False while the relay cannot be reached at all (a network error, not an HTTP answer): the browser's
    * own online flag misses a dead Wi-Fi, a captive portal or a relay that is down. */
   readonly reachable = signal<boolean>(true);
-  readonly clientId = deviceId();
+  /** This browser's id, or for a session of an inbox the device id (the relay binds the credential to it). */
+  readonly clientId: string;
   /** The session's label: from pairing, then from the relay's status. */
   readonly label = signal<string>("");
 
@@ -116,9 +139,10 @@ export class SessionConn {
 
   constructor(
     readonly saved: SavedSession,
-    private readonly onLabel: (label: string) => void = () => {},
+    private readonly hooks: ConnHooks = {},
   ) {
     this.sid = saved.sid;
+    this.clientId = saved.clientId ?? deviceId();
     this.label.value = saved.label;
     this.calls.value = readJson<CallEntry[]>(`calls.${this.sid}`, []);
     this.boardMap = new Map(readJson<CanvasInstance[]>(`boards.${this.sid}`, []).map((b) => [b.id, b]));
@@ -173,6 +197,25 @@ export class SessionConn {
     }
   }
 
+  /** A fresh connection now: the relay takes a device's name when it connects (after a rename). */
+  renew(): void {
+    if (this.stopped) return;
+    const ws = this.ws;
+    this.ws = null;
+    clearTimeout(this.timer);
+    clearInterval(this.pingTimer);
+    if (ws) {
+      ws.onclose = null;
+      try {
+        ws.close(1000);
+      } catch {
+        /* already closed */
+      }
+    }
+    this.helloed = false;
+    this.connect();
+  }
+
   /** Treats the socket as dead (the browser went offline): close it and retry with backoff. */
   drop(): void {
     const ws = this.ws;
@@ -224,6 +267,11 @@ export class SessionConn {
       this.helloed = false;
       this.backoff.closed(hadHello ? Date.now() - this.openedAt : 0);
       // Close codes 4000–4999 mean "do not reconnect" (contract §5).
+      if (ev.code === CLOSE_REVOKED && this.saved.inbox) {
+        this.stop({ key: "stoppedRevoked" });
+        this.hooks.onRevoked?.();
+        return;
+      }
       if (isTerminalClose(ev.code)) {
         this.stop({ key: ev.code === 4004 ? "stopped4004" : ev.code === 4409 ? "stopped4409" : "stoppedOther", reason: ev.reason || String(ev.code) });
         return;
@@ -243,7 +291,10 @@ export class SessionConn {
   /** A socket that failed before `hello` may have been refused (401/403/404 before the upgrade): ask over HTTP. */
   private async diagnose(): Promise<void> {
     const status = await this.refreshStatus();
-    if (status === 401) this.stop({ key: "stoppedAuth" });
+    if (status === 401) {
+      this.stop({ key: "stoppedAuth" });
+      this.hooks.onAuthFail?.();
+    }
     else if (status === 404) this.stop({ key: "stoppedGone" });
     else if (status === 403) this.stop({ key: "stoppedOrigin" });
   }
@@ -263,7 +314,7 @@ export class SessionConn {
         this.remotePending.value = s.pending_calls;
         if (s.label && s.label !== this.label.value) {
           this.label.value = s.label;
-          this.onLabel(s.label); // remembered, so the app shows it offline too
+          this.hooks.onLabel?.(s.label); // remembered, so the app shows it offline too
         }
         for (const m of s.messages ?? []) this.addMessage(m);
       });
@@ -323,10 +374,17 @@ export class SessionConn {
       case "tool.call":
         this.onCall(f);
         return;
-      case "tool.cancel":
-        this.settle(f.call_id, f.reason === "answered" ? "elsewhere" : f.reason === "timeout" ? "timeout" : "cancelled", "other");
+      case "tool.cancel": {
+        // With reason "answered" the relay also says by whom (a device's name or a client id) and what.
+        const extra: Partial<CallEntry> = {};
+        if (f.reason === "answered") {
+          if (typeof f.answered_by === "string" && f.answered_by) extra.answeredBy = f.answered_by;
+          if (typeof f.answer === "string") extra.answerText = f.answer;
+        }
+        this.settle(f.call_id, f.reason === "answered" ? "elsewhere" : f.reason === "timeout" ? "timeout" : "cancelled", "other", extra);
         this.dropQueued(f.call_id);
         return;
+      }
       case "tool.result":
         // This app makes no calls of its own; acknowledge anything kept for it so the relay can forget it.
         this.send({ type: "tool.ack", call_id: f.call_id });
@@ -406,14 +464,28 @@ export class SessionConn {
   // ------------------------------------------------------------------ answers out
 
   /** Answers a call (human or automatic). Sent now, or queued in localStorage until the next `hello`. */
-  answer(callId: string, a: Answer, by: "me" | "auto" = "me"): void {
+  answer(callId: string, a: Answer, by: "me" | "auto" = "me"): boolean {
     const c = this.find(callId);
-    if (!c || c.state !== "pending") return;
+    if (!c || c.state !== "pending") return false;
+    // Stopped (replaced by another tab, refused, ended): this connection will not come back by itself, so an
+    // answer kept here would say "sent when back online" and never be. Refuse it; the card says why.
+    if (this.phase.value === "stopped") return false;
     const frame = this.resultFrame(c, a);
     const sent = this.send(frame);
     if (sent) this.answeredSinceHello.add(callId);
     else this.queue(frame);
     this.update(callId, { state: sent ? "answered" : "queued", by, doneAt: Date.now(), ...a });
+    return true;
+  }
+
+  /** Replaced by another tab of this device (4409): connect again here, which replaces that tab in turn. */
+  takeOver(): void {
+    if (this.phase.value === "stopped") this.start();
+  }
+
+  /** Answers and messages are refused: the connection stopped for good (see stopReason). */
+  get refused(): boolean {
+    return this.phase.value === "stopped";
   }
 
   private resultFrame(c: CallEntry, a: Answer): OutFrame {
@@ -449,11 +521,13 @@ export class SessionConn {
   }
 
   /** Sends a chat message (text and attachments); queued like answers while offline. */
-  sendMessage(content: ContentBlock[]): void {
+  sendMessage(content: ContentBlock[]): boolean {
+    if (this.phase.value === "stopped") return false;
     const id = randomId("m-", 14);
     const frame: OutFrame = { type: "message", id, content };
     if (!this.send(frame)) this.queue(frame);
     this.addMessage({ type: "message", id, from: { role: "app", client_id: this.clientId }, content, ts: Date.now() }, !this.helloed);
+    return true;
   }
 
   readonly unsent = signal<Set<string>>(new Set());
@@ -467,8 +541,11 @@ export class SessionConn {
 
   private addMessage(m: MessageOut, unsent = false): void {
     if (this.messages.value.some((x) => x.id === m.id)) return;
-    const mine = m.from.role === "app" && m.from.client_id === this.clientId;
-    const list = [...this.messages.value, { id: m.id, mine, role: m.from.role, content: m.content, ts: m.ts }];
+    const app = m.from.role === "app";
+    const mine = app && m.from.client_id === this.clientId;
+    const own = app && !/^im(:|$)/.test(m.from.client_id);
+    const entry: ThreadMessage = { id: m.id, mine, own, from: m.from.client_id, role: m.from.role, content: m.content, ts: m.ts };
+    const list = [...this.messages.value, entry];
     list.sort((a, b) => a.ts - b.ts);
     this.messages.value = list;
     if (unsent) this.unsent.value = new Set([...this.unsent.value, m.id]);
@@ -478,17 +555,17 @@ export class SessionConn {
     return this.calls.value.find((c) => c.call_id === callId);
   }
 
-  private settle(callId: string, state: CallState, by: CallEntry["by"]): void {
+  private settle(callId: string, state: CallState, by: CallEntry["by"], extra: Partial<CallEntry> = {}): void {
     const c = this.find(callId);
     if (!c || c.state === "answered" || c.state === "lost") return;
     if (c.state === "queued" && state === "elsewhere") {
-      this.update(callId, { state: "lost", by: "other", doneAt: Date.now() });
+      this.update(callId, { state: "lost", by: "other", doneAt: Date.now(), ...extra });
       this.flashNotice("lostRace");
       return;
     }
     if (c.state !== "pending" && c.state !== "queued") return;
     if (c.state === "queued") this.dropQueued(callId);
-    this.update(callId, { state, by, doneAt: Date.now() });
+    this.update(callId, { state, by, doneAt: Date.now(), ...extra });
   }
 
   private update(callId: string, patch: Partial<CallEntry>): void {
@@ -510,6 +587,20 @@ export class SessionConn {
     // Online, the relay's own tool.cancel{timeout} is the authority (our clock may be ahead of its).
     if (this.phase.value === "online") return;
     for (const c of this.calls.value) if ((c.state === "pending" || c.state === "queued") && c.deadline <= now) this.settle(c.call_id, "timeout", "other");
+  }
+
+  /** A device's name in its inbox, when known (reading it follows renames). */
+  deviceName(clientId: string): string | undefined {
+    return this.hooks.nameOf?.(clientId);
+  }
+
+  /** Who answered elsewhere, as a person reads it: a device's name when its inbox knows the id. */
+  whoAnswered(c: CallEntry): string | undefined {
+    if (!c.answeredBy) return undefined;
+    const named = this.hooks.nameOf?.(c.answeredBy);
+    if (named) return named;
+    // A bare client id (a guest link's `app-…`, an unknown device) tells a person nothing.
+    return /^(app-|dv_|~)[A-Za-z0-9_-]*$/.test(c.answeredBy) ? undefined : c.answeredBy;
   }
 
   pendingCount(): number {

@@ -1,8 +1,11 @@
-// Path routes: "/" (sessions), "/s/<sid>" (one session), "/settings". The Worker and the service worker
-// answer every path with the app shell (SPA fallback).
+// Path routes: "/" (home: waiting calls and sessions), "/s/<sid>" (one session), "/devices", "/settings",
+// "/connect" (Connect an app: OAuth connectors, `#code=` from the authorize page's QR code).
+// The Worker and the service worker answer every path with the app shell (SPA fallback).
 import { signal } from "@preact/signals";
 
 export const path = signal(location.pathname);
+/** The call to bring into view when a session opens (a tap in "Waiting for you"). */
+export const focusCall = signal<{ sid: string; callId: string } | null>(null);
 
 export function navigate(to: string, replace = false): void {
   if (to === location.pathname && !location.hash) return;

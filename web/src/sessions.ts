@@ -1,38 +1,189 @@
-// The device's paired sessions and their live connections (one SessionConn each, started at load, so
-// automatic tools keep answering and the home list shows live presence).
-import { signal } from "@preact/signals";
+// Everything this device is connected to: the inboxes it is paired with (one InboxConn each, whose state
+// lists their sessions live) and the guest sessions of v1 links. Every session — of an inbox or a guest —
+// gets one SessionConn, started at load, so automatic tools keep answering and the home list is live.
+import { computed, signal } from "@preact/signals";
+import type { InboxSession } from "../../shared/inbox-protocol.js";
 import { SessionConn } from "./conn.js";
-import { loadSessions, storeSessions, type SavedSession } from "./storage.js";
+import { InboxConn } from "./inbox.js";
+import { labelsFor } from "./labels.js";
+import { navigate, path } from "./router.js";
+import { deviceId, loadInboxes, loadSessions, storeInboxes, storeSessions, type SavedInbox, type SavedSession } from "./storage.js";
 
+/** Guest sessions (v1 links `#s=…&t=…`): a shared token each, kept in `lineup.sessions`. */
 export const sessions = signal<SavedSession[]>(loadSessions());
+export const inboxes = signal<InboxConn[]>([]);
+/** Set when an inbox removed this device (4401 or 401): the app says so until dismissed. */
+export const removed = signal<{ origin: string } | null>(null);
+
+export interface Entry {
+  sid: string;
+  saved: SavedSession;
+  /** What the person reads ("api-server · laptop"); "" when nothing names it yet. */
+  label: string;
+  guest: boolean;
+  inbox?: InboxConn;
+  info?: InboxSession;
+}
+
+const sameInbox = (a: SavedInbox, b: SavedInbox) => a.origin === b.origin && a.inbox_id === b.inbox_id;
+
+/** Every session shown on this device: the inboxes' first (a guest link to one of them is the same session). */
+export const entries = computed<Entry[]>(() => {
+  const out: Entry[] = [];
+  const seen = new Set<string>();
+  for (const ib of inboxes.value) {
+    const st = ib.state.value;
+    if (!st) continue;
+    const names = labelsFor(st.sessions);
+    for (const info of st.sessions) {
+      if (seen.has(info.session_id)) continue;
+      seen.add(info.session_id);
+      const label = names.get(info.session_id) ?? "";
+      out.push({
+        sid: info.session_id,
+        label,
+        guest: false,
+        inbox: ib,
+        info,
+        saved: {
+          sid: info.session_id,
+          token: ib.saved.device_credential,
+          origin: ib.saved.origin,
+          label,
+          addedAt: info.created_at,
+          clientId: ib.saved.device_id,
+          inbox: ib.saved.inbox_id,
+        },
+      });
+    }
+  }
+  for (const s of sessions.value) if (!seen.has(s.sid)) out.push({ sid: s.sid, saved: s, label: s.label, guest: true });
+  return out;
+});
+
 const conns = new Map<string, SessionConn>();
 
+export const entryOf = (sid: string): Entry | undefined => entries.value.find((x) => x.sid === sid);
+
 export function connOf(sid: string): SessionConn | undefined {
-  const s = sessions.value.find((x) => x.sid === sid);
-  if (!s) return undefined;
+  const e = entryOf(sid);
+  if (!e) return undefined;
   let c = conns.get(sid);
+  // The same session seen through another credential (a guest link that is now in an inbox, or back):
+  // the old connection's token and client id are no longer the right ones.
+  if (c && (c.saved.token !== e.saved.token || c.saved.origin !== e.saved.origin || c.clientId !== (e.saved.clientId ?? deviceId()))) {
+    c.stop();
+    conns.delete(sid);
+    c = undefined;
+  }
   if (!c) {
-    c = new SessionConn(s, (label) => setLabel(sid, label));
+    const ib = e.inbox;
+    c = new SessionConn(
+      e.saved,
+      ib
+        ? {
+            onAuthFail: () => ib.verify(),
+            onRevoked: () => revokeInbox(ib),
+            nameOf: (id) => ib.state.value?.devices.find((d) => d.id === id)?.name ?? (id === ib.saved.device_id ? ib.saved.name : undefined),
+          }
+        : { onLabel: (label) => setLabel(sid, label) },
+    );
     conns.set(sid, c);
     c.start();
   }
   return c;
 }
 
-export function startAll(): void {
-  for (const s of sessions.value) connOf(s.sid);
+/** Starts connections for new sessions and ends those of sessions that left their inbox (they ended). */
+function syncConns(): void {
+  const live = new Set(entries.value.map((e) => e.sid));
+  for (const [sid, c] of conns) {
+    if (live.has(sid)) continue;
+    if (c.saved.inbox) c.forget();
+    else c.stop();
+    conns.delete(sid);
+  }
+  for (const sid of live) connOf(sid);
 }
 
-/** Saves (or refreshes the token of) a session; restarts its connection if the token changed. */
+function makeInbox(saved: SavedInbox): InboxConn {
+  const ib: InboxConn = new InboxConn(saved, {
+    onState: (st) => {
+      // Renamed (here or on another device): remember it, and reconnect so answers carry the new name.
+      const mine = st.devices.find((d) => d.id === ib.saved.device_id);
+      if (mine && mine.name !== ib.saved.name) setDeviceName(ib, mine.name);
+      syncConns();
+    },
+    onRevoked: () => revokeInbox(ib),
+  });
+  return ib;
+}
+
+let started = false;
+export function startAll(): void {
+  if (started) return;
+  started = true;
+  inboxes.value = loadInboxes().map(makeInbox);
+  for (const ib of inboxes.value) ib.start();
+  syncConns();
+}
+
+/** Saves a paired inbox and connects it. Pairing again with the same inbox replaces the old device. */
+export function addInbox(saved: SavedInbox): void {
+  const old = inboxes.value.find((x) => sameInbox(x.saved, saved));
+  if (old) {
+    old.stop();
+    for (const [sid, c] of conns) {
+      if (c.saved.inbox === old.saved.inbox_id && c.saved.origin === old.saved.origin) {
+        c.stop();
+        conns.delete(sid);
+      }
+    }
+  }
+  const ib = makeInbox(saved);
+  inboxes.value = [...inboxes.value.filter((x) => x !== old), ib];
+  storeInboxes([...loadInboxes().filter((x) => !sameInbox(x, saved)), saved]);
+  ib.start();
+  syncConns();
+  // The old device would otherwise stay listed (and valid) forever; the new credential removes it.
+  if (old && old.saved.device_id !== saved.device_id) void ib.revokeDevice(old.saved.device_id).catch(() => undefined);
+}
+
+/** This device was removed from the inbox: stop everything of it and forget its credential. */
+export function revokeInbox(ib: InboxConn): void {
+  if (!inboxes.value.includes(ib)) return;
+  ib.forget();
+  for (const [sid, c] of conns) {
+    if (c.saved.inbox === ib.saved.inbox_id && c.saved.origin === ib.saved.origin) {
+      c.forget();
+      conns.delete(sid);
+    }
+  }
+  inboxes.value = inboxes.value.filter((x) => x !== ib);
+  // From storage, not memory: another tab may have paired again meanwhile (a new device id).
+  storeInboxes(loadInboxes().filter((x) => x.device_id !== ib.saved.device_id));
+  removed.value = { origin: ib.saved.origin };
+  syncConns();
+  // Not left on the screen of a session this device can no longer open.
+  const open = /^\/s\/([A-Za-z0-9_-]+)/.exec(path.value)?.[1];
+  if (open && !entryOf(open)) navigate("/", true);
+}
+
+/** Renames this device in its copy (the relay already has the new name). A session learns a device's name
+ * when the device connects, so the connections of this inbox are renewed. */
+export function setDeviceName(ib: InboxConn, name: string): void {
+  if (ib.saved.name === name) return;
+  ib.saved.name = name;
+  storeInboxes(loadInboxes().map((x) => (x.device_id === ib.saved.device_id ? { ...x, name } : x)));
+  for (const c of conns.values()) if (c.saved.inbox === ib.saved.inbox_id && c.saved.origin === ib.saved.origin) c.renew();
+}
+
+/** Saves (or refreshes the token of) a guest session; restarts its connection if the token changed. */
 export function addSession(s: SavedSession): void {
   const old = sessions.value.find((x) => x.sid === s.sid);
   const list = old ? sessions.value.map((x) => (x.sid === s.sid ? { ...s, label: s.label || x.label } : x)) : [...sessions.value, s];
   sessions.value = list;
   storeSessions(list);
-  if (old && (old.token !== s.token || old.origin !== s.origin)) {
-    conns.get(s.sid)?.stop();
-    conns.delete(s.sid);
-  }
   connOf(s.sid);
 }
 
@@ -43,14 +194,18 @@ export function setLabel(sid: string, label: string): void {
 }
 
 export function forgetSession(sid: string): void {
-  conns.get(sid)?.forget();
-  conns.delete(sid);
+  const c = conns.get(sid);
+  if (c && !c.saved.inbox) {
+    c.forget();
+    conns.delete(sid);
+  }
   const list = sessions.value.filter((x) => x.sid !== sid);
   sessions.value = list;
   storeSessions(list);
 }
 
 export function pokeAll(): void {
+  for (const ib of inboxes.value) ib.poke();
   for (const c of conns.values()) c.poke();
 }
 
@@ -59,5 +214,33 @@ export function sweepAll(): void {
 }
 
 export function dropAll(): void {
+  for (const ib of inboxes.value) ib.drop();
   for (const c of conns.values()) c.drop();
 }
+
+// Another tab of this browser paired, was removed or forgot something: follow it, so two tabs never
+// write each other's lists back.
+addEventListener("storage", (e: Event) => {
+  if (!(e instanceof StorageEvent)) return;
+  if (e.key === "lineup.sessions") {
+    sessions.value = loadSessions();
+    syncConns();
+  } else if (e.key === "lineup.inboxes") {
+    const stored = loadInboxes();
+    for (const ib of inboxes.value) {
+      if (!stored.some((x) => x.device_id === ib.saved.device_id)) {
+        ib.stop();
+        for (const [sid, c] of conns) {
+          if (c.saved.inbox !== ib.saved.inbox_id) continue;
+          c.stop();
+          conns.delete(sid);
+        }
+      }
+    }
+    const kept = inboxes.value.filter((ib) => stored.some((x) => x.device_id === ib.saved.device_id));
+    const added = stored.filter((x) => !kept.some((ib) => ib.saved.device_id === x.device_id)).map(makeInbox);
+    inboxes.value = [...kept, ...added];
+    for (const ib of added) ib.start();
+    syncConns();
+  }
+});

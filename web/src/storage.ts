@@ -1,14 +1,30 @@
-// Everything this device remembers lives in localStorage under "lineup.*": the paired sessions (their
-// tokens stay here and in no request line), a stable client id, answers waiting to be sent, and each
-// session's call log. localStorage can be full or disabled (private mode): every write is best-effort.
+// Everything this device remembers lives in localStorage under "lineup.*": the inboxes it is paired with
+// (their device credentials), the guest sessions of v1 links (their tokens stay here and in no request
+// line), a stable client id, answers waiting to be sent, and each session's call log. localStorage can be
+// full or disabled (private mode): every write is best-effort.
 
 export interface SavedSession {
   sid: string;
+  /** The v1 app token, or the device credential for a session of an inbox. */
   token: string;
   /** Origin of the relay or LAN agent that serves this session's API, e.g. "https://relay.example". */
   origin: string;
   label: string;
   addedAt: number;
+  /** A session of an inbox: connect as the device id (the relay refuses any other client id). */
+  clientId?: string;
+  inbox?: string;
+}
+
+/** An inbox this device is paired with (docs/inbox.md): the credential works for all its sessions. */
+export interface SavedInbox {
+  origin: string;
+  inbox_id: string;
+  device_id: string;
+  device_credential: string;
+  /** This device's name in the inbox. */
+  name: string;
+  pairedAt: number;
 }
 
 const P = "lineup.";
@@ -58,6 +74,19 @@ export function deviceId(): string {
 
 export const loadSessions = (): SavedSession[] => readJson<SavedSession[]>("sessions", []);
 export const storeSessions = (list: SavedSession[]): void => writeJson("sessions", list);
+
+export const loadInboxes = (): SavedInbox[] =>
+  readJson<SavedInbox[]>("inboxes", []).filter((x) => x && typeof x.device_credential === "string" && typeof x.origin === "string");
+export const storeInboxes = (list: SavedInbox[]): void => writeJson("inboxes", list);
+
+/**
+ * The code of a `#pair=<code>` link, or undefined. Only its alphabet is checked here (the relay decides
+ * whether it is valid), so a code format change on the server does not break old apps.
+ */
+export function parsePairCode(hash: string): string | undefined {
+  const code = new URLSearchParams(hash.replace(/^#/, "")).get("pair");
+  return code && /^[A-Za-z0-9._-]{1,64}$/.test(code) ? code : undefined;
+}
 
 /** Parses `#s=<sid>&t=<token>` (the relay's app_url fragment); undefined when it is not a pairing link. */
 export function parsePairing(hash: string): { sid: string; token: string; label?: string } | undefined {

@@ -8,9 +8,11 @@ import { parseBudgetHeader } from "../../shared/mcp/budget.js";
 import { tokenIdentity } from "../../shared/mcp/call-id.js";
 import { isClientTimeout } from "../../shared/mcp/hold.js";
 import { readCapped, type EdgeHost } from "../../shared/edge.js";
+import { isOAuthAccessToken } from "../../shared/oauth.js";
 import { verifyToken } from "../../shared/tokens.js";
 import type { Env } from "../env.js";
 import { workerHost } from "../host.js";
+import { checkAccessToken, resourceMetadataUrl } from "../oauth/routes.js";
 import { rendezvousIdOf, signalCancel } from "./cancel.js";
 import { edgeLink } from "./link.js";
 import type { SessionLink } from "./port.js";
@@ -32,9 +34,12 @@ const fail = (c: C, status: 400 | 401 | 403 | 413, code: string, message: string
   return c.json({ error: { code, message } }, status);
 };
 
-/** RFC 6750 challenge; no `error` when no credentials were sent at all. */
-const bearer = (error?: "invalid_token" | "invalid_request", description?: string) =>
-  `Bearer realm="${REALM}"${error ? `, error="${error}"` : ""}${description ? `, error_description="${description.replace(/["\\]/g, "")}"` : ""}`;
+/**
+ * RFC 6750 challenge; no `error` when no credentials were sent at all. `resource_metadata` (RFC 9728 §5.1)
+ * points OAuth clients (claude.ai, ChatGPT, …) at the relay's own authorization server (worker/oauth).
+ */
+const bearer = (c: C, error?: "invalid_token" | "invalid_request", description?: string) =>
+  `Bearer realm="${REALM}", resource_metadata="${resourceMetadataUrl(new URL(c.req.url).origin)}"${error ? `, error="${error}"` : ""}${description ? `, error_description="${description.replace(/["\\]/g, "")}"` : ""}`;
 
 export function createMcpRoutes(options: Partial<McpRouteOptions> = {}): Hono<{ Bindings: Env }> {
   const opts: McpRouteOptions = { ...REMOTE_DEFAULTS, link: (h, epoch) => edgeLink(h.session, epoch), ...options };
@@ -58,15 +63,26 @@ export function createMcpRoutes(options: Partial<McpRouteOptions> = {}): Hono<{ 
     if (refused) return refused;
     const url = new URL(c.req.url);
     if (url.searchParams.has("token")) {
-      return fail(c, 400, "token_in_url", "tokens are not accepted in the URL; send Authorization: Bearer <agent token>", bearer("invalid_request", "send the token in the Authorization header"));
+      return fail(c, 400, "token_in_url", "tokens are not accepted in the URL; send Authorization: Bearer <agent token>", bearer(c, "invalid_request", "send the token in the Authorization header"));
     }
     const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
-    if (!m) return fail(c, 401, "unauthorized", "this MCP server needs Authorization: Bearer <agent token> (a LineUp session's agent token)", bearer());
+    if (!m) return fail(c, 401, "unauthorized", "this MCP server needs Authorization: Bearer <agent token> (a LineUp session's agent token) or an OAuth access token", bearer(c));
     const token = m[1]!;
-    const t = await verifyToken(await host.tokenSecret(), token);
-    if (!t.ok || !SESSION_ID_RE.test(t.sessionId)) return fail(c, 401, "unauthorized", "the token is not a valid LineUp session token", bearer("invalid_token", "the token is not valid"));
-    if (t.role !== "agent") return fail(c, 403, "forbidden", "an app token cannot act as the agent: use the session's agent token");
-    if (t.expired) return fail(c, 401, "session_expired", "this token's session has expired; create a new session", bearer("invalid_token", "the session has expired"));
+    // An OAuth access token (worker/oauth) acts as the agent token of the session its grant created; its
+    // call identity is the grant, so retries join across token refreshes. A valid agent token is accepted
+    // as before, without any challenge (Claude Code may ignore its header once OAuth is advertised).
+    let t: { sessionId: string; epoch: number; identity: string };
+    if (isOAuthAccessToken(token)) {
+      const o = await checkAccessToken(c.env, token, new URL(c.req.url).origin);
+      if (!o) return fail(c, 401, "unauthorized", "the OAuth access token is not valid (expired, revoked, or for another server)", bearer(c, "invalid_token", "the access token is expired or revoked"));
+      t = { sessionId: o.session_id, epoch: o.epoch, identity: `oauth:${o.grant_id}` };
+    } else {
+      const v = await verifyToken(await host.tokenSecret(), token);
+      if (!v.ok || !SESSION_ID_RE.test(v.sessionId)) return fail(c, 401, "unauthorized", "the token is not a valid LineUp session token", bearer(c, "invalid_token", "the token is not valid"));
+      if (v.role !== "agent") return fail(c, 403, "forbidden", "an app token cannot act as the agent: use the session's agent token");
+      if (v.expired) return fail(c, 401, "session_expired", "this token's session has expired; create a new session", bearer(c, "invalid_token", "the session has expired"));
+      t = { sessionId: v.sessionId, epoch: v.epoch, identity: token };
+    }
 
     const text = await readCapped(c.req.raw, LIMITS.maxHttpBodyBytes);
     if (text === undefined) return fail(c, 413, "too_large", `body over ${LIMITS.maxHttpBodyBytes} bytes`);
@@ -82,7 +98,7 @@ export function createMcpRoutes(options: Partial<McpRouteOptions> = {}): Hono<{ 
     const link = opts.link(host, t.epoch);
     const caller: Caller = {
       sid: t.sessionId,
-      tokenId: await tokenIdentity(token),
+      tokenId: await tokenIdentity(t.identity),
       userAgent: c.req.header("user-agent") ?? "",
       budgetOverrideS: parseBudgetHeader(c.req.header("lineup-wait-budget")),
     };

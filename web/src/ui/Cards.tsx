@@ -1,6 +1,8 @@
-// A pending tool call as a card in the thread; once it is settled it collapses to one line with its answer.
-import { useState } from "preact/hooks";
+// A pending tool call as a card in the thread; once it is settled it collapses to a row with what was asked
+// and how it ended, in words (approved, changes requested and declined each look different).
+import { useEffect, useState } from "preact/hooks";
 import { BUILTIN_TOOLS } from "../../../shared/builtin-tools.js";
+import { plainLine } from "../calltext.js";
 import type { CallEntry, SessionConn } from "../conn.js";
 import { t, type Key } from "../i18n.js";
 import type { Answer } from "../tools/calculator.js";
@@ -10,6 +12,9 @@ import { Board } from "./Board.js";
 import { Composer } from "./Composer.js";
 import { Content } from "./Content.js";
 import { ErrorBoundary } from "./ErrorBoundary.js";
+import { PermissionCardLazy } from "../tools/permission-lazy.js";
+import { pt } from "../tools/permission-i18n.js";
+import { kindOf } from "./Status.js";
 
 const str = (v: unknown, d = ""): string => (typeof v === "string" ? v : d);
 
@@ -24,35 +29,41 @@ export const STATE_KEY: Record<CallEntry["state"], Key> = {
   gone: "gone",
 };
 
-const ICON: Record<string, string> = { choice: "☰", confirm: "✔", input: "✎", ask_question: "?", work_report: "✓", canvas: "✏", calculator: "∑" };
+const ICON: Record<string, string> = { choice: "☰", confirm: "✔", input: "✎", ask_question: "?", work_report: "✓", permission: "⚿", canvas: "✏", calculator: "∑" };
 
 type Props = { c: CallEntry; answer: (a: Answer) => void };
 
+/**
+ * Select, then submit — for one option as for several. A tap only marks an option (it can be changed); the
+ * answer goes when Submit is tapped. Chosen over an undo window: nothing is sent that the human did not
+ * confirm, no timer can send a half-meant answer while the phone locks or the tab closes, and a long label
+ * can be read whole after it is marked (docs/pwa.md "Mis-taps").
+ */
 function ChoiceCard({ c, answer }: Props) {
   const options = Array.isArray(c.args.options) ? c.args.options.map((o) => String(o)) : [];
-  const [picked, setPicked] = useState<string[]>([]);
-  if (c.args.multiple === true) {
-    return (
-      <form onSubmit={(e) => { e.preventDefault(); if (picked.length) answer({ result: { message: picked.join(", "), selected: picked } }); }}>
-        <fieldset class="options">
-          <legend class="sr-only">{str(c.args.question)}</legend>
-          {options.map((o, i) => (
-            <label class="option check" key={i}>
-              <input type="checkbox" checked={picked.includes(o)} onChange={(e) => setPicked((e.target as HTMLInputElement).checked ? [...picked, o] : picked.filter((x) => x !== o))} />
-              {o}
-            </label>
-          ))}
-        </fieldset>
-        <button class="btn primary" type="submit" disabled={!picked.length}>{t("submit")}</button>
-      </form>
-    );
-  }
+  const multi = c.args.multiple === true;
+  // Indices, not labels: two options may read the same.
+  const [picked, setPicked] = useState<number[]>([]);
+  const name = `ch-${c.call_id}`;
+  const mark = (i: number, on: boolean) => setPicked(multi ? (on ? [...picked, i].sort((a, b) => a - b) : picked.filter((x) => x !== i)) : [i]);
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const selected = picked.map((i) => options[i]!);
+    if (selected.length) answer({ result: { message: selected.join(", "), selected } });
+  };
   return (
-    <div class="options" role="group" aria-label={str(c.args.question)}>
-      {options.map((o, i) => (
-        <button key={i} class="btn option" type="button" onClick={() => answer({ result: { message: o, selected: [o] } })}>{o}</button>
-      ))}
-    </div>
+    <form class="choice" onSubmit={submit}>
+      <fieldset class="options">
+        <legend class="sr-only">{str(c.args.question)}</legend>
+        {options.map((o, i) => (
+          <label class={`option ${multi ? "check" : "radio"}${picked.includes(i) ? " on" : ""}`} key={i}>
+            <input type={multi ? "checkbox" : "radio"} name={name} value={String(i)} checked={picked.includes(i)} onChange={(e) => mark(i, (e.target as HTMLInputElement).checked)} />
+            <span class="opt-text">{o}</span>
+          </label>
+        ))}
+      </fieldset>
+      <button class="btn primary" type="submit" disabled={!picked.length}>{t("submit")}</button>
+    </form>
   );
 }
 
@@ -69,7 +80,10 @@ function InputCard({ c, answer }: Props) {
   const [v, setV] = useState(str(c.args.default));
   const id = `in-${c.call_id}`;
   const multi = c.args.multiline === true;
-  const submit = (e: Event) => { e.preventDefault(); answer({ result: { message: v } }); };
+  // A blank answer only when the agent said what blank means (it gave a default).
+  const blankOk = typeof c.args.default === "string";
+  const blocked = !blankOk && !v.trim();
+  const submit = (e: Event) => { e.preventDefault(); if (!blocked) answer({ result: { message: v } }); };
   return (
     <form class="input-card" onSubmit={submit}>
       <label class="sr-only" for={id}>{str(c.args.question)}</label>
@@ -78,7 +92,7 @@ function InputCard({ c, answer }: Props) {
       ) : (
         <input id={id} type="text" placeholder={str(c.args.placeholder)} value={v} onInput={(e) => setV((e.target as HTMLInputElement).value)} />
       )}
-      <button class="btn primary" type="submit">{t("submit")}</button>
+      <button class="btn primary" type="submit" disabled={blocked}>{t("submit")}</button>
     </form>
   );
 }
@@ -141,13 +155,13 @@ function GenericCard({ c, answer }: Props) {
   );
 }
 
-const BODIES: Record<string, (p: Props) => preact.JSX.Element> = { choice: ChoiceCard, confirm: ConfirmCard, input: InputCard, ask_question: AskCard, work_report: ReportCard };
+const BODIES: Record<string, (p: Props) => preact.JSX.Element> = { choice: ChoiceCard, confirm: ConfirmCard, input: InputCard, ask_question: AskCard, work_report: ReportCard, permission: PermissionCardLazy /* issue 17: tools/permission.tsx */ };
 
 function title(c: CallEntry): string {
   if (c.name === "ask_question") return t("question");
   if (c.name === "work_report") return t("workReport");
   if (c.name === "canvas") return t("canvas");
-  if (c.name === "choice" || c.name === "confirm" || c.name === "input") return t(`t_${c.name}`);
+  if (c.name === "choice" || c.name === "confirm" || c.name === "input" || c.name === "permission") return t(`t_${c.name}`);
   return c.action && c.name !== "choice" ? `${c.name} · ${c.action}` : c.name;
 }
 
@@ -156,8 +170,69 @@ function headline(c: CallEntry): string {
   return str(c.args.question);
 }
 
-export function CallCard({ c, conn }: { c: CallEntry; conn: SessionConn }) {
-  const answer = (a: Answer) => conn.answer(c.call_id, a);
+/** A collapsed card's line: what was asked (an ask_question's question too, not just "Question"). */
+function summaryLine(c: CallEntry): string {
+  if (c.name === "ask_question") return plainLine(str(c.args.question));
+  if (c.name === "work_report") return plainLine(str(c.args.summary));
+  if (c.name === "permission") return `${str(c.args.tool_name, "?")}${typeof c.args.input === "object" && c.args.input ? `: ${plainLine(JSON.stringify(c.args.input), 120)}` : ""}`;
+  return plainLine(headline(c));
+}
+
+/** How a settled call ended, in words; `kind` gives approved / changes requested / declined their own look. */
+export interface Outcome {
+  kind: "approved" | "changes" | "declined" | "error" | "yes" | "no" | "allowed" | "denied" | "answer";
+  text: string;
+}
+
+const GLYPH: Partial<Record<Outcome["kind"], string>> = { approved: "✓", changes: "✎", declined: "✕", error: "⚠", yes: "✓", no: "✕", allowed: "✓", denied: "✕" };
+
+export function outcomeOf(c: CallEntry): Outcome | undefined {
+  const mineOrQueued = c.state === "answered" || c.state === "queued";
+  if (mineOrQueued && c.error) return c.error.code === "declined" ? { kind: "declined", text: t("declined") } : { kind: "error", text: `${t("error")}: ${c.error.message}` };
+  const r = mineOrQueued ? c.result : undefined;
+  // Answered elsewhere: only the winner's `message` is known (tool.cancel's `answer`).
+  const msg = r ? r.message : c.state === "elsewhere" || c.state === "lost" ? c.answerText : undefined;
+  if (msg === undefined) return undefined;
+  switch (c.name) {
+    case "work_report": {
+      const approved = r ? r.approved === true : msg === "approved";
+      if (approved) return { kind: "approved", text: t("approved") };
+      const why = msg && msg !== t("requestChanges") ? `: ${msg}` : "";
+      return { kind: "changes", text: `${t("changesRequested")}${why}` };
+    }
+    case "confirm": {
+      const yes = r ? r.confirmed === true : msg === "yes";
+      return yes ? { kind: "yes", text: str(c.args.yes_label, t("yes")) } : { kind: "no", text: str(c.args.no_label, t("no")) };
+    }
+    case "permission": {
+      const rule = r && typeof r.rule === "string" ? r.rule : undefined;
+      if (msg === "always" || rule) return { kind: "allowed", text: rule ? pt("answeredAlways", { rule }) : pt("answeredAllow") };
+      return msg === "deny" || r?.behavior === "deny" ? { kind: "denied", text: pt("answeredDeny") } : { kind: "allowed", text: pt("answeredAllow") };
+    }
+    default:
+      if (msg) return { kind: "answer", text: msg };
+      return r?.content?.length ? { kind: "answer", text: t("attachmentsOnly", { n: r.content.length }) } : { kind: "answer", text: t("emptyAnswer") };
+  }
+}
+
+/** What stands in the way of answering on this device now, said on the card itself. */
+function CardNote({ conn }: { conn: SessionConn }) {
+  const k = kindOf(conn);
+  if (k === "online" || k === "connecting") return null;
+  if (k === "replaced") {
+    return (
+      <div class="card-note refused" data-note={k} role="note">
+        <span>{t("cardReplaced")}</span>
+        <button class="btn small" type="button" onClick={() => conn.takeOver()}>{t("useHere")}</button>
+      </div>
+    );
+  }
+  const key = k === "stopped" ? "cardStopped" : k === "agent-away" ? "cardAgentAway" : "cardNotConnected";
+  return <p class={`card-note${k === "stopped" ? " refused" : ""}`} data-note={k} role="note">{t(key)}</p>;
+}
+
+export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: SessionConn; focused?: boolean }) {
+  const answer = (a: Answer) => void conn.answer(c.call_id, a);
   const done = c.state !== "pending";
   if (c.name === "canvas") {
     const id = str(c.result?.instance_id);
@@ -169,23 +244,34 @@ export function CallCard({ c, conn }: { c: CallEntry; conn: SessionConn }) {
     );
   }
   if (done) {
+    const o = outcomeOf(c);
     const tone = c.state === "answered" || c.state === "queued" ? (c.error ? "warn" : "ok") : c.state === "lost" || c.state === "elsewhere" ? "info" : "muted";
-    const answerText = c.error ? (c.error.code === "declined" ? t("declined") : `${t("error")}: ${c.error.message}`) : c.result?.message;
+    // Answered on another device: the relay says by whom and what (tool.cancel answered_by / answer).
+    const who = c.state === "elsewhere" ? conn.whoAnswered(c) : undefined;
+    const glyph = o && GLYPH[o.kind];
     return (
-      <article class={`card done ${tone}`} data-call={c.call_id} data-state={c.state}>
+      <article class={`card done ${tone}${focused ? " focused" : ""}`} data-call={c.call_id} data-state={c.state} data-outcome={o?.kind} tabIndex={focused ? -1 : undefined}>
         <details>
           <summary>
             <span class="ico" aria-hidden="true">{ICON[c.name] ?? "⚙"}</span>
-            <span class="q">{headline(c) || title(c)}</span>
-            <span class="ans">
-              {(c.state === "answered" || c.state === "queued") && answerText ? <b>{answerText}</b> : null}
-              <small class="state">{t(STATE_KEY[c.state])}</small>
+            <span class="sum">
+              <span class="q">{summaryLine(c) || title(c)}</span>
+              <span class="ans">
+                {o && (
+                  <span class={`outcome o-${o.kind}`}>
+                    {glyph && <span class="o-ico" aria-hidden="true">{glyph}</span>}
+                    <b>{o.text}</b>
+                  </span>
+                )}
+                <small class="state">{who ? t("answeredOn", { who }) : t(STATE_KEY[c.state])}</small>
+              </span>
             </span>
           </summary>
           <div class="body">
             <ErrorBoundary>
               {c.name === "ask_question" && <Markdown text={str(c.args.question)} />}
               {c.name === "work_report" && <Markdown text={str(c.args.summary)} />}
+              {c.name !== "ask_question" && c.name !== "work_report" && headline(c) && <p class="question">{headline(c)}</p>}
               {c.result?.content && <Content blocks={c.result.content} />}
             </ErrorBoundary>
           </div>
@@ -195,26 +281,57 @@ export function CallCard({ c, conn }: { c: CallEntry; conn: SessionConn }) {
   }
   const Body = BODIES[c.name] ?? GenericCard;
   const q = headline(c);
+  // Replaced by another tab or stopped for good: nothing in the card can be used (the note says why).
+  const refused = conn.refused;
   return (
-    <article class="card pending" data-call={c.call_id} data-state={c.state} aria-labelledby={`h-${c.call_id}`}>
+    <article class={`card pending${focused ? " focused" : ""}`} data-call={c.call_id} data-state={c.state} aria-labelledby={`h-${c.call_id}`} tabIndex={focused ? -1 : undefined}>
       <header>
         <span class="ico" aria-hidden="true">{ICON[c.name] ?? "⚙"}</span>
         <span id={`h-${c.call_id}`}>{title(c)}</span>
         <Countdown deadline={c.deadline} />
       </header>
       {q && <p class="question">{q}</p>}
-      {/* A body that fails to render still leaves Decline, so the agent is not left waiting. */}
-      <ErrorBoundary>
-        <Body c={c} answer={answer} />
-      </ErrorBoundary>
-      <button class="btn link decline" type="button" onClick={() => answer({ error: { code: "declined", message: "the human declined" } })}>{t("decline")}</button>
+      <CardNote conn={conn} />
+      <fieldset class="card-body" disabled={refused}>
+        {/* A body that fails to render still leaves Decline, so the agent is not left waiting. */}
+        <ErrorBoundary>
+          <Body c={c} answer={answer} />
+        </ErrorBoundary>
+        <button class="btn link decline" type="button" onClick={() => answer({ error: { code: "declined", message: "the human declined" } })}>{t("decline")}</button>
+      </fieldset>
     </article>
   );
 }
 
+/** Deadlines closer than this count down by the second. */
+const SOON_MS = 10 * 60_000;
+
 function Countdown({ deadline }: { deadline: number }) {
+  const [now, setNow] = useState(Date.now());
+  const left = deadline - now;
+  const soon = left <= SOON_MS;
+  useEffect(() => {
+    if (left <= 0) return;
+    // Far away: wake once when the countdown should start; close: every second.
+    if (!soon) {
+      const id = setTimeout(() => setNow(Date.now()), Math.min(left - SOON_MS + 50, 2 ** 31 - 1));
+      return () => clearTimeout(id);
+    }
+    const id = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(id);
+  }, [deadline, soon, left <= 0]);
+  if (soon) {
+    const s = Math.max(0, Math.ceil(left / 1000));
+    const mmss = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+    // role=timer: screen readers do not announce every tick.
+    return (
+      <small class={`deadline countdown${s <= 60 ? " urgent" : ""}`} role="timer">
+        {t("timeLeft", { t: mmss })}
+      </small>
+    );
+  }
   const d = new Date(deadline);
   const same = d.toDateString() === new Date().toDateString();
-  const s = same ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : d.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
-  return <small class="deadline">{t("expires", { t: s })}</small>;
+  const at = same ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : d.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+  return <small class="deadline">{t("expires", { t: at })}</small>;
 }

@@ -1,12 +1,121 @@
-// The sessions paired on this device: label, agent online state, waiting calls; open or forget.
-import { connOf, forgetSession, sessions } from "../sessions.js";
-import { navigate } from "../router.js";
+// Home: "Waiting for you" — every call waiting for a human across all sessions, with what it asks — then
+// the sessions themselves (an inbox's, live from its socket, and guest links), with online state and
+// pending count. A tap on a waiting call opens its session at that card.
+import { AUTOMATIC, type SessionConn } from "../conn.js";
+import { plainLine, waitText } from "../calltext.js";
 import { t } from "../i18n.js";
+import { focusCall, navigate } from "../router.js";
+import { tail } from "../labels.js";
+import { connOf, entries, forgetSession, inboxes, type Entry } from "../sessions.js";
 import { Presence } from "./SessionView.js";
+import { TailText } from "./Tail.js";
+import { online } from "../state.js";
+
+export interface WaitItem {
+  sid: string;
+  callId: string;
+  name: string;
+  text: string;
+  at: number;
+  label: string;
+}
+
+const ICON: Record<string, string> = { choice: "☰", confirm: "✔", input: "✎", ask_question: "?", work_report: "✓" };
+
+/** The calls of one session waiting for a human: the inbox's list (it has them even for sessions this
+ * device has not caught up with), minus what this device already settled, plus what only this device holds. */
+function waitingOf(e: Entry, c: SessionConn | undefined, label: string): WaitItem[] {
+  const local = c?.calls.value ?? [];
+  const byId = new Map(local.map((x) => [x.call_id, x]));
+  const out: WaitItem[] = [];
+  const listed = new Set<string>();
+  for (const w of e.info?.waiting ?? []) {
+    if (AUTOMATIC.has(w.name)) continue;
+    const l = byId.get(w.call_id);
+    listed.add(w.call_id);
+    if (l && l.state !== "pending") continue; // answered or closed here; the inbox follows shortly
+    // The relay's text is the agent's markdown on one line: shown without its markers.
+    out.push({ sid: e.sid, callId: w.call_id, name: w.name, text: plainLine(w.text, 280) || (l ? waitText(l) : ""), at: w.created_at, label });
+  }
+  // For an inbox session only a connected session's own list is as fresh as the inbox's.
+  const trustLocal = !e.info || c?.phase.value === "online";
+  if (trustLocal) {
+    for (const l of local) {
+      if (l.state !== "pending" || AUTOMATIC.has(l.name) || listed.has(l.call_id)) continue;
+      out.push({ sid: e.sid, callId: l.call_id, name: l.name, text: waitText(l), at: l.at, label });
+    }
+  }
+  return out;
+}
+
+const labelOf = (e: Entry, c: SessionConn | undefined): string => (e.guest ? c?.label.value || e.saved.label : e.label) || t("unnamed");
+
+function open(sid: string, callId?: string) {
+  focusCall.value = callId ? { sid, callId } : null;
+  navigate(`/s/${sid}`);
+}
+
+function Waiting({ items }: { items: WaitItem[] }) {
+  return (
+    <section class="waiting" aria-labelledby="h-waiting">
+      <h2 id="h-waiting">
+        {t("waitingForYou")} {items.length > 0 && <span class="badge">{items.length}</span>}
+      </h2>
+      {items.length === 0 ? (
+        <p class="hint">{t("nothingWaiting")}</p>
+      ) : (
+        <ul class="wait-list">
+          {items.map((w) => (
+            <li key={`${w.sid}/${w.callId}`}>
+              <a class="wait-row" href={`/s/${w.sid}`} data-sid={w.sid} data-call={w.callId} onClick={(ev) => { ev.preventDefault(); open(w.sid, w.callId); }}>
+                <span class="ico" aria-hidden="true">{ICON[w.name] ?? "⚙"}</span>
+                <span class="meta">
+                  <b class="wait-text">{w.text || w.name}</b>
+                  <small class="wait-session"><TailText text={w.label} /></small>
+                </span>
+              </a>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function Row({ e, c, n }: { e: Entry; c: SessionConn; n: number }) {
+  const label = labelOf(e, c);
+  // An inbox session's online state comes from the inbox while its own socket is not up yet.
+  const agentOnline = c.phase.value === "online" ? undefined : e.inbox?.phase.value === "online" ? !!e.info?.agent_online : undefined;
+  return (
+    <li class={`session-row${e.guest ? " guest" : ""}`} data-sid={e.sid}>
+      <a href={`/s/${e.sid}`} onClick={(ev) => { ev.preventDefault(); open(e.sid); }}>
+        <span class="avatar" aria-hidden="true">{label.slice(0, 1).toUpperCase()}</span>
+        <span class="meta">
+          <b class="label"><TailText text={label} /></b>
+          <Presence conn={c} agentOnline={agentOnline} />
+          <small class="host">
+            {e.guest ? (
+              <>
+                <span class="tag">{t("guestLink")}</span> {new URL(e.saved.origin).host}
+              </>
+            ) : (
+              tail(e.info?.project_dir ?? new URL(e.saved.origin).host, 44)
+            )}
+          </small>
+        </span>
+        {n > 0 && <span class="badge" aria-label={t("pending", { n })}>{n}</span>}
+      </a>
+      {e.guest && (
+        <button class="btn link forget" aria-label={`${t("forget")} ${label}`} onClick={() => confirm(t("forgetConfirm")) && forgetSession(e.sid)}>{t("forget")}</button>
+      )}
+    </li>
+  );
+}
 
 export function Home() {
-  const list = sessions.value;
-  if (!list.length) {
+  const list = entries.value;
+  const paired = inboxes.value;
+  if (!list.length && !paired.length) {
     return (
       <section class="home empty-home">
         <img src="/icon.svg" alt="" width={96} height={96} />
@@ -15,33 +124,34 @@ export function Home() {
       </section>
     );
   }
+  const rows = list.map((e) => {
+    const c = connOf(e.sid);
+    const label = c ? labelOf(e, c) : e.label;
+    const waiting = waitingOf(e, c, label);
+    // A guest session that is not connected knows its count only from the relay's last status.
+    const n = e.guest && c && c.phase.value !== "online" ? Math.max(waiting.length, c.remotePending.value ?? 0) : Math.max(waiting.length, e.info && e.inbox?.phase.value === "online" ? e.info.pending : 0);
+    return { e, c, waiting, n };
+  });
+  const items = rows.flatMap((r) => r.waiting).sort((a, b) => a.at - b.at);
+  // Newest activity first; guest sessions (no inbox report) after the inbox's.
+  const sorted = [...rows].sort((a, b) => (b.e.info?.last_activity ?? -1) - (a.e.info?.last_activity ?? -1));
+  const stale = online.value && paired.some((ib) => ib.phase.value === "offline" || ib.phase.value === "stopped");
   return (
     <section class="home">
-      <h2 class="sr-only">{t("sessions")}</h2>
-      <ul class="sessions">
-        {list.map((s) => {
-          const c = connOf(s.sid);
-          if (!c) return null;
-          const live = c.phase.value === "online";
-          const n = live ? c.pendingCount() : Math.max(c.pendingCount(), c.remotePending.value ?? 0);
-          const label = c.label.value || s.label || s.sid;
-          return (
-            <li key={s.sid} class="session-row" data-sid={s.sid}>
-              <a href={`/s/${s.sid}`} onClick={(e) => { e.preventDefault(); navigate(`/s/${s.sid}`); }}>
-                <span class="avatar" aria-hidden="true">{label.slice(0, 1).toUpperCase()}</span>
-                <span class="meta">
-                  <b class="label">{label}</b>
-                  <Presence conn={c} />
-                  <small class="host">{new URL(s.origin).host}</small>
-                </span>
-                {n > 0 && <span class="badge" aria-label={t("pending", { n })}>{n}</span>}
-              </a>
-              <button class="btn link forget" aria-label={`${t("forget")} ${label}`} onClick={() => confirm(t("forgetConfirm")) && forgetSession(s.sid)}>{t("forget")}</button>
-            </li>
-          );
-        })}
-      </ul>
-      <p class="hint">{t("sessionsHint")}</p>
+      {stale && <p class="hint" role="status">{t("inboxOffline")}</p>}
+      <Waiting items={items} />
+      <section class="list" aria-labelledby="h-sessions">
+        <div class="list-head">
+          <h2 id="h-sessions">{t("sessions")}</h2>
+          <button class="btn" onClick={() => navigate("/devices")}>{t("devices")}</button>
+        </div>
+        {sorted.length === 0 ? (
+          <p class="hint">{t("inboxEmpty")}</p>
+        ) : (
+          <ul class="sessions">{sorted.map((r) => (r.c ? <Row key={r.e.sid} e={r.e} c={r.c} n={r.n} /> : null))}</ul>
+        )}
+      </section>
+      {!paired.length && <p class="hint">{t("sessionsHint")}</p>}
     </section>
   );
 }

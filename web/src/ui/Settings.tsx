@@ -1,11 +1,11 @@
-// Language, theme, and pairing with a direct LAN agent (`lineup serve`, http://<ip>:9527 + token).
+// Language, theme, the way to the devices screen, and pairing with a direct LAN agent (`lineup serve`, http://<ip>:9527 + token).
 import { signal } from "@preact/signals";
 import { useState } from "preact/hooks";
-import type { SessionCreated } from "../../../shared/protocol.js";
 import { lang, setLang, t, type Lang } from "../i18n.js";
 import { navigate } from "../router.js";
-import { addSession } from "../sessions.js";
-import { parsePairing, readJson, writeJson } from "../storage.js";
+import { readJson, writeJson } from "../storage.js";
+import { PolicyEntry } from "./PolicyLink.js";
+import { PushEntry } from "../push-lazy.js";
 
 export type Theme = "auto" | "light" | "dark";
 export const theme = signal<Theme>(readJson<Theme>("theme", "auto"));
@@ -19,29 +19,6 @@ export function applyTheme(v: Theme): void {
   document.querySelector('meta[name="theme-color"]')?.setAttribute("content", dark ? "#11151c" : "#f6f7fb");
 }
 
-/** Pairs with a LAN agent: POST /api/sessions on it with the token as Bearer, like RELAY_KEY on the relay. */
-async function pairLan(address: string, token: string): Promise<string> {
-  const pasted = address.includes("#") ? parsePairing(new URL(address).hash) : undefined;
-  if (pasted) {
-    const origin = new URL(address).origin;
-    addSession({ sid: pasted.sid, token: pasted.token, origin, label: pasted.label ?? new URL(address).host, addedAt: Date.now() });
-    return pasted.sid;
-  }
-  const base = new URL(/^https?:\/\//.test(address) ? address : `http://${address}`);
-  const r = await fetch(new URL("/api/sessions", base.origin), {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ label: `LAN ${base.host}` }),
-  });
-  if (!r.ok) {
-    const body = (await r.json().catch(() => null)) as { error?: { message?: string } } | null;
-    throw new Error(body?.error?.message ?? `HTTP ${r.status}`);
-  }
-  const s = (await r.json()) as SessionCreated;
-  addSession({ sid: s.session_id, token: s.app_token, origin: base.origin, label: `LAN ${base.host}`, addedAt: Date.now() });
-  return s.session_id;
-}
-
 export function Settings() {
   const [addr, setAddr] = useState("");
   const [tok, setTok] = useState("");
@@ -52,9 +29,11 @@ export function Settings() {
     setBusy(true);
     setErr("");
     try {
+      // Loaded when used (initial JS budget); a LanError says whether the origin, plain http, the address or the token was refused.
+      const { pairLan } = await import("../lan.js");
       navigate(`/s/${await pairLan(addr.trim(), tok.trim())}`);
     } catch (x) {
-      setErr(t("lanFailed", { e: x instanceof Error ? x.message : String(x) }));
+      setErr(x instanceof Error && x.name === "LanError" ? x.message : t("lanFailed", { e: x instanceof Error ? x.message : String(x) }));
     } finally {
       setBusy(false);
     }
@@ -78,6 +57,13 @@ export function Settings() {
           </select>
         </div>
       </div>
+      <div class="card">
+        <h2>{t("devices")}</h2>
+        <p class="hint">{t("devicesHelp")}</p>
+        <button class="btn" type="button" onClick={() => navigate("/devices")}>{t("manageDevices")}</button>
+      </div>
+      <PushEntry /> {/* issue 16: Web Push on this device and the inbox's reminders (push-settings.tsx) */}
+      <PolicyEntry /> {/* issue 17: the inbox's permission policy (ui/Policy.tsx) */}
       <form class="card" onSubmit={(e) => void submit(e)}>
         <h2>{t("lan")}</h2>
         <p class="hint">{t("lanHelp")}</p>

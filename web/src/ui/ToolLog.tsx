@@ -3,6 +3,7 @@
 import type { CallEntry, SessionConn } from "../conn.js";
 import { t } from "../i18n.js";
 import { STATE_KEY } from "./Cards.js";
+import { PushRow } from "../push-lazy.js";
 
 const short = (v: unknown, n = 160): string => {
   const s = typeof v === "string" ? v : JSON.stringify(v);
@@ -15,10 +16,13 @@ function duration(c: CallEntry): string {
   return ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`;
 }
 
-function who(c: CallEntry): string {
+function who(c: CallEntry, conn: SessionConn): string {
   if (c.by === "auto") return t("auto");
   if (c.by === "me") return t("you");
-  if (c.state === "elsewhere" || c.state === "lost") return t("elsewhere");
+  if (c.state === "elsewhere" || c.state === "lost") {
+    const name = conn.whoAnswered(c);
+    return name ? t("answeredOn", { who: name }) : t("elsewhere");
+  }
   return "—";
 }
 
@@ -39,11 +43,12 @@ export function ToolLog({ conn }: { conn: SessionConn }) {
             <dt>{t("args")}</dt>
             <dd><code>{short(c.args)}</code></dd>
             <dt>{t("result")}</dt>
-            <dd><code>{c.error ? `${c.error.code}: ${c.error.message}` : c.result ? short(c.result.message) + (c.result.content ? ` (+${c.result.content.length})` : "") : "—"}</code></dd>
+            <dd><code>{c.error ? `${c.error.code}: ${c.error.message}` : c.result ? short(c.result.message) + (typeof c.result.rule === "string" ? ` (${c.result.rule})` : "") + (c.result.content ? ` (+${c.result.content.length})` : "") : c.answerText !== undefined ? short(c.answerText) : "—"}</code></dd>
             <dt>{t("by")}</dt>
-            <dd>{who(c)}</dd>
+            <dd>{who(c, conn)}</dd>
             <dt>{t("took")}</dt>
             <dd>{duration(c)}</dd>
+            <PushRow sid={conn.sid} callId={c.call_id} calls={calls.length} /> {/* issue 16: push attempts */}
           </dl>
         </li>
       ))}

@@ -1,0 +1,164 @@
+// A small typed HTTP client for the inbox endpoints (docs/inbox.md): what the agent adapter needs to create
+// its inbox, attach sessions to it, pair devices and manage them. Bodies are checked against the shapes of
+// shared/inbox-protocol.ts before they are sent; answers are checked for the fields the adapter relies on.
+import { z } from "zod";
+import {
+  CreateInboxBody,
+  InboxSessionBody,
+  RedeemJoinBody,
+  RedeemPairingBody,
+  RenameBody,
+  type CodeIssued,
+  type DeviceInfo,
+  type DevicePaired,
+  type InboxState,
+  type MachineCreated,
+} from "../shared/inbox-protocol.js";
+import type { SessionCreated } from "../shared/protocol.js";
+
+/** `status` 0: the relay could not be reached (or answered something that is not the API). */
+export class InboxHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "InboxHttpError";
+  }
+}
+
+export type InboxSessionCreated = SessionCreated & { inbox_id: string };
+
+// Loose objects: a newer relay may add fields; the adapter keeps what it knows.
+const MachineCreatedShape = z.looseObject({ inbox_id: z.string(), machine_id: z.string(), machine_credential: z.string() });
+const DevicePairedShape = z.looseObject({ inbox_id: z.string(), device_id: z.string(), device_credential: z.string(), name: z.string() });
+const CodeIssuedShape = z.looseObject({ code: z.string(), url: z.string().optional(), expires_at: z.number() });
+const DeviceShape = z.looseObject({ id: z.string(), name: z.string(), paired_at: z.number(), last_seen: z.number() });
+const MachineShape = z.looseObject({ id: z.string(), name: z.string(), joined_at: z.number(), last_seen: z.number() });
+const WaitingShape = z.looseObject({ call_id: z.string(), name: z.string(), text: z.string(), created_at: z.number(), deadline_at: z.number().optional() });
+const InboxSessionShape = z.looseObject({
+  session_id: z.string(),
+  label: z.string(),
+  project_dir: z.string().optional(),
+  host: z.string().optional(),
+  machine_id: z.string().optional(),
+  created_at: z.number(),
+  expires_at: z.number(),
+  // What the session last reported; missing until it reports once.
+  agent_online: z.boolean().default(false),
+  pending: z.number().default(0),
+  last_activity: z.number().default(0),
+  waiting: z.array(WaitingShape).default([]),
+});
+const InboxStateShape = z.looseObject({
+  type: z.literal("inbox"),
+  inbox_id: z.string(),
+  you: z.looseObject({ kind: z.enum(["device", "machine"]), id: z.string() }),
+  devices: z.array(DeviceShape),
+  machines: z.array(MachineShape),
+  sessions: z.array(InboxSessionShape),
+  policy_version: z.number().default(0),
+});
+const SessionCreatedShape = z.looseObject({
+  session_id: z.string(),
+  agent_token: z.string(),
+  app_token: z.string(),
+  ws_url: z.string(),
+  app_url: z.string(),
+  expires_at: z.number(),
+  inbox_id: z.string(),
+});
+
+const TIMEOUT_MS = 15_000;
+
+function errorOf(status: number, text: string): InboxHttpError {
+  try {
+    const e = (JSON.parse(text) as { error?: { code?: unknown; message?: unknown } }).error;
+    if (e && typeof e.code === "string") return new InboxHttpError(status, e.code, typeof e.message === "string" ? e.message : e.code);
+  } catch {
+    /* not the API's error shape */
+  }
+  return new InboxHttpError(status, `http_${status}`, `the relay answered ${status}${text ? `: ${text.slice(0, 200)}` : ""}`);
+}
+
+async function request<T>(base: string, method: string, path: string, o: { bearer?: string; body?: unknown; expect: number; shape?: z.ZodType<T> }): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (o.bearer !== undefined) headers.authorization = `Bearer ${o.bearer}`;
+  if (o.body !== undefined) headers["content-type"] = "application/json";
+  let res: Response;
+  try {
+    res = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+  } catch (e) {
+    throw new InboxHttpError(0, "connect", `cannot reach the relay at ${base}: ${(e as Error).message}`);
+  }
+  const text = await res.text().catch(() => "");
+  if (res.status !== o.expect) throw errorOf(res.status, text);
+  if (!o.shape) return undefined as T;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new InboxHttpError(0, "bad_answer", `${method} ${path}: the relay's answer is not JSON`);
+  }
+  const r = o.shape.safeParse(json);
+  if (!r.success) throw new InboxHttpError(0, "bad_answer", `${method} ${path}: unexpected answer (${r.error.issues[0]?.message ?? "invalid"})`);
+  return r.data;
+}
+
+/** The relay's API for one base URL (`http(s)://host[:port]`, no trailing slash). */
+export class InboxApi {
+  constructor(readonly base: string) {}
+
+  /** POST /api/inboxes with the relay key. */
+  createInbox(relayKey: string, machineName?: string): Promise<MachineCreated> {
+    const body = CreateInboxBody.parse(machineName !== undefined ? { machine_name: machineName } : {});
+    return request(this.base, "POST", "/api/inboxes", { bearer: relayKey, body, expect: 201, shape: MachineCreatedShape });
+  }
+
+  state(credential: string): Promise<InboxState> {
+    return request(this.base, "GET", "/api/inbox", { bearer: credential, expect: 200, shape: InboxStateShape });
+  }
+
+  createSession(credential: string, body: z.input<typeof InboxSessionBody>): Promise<InboxSessionCreated> {
+    return request(this.base, "POST", "/api/inbox/sessions", { bearer: credential, body: InboxSessionBody.parse(body), expect: 201, shape: SessionCreatedShape });
+  }
+
+  createPairing(credential: string): Promise<CodeIssued & { url: string }> {
+    return request(this.base, "POST", "/api/inbox/pairings", { bearer: credential, body: {}, expect: 201, shape: CodeIssuedShape.extend({ url: z.string() }) });
+  }
+
+  /** POST /api/pair: what a phone does with the code of a pairing link (tests; a device of your own). */
+  redeemPairing(code: string, name?: string): Promise<DevicePaired> {
+    const body = RedeemPairingBody.parse(name !== undefined ? { code, name } : { code });
+    return request(this.base, "POST", "/api/pair", { body, expect: 201, shape: DevicePairedShape });
+  }
+
+  redeemJoin(code: string, machineName?: string): Promise<MachineCreated> {
+    const body = RedeemJoinBody.parse(machineName !== undefined ? { code, machine_name: machineName } : { code });
+    return request(this.base, "POST", "/api/join", { body, expect: 201, shape: MachineCreatedShape });
+  }
+
+  renameDevice(credential: string, id: string, name: string): Promise<DeviceInfo> {
+    return request(this.base, "PATCH", `/api/inbox/devices/${encodeURIComponent(id)}`, { bearer: credential, body: RenameBody.parse({ name }), expect: 200, shape: DeviceShape });
+  }
+
+  revokeDevice(credential: string, id: string): Promise<void> {
+    return request(this.base, "DELETE", `/api/inbox/devices/${encodeURIComponent(id)}`, { bearer: credential, expect: 204 });
+  }
+
+  revokeMachine(credential: string, id: string): Promise<void> {
+    return request(this.base, "DELETE", `/api/inbox/machines/${encodeURIComponent(id)}`, { bearer: credential, expect: 204 });
+  }
+}
+
+/** A machine name the relay accepts (1–64 characters): this host's name, or "machine". */
+export function machineNameOf(host: string): string {
+  const n = host.trim().slice(0, 64);
+  return n || "machine";
+}

@@ -1,0 +1,111 @@
+// A local log of every permission decision the adapter made (policy or human), one JSON line each in
+// <state dir>/permission-log.jsonl. Policy decisions cost no round trip, so they reach the human's thread
+// later, summed up in the Stop report (`lineup hook stop`); the human's own answers are already in the
+// app's tool log as `permission` calls.
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface LoggedDecision {
+  at: number;
+  agent: string;
+  tool: string;
+  /** the command, path or URL, cut short */
+  subject?: string;
+  decision: "allow" | "deny" | "ask";
+  /** who decided: a policy rule or default, the human, or nobody in time */
+  by: "policy" | "human" | "timeout" | "error";
+  rule?: string;
+  source?: string;
+}
+
+const FILE = "permission-log.jsonl";
+const MARK = "permission-log.reported";
+const MAX_LINES = 2000;
+const KEEP_LINES = 1000;
+
+export function subjectOf(input: Record<string, unknown>): string | undefined {
+  const v = [input.command, input.file_path, input.notebook_path, input.path, input.url, input.pattern].find((x): x is string => typeof x === "string" && x !== "");
+  if (v === undefined) return undefined;
+  const one = v.replace(/\s+/g, " ").trim();
+  return one.length > 120 ? `${one.slice(0, 119)}…` : one;
+}
+
+/** Appends one decision; trims the file now and then. Never throws (logging must not change a decision). */
+export function logDecision(stateDir: string, d: LoggedDecision): void {
+  try {
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    const file = join(stateDir, FILE);
+    appendFileSync(file, `${JSON.stringify(d)}\n`, { mode: 0o600 });
+    if (Math.random() < 0.05) {
+      const lines = readFileSync(file, "utf8").split("\n").filter(Boolean);
+      if (lines.length > MAX_LINES) writeFileSync(file, `${lines.slice(-KEEP_LINES).join("\n")}\n`, { mode: 0o600 });
+    }
+  } catch {
+    /* best effort */
+  }
+}
+
+export function readDecisions(stateDir: string, since = 0): LoggedDecision[] {
+  try {
+    return readFileSync(join(stateDir, FILE), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .flatMap((l) => {
+        try {
+          const d = JSON.parse(l) as LoggedDecision;
+          return d.at > since ? [d] : [];
+        } catch {
+          return [];
+        }
+      });
+  } catch {
+    return [];
+  }
+}
+
+/** Policy decisions not yet reported, and a function that marks them reported. */
+export function unreportedPolicyDecisions(stateDir: string): { decisions: LoggedDecision[]; markReported: () => void } {
+  let since = 0;
+  try {
+    since = Number(readFileSync(join(stateDir, MARK), "utf8")) || 0;
+  } catch {
+    /* never reported */
+  }
+  const decisions = readDecisions(stateDir, since).filter((d) => d.by === "policy");
+  const last = decisions.reduce((m, d) => Math.max(m, d.at), since);
+  return {
+    decisions,
+    markReported: () => {
+      try {
+        writeFileSync(join(stateDir, MARK), String(last), { mode: 0o600 });
+      } catch {
+        /* best effort */
+      }
+    },
+  };
+}
+
+/**
+ * One markdown paragraph for the thread: how many calls the policy decided and by which rule, denials
+ * named one by one. Undefined when there is nothing to say.
+ */
+export function summarize(decisions: readonly LoggedDecision[]): string | undefined {
+  if (decisions.length === 0) return undefined;
+  const count = (ds: readonly LoggedDecision[]) => {
+    const m = new Map<string, number>();
+    for (const d of ds) {
+      const k = d.rule ?? `${d.tool} (default)`;
+      m.set(k, (m.get(k) ?? 0) + 1);
+    }
+    return [...m].sort((a, b) => b[1] - a[1]).map(([k, n]) => `\`${k}\` ×${n}`);
+  };
+  const allowed = decisions.filter((d) => d.decision === "allow");
+  const denied = decisions.filter((d) => d.decision === "deny");
+  const parts: string[] = [];
+  if (allowed.length) parts.push(`allowed ${allowed.length} (${count(allowed).slice(0, 8).join(", ")})`);
+  if (denied.length) {
+    const named = denied.slice(-5).map((d) => `${d.tool}${d.subject ? ` \`${d.subject.replace(/`/g, "'")}\`` : ""} by \`${d.rule ?? "default"}\`${d.source ? ` (${d.source})` : ""}`);
+    parts.push(`denied ${denied.length}: ${named.join("; ")}`);
+  }
+  return `**Permission policy** since the last report: ${parts.join("; ")}.`;
+}

@@ -1,0 +1,170 @@
+// The inbox: a human's home on a relay (docs/inbox.md). Its wire shapes are defined once here, for the
+// edge (shared/edge-inbox.ts), the inbox object, the agent adapter's CLI and the PWA.
+import { z } from "zod";
+import type { ClosedCall } from "./push-protocol.js";
+
+export const INBOX_LIMITS = {
+  /** Single-use pairing and join codes live this long. */
+  codeTtlMs: 10 * 60_000,
+  /** Open codes per inbox (older ones are dropped first). */
+  maxOpenCodes: 16,
+  maxDevices: 32,
+  maxMachines: 16,
+  /** Sessions attached to one inbox; the oldest ended ones go first, then the least recently active. */
+  maxSessions: 200,
+  /** Waiting calls listed per session in the inbox state. */
+  maxWaitingPerSession: 20,
+  /** A waiting call's text in the inbox state, in characters. */
+  maxWaitingText: 280,
+  maxName: 64,
+  maxProjectDir: 512,
+  /** last_seen is written at most this often per device or machine. */
+  lastSeenEveryMs: 60_000,
+  /** The inbox socket coalesces changes into one state frame per this many ms. */
+  pushDebounceMs: 100,
+} as const;
+
+/** Reserved client-id prefix: only a device credential connects as `dv_…` (its device id). */
+export const DEVICE_ID_PREFIX = "dv_";
+export const MACHINE_ID_PREFIX = "mc_";
+export const INBOX_ID_RE = /^[A-Za-z0-9_-]{12}$/;
+export const DEVICE_ID_RE = /^dv_[A-Za-z0-9_-]{10}$/;
+export const MACHINE_ID_RE = /^mc_[A-Za-z0-9_-]{10}$/;
+
+/**
+ * Credentials: `lud1.<inbox>.<device>.<secret>` (a device) and `lum1.<inbox>.<machine>.<secret>` (an agent
+ * machine). The relay keeps only SHA-256 of the secret. Only [A-Za-z0-9._-]: valid in a header and as a
+ * WebSocket subprotocol (`lineup.token.<credential>`).
+ */
+export type CredentialKind = "device" | "machine";
+export interface ParsedCredential {
+  kind: CredentialKind;
+  inbox: string;
+  id: string;
+  secret: string;
+}
+
+export function parseCredential(s: string): ParsedCredential | undefined {
+  const m = /^lu([dm])1\.([A-Za-z0-9_-]{12})\.((?:dv|mc)_[A-Za-z0-9_-]{10})\.([A-Za-z0-9_-]{43})$/.exec(s);
+  if (!m) return undefined;
+  const kind: CredentialKind = m[1] === "d" ? "device" : "machine";
+  if ((kind === "device") !== m[3]!.startsWith(DEVICE_ID_PREFIX)) return undefined;
+  return { kind, inbox: m[2]!, id: m[3]!, secret: m[4]! };
+}
+
+export function formatCredential(c: ParsedCredential): string {
+  return `lu${c.kind === "device" ? "d" : "m"}1.${c.inbox}.${c.id}.${c.secret}`;
+}
+
+/** Pairing (device) and join (machine) codes: `<inbox>.<secret>`, single use, 10 minutes. */
+export function parseCode(s: string): { inbox: string; secret: string } | undefined {
+  const m = /^([A-Za-z0-9_-]{12})\.([A-Za-z0-9_-]{16})$/.exec(s.trim());
+  return m ? { inbox: m[1]!, secret: m[2]! } : undefined;
+}
+
+// ---------------------------------------------------------------- request bodies
+
+const Name = z.string().trim().min(1).max(INBOX_LIMITS.maxName);
+
+export const CreateInboxBody = z.object({ machine_name: Name.optional() }).strict();
+export const RedeemPairingBody = z.object({ code: z.string().max(64), name: Name.optional() }).strict();
+export const RedeemJoinBody = z.object({ code: z.string().max(64), machine_name: Name.optional() }).strict();
+export const RenameBody = z.object({ name: Name }).strict();
+export const InboxSessionBody = z
+  .object({
+    label: z.string().max(120).optional(),
+    project_dir: z.string().max(INBOX_LIMITS.maxProjectDir).optional(),
+    host: z.string().max(INBOX_LIMITS.maxName).optional(),
+    ttl_s: z.number().int().optional(),
+  })
+  .strict();
+
+// ---------------------------------------------------------------- answers
+
+export interface MachineCreated {
+  inbox_id: string;
+  machine_id: string;
+  machine_credential: string;
+}
+export interface DevicePaired {
+  inbox_id: string;
+  device_id: string;
+  device_credential: string;
+  name: string;
+}
+export interface CodeIssued {
+  code: string;
+  /** For pairing codes: the link that pairs a device (`<relay>/#pair=<code>`). */
+  url?: string;
+  expires_at: number;
+}
+
+export interface DeviceInfo {
+  id: string;
+  name: string;
+  paired_at: number;
+  last_seen: number;
+}
+export interface MachineInfo {
+  id: string;
+  name: string;
+  joined_at: number;
+  last_seen: number;
+}
+export interface WaitingCall {
+  call_id: string;
+  name: string;
+  /** The question, title or prompt of the call, cut to maxWaitingText. */
+  text: string;
+  created_at: number;
+  deadline_at?: number;
+  // What a push notification needs (docs/push.md), bounded: labels and options cut to 40 characters.
+  /** confirm: its own button labels, when the agent gave them. */
+  yes_label?: string;
+  no_label?: string;
+  /** single choice with at most 4 options: them (answered by index, so a cut label still picks right). */
+  options?: string[];
+}
+/** What a session reports to its inbox (shared/inbox-report.ts). */
+export interface SessionReport {
+  agent_online: boolean;
+  pending: number;
+  last_activity: number;
+  waiting: WaitingCall[];
+  /** Calls that left `waiting` since the last report, and how (push updates the notifications: docs/push.md). */
+  closed?: ClosedCall[];
+  /** The session ended (deleted or expired): the inbox drops it. */
+  ended?: boolean;
+}
+export interface InboxSession extends SessionReport {
+  session_id: string;
+  label: string;
+  project_dir?: string;
+  host?: string;
+  machine_id?: string;
+  created_at: number;
+  expires_at: number;
+}
+export interface InboxState {
+  type: "inbox";
+  inbox_id: string;
+  you: { kind: CredentialKind; id: string };
+  devices: DeviceInfo[];
+  machines: MachineInfo[];
+  sessions: InboxSession[];
+  /** Bumped on every change of the inbox policy (GET /api/inbox/policy reads it). */
+  policy_version: number;
+}
+
+export const POLICY_LIMITS = { maxRules: 200, maxRuleChars: 512 } as const;
+const Rules = z.array(z.string().min(1).max(POLICY_LIMITS.maxRuleChars)).max(POLICY_LIMITS.maxRules);
+export const InboxPolicyBody = z
+  .object({ permissions: z.object({ allow: Rules.optional(), ask: Rules.optional(), deny: Rules.optional() }).strict(), base_version: z.number().int().optional() })
+  .strict();
+export interface InboxPolicy {
+  permissions: { allow: string[]; ask: string[]; deny: string[] };
+  version: number;
+}
+
+/** Close code of a revoked device's sockets (inbox and sessions): terminal, do not reconnect. */
+export const CLOSE_REVOKED = 4401;

@@ -1,0 +1,229 @@
+// One inbox's logic, run by the Worker's Inbox object (worker/inbox.ts) and the LAN server
+// (adapter/lan-inbox.ts) alike. Its whole state is one small JSON document (≤ 32 devices, 16 machines,
+// 200 sessions): every change is read → modify → write with no await in between, so concurrent requests
+// never interleave inside one. Secrets never reach it: the edge hashes them and passes the hash.
+import {
+  CLOSE_REVOKED,
+  INBOX_LIMITS,
+  type CredentialKind,
+  type DeviceInfo,
+  type InboxPolicy,
+  type InboxSession,
+  type InboxState,
+  type MachineInfo,
+  type SessionReport,
+  type WaitingCall,
+} from "./inbox-protocol.js";
+
+interface Member {
+  name: string;
+  hash: string;
+  since: number;
+  last_seen: number;
+}
+interface Code {
+  kind: "pair" | "join";
+  hash: string;
+  expires_at: number;
+}
+export interface InboxData {
+  inbox_id: string;
+  created_at: number;
+  devices: Record<string, Member>;
+  machines: Record<string, Member>;
+  sessions: Record<string, InboxSession & { epoch: number }>;
+  codes: Code[];
+  policy: InboxPolicy;
+}
+
+export interface InboxPorts {
+  load(): InboxData | undefined;
+  save(d: InboxData): void;
+  /** Sends to every open inbox socket: `frame(deviceId)` builds each device's own view. */
+  broadcast(frame: (deviceId: string) => string): void;
+  /** Closes the inbox sockets of one device. */
+  closeDevice(deviceId: string, code: number, reason: string): void;
+  /** Closes a client's connections to one session (revocation reaches every session of the inbox). */
+  dropClient(sid: string, clientId: string, code: number, reason: string): Promise<void>;
+}
+
+/** What else listens to the inbox (Web Push, shared/push-core.ts); called after each change was saved. */
+export interface InboxHooks {
+  /** A live session's report arrived: its Waiting list before and after (after is empty when it ended). */
+  reported?(sid: string, before: WaitingCall[], after: WaitingCall[], r: SessionReport): void;
+  /** A device was revoked (its push subscription goes too). */
+  revoked?(deviceId: string): void;
+}
+
+export type AuthAnswer = { ok: false } | { ok: true; name: string; session?: { epoch: number; expires_at: number } };
+export type Attach = Omit<InboxSession, keyof SessionReport> & { epoch: number };
+
+export class InboxCore {
+  constructor(
+    private readonly ports: InboxPorts,
+    private readonly hooks: InboxHooks = {},
+  ) {}
+
+  private change<T>(fn: (d: InboxData) => T, push = true): T | undefined {
+    const d = this.ports.load();
+    if (!d) return undefined;
+    const r = fn(d);
+    this.ports.save(d);
+    if (push) this.push(d);
+    return r;
+  }
+
+  private push(d: InboxData): void {
+    this.ports.broadcast((id) => JSON.stringify(view(d, { kind: "device", id })));
+  }
+
+  /** Makes the inbox with its first machine; false when it exists (ids are random: never in practice). */
+  create(inboxId: string, machine: { id: string; name: string; hash: string }, now = Date.now()): boolean {
+    if (this.ports.load()) return false;
+    this.ports.save({
+      inbox_id: inboxId,
+      created_at: now,
+      devices: {},
+      machines: { [machine.id]: { name: machine.name, hash: machine.hash, since: now, last_seen: now } },
+      sessions: {},
+      codes: [],
+      policy: { permissions: { allow: [], ask: [], deny: [] }, version: 0 },
+    });
+    return true;
+  }
+
+  /** Checks a credential by its hash; with `sid`, also that the session is one of this inbox. */
+  auth(kind: CredentialKind, id: string, hash: string, sid?: string, now = Date.now()): AuthAnswer {
+    const d = this.ports.load();
+    const m = d && (kind === "device" ? d.devices : d.machines)[id];
+    if (!d || !m || m.hash !== hash) return { ok: false };
+    if (now - m.last_seen >= INBOX_LIMITS.lastSeenEveryMs) {
+      m.last_seen = now;
+      this.ports.save(d);
+    }
+    if (sid === undefined) return { ok: true, name: m.name };
+    const s = d.sessions[sid];
+    if (!s || s.expires_at <= now) return { ok: true, name: m.name };
+    return { ok: true, name: m.name, session: { epoch: s.epoch, expires_at: s.expires_at } };
+  }
+
+  /** The inbox's data as stored (a copy), for its listeners. */
+  read(): InboxData | undefined {
+    return this.ports.load();
+  }
+
+  state(you: { kind: CredentialKind; id: string }): InboxState | undefined {
+    const d = this.ports.load();
+    return d && view(d, you);
+  }
+
+  /** A new session of this inbox (its object was just created). Past the cap the least active goes. */
+  attach(s: Attach, now = Date.now()): boolean {
+    return (
+      this.change((d) => {
+        d.sessions[s.session_id] = { ...s, agent_online: false, pending: 0, last_activity: now, waiting: [] };
+        const all = Object.values(d.sessions).sort((a, b) => a.last_activity - b.last_activity);
+        for (const old of all.slice(0, Math.max(0, all.length - INBOX_LIMITS.maxSessions))) delete d.sessions[old.session_id];
+        return true;
+      }) ?? false
+    );
+  }
+
+  /** A session's own report (it changed); `ended` removes it. Unknown sessions are ignored. */
+  report(sid: string, epoch: number, r: SessionReport): void {
+    const d = this.ports.load();
+    const s = d?.sessions[sid];
+    if (!d || !s || s.epoch !== epoch) return;
+    const before = s.waiting;
+    if (r.ended) delete d.sessions[sid];
+    else Object.assign(s, { agent_online: r.agent_online, pending: r.pending, last_activity: r.last_activity, waiting: r.waiting.slice(0, INBOX_LIMITS.maxWaitingPerSession) });
+    this.ports.save(d);
+    this.push(d);
+    this.hooks.reported?.(sid, before, r.ended ? [] : s.waiting, r);
+  }
+
+  issueCode(kind: "pair" | "join", hash: string, now = Date.now()): number | undefined {
+    const expires = now + INBOX_LIMITS.codeTtlMs;
+    return this.change((d) => {
+      d.codes = d.codes.filter((c) => c.expires_at > now).slice(-(INBOX_LIMITS.maxOpenCodes - 1));
+      d.codes.push({ kind, hash, expires_at: expires });
+      return expires;
+    }, false);
+  }
+
+  /** Spends a code once; "invalid" for unknown, used and expired alike, "full" past the member cap. */
+  redeem(kind: "pair" | "join", codeHash: string, member: { id: string; name: string; hash: string }, now = Date.now()): "ok" | "invalid" | "full" {
+    const d = this.ports.load();
+    if (!d) return "invalid";
+    const i = d.codes.findIndex((c) => c.kind === kind && c.hash === codeHash && c.expires_at > now);
+    if (i < 0) return "invalid";
+    const group = kind === "pair" ? d.devices : d.machines;
+    if (Object.keys(group).length >= (kind === "pair" ? INBOX_LIMITS.maxDevices : INBOX_LIMITS.maxMachines)) return "full";
+    d.codes.splice(i, 1);
+    group[member.id] = { name: member.name, hash: member.hash, since: now, last_seen: now };
+    this.ports.save(d);
+    this.push(d);
+    return "ok";
+  }
+
+  rename(kind: CredentialKind, id: string, name: string): DeviceInfo | MachineInfo | undefined {
+    return this.change((d) => {
+      const m = (kind === "device" ? d.devices : d.machines)[id];
+      if (!m) return undefined;
+      m.name = name;
+      return kind === "device" ? deviceInfo(id, m) : machineInfo(id, m);
+    });
+  }
+
+  /**
+   * Revokes a device or machine: its credential is gone at once; a device's sockets close with 4401 in
+   * the inbox and in every session of it before this resolves.
+   */
+  async revoke(kind: CredentialKind, id: string): Promise<boolean> {
+    const sessions = this.change((d) => {
+      const group = kind === "device" ? d.devices : d.machines;
+      if (!group[id]) return undefined;
+      delete group[id];
+      return Object.keys(d.sessions);
+    });
+    if (!sessions) return false;
+    if (kind === "device") {
+      this.hooks.revoked?.(id);
+      this.ports.closeDevice(id, CLOSE_REVOKED, "device revoked");
+      await Promise.all(sessions.map((sid) => this.ports.dropClient(sid, id, CLOSE_REVOKED, "device revoked").catch(() => undefined)));
+    }
+    return true;
+  }
+
+  policy(): InboxPolicy | undefined {
+    return this.ports.load()?.policy;
+  }
+
+  /** Replaces the lists given; "conflict" when `base` is not the current version. */
+  setPolicy(p: Partial<InboxPolicy["permissions"]>, base?: number): InboxPolicy | "conflict" | undefined {
+    return this.change((d) => {
+      if (base !== undefined && base !== d.policy.version) return "conflict" as const;
+      d.policy = { permissions: { ...d.policy.permissions, ...p }, version: d.policy.version + 1 };
+      return d.policy;
+    });
+  }
+}
+
+const deviceInfo = (id: string, m: Member): DeviceInfo => ({ id, name: m.name, paired_at: m.since, last_seen: m.last_seen });
+const machineInfo = (id: string, m: Member): MachineInfo => ({ id, name: m.name, joined_at: m.since, last_seen: m.last_seen });
+
+function view(d: InboxData, you: { kind: CredentialKind; id: string }): InboxState {
+  const now = Date.now();
+  return {
+    type: "inbox",
+    inbox_id: d.inbox_id,
+    you,
+    devices: Object.entries(d.devices).map(([id, m]) => deviceInfo(id, m)),
+    machines: Object.entries(d.machines).map(([id, m]) => machineInfo(id, m)),
+    sessions: Object.values(d.sessions)
+      .filter((s) => s.expires_at > now)
+      .sort((a, b) => b.last_activity - a.last_activity)
+      .map(({ epoch: _e, ...s }) => s),
+    policy_version: d.policy.version,
+  };
+}

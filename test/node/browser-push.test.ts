@@ -1,0 +1,236 @@
+// Web Push end to end in real Chromium against the local relay (docs/push.md). Headless Chromium cannot
+// subscribe without a real push service, so the test page — and only it — stubs PushManager.prototype
+// .subscribe/getSubscription: the subscription's endpoint is a fake push service on 127.0.0.1
+// (test/helpers/fake-push.ts: VAPID checked, body decrypted by http_ece) and its p256dh/auth keys are real,
+// made in the page with WebCrypto. What the fake decrypted is handed to the real service worker with CDP
+// `ServiceWorker.deliverPushMessage`; its notifications are read with `registration.getNotifications()`
+// and answered with a synthetic `notificationclick`, as a tap on "Yes" would.
+// The app comes from LINEUP_TEST_WEB_DIR when set (a fresh `vite build --outDir`), else dist/web.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Browser, BrowserContext, CDPSession, Page, Worker } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import WebSocket from "ws";
+import { CONFIRM } from "../../shared/builtin-tools.js";
+import { DEV_RELAY_KEY } from "../../shared/defaults.js";
+import type { CodeIssued, DevicePaired, MachineCreated } from "../../shared/inbox-protocol.js";
+import type { PushInfo } from "../../shared/push-protocol.js";
+import type { SessionCreated } from "../../shared/protocol.js";
+import { FakePushService } from "../helpers/fake-push.js";
+import { Agent, launch, newContext, shot, warmUp } from "../helpers/browser.js";
+
+let browser: Browser;
+let server: Server;
+let fake: FakePushService;
+const relay = () => inject("relayUrl");
+
+beforeAll(async () => {
+  browser = await launch();
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
+      void fake.handle(new Request(`${fake.base}${req.url ?? "/"}`, { method: req.method, headers, body: Buffer.concat(chunks) })).then(async (r) => {
+        const out: Record<string, string> = {};
+        r.headers.forEach((v, k) => (out[k] = v));
+        res.writeHead(r.status, out);
+        res.end(Buffer.from(await r.arrayBuffer()));
+      });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  fake = new FakePushService(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  await warmUp(relay());
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((r) => server?.close(r));
+});
+
+async function ok<T>(method: string, path: string, token?: string, body?: unknown): Promise<T> {
+  const r = await fetch(`${relay()}${path}`, { method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const text = await r.text();
+  if (r.status >= 300) throw new Error(`${method} ${path}: HTTP ${r.status} ${text}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** Runs in the test page before the app: a PushManager whose subscription points at the fake push service. */
+function stubPushManager(base: string): void {
+  const KEY = "test.push.subscription";
+  const b64 = (b: ArrayBuffer | Uint8Array) => btoa(String.fromCharCode(...new Uint8Array(b))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const bytes = (s: string) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  interface Saved { endpoint: string; p256dh: string; auth: string; d: string; asKey: string }
+  const make = (s: Saved) => ({
+    endpoint: s.endpoint,
+    expirationTime: null,
+    options: { applicationServerKey: bytes(s.asKey).buffer, userVisibleOnly: true },
+    getKey: (n: string) => bytes(n === "p256dh" ? s.p256dh : s.auth).buffer,
+    toJSON: () => ({ endpoint: s.endpoint, expirationTime: null, keys: { p256dh: s.p256dh, auth: s.auth } }),
+    unsubscribe: async () => {
+      localStorage.removeItem(KEY);
+      return true;
+    },
+  });
+  PushManager.prototype.getSubscription = async function () {
+    const raw = localStorage.getItem(KEY);
+    return raw ? (make(JSON.parse(raw) as Saved) as unknown as PushSubscription) : null;
+  };
+  PushManager.prototype.subscribe = async function (opts?: PushSubscriptionOptionsInit) {
+    const kp = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"]);
+    const raw = await crypto.subtle.exportKey("raw", kp.publicKey);
+    const jwk = await crypto.subtle.exportKey("jwk", kp.privateKey);
+    const key = opts?.applicationServerKey;
+    const saved: Saved = {
+      endpoint: `${base}/push/${crypto.randomUUID()}`,
+      p256dh: b64(raw),
+      auth: b64(crypto.getRandomValues(new Uint8Array(16))),
+      d: jwk.d!,
+      asKey: typeof key === "string" ? key : b64(key instanceof ArrayBuffer ? key : new Uint8Array((key as ArrayBufferView).buffer)),
+    };
+    localStorage.setItem(KEY, JSON.stringify(saved));
+    return make(saved) as unknown as PushSubscription;
+  };
+}
+
+interface Shown { title: string; body: string; tag: string; actions: string[] }
+
+/** The service worker of the app's origin (started again by a push when it was stopped). */
+async function worker(ctx: BrowserContext): Promise<Worker> {
+  const sw = ctx.serviceWorkers()[0];
+  return sw ?? (await ctx.waitForEvent("serviceworker", { timeout: 15_000 }));
+}
+const shown = async (ctx: BrowserContext): Promise<Shown[]> =>
+  (await worker(ctx)).evaluate(async () => {
+    const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
+    return (await reg.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, actions: ((n as unknown as { actions?: { action: string }[] }).actions ?? []).map((a) => a.action) }));
+  });
+
+async function registrationId(cdp: CDPSession, origin: string): Promise<string> {
+  const found = new Promise<string>((resolve) => {
+    cdp.on("ServiceWorker.workerRegistrationUpdated", (e: { registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] }) => {
+      const r = e.registrations.find((x) => x.scopeURL.startsWith(origin) && !x.isDeleted);
+      if (r) resolve(r.registrationId);
+    });
+  });
+  await cdp.send("ServiceWorker.enable");
+  return found;
+}
+
+describe("Web Push in Chromium", () => {
+  it("notifications on, app closed: a confirm arrives as a notification with Yes/No, Yes answers the agent, an answer elsewhere replaces it", async () => {
+    const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
+    const s = await ok<SessionCreated>("POST", "/api/inbox/sessions", m.machine_credential, { project_dir: "/home/me/api-server", host: "laptop" });
+    const agent = await Agent.connect(s, "agent-push");
+    const origin = new URL(relay()).origin;
+
+    const ctx = await newContext(browser, "phone");
+    await ctx.grantPermissions(["notifications"], { origin });
+    await ctx.addInitScript(stubPushManager, fake.base);
+    let page: Page = await ctx.newPage();
+    const problems: string[] = [];
+    page.on("pageerror", (e) => problems.push(e.message));
+    const code = await ok<CodeIssued>("POST", "/api/inbox/pairings", m.machine_credential);
+    await page.goto(code.url!);
+    await expect.poll(async () => page.evaluate(() => localStorage.getItem("lineup.inboxes")), { timeout: 15_000 }).toContain("dv_");
+    const dev = (JSON.parse((await page.evaluate(() => localStorage.getItem("lineup.inboxes")))!) as { device_id: string; device_credential: string }[])[0]!;
+    await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
+
+    // The home screen's settings button, then the switch (the permission prompt comes from this tap).
+    await page.getByRole("button", { name: "Settings" }).click();
+    const sw = page.getByRole("switch", { name: "Notifications" });
+    await expect.poll(() => sw.isEnabled(), { timeout: 10_000 }).toBe(true);
+    await sw.click();
+    await expect.poll(() => sw.isChecked(), { timeout: 15_000 }).toBe(true);
+    await shot(page, "push-settings-on");
+    const saved = JSON.parse((await page.evaluate(() => localStorage.getItem("test.push.subscription")))!) as { endpoint: string; d: string; auth: string };
+    fake.addSubscriber(saved.endpoint, saved.d, saved.auth);
+    expect((await ok<PushInfo>("GET", "/api/inbox/push", dev.device_credential)).subscribed).toBe(true);
+
+    // While the app shows the Waiting list, a call is not pushed (the relay logs it as suppressed).
+    await page.getByRole("button", { name: "Back" }).click();
+    await page.waitForTimeout(300);
+    agent.call("p0", "confirm", { question: "Seen on screen?" });
+    await expect.poll(async () => (await ok<PushInfo>("GET", "/api/inbox/push", dev.device_credential)).log.find((e) => e.call_id === "p0")?.outcome, { timeout: 15_000 }).toBe("suppressed");
+    agent.send({ type: "tool.cancel", call_id: "p0" });
+
+    // The CDP registration id, then the app closes.
+    const cdp0 = await ctx.newCDPSession(page);
+    const regId = await registrationId(cdp0, origin);
+    await page.close();
+    page = await ctx.newPage(); // about:blank: a CDP target that is not the app
+    const cdp = await ctx.newCDPSession(page);
+    await cdp.send("ServiceWorker.enable");
+
+    agent.call("p1", "confirm", { question: "Deploy to staging?" });
+    await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.call === "p1").length, { timeout: 20_000 }).toBe(1);
+    expect(fake.problems).toEqual([]);
+    const p1 = fake.for(saved.endpoint).find((r) => r.msg.call === "p1")!;
+    expect(p1.msg).toMatchObject({ kind: "call", title: "api-server · laptop", body: "Deploy to staging?", tool: "confirm" });
+    await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: p1.plain });
+    await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/p1")), { timeout: 15_000 }).toMatchObject({ title: "api-server · laptop", body: "Deploy to staging?", actions: ["yes", "no"] });
+
+    // A tap on "Yes": the service worker answers with the payload's token, as this device.
+    await (await worker(ctx)).evaluate(async () => {
+      const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
+      const n = (await reg.getNotifications()).find((x) => x.tag.endsWith("/p1"))!;
+      const Ev = (self as unknown as { NotificationEvent: new (t: string, i: { notification: Notification; action: string }) => Event }).NotificationEvent;
+      self.dispatchEvent(new Ev("notificationclick", { notification: n, action: "yes" }));
+    });
+    const r1 = await agent.result("p1", 15_000);
+    expect(r1).toMatchObject({ result: { message: "yes", confirmed: true }, answered_by: dev.device_id });
+    await expect.poll(async () => (await shown(ctx)).filter((n) => n.tag.endsWith("/p1")).length, { timeout: 10_000 }).toBe(0);
+
+    // Answered on another device: this one's notification is replaced with who answered what.
+    const code2 = await ok<CodeIssued>("POST", "/api/inbox/pairings", m.machine_credential);
+    const other = await ok<DevicePaired>("POST", "/api/pair", undefined, { code: code2.code, name: "Laptop" });
+    const ws = new WebSocket(s.ws_url, ["lineup.v1", `lineup.token.${other.device_credential}`]);
+    const frames: Record<string, unknown>[] = [];
+    ws.on("message", (d: WebSocket.RawData) => d.toString() !== "pong" && frames.push(JSON.parse(d.toString()) as Record<string, unknown>));
+    await new Promise((r) => ws.once("open", r));
+    ws.send(JSON.stringify({ type: "tool.list", tools: [CONFIRM] }));
+    agent.call("p2", "confirm", { question: "Run the migration?" });
+    await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.call === "p2").length, { timeout: 20_000 }).toBe(1);
+    await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: fake.for(saved.endpoint).find((r) => r.msg.call === "p2")!.plain });
+    await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/p2"))?.body, { timeout: 15_000 }).toBe("Run the migration?");
+    await expect.poll(() => frames.some((f) => f.type === "tool.call" && f.call_id === "p2"), { timeout: 15_000 }).toBe(true);
+    ws.send(JSON.stringify({ type: "tool.result", call_id: "p2", result: { message: "no", confirmed: false } }));
+    expect(await agent.result("p2", 15_000)).toMatchObject({ result: { message: "no" }, answered_by: other.device_id });
+    await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.call === "p2").length, { timeout: 20_000 }).toBe(2);
+    const update = fake.for(saved.endpoint).filter((r) => r.msg.call === "p2")[1]!;
+    expect(update.msg).toMatchObject({ kind: "update", outcome: "answered", by: "Laptop", answer: "no" });
+    await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: update.plain });
+    await expect.poll(async () => (await shown(ctx)).filter((n) => n.tag.endsWith("/p2")), { timeout: 15_000 }).toEqual([
+      { title: "api-server · laptop", body: "Answered on Laptop: no", tag: expect.stringMatching(/\/p2$/), actions: [] },
+    ]);
+
+    // Every attempt is in the log the tool log shows: sent, and the suppressed one.
+    const log = (await ok<PushInfo>("GET", `/api/inbox/push?session_id=${s.session_id}`, dev.device_credential)).log;
+    expect(log.map((e) => `${e.call_id} ${e.kind} ${e.outcome}`)).toEqual(expect.arrayContaining(["p0 call suppressed", "p1 call sent", "p2 call sent", "p2 update sent"]));
+    // …and the app's tool log shows them under the calls this device saw (p0 came while it was open).
+    const app = await ctx.newPage();
+    await app.goto(`${relay()}/s/${s.session_id}`);
+    await app.locator("#tab-log").click();
+    await expect.poll(() => app.locator('.log-row[data-call="p0"] .push-log').innerText({ timeout: 1000 }).catch(() => ""), { timeout: 15_000 }).toMatch(/not sent \(on screen\)/);
+    await shot(app, "push-tool-log");
+    expect(problems).toEqual([]);
+    ws.close();
+    agent.close();
+    await ctx.close();
+  });
+
+  it("the switch is “通知” in Chinese, behind the home screen's “设置” button", async () => {
+    const ctx = await newContext(browser, "phone", "zh-CN");
+    const page = await ctx.newPage();
+    const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
+    const code = await ok<CodeIssued>("POST", "/api/inbox/pairings", m.machine_credential);
+    await page.goto(code.url!);
+    await expect.poll(async () => page.evaluate(() => localStorage.getItem("lineup.inboxes")), { timeout: 15_000 }).toContain("dv_");
+    await page.getByRole("button", { name: "设置" }).click();
+    const sw = page.getByRole("switch", { name: "通知" });
+    await sw.waitFor({ timeout: 10_000 });
+    expect(await sw.isChecked()).toBe(false);
+    await ctx.close();
+  });
+});

@@ -1,0 +1,32 @@
+// The one line that says what a call asks ("Deploy now?"): for the "Waiting for you" list and a collapsed
+// card. Markdown questions lose their markers here; the card itself still renders them.
+import type { CallEntry } from "./conn.js";
+
+const str = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/** The first line of markdown with its block and emphasis markers removed, cut to `max` characters. */
+export function plainLine(md: string, max = 200): string {
+  const line = md.split("\n").map((l) => l.trim()).find((l) => l && !/^(```|~~~|---+|\*\*\*+|\|?[-:| ]+\|?)$/.test(l)) ?? "";
+  const plain = line
+    .replace(/^(#{1,6}\s+|>\s*|[-*+]\s+(\[[ xX]\]\s+)?|\d+[.)]\s+)+/, "")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/(\*\*|__|~~|`)/g, "")
+    .replace(/(^|\W)[*_](\S(?:.*?\S)?)[*_](?=\W|$)/g, "$1$2")
+    .trim();
+  return plain.length > max ? `${plain.slice(0, max - 1)}…` : plain;
+}
+
+const asked = (c: Pick<CallEntry, "args">): string => {
+  const a = c.args;
+  return str(a.question) || str(a.summary) || str(a.title) || str(a.prompt) || str(a.message);
+};
+
+/** What the call asks, its first line as plain text (a collapsed card); "" when nothing readable. */
+export function callText(c: Pick<CallEntry, "args">): string {
+  return plainLine(asked(c));
+}
+
+/** All of what it asks on one line, as the relay's inbox lists it (shared/inbox-report.ts callText). */
+export function waitText(c: Pick<CallEntry, "args">): string {
+  return plainLine(asked(c).replace(/\s+/g, " "), 280);
+}

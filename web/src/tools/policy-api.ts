@@ -1,0 +1,38 @@
+// The inbox policy over HTTP (docs/inbox.md): GET / PUT /api/inbox/policy with this device's credential.
+// The credential comes from the inboxes the PWA stored at pairing (storage.ts loadInboxes).
+import type { InboxPolicy } from "../../../shared/inbox-protocol.js";
+import { loadInboxes, type SavedInbox } from "../storage.js";
+
+export type Lists = { allow: string[]; ask: string[]; deny: string[] };
+
+export class PolicyHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The inboxes this device can edit the policy of. */
+export const policyInboxes = (): SavedInbox[] => loadInboxes();
+
+async function call(inbox: SavedInbox, method: "GET" | "PUT", body?: unknown): Promise<InboxPolicy> {
+  const r = await fetch(new URL("/api/inbox/policy", inbox.origin), {
+    method,
+    headers: { authorization: `Bearer ${inbox.device_credential}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    cache: "no-store",
+  });
+  if (!r.ok) {
+    const e = (await r.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+    throw new PolicyHttpError(r.status, e?.error?.code ?? `http_${r.status}`, e?.error?.message ?? `HTTP ${r.status}`);
+  }
+  const p = (await r.json()) as InboxPolicy;
+  return { version: p.version, permissions: { allow: p.permissions.allow ?? [], ask: p.permissions.ask ?? [], deny: p.permissions.deny ?? [] } };
+}
+
+export const getPolicy = (inbox: SavedInbox) => call(inbox, "GET");
+/** Replaces all three lists; 409 `conflict` when somebody saved since `baseVersion`. */
+export const putPolicy = (inbox: SavedInbox, lists: Lists, baseVersion: number) => call(inbox, "PUT", { permissions: lists, base_version: baseVersion });

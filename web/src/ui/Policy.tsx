@@ -1,0 +1,139 @@
+// The inbox's permission policy (docs/permissions.md): three lists of Claude Code rules — allow, ask,
+// deny — that every agent machine of the inbox applies before asking the human. List, add (checked with
+// the same parser the adapter uses), remove, save with the version it was read at (409: reload).
+import { useEffect, useState } from "preact/hooks";
+import { validatePolicyFile } from "../../../shared/policy.js";
+import type { SavedInbox } from "../storage.js";
+import { pt, type PKey } from "../tools/permission-i18n.js";
+import { getPolicy, policyInboxes, putPolicy, PolicyHttpError, type Lists } from "../tools/policy-api.js";
+import "../tools/permission.css";
+
+const LISTS = ["deny", "ask", "allow"] as const;
+type List = (typeof LISTS)[number];
+
+/** Errors and warnings of one rule in one list, as the adapter would see it. */
+export function checkRule(rule: string, list: List): { error?: string; warnings: string[] } {
+  const v = validatePolicyFile({ permissions: { [list]: [rule] } });
+  const strip = (m: string) => m.replace(/^permissions\.\w+\[0\]: /, "");
+  return v.ok ? { warnings: v.warnings.map(strip) } : { error: v.errors.map(strip).join("; "), warnings: v.warnings.map(strip) };
+}
+
+function RuleList({ list, rules, onChange }: { list: List; rules: string[]; onChange: (next: string[]) => void }) {
+  const [draft, setDraft] = useState("");
+  const [err, setErr] = useState("");
+  const [warn, setWarn] = useState<string[]>([]);
+  const id = `policy-${list}`;
+  const add = (e: Event) => {
+    e.preventDefault();
+    const rule = draft.trim();
+    if (!rule) return;
+    const c = checkRule(rule, list);
+    if (c.error) {
+      setErr(c.error);
+      return;
+    }
+    setErr("");
+    setWarn(c.warnings);
+    if (!rules.includes(rule)) onChange([...rules, rule]);
+    setDraft("");
+  };
+  return (
+    <section class="policy-group" data-list={list} aria-labelledby={`${id}-h`}>
+      <h3 id={`${id}-h`}>{pt(`list_${list}` as PKey)}<small>{pt(`list_${list}_help` as PKey)}</small></h3>
+      {rules.length === 0 ? (
+        <p class="hint">{pt("noRules")}</p>
+      ) : (
+        <ul class="policy-list">
+          {rules.map((r) => (
+            <li key={r}>
+              <code>{r}</code>
+              <button class="icon" type="button" aria-label={pt("removeRule", { rule: r })} onClick={() => onChange(rules.filter((x) => x !== r))}>×</button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <form class="policy-add" onSubmit={add}>
+        <label class="sr-only" for={`${id}-new`}>{pt("ruleLabel", { list: pt(`list_${list}` as PKey) })}</label>
+        <input id={`${id}-new`} type="text" autoComplete="off" spellcheck={false} placeholder={pt("otherRulePlaceholder")} value={draft} onInput={(e) => setDraft((e.target as HTMLInputElement).value)} />
+        <button class="btn" type="submit" disabled={!draft.trim()}>{pt("addRule")}</button>
+      </form>
+      {err && <p class="err" role="alert">{pt("invalidRule", { e: err })}</p>}
+      {warn.map((w, i) => <p class="policy-warn" key={i}>{pt("warning", { w })}</p>)}
+    </section>
+  );
+}
+
+function Editor({ inbox }: { inbox: SavedInbox }) {
+  const [lists, setLists] = useState<Lists | null>(null);
+  const [version, setVersion] = useState(0);
+  const [dirty, setDirty] = useState(false);
+  const [msg, setMsg] = useState<{ text: string; error: boolean } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const load = async (keepMsg = false) => {
+    setBusy(true);
+    try {
+      const p = await getPolicy(inbox);
+      setLists(p.permissions);
+      setVersion(p.version);
+      setDirty(false);
+      if (!keepMsg) setMsg(null);
+    } catch (e) {
+      setMsg({ text: pt("loadFailed", { e: e instanceof Error ? e.message : String(e) }), error: true });
+    } finally {
+      setBusy(false);
+    }
+  };
+  useEffect(() => void load(), [inbox.inbox_id, inbox.origin]);
+  const save = async () => {
+    if (!lists) return;
+    setBusy(true);
+    try {
+      const p = await putPolicy(inbox, lists, version);
+      setLists(p.permissions);
+      setVersion(p.version);
+      setDirty(false);
+      setMsg({ text: pt("saved", { v: p.version }), error: false });
+    } catch (e) {
+      if (e instanceof PolicyHttpError && e.status === 409) {
+        setMsg({ text: pt("conflict"), error: true });
+        await load(true);
+      } else setMsg({ text: pt("saveFailed", { e: e instanceof Error ? e.message : String(e) }), error: true });
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (!lists) return msg ? <p class="err" role="alert">{msg.text}</p> : <p class="hint">{pt("loading")}</p>;
+  return (
+    <div class="policy" data-version={version}>
+      <p class="hint">{pt("version", { v: version })}{dirty ? ` · ${pt("unsaved")}` : ""}</p>
+      {LISTS.map((l) => (
+        <RuleList key={l} list={l} rules={lists[l]} onChange={(next) => { setLists({ ...lists, [l]: next }); setDirty(true); setMsg(null); }} />
+      ))}
+      {msg && <p class={msg.error ? "err" : "hint"} role={msg.error ? "alert" : "status"}>{msg.text}</p>}
+      <div class="policy-actions">
+        <button class="btn primary" type="button" disabled={!dirty || busy} onClick={() => void save()}>{pt("save")}</button>
+        <button class="btn" type="button" disabled={busy} onClick={() => void load()}>{pt("reload")}</button>
+      </div>
+    </div>
+  );
+}
+
+export function Policy() {
+  const inboxes = policyInboxes();
+  const [sel, setSel] = useState(0);
+  if (inboxes.length === 0) return <p class="hint">{pt("policyNoInbox")}</p>;
+  const inbox = inboxes[Math.min(sel, inboxes.length - 1)]!;
+  return (
+    <div class="policy-screen">
+      {inboxes.length > 1 && (
+        <div class="field">
+          <label for="policy-inbox">{pt("inboxLabel")}</label>
+          <select id="policy-inbox" value={String(sel)} onChange={(e) => setSel(Number((e.target as HTMLSelectElement).value))}>
+            {inboxes.map((x, i) => <option key={x.inbox_id} value={String(i)}>{`${new URL(x.origin).host} · ${x.inbox_id}`}</option>)}
+          </select>
+        </div>
+      )}
+      <Editor key={`${inbox.origin}/${inbox.inbox_id}`} inbox={inbox} />
+    </div>
+  );
+}

@@ -1,0 +1,511 @@
+// OAuth 2.1 for MCP connectors (docs/mcp.md "OAuth connectors"): the relay is its own authorization server
+// for `/mcp`. Discovery (RFC 9728 protected-resource metadata, RFC 8414 server metadata), the authorization
+// endpoint (PKCE S256 only, RFC 8707 `resource`), the token endpoint (codes and rotating refresh tokens),
+// registration (RFC 7591) and revocation (RFC 7009); client ids are metadata document URLs or registered
+// (clients.ts). Consent happens on a paired device: the desktop page shows a code, the device's "Connect an
+// app" screen looks it up and decides (`/api/inbox/oauth/*`, device credential). Allow creates a session in
+// that device's inbox, labelled with the client's name; the grant's tokens act as that session's agent token.
+import type { Context, Hono } from "hono";
+import { checkCredential, sha256, type Holder } from "../../shared/edge-inbox.js";
+import { fail, readCapped, readJson, type EdgeEnv, type EdgeHost } from "../../shared/edge.js";
+import type { SessionMeta } from "../../shared/engine.js";
+import type { Attach } from "../../shared/inbox.js";
+import {
+  canonicalResource,
+  CHALLENGE_RE,
+  ConnectDecideBody,
+  ConnectLookupBody,
+  formatOAuthSecret,
+  GRANT_ID_RE,
+  mcpResource,
+  normalizeUserCode,
+  OAUTH_LIMITS,
+  OAUTH_SCOPE,
+  oauthSecretInbox,
+  pkceS256,
+  redirectHost,
+  redirectMatches,
+  resourceMatches,
+  TOKEN_AUTH_METHODS,
+  VERIFIER_RE,
+  type ConnectRequestInfo,
+  type GrantInfo,
+  type OAuthClient,
+} from "../../shared/oauth.js";
+import { describeIssues } from "../../shared/protocol.js";
+import { randomId, safeEqual } from "../../shared/tokens.js";
+import type { Env } from "../env.js";
+import { workerHost } from "../host.js";
+import { clientSecret, isMetadataDocumentId, register, resolveClient, type ClientContext } from "./clients.js";
+import type { AccessCheck, GrantRecord, OAuth, PendingRequest, TokenAnswer } from "./object.js";
+import { messagePage, PAGE_CSS, PAGE_HEADERS, WAIT_JS, waitPage } from "./page.js";
+
+type C = Context<EdgeEnv<Env>>;
+
+export const PRM_PATH = "/.well-known/oauth-protected-resource";
+export const ASM_PATH = "/.well-known/oauth-authorization-server";
+
+/** The relay's OAuth identity is the origin the client talks to: the issuer must be the URL it fetched. */
+const baseOf = (c: C): string => new URL(c.req.url).origin;
+const isLocal = (url: string) => ["localhost", "127.0.0.1", "[::1]", "::1"].includes(new URL(url).hostname);
+
+/** The `resource_metadata` URL for `/mcp`'s 401 challenge (RFC 9728 §5.1). */
+export const resourceMetadataUrl = (base: string): string => `${base}${PRM_PATH}/mcp`;
+
+const stub = (env: Env, name: string): DurableObjectStub<OAuth> => env.OAUTH.get(env.OAUTH.idFromName(name));
+const pending = (env: Env) => stub(env, "pending");
+const grantsOf = (env: Env, inbox: string) => stub(env, `inbox:${inbox}`);
+
+async function clientContext(c: C, h: EdgeHost): Promise<ClientContext> {
+  return { secret: await h.tokenSecret(), base: baseOf(c), local: isLocal(c.req.url) };
+}
+
+/** The session an OAuth access token acts for on `/mcp`, if the token is live and meant for this relay's MCP server. */
+export async function checkAccessToken(env: Env, token: string, base: string): Promise<AccessCheck | undefined> {
+  const inbox = oauthSecretInbox("access", token);
+  if (!inbox) return undefined;
+  const r = await grantsOf(env, inbox).check(await sha256(token));
+  return r && resourceMatches(r.resource, base) ? r : undefined;
+}
+
+// ---------------------------------------------------------------- helpers
+
+/** Public documents and endpoints without ambient credentials: any origin may read them (browser-based clients). */
+function cors(c: C): void {
+  c.header("access-control-allow-origin", "*");
+  c.header("access-control-allow-methods", "GET, POST, OPTIONS");
+  c.header("access-control-allow-headers", "authorization, content-type, mcp-protocol-version");
+  c.header("access-control-max-age", "600");
+}
+
+type OAuthError = "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "invalid_target" | "invalid_client_metadata" | "invalid_redirect_uri" | "server_error";
+
+/** An RFC 6749 §5.2 error (token, registration and revocation endpoints). */
+function oauthError(c: C, error: OAuthError, description: string, status: 400 | 401 | 503 = 400): Response {
+  c.header("cache-control", "no-store");
+  if (status === 401) c.header("www-authenticate", `Basic realm="lineup-relay"`);
+  return c.json({ error, error_description: description }, status);
+}
+
+function html(c: C, body: string, status: 200 | 400 | 404 | 503 = 200): Response {
+  for (const [k, v] of Object.entries(PAGE_HEADERS)) c.header(k, v);
+  return c.html(body, status);
+}
+
+function withParams(uri: string, params: Record<string, string | undefined>): string {
+  const u = new URL(uri);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) u.searchParams.set(k, v);
+  return u.toString();
+}
+
+/** The form body of a token-type request (JSON is tolerated); duplicated parameters are refused (RFC 6749 §3.2). */
+async function formOf(c: C): Promise<URLSearchParams | "too_large" | "duplicate"> {
+  const text = await readCapped(c.req.raw, 16 * 1024);
+  if (text === undefined) return "too_large";
+  let form: URLSearchParams;
+  if ((c.req.header("content-type") ?? "").includes("application/json")) {
+    form = new URLSearchParams();
+    try {
+      const o = JSON.parse(text) as unknown;
+      if (typeof o === "object" && o !== null) for (const [k, v] of Object.entries(o)) if (typeof v === "string") form.append(k, v);
+    } catch {
+      /* empty form: the missing parameters are reported */
+    }
+  } else form = new URLSearchParams(text);
+  const keys = [...form.keys()];
+  if (new Set(keys).size !== keys.length) return "duplicate";
+  return form;
+}
+
+/** RFC 6749 §2.3.1 client authentication: Basic (form-urlencoded id and secret) or the body's client_id/secret. */
+async function clientOf(c: C, form: URLSearchParams, h: EdgeHost): Promise<OAuthClient | Response> {
+  let id = form.get("client_id") ?? undefined;
+  let secret = form.get("client_secret") ?? undefined;
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(c.req.header("authorization") ?? "");
+  if (basic) {
+    let pair: string;
+    try {
+      pair = atob(basic[1]!);
+    } catch {
+      return oauthError(c, "invalid_client", "malformed Basic credentials", 401);
+    }
+    const i = pair.indexOf(":");
+    const bid = decodeURIComponent(pair.slice(0, i < 0 ? pair.length : i).replace(/\+/g, " "));
+    if (id !== undefined && id !== bid) return oauthError(c, "invalid_request", "client_id in the body differs from the Basic credentials");
+    id = bid;
+    secret = i < 0 ? "" : decodeURIComponent(pair.slice(i + 1).replace(/\+/g, " "));
+  }
+  if (!id) return oauthError(c, "invalid_request", "client_id is required (public clients send it in the body)");
+  // A metadata-document client is public: the code and refresh token are bound to its client_id, so its
+  // document need not be fetched again here.
+  if (isMetadataDocumentId(id)) {
+    if (secret) return oauthError(c, "invalid_client", "a client metadata document client has no secret", 401);
+    return { client_id: id, kind: "metadata_document", client_name: "", redirect_uris: [], auth: "none" };
+  }
+  const r = await resolveClient(id, await clientContext(c, h));
+  if (!r.ok) return oauthError(c, "invalid_client", r.description, 401);
+  if (r.client.auth !== "none") {
+    if (!secret || !(await safeEqual(secret, await clientSecret(await h.tokenSecret(), id)))) return oauthError(c, "invalid_client", "client authentication failed", 401);
+  }
+  return r.client;
+}
+
+/** Answers a token request from the grant object's verdict; ends the session of a grant revoked for a replay. */
+async function tokenAnswer(c: C, h: EdgeHost, r: TokenAnswer, access: string, refresh: string): Promise<Response> {
+  if (!r.ok) {
+    if (r.revoked) await h.session(r.revoked.session_id).destroy(r.revoked.epoch).catch(() => false);
+    return oauthError(c, r.error, r.description);
+  }
+  c.header("cache-control", "no-store");
+  c.header("pragma", "no-cache");
+  return c.json({
+    access_token: access,
+    token_type: "Bearer",
+    expires_in: Math.max(1, Math.floor((r.access_expires_at - Date.now()) / 1000)),
+    refresh_token: refresh,
+    scope: r.grant.scope,
+  });
+}
+
+/** A fresh access and refresh token of `inbox`, with their hashes. */
+async function mint(inbox: string) {
+  const access = formatOAuthSecret("access", inbox, randomId(32));
+  const refresh = formatOAuthSecret("refresh", inbox, randomId(32));
+  return { access, refresh, hashes: { access: await sha256(access), refresh: await sha256(refresh) } };
+}
+
+// ---------------------------------------------------------------- routes
+
+export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
+  // ---- discovery
+  const prm = (c: C, resource: string) => {
+    cors(c);
+    const base = baseOf(c);
+    return c.json({
+      resource,
+      authorization_servers: [base],
+      scopes_supported: [OAUTH_SCOPE],
+      bearer_methods_supported: ["header"],
+      resource_name: "LineUp relay",
+    });
+  };
+  // RFC 9728 §3.1: the path-inserted document is for `/mcp` itself; the root one describes the origin.
+  app.get(`${PRM_PATH}/mcp`, (c) => prm(c, mcpResource(baseOf(c))));
+  app.get(PRM_PATH, (c) => prm(c, baseOf(c)));
+  app.get(ASM_PATH, (c) => {
+    cors(c);
+    const base = baseOf(c);
+    return c.json({
+      issuer: base,
+      authorization_endpoint: `${base}/oauth/authorize`,
+      token_endpoint: `${base}/oauth/token`,
+      registration_endpoint: `${base}/oauth/register`,
+      revocation_endpoint: `${base}/oauth/revoke`,
+      response_types_supported: ["code"],
+      response_modes_supported: ["query"],
+      grant_types_supported: ["authorization_code", "refresh_token"],
+      code_challenge_methods_supported: ["S256"],
+      token_endpoint_auth_methods_supported: TOKEN_AUTH_METHODS,
+      revocation_endpoint_auth_methods_supported: TOKEN_AUTH_METHODS,
+      scopes_supported: [OAUTH_SCOPE],
+      client_id_metadata_document_supported: true,
+      authorization_response_iss_parameter_supported: true,
+    });
+  });
+  for (const p of [`${PRM_PATH}/mcp`, PRM_PATH, ASM_PATH, "/oauth/token", "/oauth/register", "/oauth/revoke"]) {
+    app.options(p, (c) => {
+      cors(c);
+      return c.body(null, 204);
+    });
+  }
+
+  // ---- the authorization endpoint and its waiting page
+  app.get("/oauth/static/wait.js", (c) => {
+    c.header("content-type", "text/javascript; charset=utf-8");
+    c.header("cache-control", "public, max-age=300");
+    c.header("x-content-type-options", "nosniff");
+    return c.body(WAIT_JS);
+  });
+  app.get("/oauth/static/page.css", (c) => {
+    c.header("content-type", "text/css; charset=utf-8");
+    c.header("cache-control", "public, max-age=300");
+    c.header("x-content-type-options", "nosniff");
+    return c.body(PAGE_CSS);
+  });
+
+  app.get("/oauth/authorize", async (c) => {
+    const q = new URL(c.req.url).searchParams;
+    const rid = q.get("rid");
+    if (rid !== null) return waiting(c, rid);
+    const h = workerHost(c);
+    const base = baseOf(c);
+    const one = (k: string): string | undefined | null => {
+      const all = q.getAll(k);
+      return all.length > 1 ? null : all[0];
+    };
+    // Until the client and its redirect URI are known, errors are shown here: never redirect to an unchecked URI.
+    const clientId = one("client_id");
+    if (!clientId) return html(c, messagePage("Cannot connect this app", "The request names no client (client_id), or names more than one. Start connecting again from your app."), 400);
+    const r = await resolveClient(clientId, await clientContext(c, h));
+    if (!r.ok) return html(c, messagePage("Cannot connect this app", `The app could not be identified: ${r.description}.`), 400);
+    const client = r.client;
+    const givenRedirect = one("redirect_uri");
+    if (givenRedirect === null) return html(c, messagePage("Cannot connect this app", "The request names more than one redirect_uri."), 400);
+    const redirect = givenRedirect ?? (client.redirect_uris.length === 1 ? client.redirect_uris[0] : undefined);
+    if (!redirect || !client.redirect_uris.some((u) => redirectMatches(u, redirect))) {
+      return html(c, messagePage("Cannot connect this app", "The app's redirect_uri is not one it registered, so the answer cannot be sent back to it safely."), 400);
+    }
+    const state = one("state");
+    const back = (error: string, description: string) =>
+      c.redirect(withParams(redirect, { error, error_description: description, ...(typeof state === "string" ? { state: state.slice(0, OAUTH_LIMITS.maxStateChars) } : {}), iss: base }), 302);
+    if (state === null || (state !== undefined && state.length > OAUTH_LIMITS.maxStateChars)) return back("invalid_request", "state must be given once and at most 1024 characters");
+    if (one("response_type") !== "code") return back("unsupported_response_type", "only response_type=code is supported");
+    const challenge = one("code_challenge");
+    if (one("code_challenge_method") !== "S256" || !challenge || !CHALLENGE_RE.test(challenge)) return back("invalid_request", "PKCE is required: code_challenge with code_challenge_method=S256");
+    const resources = q.getAll("resource");
+    if (resources.length > 1 || (resources.length === 1 && !resourceMatches(resources[0]!, base))) return back("invalid_target", `this server's only resource is ${mcpResource(base)}`);
+    const scope = one("scope");
+    if (scope === null || (scope !== undefined && scope.length > 1024)) return back("invalid_scope", "scope must be given once");
+    const begun = await pending(c.env).begin(
+      {
+        client,
+        redirect_uri: redirect,
+        redirect_given: givenRedirect !== undefined,
+        ...(state !== undefined ? { state } : {}),
+        code_challenge: challenge,
+        resource: resources[0] ? canonicalResource(resources[0]) : mcpResource(base),
+        scope: OAUTH_SCOPE,
+        issuer: base,
+      },
+      h.clientAddr,
+    );
+    if (begun === "busy") return back("temporarily_unavailable", "too many open connection requests; try again in a few minutes");
+    // Post/redirect/get: reloading the page shows the same code instead of opening another request.
+    return c.redirect(`/oauth/authorize?rid=${encodeURIComponent(begun.rid)}`, 303);
+  });
+
+  async function waiting(c: C, rid: string): Promise<Response> {
+    const st = /^[A-Za-z0-9_-]{24}$/.test(rid) ? await pending(c.env).status(rid) : undefined;
+    if (!st) return html(c, messagePage("This request has expired", "Connection requests wait 10 minutes for your answer. Start connecting again from your app."), 404);
+    if (st.state === "done") {
+      for (const [k, v] of Object.entries(PAGE_HEADERS)) c.header(k, v);
+      return c.redirect(st.redirect, 303);
+    }
+    const h = workerHost(c);
+    const connect_url = `${h.publicBase ?? baseOf(c)}/connect#code=${st.code}`;
+    return html(c, waitPage({ rid, code: st.code, client_name: st.client_name, redirect_host: st.redirect_host, expires_at: st.expires_at, connect_url, claimed: st.state === "claimed" }));
+  }
+
+  app.get("/oauth/authorize/status", async (c) => {
+    c.header("cache-control", "no-store");
+    const rid = c.req.query("rid") ?? "";
+    const st = /^[A-Za-z0-9_-]{24}$/.test(rid) ? await pending(c.env).status(rid) : undefined;
+    if (!st) return c.json({ state: "expired" }, 404);
+    return c.json(st.state === "done" ? { state: "done", redirect: st.redirect } : { state: st.state, expires_at: st.expires_at });
+  });
+
+  // ---- the token endpoint
+  app.post("/oauth/token", async (c) => {
+    cors(c);
+    const h = workerHost(c);
+    const base = baseOf(c);
+    const form = await formOf(c);
+    if (form === "too_large") return oauthError(c, "invalid_request", "body too large");
+    if (form === "duplicate") return oauthError(c, "invalid_request", "a parameter is given more than once");
+    const client = await clientOf(c, form, h);
+    if (client instanceof Response) return client;
+    const resource = form.get("resource") ?? undefined;
+    if (resource !== undefined && !resourceMatches(resource, base)) return oauthError(c, "invalid_target", `this server's only resource is ${mcpResource(base)}`);
+    const res = resource === undefined ? undefined : canonicalResource(resource);
+    const grantType = form.get("grant_type");
+    if (grantType === "authorization_code") {
+      const code = form.get("code") ?? "";
+      const verifier = form.get("code_verifier") ?? "";
+      const inbox = oauthSecretInbox("code", code);
+      if (!inbox) return oauthError(c, "invalid_grant", "unknown or expired authorization code");
+      if (!VERIFIER_RE.test(verifier)) return oauthError(c, "invalid_request", "code_verifier is required (43-128 characters, PKCE)");
+      const t = await mint(inbox);
+      const r = await grantsOf(c.env, inbox).redeemCode(await sha256(code), { client_id: client.client_id, redirect_uri: form.get("redirect_uri") ?? undefined, challenge: await pkceS256(verifier), resource: res }, t.hashes);
+      return tokenAnswer(c, h, r, t.access, t.refresh);
+    }
+    if (grantType === "refresh_token") {
+      const refresh = form.get("refresh_token") ?? "";
+      const inbox = oauthSecretInbox("refresh", refresh);
+      if (!inbox) return oauthError(c, "invalid_grant", "unknown, expired or revoked refresh token");
+      const t = await mint(inbox);
+      const r = await grantsOf(c.env, inbox).refresh(await sha256(refresh), client.client_id, res, t.hashes);
+      return tokenAnswer(c, h, r, t.access, t.refresh);
+    }
+    return oauthError(c, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token");
+  });
+
+  // ---- registration (RFC 7591) and revocation (RFC 7009)
+  app.post("/oauth/register", async (c) => {
+    cors(c);
+    const b = await readJson(c);
+    if (!b.ok) return oauthError(c, "invalid_client_metadata", "the body must be a JSON object of client metadata");
+    const r = await register(b.value ?? {}, await clientContext(c, workerHost(c)));
+    if (!r.ok) return oauthError(c, r.error, r.description);
+    c.header("cache-control", "no-store");
+    return c.json(r.body, 201);
+  });
+
+  app.post("/oauth/revoke", async (c) => {
+    cors(c);
+    const h = workerHost(c);
+    const form = await formOf(c);
+    if (form === "too_large" || form === "duplicate") return oauthError(c, "invalid_request", "malformed revocation request");
+    const client = await clientOf(c, form, h);
+    if (client instanceof Response) return client;
+    const token = form.get("token") ?? "";
+    const inbox = oauthSecretInbox("refresh", token) ?? oauthSecretInbox("access", token);
+    if (inbox) {
+      const ended = await grantsOf(c.env, inbox).revokeToken(await sha256(token), client.client_id);
+      if (ended) await h.session(ended.session_id).destroy(ended.epoch).catch(() => false);
+    }
+    // RFC 7009 §2.2: 200 whether or not the token was known.
+    c.header("cache-control", "no-store");
+    return c.body(null, 200);
+  });
+
+  // ---- the PWA's "Connect an app" (device credential)
+  async function holder(c: C, kinds: readonly Holder["kind"][]): Promise<Holder | Response> {
+    const h = workerHost(c);
+    if (h.brake.blocked(h.clientAddr, Date.now())) {
+      c.header("retry-after", "60");
+      return fail(c, 429, "rate_limited", `more than ${h.brake.perMin} wrong credentials or codes in a minute from this address; wait a minute`);
+    }
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    const who = token ? await checkCredential(h, token) : undefined;
+    if (!who) {
+      if (token) h.brake.failed(h.clientAddr, Date.now());
+      return fail(c, 401, "unauthorized", "an inbox credential is required; a revoked one is refused");
+    }
+    if (!kinds.includes(who.kind)) return fail(c, 403, "forbidden", `this endpoint needs a ${kinds.join(" or ")} credential`);
+    return who;
+  }
+  async function bodyOf<T>(c: C, schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: Parameters<typeof describeIssues>[0] } }): Promise<T | Response> {
+    const b = await readJson(c);
+    if (!b.ok) return b.res;
+    const p = schema.safeParse(b.value ?? {});
+    return p.success ? p.data : fail(c, 400, "bad_request", describeIssues(p.error));
+  }
+  const invalidCode = (c: C) => {
+    const h = workerHost(c);
+    h.brake.failed(h.clientAddr, Date.now());
+    return fail(c, 404, "invalid_code", "no open connection request has this code (it is wrong, was already answered, or expired after 10 minutes)");
+  };
+
+  app.post("/api/inbox/oauth/lookup", async (c) => {
+    const who = await holder(c, ["device"]);
+    if (who instanceof Response) return who;
+    const b = await bodyOf(c, ConnectLookupBody);
+    if (b instanceof Response) return b;
+    const code = normalizeUserCode(b.code);
+    const p = code ? await pending(c.env).peek(code) : undefined;
+    if (!code || !p) return invalidCode(c);
+    const rh = redirectHost(p.redirect_uri);
+    const info: ConnectRequestInfo = {
+      code,
+      client_name: p.client.client_name,
+      client_id: p.client.client_id,
+      client_kind: p.client.kind,
+      ...(p.client.kind === "metadata_document" ? { client_host: new URL(p.client.client_id).host } : {}),
+      redirect_uri: p.redirect_uri,
+      redirect_host: rh.host,
+      redirect_loopback: rh.loopback,
+      expires_at: p.expires_at,
+    };
+    return c.json(info);
+  });
+
+  app.post("/api/inbox/oauth/decide", async (c) => {
+    const who = await holder(c, ["device"]);
+    if (who instanceof Response) return who;
+    const b = await bodyOf(c, ConnectDecideBody);
+    if (b instanceof Response) return b;
+    const code = normalizeUserCode(b.code);
+    const p = code ? await pending(c.env).claim(code) : undefined;
+    if (!code || !p) return invalidCode(c);
+    const backTo = (params: Record<string, string>) => withParams(p.redirect_uri, { ...params, ...(p.state !== undefined ? { state: p.state } : {}), iss: p.issuer });
+    if (!b.allow) {
+      await pending(c.env).finish(p.rid, backTo({ error: "access_denied", error_description: "the human declined on their LineUp device" }));
+      return c.json({ allowed: false });
+    }
+    try {
+      return await allow(c, who, p, backTo);
+    } catch (e) {
+      // The desktop page must not wait for an answer that will never come.
+      await pending(c.env).finish(p.rid, backTo({ error: "server_error", error_description: "the relay failed to record the approval; try again" }));
+      throw e;
+    }
+  });
+
+  /** Allow: a session in the device's inbox, the grant, and the code for the client's redirect. */
+  async function allow(c: C, who: Holder, p: PendingRequest & { rid: string }, backTo: (params: Record<string, string>) => string): Promise<Response> {
+    const h = workerHost(c);
+    // The session the app will act as: in this device's inbox, labelled with the client's name.
+    const now = Date.now();
+    const sid = randomId(16);
+    const label = p.client.client_name.slice(0, 120);
+    const meta: SessionMeta = { session_id: sid, expires_at: now + OAUTH_LIMITS.sessionTtlS * 1000, epoch: now, label, inbox: who.inbox };
+    const made = await h.session(sid).init(meta);
+    if (made === "exists") {
+      await pending(c.env).finish(p.rid, backTo({ error: "server_error", error_description: "session id collision" }));
+      return fail(c, 409, "conflict", "session id collision; start again");
+    }
+    const attach: Attach = { session_id: sid, label, created_at: now, expires_at: made.expires_at, epoch: made.epoch };
+    await h.inboxes!.inbox(who.inbox).attach(attach);
+    const rh = redirectHost(p.redirect_uri);
+    const grant: GrantRecord = {
+      id: `ga_${randomId(8).slice(0, 10)}`,
+      client_name: p.client.client_name,
+      client_id: p.client.client_id,
+      client_kind: p.client.kind,
+      ...(p.client.kind === "metadata_document" ? { client_host: new URL(p.client.client_id).host } : {}),
+      redirect_host: rh.host,
+      session_id: sid,
+      created_at: now,
+      last_used: 0,
+      expires_at: made.expires_at,
+      approved_by: who.name,
+      redirect_uri: p.redirect_uri,
+      resource: p.resource,
+      scope: p.scope,
+      epoch: made.epoch,
+    };
+    const code2 = formatOAuthSecret("code", who.inbox, randomId(32));
+    const added = await grantsOf(c.env, who.inbox).addGrant(grant, await sha256(code2), {
+      client_id: p.client.client_id,
+      redirect_uri: p.redirect_uri,
+      redirect_given: p.redirect_given,
+      code_challenge: p.code_challenge,
+      resource: p.resource,
+    });
+    if (added === "full") {
+      await h.session(sid).destroy(made.epoch).catch(() => false);
+      await pending(c.env).finish(p.rid, backTo({ error: "access_denied", error_description: "this LineUp inbox has the most connected apps it may have" }));
+      return fail(c, 409, "too_many", `an inbox may have ${OAUTH_LIMITS.maxGrantsPerInbox} connected apps; revoke one first`);
+    }
+    await pending(c.env).finish(p.rid, backTo({ code: code2 }));
+    const { redirect_uri: _r, resource: _s, scope: _c, epoch: _e, ...info } = grant;
+    return c.json({ allowed: true, grant: info satisfies GrantInfo }, 201);
+  }
+
+  app.get("/api/inbox/oauth/grants", async (c) => {
+    const who = await holder(c, ["device", "machine"]);
+    if (who instanceof Response) return who;
+    return c.json({ grants: await grantsOf(c.env, who.inbox).grants() });
+  });
+
+  app.delete("/api/inbox/oauth/grants/:id", async (c) => {
+    const who = await holder(c, ["device", "machine"]);
+    if (who instanceof Response) return who;
+    const id = c.req.param("id");
+    const ended = GRANT_ID_RE.test(id) ? await grantsOf(c.env, who.inbox).revoke(id) : undefined;
+    if (!ended) return fail(c, 404, "not_found", "no such connected app in this inbox");
+    // Its tokens are already refused; ending the session closes its open calls and removes it from the inbox.
+    await workerHost(c).session(ended.session_id).destroy(ended.epoch).catch(() => false);
+    return c.body(null, 204);
+  });
+}

@@ -1,0 +1,64 @@
+// The Inbox object's side of Web Push (shared/push-core.ts, docs/push.md): its document in the object's
+// SQLite, the one alarm, the relay's VAPID keys, `fetch` to push services, device views from socket
+// attachments and answers routed into the session objects.
+import { parseConfig } from "../shared/config.js";
+import type { InboxData } from "../shared/inbox.js";
+import type { PushData, PushPorts } from "../shared/push-core.js";
+import type { DeviceView } from "../shared/push-protocol.js";
+import type { Env } from "./env.js";
+import { relayVapid } from "./relay.js";
+
+/** What an inbox socket's attachment holds: its device and what that device last said it shows. */
+export interface InboxSocketTag {
+  device: string;
+  view?: DeviceView;
+}
+
+/** Sockets accepted before views existed carry the bare device id. */
+export function tagOf(ws: WebSocket): InboxSocketTag | null {
+  const a = ws.deserializeAttachment() as InboxSocketTag | string | null;
+  return typeof a === "string" ? { device: a } : a;
+}
+
+/** The ports, and `alarmFired()` for the alarm handler: the runtime cleared the alarm that ran. */
+export function workerPushPorts(ctx: DurableObjectState, env: Env, inbox: () => InboxData | undefined): PushPorts & { alarmFired(): void } {
+  const sql = ctx.storage.sql;
+  const cfg = parseConfig(env as unknown as Record<string, string | undefined>);
+  let cache: PushData | undefined;
+  let alarmAt: number | null | undefined;
+  return {
+    alarmFired: () => (alarmAt = undefined),
+    load: () => {
+      if (!cache) {
+        const row = sql.exec<{ v: string }>("SELECT v FROM inbox WHERE k = 'push'").toArray()[0];
+        cache = row ? (JSON.parse(row.v) as PushData) : undefined;
+      }
+      // A copy, as for the inbox's own state: a change that throws half-way leaves the cache as stored.
+      return cache && (structuredClone(cache) as PushData);
+    },
+    save: (d) => {
+      sql.exec("INSERT INTO inbox (k, v) VALUES ('push', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v", JSON.stringify(d));
+      cache = d;
+    },
+    inbox,
+    views: (device) => ctx.getWebSockets(device).flatMap((ws) => (ws.readyState === WebSocket.OPEN && tagOf(ws)?.view ? [tagOf(ws)!.view!] : [])),
+    wake: (at) => {
+      // No setTimeout in a Durable Object: one alarm at the earliest due time (anything past fires at once).
+      const next = at === undefined ? null : Math.max(Date.now(), at);
+      if (next === alarmAt) return;
+      alarmAt = next;
+      const done = next === null ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(next);
+      done.catch((e: unknown) => {
+        alarmAt = undefined;
+        console.error("inbox: alarm not set", (e as Error).message);
+      });
+    },
+    vapid: async () => ({ keys: await relayVapid(env), ...(cfg.ok && cfg.config.vapidSubject ? { subject: cfg.config.vapidSubject } : {}) }),
+    send: async (req) => {
+      const r = await fetch(req.url, req.init);
+      await r.body?.cancel().catch(() => undefined);
+      return { status: r.status, retryAfter: r.headers.get("retry-after") };
+    },
+    answer: (sid, epoch, device, callId, action) => env.SESSIONS.get(env.SESSIONS.idFromName(sid)).pushAnswer(epoch, device, callId, action),
+  };
+}
