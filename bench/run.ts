@@ -1,118 +1,69 @@
 // `npm run bench`: the relay (the real Worker in workerd, via `wrangler dev`) measured side by side, in one
-// run, with two baselines carrying the same frames: a bare forwarding Durable Object (the platform floor)
+// run, with three baselines carrying the same frames: the durable floor (a Durable Object making only the
+// writes a relay that must not lose a call needs), the bare forwarding Durable Object (the platform floor)
 // and a plain Node `ws` relay. Progress goes to stderr; figures to bench/results.json and docs/benchmarks.md.
+// `npm run bench -- --profile` (or BENCH_PROFILE=1) instead takes a CPU profile of the relay's frame path
+// (bench/lib/profile.ts); `npm run bench -- --extras` costs the contract's writes on the durable floor.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
-import { Agent, baselinePair, createSession, relayPair, whoami, type Pair, type SystemName } from "./lib/clients.js";
-import { renderMarkdown, renderSvg } from "./lib/render.js";
-import { memOf, sampleRss, snapshotRelay, startNodeBaselineProc, startWrangler, workerdOf, type Proc } from "./lib/proc.js";
-import type { Results, Throughput } from "./lib/results.js";
-import { dist, ratio } from "./lib/stats.js";
+import { baselinePair, createSession, relayPair, whoami, type Pair, type SystemName } from "./lib/clients.js";
+import { runAb } from "./lib/ab.js";
+import { countPerCall } from "./lib/count.js";
+import { runExtras } from "./lib/extras.js";
+import { elapsedS, latencyRounds, log, openSystems, RELAY_VARS, saturate, sleep, WARMUP, type Systems } from "./lib/harness.js";
+import { runProfile } from "./lib/profile.js";
+import { loadExtra, renderMarkdown, renderSvg } from "./lib/render.js";
+import { cpuMsOf, memOf, sampleRss, snapshotRelay, startNodeBaselineProc, startWrangler, workerdOf, type Proc } from "./lib/proc.js";
+import type { Cpu, Results, Scale, Throughput, Wake } from "./lib/results.js";
+import { dist, median, ratio, roundRatio } from "./lib/stats.js";
 
 const LATENCY_CALLS = Number(process.env.BENCH_CALLS ?? 2000);
-const WARMUP = 200;
 const IN_FLIGHT = 64;
 const THROUGHPUT_S = Number(process.env.BENCH_SECONDS ?? 10);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 200);
 const APPS = 2;
 const WAKE_SESSIONS = 3;
+const WARM_AFTER_WAKE = 5;
 const MIN_IDLE_S = 15;
-// The per-connection rate limit (default 200 frames/s, burst 400) would cap one agent socket far below
-// what is measured here; it is raised for the bench and the figure says so.
-const RELAY_VARS = { RATE_LIMIT_PER_S: "1000000", RATE_LIMIT_BURST: "1000000" };
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
-const t0 = Date.now();
-const log = (s: string) => process.stderr.write(`[bench ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${s}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-// The machine is shared (client, relay, baselines, and whatever else runs): the three systems are measured
-// in interleaved rounds, rotating who goes first, so that load changes hit all three alike.
+// The machine is shared (client, relay, baselines, and whatever else runs): the systems are measured in
+// interleaved rounds, rotating who goes first, so that load changes hit all of them alike; every ratio is
+// taken per round and summarized by its median and spread.
 const ROUNDS = 10;
+const TPUT_ROUNDS = 5;
+const rec = <T>(f: (s: SystemName) => T): Record<SystemName, T> => ({ relay: f("relay"), durable: f("durable"), durable_alarm: f("durable_alarm"), do: f("do"), node: f("node") });
 
-/**
- * The systems under test, reopened when a socket drops: `wrangler dev` reloads the Worker (dropping every
- * socket) whenever a source file changes, so a round that loses its socket is measured again on a new pair.
- */
-class Systems {
-  readonly reopened: Record<SystemName, number> = { relay: 0, do: 0, node: 0 };
-  private gen = 0;
-  constructor(
-    private readonly pairs: Record<SystemName, Pair>,
-    private readonly open: Record<SystemName, (tag: string) => Promise<Pair>>,
-  ) {}
-  agent(s: SystemName): Agent {
-    return this.pairs[s].agent;
-  }
-  async robust<T>(s: SystemName, f: (a: Agent) => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await f(this.pairs[s].agent);
-      } catch (e) {
-        if (attempt >= 3) throw e;
-        log(`${s}: ${(e as Error).message} — reopening (wrangler dev reloads on source changes) and repeating the round`);
-        this.pairs[s].close();
-        this.pairs[s] = await this.open[s](`r${++this.gen}`);
-        this.reopened[s]++;
-      }
-    }
-  }
-  closeAll() {
-    for (const p of Object.values(this.pairs)) p.close();
-  }
-}
-
-async function latencyRounds(sys: Systems, order: SystemName[]): Promise<Record<SystemName, number[]>> {
-  const out = { relay: [] as number[], do: [] as number[], node: [] as number[] };
-  for (const s of order) {
-    await sys.robust(s, async (a) => {
-      for (let i = 0; i < WARMUP; i++) await a.call();
-    });
-  }
-  const per = Math.ceil(LATENCY_CALLS / ROUNDS);
-  for (let r = 0; r < ROUNDS; r++) {
+async function throughputRounds(sys: Systems<SystemName>, order: SystemName[], cpuPid: Partial<Record<SystemName, { runtime?: number; proxy?: number }>>) {
+  const calls = rec(() => 0);
+  const secs = rec(() => 0);
+  const rounds = rec(() => [] as number[]);
+  const cpu = rec(() => ({ runtime: 0, proxy: 0, ok: true }));
+  for (let r = 0; r < TPUT_ROUNDS; r++) {
     for (let k = 0; k < order.length; k++) {
       const s = order[(r + k) % order.length]!;
-      const chunk = await sys.robust(s, async (a) => {
-        const xs: number[] = [];
-        for (let i = 0; i < per; i++) xs.push(await a.call());
-        return xs;
-      });
-      out[s].push(...chunk);
-    }
-    log(`latency: round ${r + 1}/${ROUNDS} (${(r + 1) * per} calls each)`);
-  }
-  return out;
-}
-
-async function throughputRounds(sys: Systems, order: SystemName[]): Promise<Record<SystemName, Throughput>> {
-  const calls = { relay: 0, do: 0, node: 0 };
-  const secs = { relay: 0, do: 0, node: 0 };
-  const rounds = 5;
-  for (let r = 0; r < rounds; r++) {
-    for (let k = 0; k < order.length; k++) {
-      const s = order[(r + k) % order.length]!;
-      const got = await sys.robust(s, async (a) => {
-        let n = 0;
-        const start = performance.now();
-        const end = start + (THROUGHPUT_S * 1000) / rounds;
-        await Promise.all(
-          Array.from({ length: IN_FLIGHT }, async () => {
-            while (performance.now() < end) {
-              await a.call();
-              n++;
-            }
-          }),
-        );
-        return { n, secs: (performance.now() - start) / 1000 };
-      });
+      const pids = cpuPid[s];
+      const c0 = [cpuMsOf(pids?.runtime), cpuMsOf(pids?.proxy)];
+      const got = await sys.robust(s, (a) => saturate(a, IN_FLIGHT, THROUGHPUT_S / TPUT_ROUNDS));
+      const c1 = [cpuMsOf(pids?.runtime), cpuMsOf(pids?.proxy)];
+      if (c0[0] === null || c1[0] === null) cpu[s].ok = false;
+      else cpu[s].runtime += c1[0] - c0[0];
+      if (c0[1] !== null && c1[1] !== null) cpu[s].proxy += c1[1] - c0[1];
       calls[s] += got.n;
       secs[s] += got.secs;
+      rounds[s].push(Math.round(got.n / got.secs));
     }
-    log(`throughput: round ${r + 1}/${rounds}: ${order.map((s) => `${s} ${Math.round(calls[s] / secs[s])}/s`).join(", ")}`);
+    log(`throughput: round ${r + 1}/${TPUT_ROUNDS}: ${order.map((s) => `${s} ${rounds[s][r]}/s`).join(", ")}`);
   }
-  const one = (s: SystemName): Throughput => ({ in_flight: IN_FLIGHT, seconds: Math.round(secs[s] * 100) / 100, calls: calls[s], calls_per_s: Math.round(calls[s] / secs[s]) });
-  return { relay: one("relay"), do: one("do"), node: one("node") };
+  const one = (s: SystemName): Throughput => ({ in_flight: IN_FLIGHT, seconds: Math.round(secs[s] * 100) / 100, calls: calls[s], calls_per_s: Math.round(calls[s] / secs[s]), rounds: rounds[s] });
+  const cpuOf = (s: SystemName): Cpu => ({
+    cpu_ms: cpu[s].ok ? Math.round(cpu[s].runtime) : null,
+    calls: calls[s],
+    us_per_call: cpu[s].ok ? Math.round((cpu[s].runtime * 1000) / calls[s]) : null,
+    proxy_us_per_call: cpu[s].ok ? Math.round((cpu[s].proxy * 1000) / calls[s]) : null,
+  });
+  return { tput: rec(one), cpu: { relay: cpuOf("relay"), durable: cpuOf("durable"), durable_alarm: cpuOf("durable_alarm"), do: cpuOf("do") } };
 }
 
 async function pool<T, R>(items: readonly T[], n: number, f: (x: T, i: number) => Promise<R>): Promise<R[]> {
@@ -129,12 +80,85 @@ async function pool<T, R>(items: readonly T[], n: number, f: (x: T, i: number) =
   return out;
 }
 
+/** Many sessions at once on one system's process: connect them all, one call each, memory from /proc. */
+async function scaleStep(name: string, pids: { runtime?: number; proxy?: number }, open: (i: number, attempt: number) => Promise<Pair>, create?: (i: number) => Promise<void>): Promise<Scale> {
+  log(`scale (${name}): ${SESSIONS} sessions × (1 agent + ${APPS} apps)`);
+  await sleep(1000); // let the previous step's garbage settle before the "before" figure
+  const rssBefore = memOf(pids.runtime)?.rssKiB ?? null;
+  const sampler = sampleRss(pids.runtime);
+  let t = performance.now();
+  let createMs: number | null = null;
+  if (create) {
+    await pool(Array.from({ length: SESSIONS }, (_, i) => i), 32, (i) => create(i));
+    createMs = Math.round(performance.now() - t);
+    log(`scale (${name}): ${SESSIONS} sessions created in ${createMs} ms`);
+  }
+  let pairs: Pair[] = [];
+  let lat: number[] = [];
+  let connectMs = 0;
+  let completeMs = 0;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      t = performance.now();
+      // Bounded concurrency: opening 600 sockets at once mostly measures the client's own queueing.
+      pairs = await pool(Array.from({ length: SESSIONS }, (_, i) => i), 25, (i) => open(i, attempt));
+      connectMs = performance.now() - t;
+      log(`scale (${name}): all connected in ${connectMs.toFixed(0)} ms; one call each`);
+      t = performance.now();
+      lat = await Promise.all(pairs.map((p) => p.agent.call()));
+      completeMs = performance.now() - t;
+      break;
+    } catch (e) {
+      for (const p of pairs) p.close();
+      if (attempt >= 3) throw e;
+      log(`scale (${name}): ${(e as Error).message} — a socket dropped (wrangler dev reload?); repeating the step`);
+    }
+  }
+  await sleep(300); // let the losing apps' late results drain
+  const rssPeak = sampler.stop();
+  const errors = pairs.reduce((n, p) => n + p.agent.errors.length, 0);
+  log(`scale (${name}): all ${SESSIONS} calls answered in ${completeMs.toFixed(0)} ms; workerd RSS ${rssBefore ?? "?"} → peak ${rssPeak ?? "?"} KiB`);
+  for (const p of pairs) p.close();
+  return {
+    sessions: SESSIONS,
+    sockets: SESSIONS * (1 + APPS),
+    create_sessions_ms: createMs,
+    connect_all_ms: Math.round(connectMs),
+    complete_all_ms: Math.round(completeMs),
+    call_latency: dist(lat),
+    workerd_rss_before_kib: rssBefore,
+    workerd_rss_peak_kib: rssPeak,
+    per_session_kib: rssBefore !== null && rssPeak !== null ? Math.round((rssPeak - rssBefore) / SESSIONS) : null,
+    workerd_hwm_kib: memOf(pids.runtime)?.hwmKiB ?? null,
+    proxy_rss_kib: memOf(pids.proxy)?.rssKiB ?? null,
+    errors,
+  };
+}
+
+/** The first call on each idle pair, then a few warm ones on the same sockets. */
+async function wakeCalls(pairs: Pair[], instances?: string[]): Promise<Wake> {
+  const w: Wake = { first_ms: [], warm_ms: [], ratio: [] };
+  if (instances) w.hibernated = [];
+  for (const [i, p] of pairs.entries()) {
+    // A socket dropped by a wrangler dev reload cannot measure a wake-up (reconnecting wakes the object): skipped.
+    if (p.agent.ws.readyState !== p.agent.ws.OPEN) continue;
+    const first = await p.agent.call();
+    const warm: number[] = [];
+    for (let k = 0; k < WARM_AFTER_WAKE; k++) warm.push(await p.agent.call());
+    w.first_ms.push(r3(first));
+    w.warm_ms.push(r3(median(warm)));
+    w.ratio.push(ratio(first, median(warm)));
+    if (instances) w.hibernated!.push((await whoami(p.agent.ws)) !== instances[i]);
+  }
+  return w;
+}
+
 async function main() {
   if (!existsSync("dist/web/index.html")) {
     log("building the PWA once (the Worker serves dist/web)…");
     execFileSync("npx", ["vite", "build", "--logLevel", "warn"], { stdio: "inherit" });
   }
-  log("starting the relay (wrangler dev), the bare-DO baseline (wrangler dev) and the Node baseline…");
+  log("starting the relay (wrangler dev), the Durable Object baselines (wrangler dev) and the Node baseline…");
   let relay: Proc | undefined;
   let floor: Proc | undefined;
   let nodeBase: Proc | undefined;
@@ -146,6 +170,8 @@ async function main() {
     process.stderr.write(`[bench] uncaught: ${e.stack ?? e.message}\n`);
     void stopAll().then(() => process.exit(1));
   });
+  const loads: number[] = [];
+  const loadTimer = setInterval(() => loads.push(loadavg()[0]!), 5000);
   try {
     // Fresh private state for both wrangler devs (see WranglerOpts.persistTo for why not .wrangler/state).
     rmSync("bench/.tmp/state-relay", { recursive: true, force: true });
@@ -156,114 +182,109 @@ async function main() {
       startNodeBaselineProc(),
     ]);
     const wd = workerdOf(relay.proc.pid!);
-    const relayWorkerd = wd.runtime;
-    log(`relay ${relay.url} (workerd runtime pid ${relayWorkerd ?? "?"}, proxy pid ${wd.proxy ?? "?"}), floor ${floor.url}, node ${nodeBase.url}`);
+    const fd = workerdOf(floor.proc.pid!);
+    log(`relay ${relay.url} (workerd runtime pid ${wd.runtime ?? "?"}, proxy ${wd.proxy ?? "?"}), floors ${floor.url} (runtime ${fd.runtime ?? "?"}), node ${nodeBase.url}`);
     const loadStart = loadavg()[0]!;
+    loads.push(loadStart);
 
-    // Wake-up first, on a quiet relay: the subjects idle for MIN_IDLE_S with nothing else running, then one call each.
+    // Wake-up first, on quiet objects: the subjects idle for MIN_IDLE_S with nothing else running, then calls.
     const wakeRelay: Pair[] = [];
     for (let i = 0; i < WAKE_SESSIONS; i++) {
       const p = await relayPair(await createSession(relay.url, `wake${i}`), 1, `wake${i}`);
       await p.agent.call();
       wakeRelay.push(p);
     }
-    const wakeDo: { pair: Pair; instance: string }[] = [];
-    for (let i = 0; i < WAKE_SESSIONS; i++) {
-      const pair = await baselinePair(floor.url, `wake${i}`);
-      await pair.agent.call();
-      wakeDo.push({ pair, instance: await whoami(pair.agent.ws) });
+    const wakeBase: Record<"durable" | "do", { pairs: Pair[]; instances: string[] }> = { durable: { pairs: [], instances: [] }, do: { pairs: [], instances: [] } };
+    for (const kind of ["durable", "do"] as const) {
+      for (let i = 0; i < WAKE_SESSIONS; i++) {
+        const pair = await baselinePair(floor.url, `wake${i}`, { durable: kind === "durable" });
+        await pair.agent.call();
+        wakeBase[kind].pairs.push(pair);
+        wakeBase[kind].instances.push(await whoami(pair.agent.ws));
+      }
     }
     const idleFrom = Date.now();
-
-    // Wake-up: the first call after the objects sat idle.
     const waitMore = MIN_IDLE_S * 1000 - (Date.now() - idleFrom);
     if (waitMore > 0) {
-      log(`wake-up: waiting ${Math.ceil(waitMore / 1000)} s more idle time`);
+      log(`wake-up: waiting ${Math.ceil(waitMore / 1000)} s idle`);
       await sleep(waitMore);
     }
     const idleS = Math.round((Date.now() - idleFrom) / 1000);
     log(`wake-up: first call after ${idleS} s idle`);
-    // A socket dropped by a wrangler dev reload cannot measure a wake-up (reconnecting wakes the object): skipped.
-    const wakeRelayMs: number[] = [];
-    for (const p of wakeRelay) if (p.agent.ws.readyState === p.agent.ws.OPEN) wakeRelayMs.push(await p.agent.call());
-    const wakeDoMs: number[] = [];
-    const hibernated: boolean[] = [];
-    for (const w of wakeDo) {
-      if (w.pair.agent.ws.readyState !== w.pair.agent.ws.OPEN) continue;
-      wakeDoMs.push(await w.pair.agent.call());
-      hibernated.push((await whoami(w.pair.agent.ws)) !== w.instance);
-    }
-    for (const p of wakeRelay) p.close();
-    for (const w of wakeDo) w.pair.close();
-    const evicted = hibernated.filter(Boolean).length;
+    const wake = {
+      relay: await wakeCalls(wakeRelay),
+      durable: await wakeCalls(wakeBase.durable.pairs, wakeBase.durable.instances),
+      do: await wakeCalls(wakeBase.do.pairs, wakeBase.do.instances),
+    };
+    for (const p of [...wakeRelay, ...wakeBase.durable.pairs, ...wakeBase.do.pairs]) p.close();
+    const hib = [...(wake.durable.hibernated ?? []), ...(wake.do.hibernated ?? [])];
+    const evicted = hib.filter(Boolean).length;
     const note =
-      hibernated.length === 0
+      hib.length === 0
         ? `no wake-up sample: every idle socket was dropped before the first call (see the log).`
-        : evicted === hibernated.length
-        ? `wrangler dev did evict the idle objects: the bare DO was constructed anew after ${idleS} s idle in ${evicted}/${hibernated.length} rooms, so these are real wake-ups (local workerd, not the edge).`
-        : evicted === 0
-          ? `wrangler dev did NOT hibernate the idle objects: the bare DO kept its in-memory instance id after ${idleS} s idle in all ${hibernated.length} rooms, so these figures are first-call-after-idle, not a real wake-up. On Cloudflare the object is evicted after ~10 s of idleness; that wake-up cost is not measured here.`
-          : `wrangler dev evicted ${evicted} of ${hibernated.length} idle bare-DO objects after ${idleS} s; figures mix real wake-ups and warm calls.`;
-    log(`wake-up: relay ${wakeRelayMs.map((x) => x.toFixed(1)).join(", ")} ms; ${note}`);
+        : evicted === hib.length
+          ? `wrangler dev did evict the idle objects: both baseline objects were constructed anew after ${idleS} s idle in ${evicted}/${hib.length} rooms, so these are real wake-ups (local workerd, not the edge).`
+          : evicted === 0
+            ? `wrangler dev did NOT hibernate the idle objects: the baselines kept their in-memory instance ids after ${idleS} s idle in all ${hib.length} rooms, so these figures are first-call-after-idle, not a real wake-up.`
+            : `wrangler dev evicted ${evicted} of ${hib.length} idle baseline objects after ${idleS} s; figures mix real wake-ups and warm calls.`;
+    log(`wake-up: relay ${wake.relay.first_ms.join(", ")} ms (warm after: ${wake.relay.warm_ms.join(", ")}); durable ${wake.durable.first_ms.join(", ")}; ${note}`);
 
     const latSession = await createSession(relay.url, "lat");
     const open: Record<SystemName, (tag: string) => Promise<Pair>> = {
       relay: (tag) => relayPair(latSession, 1, `lat${tag}`),
+      durable: (tag) => baselinePair(floor!.url, `lat${tag}`, { durable: true }),
+      // The floor plus the alarm writes the relay's contract makes (a deadline on call, moved back on result).
+      durable_alarm: (tag) => baselinePair(floor!.url, `la${tag}`, { durable: true, extra: "alarm" }),
       do: (tag) => baselinePair(floor!.url, `lat${tag}`),
       node: (tag) => baselinePair(nodeBase!.url, `lat${tag}`),
     };
-    const sys = new Systems({ relay: await open.relay("0"), do: await open.do("0"), node: await open.node("0") }, open);
-    const order: SystemName[] = ["node", "do", "relay"];
+    const sys0 = await openSystems(open);
+    const order: SystemName[] = ["node", "do", "durable", "durable_alarm", "relay"];
     log(`latency: ${WARMUP} warm-up + ${LATENCY_CALLS} calls each, one in flight, ${ROUNDS} interleaved rounds`);
-    const lat = await latencyRounds(sys, order);
-    log(`throughput: ${IN_FLIGHT} in flight, ${THROUGHPUT_S} s each in 5 interleaved rounds`);
-    const tput = await throughputRounds(sys, order);
-    const agentErrors = { relay: sys.agent("relay").errors.length, do: sys.agent("do").errors.length, node: sys.agent("node").errors.length };
-    sys.closeAll();
+    const lat = await latencyRounds(sys0, order, LATENCY_CALLS, ROUNDS);
+    log(`throughput: ${IN_FLIGHT} in flight, ${THROUGHPUT_S} s each in ${TPUT_ROUNDS} interleaved rounds`);
+    const { tput, cpu } = await throughputRounds(sys0, order, { relay: wd, durable: fd, durable_alarm: fd, do: fd });
+    const agentErrors = rec((s) => sys0.agent(s).errors.length);
+    sys0.closeAll();
 
-    // Scale: many sessions at once on the relay.
-    log(`scale: ${SESSIONS} sessions × (1 agent + ${APPS} apps)`);
-    const rssBefore = memOf(relayWorkerd)?.rssKiB ?? null;
-    const sampler = sampleRss(relayWorkerd);
-    let t = performance.now();
-    const sessions = await pool(Array.from({ length: SESSIONS }, (_, i) => i), 32, (i) => createSession(relay!.url, `scale${i}`));
-    const createMs = performance.now() - t;
-    log(`scale: ${SESSIONS} sessions created in ${createMs.toFixed(0)} ms; connecting ${SESSIONS * (1 + APPS)} sockets`);
-    let scalePairs: Pair[] = [];
-    let scaleLat: number[] = [];
-    let connectMs = 0;
-    let completeMs = 0;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        t = performance.now();
-        // Bounded concurrency: opening 600 sockets at once mostly measures the client's own queueing.
-        scalePairs = await pool(sessions, 25, (s, i) => relayPair(s, APPS, `s${i}a${attempt}`));
-        connectMs = performance.now() - t;
-        log(`scale: all connected in ${connectMs.toFixed(0)} ms; one call each`);
-        t = performance.now();
-        scaleLat = await Promise.all(scalePairs.map((p) => p.agent.call()));
-        completeMs = performance.now() - t;
-        break;
-      } catch (e) {
-        for (const p of scalePairs) p.close();
-        if (attempt >= 3) throw e;
-        log(`scale: ${(e as Error).message} — a socket dropped (wrangler dev reload?); repeating the step`);
-      }
-    }
-    await sleep(300); // let the losing apps' late results (answered with unknown_call) drain
-    const rssPeak = sampler.stop();
-    const hwm = memOf(relayWorkerd)?.hwmKiB ?? null;
-    const scaleErrors = scalePairs.reduce((n, p) => n + p.agent.errors.length, 0);
-    log(`scale: all ${SESSIONS} calls answered in ${completeMs.toFixed(0)} ms; workerd RSS peak ${rssPeak ?? "?"} KiB`);
-    for (const p of scalePairs) p.close();
+    const scaleRelay = await scaleStep(
+      "relay",
+      wd,
+      (i, attempt) => relayPair(scaleSessions[i]!, APPS, `s${i}a${attempt}`),
+      async (i) => void (scaleSessions[i] = await createSession(relay!.url, `scale${i}`)),
+    );
+    const scaleDurable = await scaleStep("durable floor", fd, (i, attempt) => baselinePair(floor!.url, `scale${i}a${attempt}`, { durable: true, apps: APPS }));
 
-    const d = { relay: dist(lat.relay), do: dist(lat.do), node: dist(lat.node) };
-    const cpu = cpus();
+    const d = rec((s) => dist(lat.all[s]));
+    const pr = (s: SystemName, k: "p50" | "p95" | "p99") => lat.perRound[s].map((x) => x[k]);
+    const latRatios = (k: "p50" | "p95" | "p99") => ({
+      vs_durable: roundRatio(pr("relay", k), pr("durable", k)),
+      vs_durable_alarm: roundRatio(pr("relay", k), pr("durable_alarm", k)),
+      vs_do: roundRatio(pr("relay", k), pr("do", k)),
+      vs_node: roundRatio(pr("relay", k), pr("node", k)),
+    });
+    const tr = (s: SystemName) => tput[s].rounds;
+    const ratios = {
+      latency_p50: latRatios("p50"),
+      latency_p95: latRatios("p95"),
+      latency_p99: latRatios("p99"),
+      throughput: {
+        vs_durable: roundRatio(tr("relay"), tr("durable")),
+        vs_durable_alarm: roundRatio(tr("relay"), tr("durable_alarm")),
+        vs_do: roundRatio(tr("relay"), tr("do")),
+        vs_node: roundRatio(tr("relay"), tr("node")),
+      },
+    };
+    const wakeR = { median: ratio(median(wake.relay.ratio), 1), spread: [Math.min(...wake.relay.ratio), Math.max(...wake.relay.ratio)] as [number, number] };
+    const cpuInfo = cpus();
+    const loadEnd = loadavg()[0]!;
+    loads.push(loadEnd);
+    const l2 = (x: number) => Math.round(x * 100) / 100;
     const results: Results = {
       generated_at: new Date().toISOString(),
       machine: {
-        cpus: cpu.length,
-        cpu_model: cpu[0]?.model ?? "?",
+        cpus: cpuInfo.length,
+        cpu_model: cpuInfo[0]?.model ?? "?",
         mem_gib: Math.round(totalmem() / 2 ** 30),
         node: process.version,
         platform: `${process.platform}-${process.arch}`,
@@ -271,61 +292,58 @@ async function main() {
       },
       config: {
         latency_calls: LATENCY_CALLS,
+        latency_rounds: ROUNDS,
         warmup_calls: WARMUP,
         throughput_in_flight: IN_FLIGHT,
         throughput_seconds: THROUGHPUT_S,
+        throughput_rounds: TPUT_ROUNDS,
         scale_sessions: SESSIONS,
         scale_apps_per_session: APPS,
         relay_vars: RELAY_VARS,
       },
       latency: d,
+      latency_rounds: rec((s) => ({ p50: pr(s, "p50"), p95: pr(s, "p95"), p99: pr(s, "p99") })),
       throughput: tput,
-      ratios: {
-        latency_p50: { vs_do: ratio(d.relay.p50, d.do.p50), vs_node: ratio(d.relay.p50, d.node.p50) },
-        latency_p95: { vs_do: ratio(d.relay.p95, d.do.p95), vs_node: ratio(d.relay.p95, d.node.p95) },
-        latency_p99: { vs_do: ratio(d.relay.p99, d.do.p99), vs_node: ratio(d.relay.p99, d.node.p99) },
-        throughput: { vs_do: ratio(tput.relay.calls_per_s, tput.do.calls_per_s), vs_node: ratio(tput.relay.calls_per_s, tput.node.calls_per_s) },
-      },
+      ratios,
+      durable_vs_do: { latency_p50: roundRatio(pr("durable", "p50"), pr("do", "p50")), throughput: roundRatio(tr("durable"), tr("do")) },
+      alarm_vs_durable: { latency_p50: roundRatio(pr("durable_alarm", "p50"), pr("durable", "p50")), throughput: roundRatio(tr("durable_alarm"), tr("durable")) },
+      storage_per_call: await countPerCall(),
+      cpu: { ...cpu, relay_vs_durable: cpu.relay.us_per_call !== null && cpu.durable.us_per_call ? ratio(cpu.relay.us_per_call, cpu.durable.us_per_call) : null },
       scale: {
-        sessions: SESSIONS,
-        sockets: SESSIONS * (1 + APPS),
-        create_sessions_ms: Math.round(createMs),
-        connect_all_ms: Math.round(connectMs),
-        complete_all_ms: Math.round(completeMs),
-        call_latency: dist(scaleLat),
-        workerd_rss_before_kib: rssBefore,
-        workerd_rss_peak_kib: rssPeak,
-        workerd_hwm_kib: hwm,
-        proxy_rss_kib: memOf(wd.proxy)?.rssKiB ?? null,
-        errors: scaleErrors,
+        relay: scaleRelay,
+        durable: scaleDurable,
+        per_session_relay_vs_durable: scaleRelay.per_session_kib !== null && scaleDurable.per_session_kib ? ratio(scaleRelay.per_session_kib, scaleDurable.per_session_kib) : null,
       },
-      wakeup: {
-        idle_s: idleS,
-        relay_ms: wakeRelayMs.map((x) => Math.round(x * 1000) / 1000),
-        do_ms: wakeDoMs.map((x) => Math.round(x * 1000) / 1000),
-        do_hibernated: hibernated,
-        steady_relay_p50_ms: d.relay.p50,
-        note,
+      wakeup: { idle_s: idleS, ...wake, note },
+      goals: {
+        latency_p50_vs_durable: { goal: "≤ 1.25", median: ratios.latency_p50.vs_durable.median, spread: ratios.latency_p50.vs_durable.spread, met: ratios.latency_p50.vs_durable.median <= 1.25 },
+        throughput_vs_durable: { goal: "≥ 0.8", median: ratios.throughput.vs_durable.median, spread: ratios.throughput.vs_durable.spread, met: ratios.throughput.vs_durable.median >= 0.8 },
+        wakeup_vs_warm: { goal: "≤ 2", median: wakeR.median, spread: wakeR.spread, met: wakeR.median <= 2 },
       },
       agent_errors: agentErrors,
-      reopened_after_drop: sys.reopened,
-      load_avg_1m: { start: Math.round(loadStart * 100) / 100, end: Math.round(loadavg()[0]! * 100) / 100 },
-      total_s: Math.round((Date.now() - t0) / 1000),
+      reopened_after_drop: sys0.reopened,
+      load_avg_1m: { start: l2(loadStart), end: l2(loadEnd), min: l2(Math.min(...loads)), max: l2(Math.max(...loads)), mean: l2(loads.reduce((a, b) => a + b, 0) / loads.length) },
+      total_s: elapsedS(),
     };
     writeFileSync("bench/results.json", JSON.stringify(results, null, 2) + "\n");
     writeFileSync("docs/bench-latency.svg", renderSvg(results));
-    writeFileSync("docs/benchmarks.md", renderMarkdown(results));
+    writeFileSync("docs/benchmarks.md", renderMarkdown(results, loadExtra()));
     log(`done in ${results.total_s} s: bench/results.json, docs/benchmarks.md, docs/bench-latency.svg`);
-    log(
-      `latency p50 relay ${d.relay.p50} ms = ${results.ratios.latency_p50.vs_do}× bare DO, ${results.ratios.latency_p50.vs_node}× Node; ` +
-        `throughput ${tput.relay.calls_per_s}/s = ${results.ratios.throughput.vs_do}× bare DO, ${results.ratios.throughput.vs_node}× Node`,
-    );
+    const g = results.goals;
+    const show = (x: { median: number; spread: [number, number] }) => `${x.median}× (${x.spread[0]}–${x.spread[1]})`;
+    log(`relay vs durable floor: p50 ${show(g.latency_p50_vs_durable)} [goal ${g.latency_p50_vs_durable.goal}], throughput ${show(g.throughput_vs_durable)} [goal ${g.throughput_vs_durable.goal}]; wake-up ÷ warm ${show(g.wakeup_vs_warm)} [goal ${g.wakeup_vs_warm.goal}]`);
+    log(`vs bare DO: p50 ${show(ratios.latency_p50.vs_do)}, throughput ${show(ratios.throughput.vs_do)}; CPU/call relay ${cpu.relay.us_per_call} µs, durable ${cpu.durable.us_per_call} µs; memory/session relay ${scaleRelay.per_session_kib} KiB, durable ${scaleDurable.per_session_kib} KiB; load ${results.load_avg_1m.min}–${results.load_avg_1m.max}`);
   } finally {
+    clearInterval(loadTimer);
     await stopAll();
   }
 }
 
-main().then(
+const scaleSessions: Awaited<ReturnType<typeof createSession>>[] = [];
+
+const argv = process.argv.slice(2);
+const mode = argv.includes("--profile") || process.env.BENCH_PROFILE === "1" ? runProfile : argv.includes("--extras") ? runExtras : argv.includes("--ab") ? () => runAb(...argv.slice(argv.indexOf("--ab") + 1).filter((a) => !a.startsWith("-"))) : main;
+mode().then(
   () => process.exit(0),
   (e: unknown) => {
     process.stderr.write(`[bench] failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);

@@ -29,7 +29,7 @@ import { HUMAN_TOOL_NAMES } from "./builtin-tools.js";
 import { fingerprintHash } from "./hash.js";
 import { keptCopy, placeholderFor } from "./history.js";
 import { checkArguments } from "./schema.js";
-import type { CallRow, Store } from "./store.js";
+import type { CallRow, Registration, Store } from "./store.js";
 import { utf8Length } from "./protocol.js";
 
 /** One live connection. `key` = `role:client_id` is the identity that results and bindings belong to. */
@@ -103,7 +103,22 @@ export class Router {
       return [this.err(peer, "forbidden", `the ${peer.role} role may not send ${frame.type}`, callIdOf(frame))];
     }
     const h = this.handlers[frame.type] as Handler<typeof frame.type>;
-    return h(peer, frame as never, ctx);
+    this.regMemo = new Map();
+    try {
+      return h(peer, frame as never, ctx);
+    } finally {
+      this.regMemo = undefined;
+    }
+  }
+
+  /** A side's registrations, read once per frame: a call asks for them to check, to find its providers and
+   * to answer. Only within handle(): across frames SQLite stays the one truth. */
+  private regMemo: Map<Role, Registration[]> | undefined;
+  private regs(role: Role): Registration[] {
+    if (!this.regMemo) return this.store.registrations(role);
+    let r = this.regMemo.get(role);
+    if (!r) this.regMemo.set(role, (r = this.store.registrations(role)));
+    return r;
   }
 
   // ------------------------------------------------------------------ connections
@@ -158,7 +173,7 @@ export class Router {
   /** The side's catalog: the union of its clients' registrations (a later registration wins a name). */
   catalog(role: Role): ToolDef[] {
     const byName = new Map<string, ToolDef>();
-    for (const r of this.store.registrations(role)) for (const t of r.tools) byName.set(t.name, t);
+    for (const r of this.regs(role)) for (const t of r.tools) byName.set(t.name, t);
     return [...byName.values()];
   }
 
@@ -178,7 +193,7 @@ export class Router {
     // Tool poisoning: a built-in human tool already offered by another client keeps its schema, so what the
     // model reads and what the human is asked cannot be swapped under either of them.
     const others = new Map<string, ToolDef>();
-    for (const r of this.store.registrations(peer.role)) if (r.key !== key) for (const t of r.tools) others.set(t.name, t);
+    for (const r of this.regs(peer.role)) if (r.key !== key) for (const t of r.tools) others.set(t.name, t);
     for (const t of tools) {
       const have = HUMAN_TOOL_NAMES.has(t.name) ? others.get(t.name) : undefined;
       if (have && canonicalJson(shapeOf(have)) !== canonicalJson(shapeOf(t))) {
@@ -196,6 +211,7 @@ export class Router {
     if (refused) return [this.err(peer, refused.code, refused.message)];
     const before = sameTools(this.catalog(peer.role));
     this.store.register(key, peer.role, f.tools, ctx.now);
+    this.regMemo?.delete(peer.role);
     const after = this.catalog(peer.role);
     const out: Out[] = [];
     if (sameTools(after) !== before) {
@@ -227,7 +243,7 @@ export class Router {
   private serves(peer: Peer, c: CallRow): boolean {
     if (c.target) return c.target === keyOf(peer);
     const key = keyOf(peer);
-    return this.store.registrations(peer.role).some((r) => r.key === key && r.tools.some((t) => t.name === c.name));
+    return this.regs(peer.role).some((r) => r.key === key && r.tools.some((t) => t.name === c.name));
   }
 
   private deliver(c: CallRow, to: readonly Peer[], _ctx: Ctx): Out[] {
@@ -277,14 +293,15 @@ export class Router {
     const args = JSON.stringify(f.arguments);
     // A hash, not the canonical JSON itself: the arguments are kept once (and not at all once refused).
     const fingerprint = fingerprintHash(canonicalJson({ name: f.name, action: f.action ?? null, arguments: f.arguments, timeout_s: f.timeout_s ?? null }));
-    const existing = this.store.getCall(f.call_id);
-    if (existing) {
+    // The duplicate-call rule, applied before anything else is decided about a call_id in use. Its read is
+    // only made when the insert (or a refusal) finds the id taken: a new call reads nothing first.
+    const taken = (existing: CallRow): Out[] => {
       if (existing.caller === key && existing.fingerprint === fingerprint) {
         // An identical repeat is a safe retry: nothing new, but a kept result is sent again.
         return existing.status === "done" && existing.result ? [{ to: key, frame: JSON.parse(existing.result) as ToolResultOut }] : [];
       }
       return [this.err(peer, "duplicate_call", `call_id "${f.call_id}" is already in use in this session`, f.call_id)];
-    }
+    };
     const timeout = clampTimeout(f.timeout_s);
     const side = otherRole(peer.role);
     const row: CallRow = {
@@ -307,6 +324,8 @@ export class Router {
     };
     // A refused call is answered and kept for the repeat rule, but without its arguments.
     const refuse = (code: CallErrorCode, message: string) => {
+      const existing = this.store.getCall(f.call_id);
+      if (existing) return taken(existing);
       const bare = { ...row, args: "", bytes: 0 };
       this.store.insertCall(bare);
       return this.finish(bare, { code, message }, undefined, ctx);
@@ -316,10 +335,10 @@ export class Router {
     const providerPresent = ctx.peers.some((p) => p.role === side && !isInternal(p));
     const verdict = this.check(f.name, f.action, f.arguments, side, providerPresent);
     if ("error" in verdict) return refuse(verdict.error, verdict.message);
-    this.store.insertCall(row);
+    // Checked before it is stored: one insert, not an insert and an update.
     row.target = verdict.target;
     row.checked = verdict.known ? 1 : 0;
-    if (verdict.known) this.store.setChecked(row.call_id, row.target);
+    if (!this.store.insertCall(row)) return taken(this.store.getCall(f.call_id)!);
     const providers = ctx.peers.filter((p) => p.role === side && this.serves(p, row));
     return this.deliver(row, providers, ctx);
   }
@@ -371,10 +390,11 @@ export class Router {
     if (result) frame.result = result;
     else frame.error = error ?? { code: "internal", message: "no result" };
     if (by) frame.answered_by = by.clientId;
-    if (!this.store.finishCall(c.call_id, JSON.stringify(frame), ctx.now + LIMITS.resultRetentionMs)) return [];
+    if (!this.store.finishCall(c.call_id, JSON.stringify(frame), ctx.now + LIMITS.resultRetentionMs, c.bytes)) return [];
     const out: Out[] = [{ to: c.caller, frame }];
     const reason = by ? "answered" : "timeout";
-    const notify = new Set(this.store.deliveries(c.call_id).map((d) => d.key));
+    // Read and cleared at once: a done call keeps no deliveries.
+    const notify = new Set(this.store.takeDeliveries(c.call_id).map((d) => d.key));
     if (by) notify.delete(keyOf(by));
     // The other devices learn what was answered and by which device (extra fields, only when a paired
     // device answered: v1 clients ignore them, and v1 sessions see the contract's frame unchanged).
@@ -384,7 +404,6 @@ export class Router {
       if (typeof result?.message === "string") cancel.answer = result.message;
     }
     if (by || error?.code === "timeout") for (const to of notify) out.push({ to, frame: cancel });
-    this.store.clearDeliveries(c.call_id);
     return out;
   }
 
@@ -400,9 +419,9 @@ export class Router {
   }
 
   private onToolAck(peer: Peer, f: ClientFrameOf<"tool.ack">): Out[] {
-    const c = this.store.getCall(f.call_id);
-    // Acks are idempotent: an unknown or repeated ack changes nothing and needs no answer.
-    if (c && c.status === "done" && c.caller === keyOf(peer)) this.store.deleteCall(c.call_id);
+    // Acks are idempotent: an unknown or repeated ack, or one for a call not done or not the peer's,
+    // changes nothing and needs no answer.
+    this.store.ackCall(f.call_id, keyOf(peer));
     return [];
   }
 

@@ -57,14 +57,18 @@ export interface Store {
   usage(): number;
 
   getCall(callId: string): CallRow | undefined;
-  insertCall(row: CallRow): void;
+  /** false when the call_id is taken (nothing written): the duplicate-call rule reads only then. */
+  insertCall(row: CallRow): boolean;
   /** open → done, keeping `result` and dropping the arguments; false when the call was not open
-   * (idempotent transition). */
-  finishCall(callId: string, result: string, keepUntil: number): boolean;
+   * (idempotent transition). `oldBytes`: the row's `bytes` as read earlier in the same transaction (so the
+   * store need not read it again for the budget). */
+  finishCall(callId: string, result: string, keepUntil: number, oldBytes: number): boolean;
   /** Deletes the call if it is open; false when it was not. */
   dropOpenCall(callId: string): boolean;
   setChecked(callId: string, target: string | null): void;
   deleteCall(callId: string): void;
+  /** The ack: deletes the call if it is done and `caller`'s; false (nothing changed) otherwise. */
+  ackCall(callId: string, caller: string): boolean;
   countOpen(): number;
   /** Open calls, oldest first. */
   openCalls(): CallRow[];
@@ -81,6 +85,8 @@ export interface Store {
   deliveries(callId: string): Delivery[];
   delivered(callId: string, conn: string): boolean;
   clearDeliveries(callId: string): void;
+  /** deliveries() and clearDeliveries() at once (one statement in SQLite). */
+  takeDeliveries(callId: string): Delivery[];
 
   /** Registrations of one side, oldest first (a later one wins a name clash). */
   registrations(role: Role): Registration[];
@@ -185,9 +191,11 @@ export class MemoryStore implements Store {
     return c ? { ...c } : undefined;
   }
   insertCall(row: CallRow) {
+    if (this.calls.has(row.call_id)) return false;
     this.put(this.calls, row.call_id, { ...row });
+    return true;
   }
-  finishCall(id: string, result: string, keepUntil: number) {
+  finishCall(id: string, result: string, keepUntil: number, _oldBytes: number) {
     const c = this.calls.get(id);
     if (!c || c.status !== "open") return false;
     this.put(this.calls, id, { ...c, status: "done", result, keep_until: keepUntil, args: "", bytes: utf8Length(result) });
@@ -206,6 +214,12 @@ export class MemoryStore implements Store {
   deleteCall(id: string) {
     this.del(this.calls, id);
     this.del(this.deliv, id);
+  }
+  ackCall(id: string, caller: string) {
+    const c = this.calls.get(id);
+    if (!c || c.status !== "done" || c.caller !== caller) return false;
+    this.deleteCall(id);
+    return true;
   }
   countOpen() {
     let n = 0;
@@ -260,6 +274,11 @@ export class MemoryStore implements Store {
   }
   clearDeliveries(id: string) {
     this.del(this.deliv, id);
+  }
+  takeDeliveries(id: string) {
+    const d = this.deliveries(id);
+    this.clearDeliveries(id);
+    return d;
   }
   registrations(role: Role) {
     return [...this.regs.entries()]

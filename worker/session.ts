@@ -25,6 +25,8 @@ export class Session extends DurableObject<Env> {
   private alarmAt: number | null | undefined;
   private wk: WuKongImBridge | undefined;
   private reporter: Reporter | undefined;
+  /** Each socket's identity, deserialized once per wake and again only after a connect, close or revoke. */
+  private socks: { ws: WebSocket; peer: Peer | null }[] | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -37,7 +39,7 @@ export class Session extends DurableObject<Env> {
       {
         sockets: {
           // Live connections from socket attachments: they survive hibernation, memory does not.
-          peers: () => ctx.getWebSockets().flatMap((ws) => (ws.readyState === WebSocket.OPEN ? [ws.deserializeAttachment() as Peer] : [])),
+          peers: () => (this.socks ??= ctx.getWebSockets().map((ws) => ({ ws, peer: ws.deserializeAttachment() as Peer | null }))).flatMap((s) => (s.ws.readyState === WebSocket.OPEN ? [s.peer as Peer] : [])),
           send: (to, data) => ctx.getWebSockets(tagOf(to)).forEach((ws) => sendIfOpen(ws, data)),
           close: (to, code, reason) => ctx.getWebSockets(tagOf(to)).forEach((ws) => closeQuietly(ws, code, reason)),
         },
@@ -92,6 +94,8 @@ export class Session extends DurableObject<Env> {
     // An outbox row made due "now" (0) must not make setAlarm throw: anything past fires at once.
     const next = Math.max(Date.now(), Math.min(...due));
     if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
+    // Only ever earlier: an alarm left early (a call answered) finds nothing due and re-arms; no write per call.
+    if (this.alarmAt !== null && this.alarmAt > Date.now() && this.alarmAt <= next) return;
     if (this.alarmAt !== next) {
       await this.ctx.storage.setAlarm(next);
       this.alarmAt = next;
@@ -166,6 +170,7 @@ export class Session extends DurableObject<Env> {
     // Identity is written at accept: tags route by client and connection, the attachment names the peer.
     this.ctx.acceptWebSocket(server, [`${a.peer.role}:${a.peer.clientId}`, `conn:${a.peer.conn}`, `role:${a.peer.role}`]);
     server.serializeAttachment(a.peer);
+    this.socks = undefined;
     await this.engine.connected(a.peer);
     const headers = new Headers();
     if (req.headers.get("x-lineup-subprotocol") === "1") headers.set("sec-websocket-protocol", "lineup.v1");
@@ -181,16 +186,19 @@ export class Session extends DurableObject<Env> {
   async webSocketClose(ws: WebSocket, code: number): Promise<void> {
     // Answer the close handshake (a dead socket's 1005/1006 gets no frame: closeQuietly skips them).
     closeQuietly(ws, code, "bye");
+    this.socks = undefined;
     this.engine.closed(ws.deserializeAttachment() as Peer | null);
   }
 
   async webSocketError(ws: WebSocket): Promise<void> {
+    this.socks = undefined;
     this.engine.closed(ws.deserializeAttachment() as Peer | null);
   }
 
   async alarm(): Promise<void> {
-    // Alarms are rare: re-read alarm time and meta from storage, the truth, rather than trust the cache.
+    // Alarms are rare: re-read alarm time, meta and the store's counts from storage, the truth, rather than trust the cache.
     this.alarmAt = undefined;
+    this.store.forget();
     this.engine.reload();
     const m = this.engine.meta();
     if (!m) return;
@@ -213,6 +221,7 @@ export class Session extends DurableObject<Env> {
       sendIfOpen(ws, JSON.stringify({ type: "error", code: "revoked", message: reason }));
       this.engine.closed(ws.deserializeAttachment() as Peer | null);
       ws.serializeAttachment(null);
+      this.socks = undefined;
       closeQuietly(ws, code, reason);
     }
   }

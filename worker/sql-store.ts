@@ -1,6 +1,6 @@
-// The routing core's Store on Durable Object SQLite. SQLite is the truth; the only thing held in memory is
-// the session's byte usage, summed once per wake and kept in step with every write (a rolled-back
-// transaction forgets it, so it is summed again).
+// The routing core's Store on Durable Object SQLite. SQLite is the truth; the only things held in memory are
+// the session's byte usage, its number of open calls and its earliest due time, each read once per wake and
+// kept in step with every write (a rolled-back transaction, or the alarm, forgets them: they are read again).
 import { LIMITS, utf8Length, type MessageOut, type Role, type ToolDef } from "../shared/protocol.js";
 import type { CallRow, Delivery, Registration, Store, StoredMessage } from "../shared/store.js";
 
@@ -30,6 +30,9 @@ type Row = Record<string, SqlStorageValue>;
 
 export class SqlStore implements Store {
   private used: number | undefined;
+  private open: number | undefined;
+  /** nextDue()'s answer (null: nothing due), kept while writes only add due times or remove later ones. */
+  private due: number | null | undefined;
 
   constructor(private readonly sql: SqlStorage) {
     this.migrate();
@@ -50,12 +53,24 @@ export class SqlStore implements Store {
         }
       }
     }
-    this.used = undefined;
+    this.forget();
   }
 
-  /** After a rolled-back transaction the in-memory usage may count writes that never happened. */
+  /** After a rolled-back transaction the in-memory counts may count writes that never happened. */
   forget(): void {
     this.used = undefined;
+    this.open = undefined;
+    this.due = undefined;
+  }
+  private dueAdded(t: number | null): void {
+    if (t !== null && this.due !== undefined) this.due = this.due === null ? t : Math.min(this.due, t);
+  }
+  /** A due time went away: the earliest is unknown again unless a later one went. */
+  private dueRemoved(t: number | null): void {
+    if (t !== null && (this.due === null || (this.due !== undefined && t <= this.due))) this.due = undefined;
+  }
+  private opened(n: number): void {
+    if (this.open !== undefined) this.open += n;
   }
 
   private all<T>(q: string, ...p: SqlStorageValue[]): T[] {
@@ -97,35 +112,60 @@ export class SqlStore implements Store {
     return this.one<CallRow>("SELECT * FROM calls WHERE call_id = ?", id);
   }
   insertCall(c: CallRow) {
-    this.run(
+    const n = this.run(
       `INSERT INTO calls (call_id, caller, caller_role, name, action, args, timeout_s, deadline, target, status, checked, result, keep_until, created_at, fingerprint, bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING`,
       c.call_id, c.caller, c.caller_role, c.name, c.action, c.args, c.timeout_s, c.deadline, c.target, c.status, c.checked, c.result, c.keep_until, c.created_at, c.fingerprint, c.bytes,
     );
+    if (n === 0) return false;
     this.add(c.bytes);
+    if (c.status === "open") this.opened(1);
+    this.dueAdded(c.status === "open" ? c.deadline : c.keep_until);
+    return true;
   }
-  finishCall(id: string, result: string, keepUntil: number) {
-    const old = this.one<{ bytes: number }>("SELECT bytes FROM calls WHERE call_id = ? AND status = 'open'", id);
-    if (!old) return false;
+  finishCall(id: string, result: string, keepUntil: number, oldBytes: number) {
     const bytes = utf8Length(result);
     // The idempotent transition: only the first writer moves a call out of 'open'. Its arguments go: a
     // done call needs only its fingerprint (the repeat rule) and its result.
     if (this.run("UPDATE calls SET status = 'done', result = ?, keep_until = ?, args = '', bytes = ? WHERE call_id = ? AND status = 'open'", result, keepUntil, bytes, id) === 0) return false;
-    this.add(bytes - old.bytes);
+    this.add(bytes - oldBytes);
+    this.opened(-1);
+    this.due = undefined; // its deadline went (maybe the earliest), its expiry came
     return true;
   }
   dropOpenCall(id: string) {
-    return this.free("DELETE FROM calls WHERE call_id = ? AND status = 'open' RETURNING bytes", id) > 0;
+    const row = this.one<{ bytes: number; deadline: number }>("DELETE FROM calls WHERE call_id = ? AND status = 'open' RETURNING bytes, deadline", id);
+    if (!row) return false;
+    this.add(-row.bytes);
+    this.opened(-1);
+    this.dueRemoved(row.deadline);
+    return true;
   }
   setChecked(id: string, target: string | null) {
     this.run("UPDATE calls SET checked = 1, target = ? WHERE call_id = ?", target, id);
   }
   deleteCall(id: string) {
-    this.free("DELETE FROM calls WHERE call_id = ? RETURNING bytes", id);
+    const row = this.one<{ bytes: number; status: string; deadline: number; keep_until: number | null }>("DELETE FROM calls WHERE call_id = ? RETURNING bytes, status, deadline, keep_until", id);
+    if (row) {
+      this.add(-row.bytes);
+      this.dueRemoved(row.status === "open" ? row.deadline : row.keep_until);
+    }
+    // A done call has no deliveries left (finishing it cleared them in the same transaction).
+    if (row?.status === "done") return;
+    if (row) this.opened(-1);
     this.run("DELETE FROM deliveries WHERE call_id = ?", id);
   }
+  ackCall(id: string, caller: string) {
+    // One statement: a done call has no deliveries left to clear.
+    const row = this.one<{ bytes: number; keep_until: number | null }>("DELETE FROM calls WHERE call_id = ? AND status = 'done' AND caller = ? RETURNING bytes, keep_until", id, caller);
+    if (!row) return false;
+    this.add(-row.bytes);
+    this.dueRemoved(row.keep_until);
+    return true;
+  }
   countOpen() {
-    return this.one<{ n: number }>("SELECT COUNT(*) AS n FROM calls WHERE status = 'open'")?.n ?? 0;
+    this.open ??= this.one<{ n: number }>("SELECT COUNT(*) AS n FROM calls WHERE status = 'open'")?.n ?? 0;
+    return this.open;
   }
   openCalls() {
     return this.all<CallRow>("SELECT * FROM calls WHERE status = 'open' ORDER BY created_at, rowid");
@@ -142,11 +182,12 @@ export class SqlStore implements Store {
     return ids.length;
   }
   nextDue() {
-    const r = this.one<{ t: number | null }>(
-      `SELECT MIN(t) AS t FROM (SELECT MIN(deadline) AS t FROM calls WHERE status = 'open' UNION ALL SELECT MIN(keep_until) FROM calls WHERE status = 'done'
+    this.due ??=
+      this.one<{ t: number | null }>(
+        `SELECT MIN(t) AS t FROM (SELECT MIN(deadline) AS t FROM calls WHERE status = 'open' UNION ALL SELECT MIN(keep_until) FROM calls WHERE status = 'done'
        UNION ALL SELECT MIN(seen_at) + ${LIMITS.registrationIdleMs} FROM registrations)`,
-    );
-    return r?.t ?? undefined;
+      )?.t ?? null;
+    return this.due ?? undefined;
   }
 
   addDelivery(id: string, key: string, conn: string) {
@@ -160,6 +201,9 @@ export class SqlStore implements Store {
   }
   clearDeliveries(id: string) {
     this.run("DELETE FROM deliveries WHERE call_id = ?", id);
+  }
+  takeDeliveries(id: string) {
+    return this.all<Delivery>("DELETE FROM deliveries WHERE call_id = ? RETURNING key, conn", id);
   }
 
   registrations(role: Role): Registration[] {
@@ -184,15 +228,18 @@ export class SqlStore implements Store {
       key, role, json, seq, bytes, now,
     );
     this.add(bytes - old);
+    this.due = undefined; // idle expiries moved
   }
   touch(key: string, now: number) {
     this.run("UPDATE registrations SET seen_at = ? WHERE key = ?", now, key);
+    this.due = undefined;
   }
   idleRegistrations(before: number, limit: number) {
     return this.all<{ key: string }>("SELECT key FROM registrations WHERE seen_at < ? ORDER BY seen_at LIMIT ?", before, limit).map((r) => r.key);
   }
   dropRegistration(key: string) {
     this.free("DELETE FROM registrations WHERE key = ? RETURNING bytes", key);
+    this.due = undefined;
   }
 
   instance(tool: string, id: string) {
@@ -259,6 +306,8 @@ export class SqlStore implements Store {
   clear() {
     for (const t of ["meta", "calls", "deliveries", "registrations", "instances", "messages", "cursors"]) this.run(`DELETE FROM ${t}`);
     this.used = 0;
+    this.open = 0;
+    this.due = undefined;
   }
 }
 

@@ -5,7 +5,8 @@ import { CALCULATOR } from "../../shared/builtin-tools.js";
 import { DEV_RELAY_KEY } from "../../shared/defaults.js";
 import type { SessionCreated } from "../../shared/protocol.js";
 
-export type SystemName = "relay" | "do" | "node";
+/** relay; the durable floor; the durable floor plus the relay's alarm writes; the bare object; Node. */
+export type SystemName = "relay" | "durable" | "durable_alarm" | "do" | "node";
 
 interface Pending {
   t0: number;
@@ -189,13 +190,23 @@ export async function relayPair(s: SessionCreated, apps: number, tag: string): P
 
 // ------------------------------------------------------------------ the baselines (same frames, no contract)
 
-export async function baselinePair(base: string, room: string): Promise<Pair> {
-  const u = base.replace(/^http/, "ws");
-  const agentWs = new WebSocket(`${u}/ws?room=${room}&role=agent`);
-  const appWs = new WebSocket(`${u}/ws?room=${room}&role=app`);
-  await Promise.all([opened(agentWs), opened(appWs)]);
-  autoAnswer(appWs);
-  return { agent: new Agent(agentWs, false, `${room}-`), apps: [appWs], close: () => closeAll([agentWs, appWs]) };
+export interface BaselineOpts {
+  /** The durable floor (bench/baseline-do `DurableRoom`) instead of the bare object: its agent acks. */
+  durable?: boolean;
+  /** App sockets in the room (default 1), each answering every call. */
+  apps?: number;
+  /** The durable floor's extra writes (`alarm,deliv,dup,check`; see bench/baseline-do/worker.js). */
+  extra?: string;
+}
+
+export async function baselinePair(base: string, room: string, o: BaselineOpts = {}): Promise<Pair> {
+  const u = `${base.replace(/^http/, "ws")}/${o.durable ? "durable" : "ws"}?room=${room}${o.extra ? `&extra=${o.extra}` : ""}`;
+  const agentWs = new WebSocket(`${u}&role=agent`);
+  const appWs = Array.from({ length: o.apps ?? 1 }, () => new WebSocket(`${u}&role=app`));
+  await Promise.all([opened(agentWs), ...appWs.map((ws) => opened(ws))]);
+  for (const ws of appWs) autoAnswer(ws);
+  // The durable floor deletes a call on its ack, as the relay does; the bare floors keep nothing to ack.
+  return { agent: new Agent(agentWs, o.durable === true, `${room}-`), apps: appWs, close: () => closeAll([agentWs, ...appWs]) };
 }
 
 /** The baseline DO's construction id (changes only if the runtime evicted the object). */

@@ -1,12 +1,14 @@
 // Child processes of the bench: a second `wrangler dev` (the baseline Worker), the Node baseline, and
 // the memory of a wrangler's workerd child read from /proc (Linux only; figures are null elsewhere).
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { freePort } from "../../test/helpers/relay.js";
 
 export interface Proc {
   url: string;
   port: number;
+  /** The DevTools inspector port (`wrangler dev --inspector-port`): CPU profiles of the Worker. */
+  inspector?: number;
   proc: ChildProcess;
   stop(): Promise<void>;
 }
@@ -67,6 +69,7 @@ export async function startWrangler(o: WranglerOpts): Promise<Proc> {
   return {
     url,
     port,
+    inspector,
     proc,
     stop: async () => {
       killTree(proc);
@@ -186,14 +189,34 @@ export function sampleRss(pid: number | undefined, everyMs = 100): { stop(): num
 }
 
 /**
- * A frozen copy of the relay (worker/, shared/, dist/web, wrangler.toml) under bench/.tmp/, returned as the
+ * A frozen copy of the relay (worker/, shared/, web/src (the Worker imports a few of its modules), dist/web,
+ * wrangler.toml) under bench/.tmp/, returned as the
  * config path to run. \`wrangler dev\` reloads the Worker — dropping every socket — whenever a watched source
  * or asset changes; in a shared work tree that happens every few seconds, so the bench and the soak run a
  * snapshot of the code as it was when they started. Modules still resolve from the repository's node_modules.
  */
 export function snapshotRelay(dir: string): string {
   rmSync(dir, { recursive: true, force: true });
-  for (const d of ["worker", "shared", "dist/web"]) if (existsSync(d)) cpSync(d, `${dir}/${d}`, { recursive: true });
+  for (const d of ["worker", "shared", "web/src", "dist/web"]) if (existsSync(d)) cpSync(d, `${dir}/${d}`, { recursive: true });
   cpSync("wrangler.toml", `${dir}/wrangler.toml`);
   return `${dir}/wrangler.toml`;
+}
+
+let clkTck: number | undefined;
+/** Process CPU time (user + system) in ms from /proc/<pid>/stat, or null off Linux. */
+export function cpuMsOf(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    clkTck ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  } catch {
+    clkTck = 100;
+  }
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after "(comm)": state ppid … utime is the 14th field of the line, stime the 15th.
+    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+    return ((Number(f[11]) + Number(f[12])) * 1000) / clkTck;
+  } catch {
+    return null;
+  }
 }

@@ -39,3 +39,24 @@ export function dist(samples: readonly number[]): Dist {
 }
 
 export const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+
+/** A ratio measured once per interleaved round: its median (what the goals are judged on) and spread. */
+export interface RoundRatio {
+  median: number;
+  /** Lowest and highest per-round ratio. */
+  spread: [number, number];
+  rounds: number[];
+}
+
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** Per-round `a[i] / b[i]`, summarized. */
+export function roundRatio(a: readonly number[], b: readonly number[]): RoundRatio {
+  const rounds = a.map((x, i) => ratio(x, b[i]!));
+  return { median: ratio(median(rounds), 1), spread: [Math.min(...rounds), Math.max(...rounds)], rounds };
+}

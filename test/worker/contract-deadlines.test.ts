@@ -30,7 +30,7 @@ describe("deadline of a call", () => {
     closeAll(agent, app);
   });
 
-  it("the alarm is always at the earliest due time", async () => {
+  it("the alarm is never later than the earliest due time; answered early, it fires early, changes nothing and re-arms", async () => {
     const { s, agent, app } = await pair([CHOICE]);
     agent.send({ type: "tool.call", call_id: "late", name: "choice", arguments: ASK, timeout_s: 300 });
     const late = await app.next(isCall("late"));
@@ -40,6 +40,10 @@ describe("deadline of a call", () => {
     expect(await alarmOf(s.session_id)).toBe(soon.deadline);
     app.send({ type: "tool.result", call_id: "soon", result: { message: "x" } });
     await agent.next(isResult("soon"));
+    // Not moved later (no write per answer): an early alarm is harmless.
+    expect(await alarmOf(s.session_id)).toBe(soon.deadline);
+    await runDurableObjectAlarm(stubOf(s.session_id));
+    expect(await app.none(isCancel("late"), 200)).toBe(true);
     expect(await alarmOf(s.session_id)).toBe(late.deadline);
     closeAll(agent, app);
   });
