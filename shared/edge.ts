@@ -77,13 +77,16 @@ export function fail(c: Context, status: Status, code: string, message: string):
 }
 
 /**
- * The body as text, or undefined once it passes `max` bytes — counted while streaming, so a chunked
+ * A request's or fetched response's body as text, or undefined once it passes `max` bytes — counted while streaming, so a chunked
  * body without content-length is never buffered whole (and bytes, not UTF-16 units, are counted).
  */
-export async function readCapped(req: Request, max: number): Promise<string | undefined> {
-  if (Number(req.headers.get("content-length") ?? "0") > max) return undefined;
-  if (!req.body) return "";
-  const reader = req.body.getReader();
+export async function readCapped(msg: Request | Response, max: number): Promise<string | undefined> {
+  if (Number(msg.headers.get("content-length") ?? "0") > max) {
+    await msg.body?.cancel().catch(() => undefined);
+    return undefined;
+  }
+  if (!msg.body) return "";
+  const reader = msg.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {

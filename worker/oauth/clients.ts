@@ -16,6 +16,7 @@ import {
   type OAuthClient,
   type TokenAuthMethod,
 } from "../../shared/oauth.js";
+import { readCapped } from "../../shared/edge.js";
 import { describeIssues } from "../../shared/protocol.js";
 import { b64url, hmac, randomId, safeEqual } from "../../shared/tokens.js";
 import type { z } from "zod";
@@ -146,7 +147,7 @@ async function metadataDocument(id: string, ctx: ClientContext, fetcher: typeof 
     await res.body?.cancel().catch(() => undefined);
     return { ok: false, error: "invalid_client", description: `the client metadata document answered HTTP ${res.status}` };
   }
-  const text = await readCappedResponse(res, OAUTH_LIMITS.cimdMaxBytes);
+  const text = await readCapped(res, OAUTH_LIMITS.cimdMaxBytes);
   if (text === undefined) return { ok: false, error: "invalid_client", description: `the client metadata document is over ${OAUTH_LIMITS.cimdMaxBytes} bytes` };
   let raw: unknown;
   try {
@@ -195,32 +196,4 @@ function checkMetadata(m: Pick<z.infer<typeof RegisterBody>, "redirect_uris" | "
   if (m.grant_types && !m.grant_types.includes("authorization_code")) return { error: "invalid_client_metadata", description: "grant_types must include authorization_code" };
   if (m.response_types && !m.response_types.includes("code")) return { error: "invalid_client_metadata", description: "response_types must include code" };
   return undefined;
-}
-
-async function readCappedResponse(res: Response, max: number): Promise<string | undefined> {
-  if (Number(res.headers.get("content-length") ?? "0") > max) {
-    await res.body?.cancel().catch(() => undefined);
-    return undefined;
-  }
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const ch of chunks) {
-    all.set(ch, at);
-    at += ch.byteLength;
-  }
-  return new TextDecoder().decode(all);
 }
