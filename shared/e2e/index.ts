@@ -7,3 +7,4 @@ export * from "./envelope.js";
 export * from "./wrap.js";
 export * from "./pairing.js";
 export * from "./rekey.js";
+export * from "./frames.js";
