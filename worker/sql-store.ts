@@ -1,6 +1,7 @@
 // The routing core's Store on Durable Object SQLite. SQLite is the truth; the only things held in memory are
-// the session's byte usage, its number of open calls and its earliest due time, each read once per wake and
-// kept in step with every write (a rolled-back transaction, or the alarm, forgets them: they are read again).
+// the session's byte usage, its number of open calls, a lower bound of its earliest due time and the parsed
+// registrations, each read once per wake and kept in step with every write, all of which go through this class
+// (a rolled-back transaction, or the alarm, forgets them: they are read again).
 import { LIMITS, utf8Length, type MessageOut, type Role, type ToolDef } from "../shared/protocol.js";
 import type { CallRow, Delivery, Registration, Store, StoredMessage } from "../shared/store.js";
 
@@ -31,8 +32,16 @@ type Row = Record<string, SqlStorageValue>;
 export class SqlStore implements Store {
   private used: number | undefined;
   private open: number | undefined;
-  /** nextDue()'s answer (null: nothing due), kept while writes only add due times or remove later ones. */
+  /**
+   * nextDue()'s answer (null: nothing due): a lower bound of the earliest due time, kept in step while writes
+   * add due times and left as it is when they remove one. The alarm only ever moves earlier (worker/session.ts),
+   * so a bound that is too early costs at most one alarm that finds nothing due and re-arms — and saves a
+   * MIN query on every result and every ack. The alarm and a rollback forget it.
+   */
   private due: number | null | undefined;
+  /** Each side's registrations as parsed, per wake: every write to them goes through this class (it drops
+   * them); a rollback or the alarm forgets them, and a new wake starts without. */
+  private readonly regs = new Map<Role, Registration[]>();
 
   constructor(private readonly sql: SqlStorage) {
     this.migrate();
@@ -61,13 +70,10 @@ export class SqlStore implements Store {
     this.used = undefined;
     this.open = undefined;
     this.due = undefined;
+    this.regs.clear();
   }
   private dueAdded(t: number | null): void {
     if (t !== null && this.due !== undefined) this.due = this.due === null ? t : Math.min(this.due, t);
-  }
-  /** A due time went away: the earliest is unknown again unless a later one went. */
-  private dueRemoved(t: number | null): void {
-    if (t !== null && (this.due === null || (this.due !== undefined && t <= this.due))) this.due = undefined;
   }
   private opened(n: number): void {
     if (this.open !== undefined) this.open += n;
@@ -130,26 +136,22 @@ export class SqlStore implements Store {
     if (this.run("UPDATE calls SET status = 'done', result = ?, keep_until = ?, args = '', bytes = ? WHERE call_id = ? AND status = 'open'", result, keepUntil, bytes, id) === 0) return false;
     this.add(bytes - oldBytes);
     this.opened(-1);
-    this.due = undefined; // its deadline went (maybe the earliest), its expiry came
+    this.dueAdded(keepUntil); // its expiry came; its deadline going leaves `due` a lower bound
     return true;
   }
   dropOpenCall(id: string) {
-    const row = this.one<{ bytes: number; deadline: number }>("DELETE FROM calls WHERE call_id = ? AND status = 'open' RETURNING bytes, deadline", id);
+    const row = this.one<{ bytes: number }>("DELETE FROM calls WHERE call_id = ? AND status = 'open' RETURNING bytes", id);
     if (!row) return false;
     this.add(-row.bytes);
     this.opened(-1);
-    this.dueRemoved(row.deadline);
     return true;
   }
   setChecked(id: string, target: string | null) {
     this.run("UPDATE calls SET checked = 1, target = ? WHERE call_id = ?", target, id);
   }
   deleteCall(id: string) {
-    const row = this.one<{ bytes: number; status: string; deadline: number; keep_until: number | null }>("DELETE FROM calls WHERE call_id = ? RETURNING bytes, status, deadline, keep_until", id);
-    if (row) {
-      this.add(-row.bytes);
-      this.dueRemoved(row.status === "open" ? row.deadline : row.keep_until);
-    }
+    const row = this.one<{ bytes: number; status: string }>("DELETE FROM calls WHERE call_id = ? RETURNING bytes, status", id);
+    if (row) this.add(-row.bytes);
     // A done call has no deliveries left (finishing it cleared them in the same transaction).
     if (row?.status === "done") return;
     if (row) this.opened(-1);
@@ -157,10 +159,9 @@ export class SqlStore implements Store {
   }
   ackCall(id: string, caller: string) {
     // One statement: a done call has no deliveries left to clear.
-    const row = this.one<{ bytes: number; keep_until: number | null }>("DELETE FROM calls WHERE call_id = ? AND status = 'done' AND caller = ? RETURNING bytes, keep_until", id, caller);
+    const row = this.one<{ bytes: number }>("DELETE FROM calls WHERE call_id = ? AND status = 'done' AND caller = ? RETURNING bytes", id, caller);
     if (!row) return false;
     this.add(-row.bytes);
-    this.dueRemoved(row.keep_until);
     return true;
   }
   countOpen() {
@@ -207,11 +208,16 @@ export class SqlStore implements Store {
   }
 
   registrations(role: Role): Registration[] {
-    return this.all<{ key: string; tools: string; bytes: number }>("SELECT key, tools, bytes FROM registrations WHERE role = ? ORDER BY seq", role).map((r) => ({
-      key: r.key,
-      tools: JSON.parse(r.tools) as ToolDef[],
-      bytes: r.bytes,
-    }));
+    let regs = this.regs.get(role);
+    if (!regs) {
+      regs = this.all<{ key: string; tools: string; bytes: number }>("SELECT key, tools, bytes FROM registrations WHERE role = ? ORDER BY seq", role).map((r) => ({
+        key: r.key,
+        tools: JSON.parse(r.tools) as ToolDef[],
+        bytes: r.bytes,
+      }));
+      this.regs.set(role, regs);
+    }
+    return regs;
   }
   registration(key: string): Registration | undefined {
     const r = this.one<{ tools: string; bytes: number }>("SELECT tools, bytes FROM registrations WHERE key = ?", key);
@@ -229,6 +235,7 @@ export class SqlStore implements Store {
     );
     this.add(bytes - old);
     this.due = undefined; // idle expiries moved
+    this.regs.clear();
   }
   touch(key: string, now: number) {
     this.run("UPDATE registrations SET seen_at = ? WHERE key = ?", now, key);
@@ -240,6 +247,7 @@ export class SqlStore implements Store {
   dropRegistration(key: string) {
     this.free("DELETE FROM registrations WHERE key = ? RETURNING bytes", key);
     this.due = undefined;
+    this.regs.clear();
   }
 
   instance(tool: string, id: string) {
@@ -308,6 +316,7 @@ export class SqlStore implements Store {
     this.used = 0;
     this.open = 0;
     this.due = undefined;
+    this.regs.clear();
   }
 }
 

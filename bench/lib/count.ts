@@ -23,6 +23,7 @@ class ShimSql {
       this.db.exec(q);
       return { toArray: () => [], rowsWritten: 0 };
     }
+    if (process.env.COUNT_LOG) console.log("SQL", q.replace(/\s+/g, " ").slice(0, 140));
     let st = this.stmts.get(q);
     if (!st) this.stmts.set(q, (st = this.db.prepare(q)));
     const args = params.map((p) => (p instanceof ArrayBuffer ? new Uint8Array(p) : p));

@@ -8,6 +8,9 @@ import type { Session } from "../../worker/session.js";
 import { CHOICE, closeAll, EVICTIONS, evict, isError, isResult, pair, sync, ASK, isCall } from "./contract-fixtures.js";
 import { connect, createSession, stubOf, type Client } from "./helpers.js";
 
+/** The session object's store keeps parsed registrations per wake: a test that edits SQL directly drops them. */
+const forgetCaches = (o: unknown): void => (o as { store: { forget(): void } }).store.forget();
+
 const MiB = 1024 * 1024;
 
 /** A `tool.list` query padded to exactly `bytes` UTF-8 bytes (zod drops the unknown `pad` field). */
@@ -135,9 +138,11 @@ describe("validation at the edge", () => {
 describe("internal errors", () => {
   it("a handler failure gets one error frame (internal), then a 1011 close", async () => {
     const { s, agent, app } = await pair([CHOICE]);
-    // Corrupt the stored registration so that reading the catalog throws.
-    await runInDurableObject(stubOf(s.session_id), (_i, state) => {
+    // Corrupt the stored registration so that reading the catalog throws (and drop the parsed copy the
+    // object keeps per wake, as a new wake would).
+    await runInDurableObject(stubOf(s.session_id), (o, state) => {
       state.storage.sql.exec("UPDATE registrations SET tools = '{not json' WHERE key = 'app:ph'");
+      forgetCaches(o);
     });
     agent.send({ type: "tool.call", call_id: "boom", name: "choice", arguments: ASK });
     expect(await agent.next(isError("internal"))).toMatchObject({ type: "error", code: "internal" });
@@ -156,8 +161,9 @@ describe("atomic frames", () => {
     agent.send({ type: "tool.call", call_id: "half", name: "choice", arguments: ASK });
     await app.next(isCall("half"));
     // The result closes the call first and reads the catalog after: make that read throw.
-    await runInDurableObject(stubOf(s.session_id), (_i, state) => {
+    await runInDurableObject(stubOf(s.session_id), (o, state) => {
       state.storage.sql.exec("UPDATE registrations SET tools = '{not json' WHERE key = 'app:ph'");
+      forgetCaches(o);
     });
     app.send({ type: "tool.result", call_id: "half", result: { message: "a" } });
     await app.next(isError("internal"));

@@ -52,9 +52,11 @@ describe("the session's byte budget in SQLite", () => {
   it("regression: a frame rolled back half-way does not leave its bytes counted (the cached usage is forgotten)", async () => {
     const { s, agent, app } = await pair([NOTE]);
     const before = await usage(s.session_id);
-    await runInDurableObject(stubOf(s.session_id), (_o, st) => {
-      // The call is inserted, then delivering it reads the app's registration, which now fails.
+    await runInDurableObject(stubOf(s.session_id), (o: Session, st) => {
+      // The call is inserted, then delivering it reads the app's registration, which now fails (once the
+      // parsed copy kept per wake is dropped, as a new wake would).
       st.storage.sql.exec("UPDATE registrations SET tools = '{bad' WHERE key = 'app:ph'");
+      (o as unknown as { store: { forget(): void } }).store.forget();
     });
     agent.send({ type: "tool.call", call_id: "rb", name: "note", arguments: { blob: "q".repeat(300_000) } });
     await agent.next(isError("internal"));
