@@ -403,25 +403,30 @@ What the profile and the counts say, item by item:
 
 - **SQLite statements and commits dominate.** \`exec\` (every statement) and the per-event commit behind the
   output gate are most of the sampled time; the profiler sometimes counts a statement's native time in its JS
-  caller (\`registrations\`, \`insertCall\`, \`finish\`, \`all\` above). The first statement of each event is the
-  dearest — \`registrations\` on a call, \`ackCall\` on an ack — and the durable floor's one statement per
+  caller (\`insertCall\`, \`finish\`, \`all\` above). The first statement of each event is the
+  dearest — \`insertCall\` on a call, \`ackCall\` on an ack — and the durable floor's one statement per
   event shows the same cost (\`PROFILE_TARGET=durable\`). Every further statement the relay does not run is time saved; the commits
   themselves (3 per call, one per event) are the floor's too. \`(anonymous)\` in worker/session.ts is the
   sockets port's \`send\` (\`getWebSockets(tag)\`, then \`ws.send\`, whose native time lands in it): the same
   work as the floor's \`forward\`.
-- **Alarm writes per call: ${r.storage_per_call.per_call.alarm_writes}.** \`syncAlarm\` already writes only when the earliest due time moved (it caches
-  \`alarmAt\`); with one call in flight it moves on every call and every result. Each \`setAlarm()\` is a
-  storage write of the event, so the commit that gates the event's frames waits for it too. Measured above as
-  the \`durable floor + alarm writes\` system, and one write at a time in the extras below.
+- **Alarm writes per call: ${r.storage_per_call.per_call.alarm_writes}.** \`syncAlarm\` used to keep the alarm exactly at the earliest due
+  time, so with one call in flight it moved on every call and every result (2 \`setAlarm()\` per call, each a
+  storage write the event's commit waits for; measured above as the \`durable floor + alarm writes\` system,
+  and one write at a time in the extras below). Now the alarm only ever moves **earlier**: a new call's later
+  deadline leaves it, an answered call leaves it early, and an alarm that finds nothing due re-arms at the
+  true earliest time (worker/session.ts; the test "the alarm is never later than the earliest due time" runs
+  that early alarm). Cost: at most one wasted wake per answered earliest call.
 - **Sockets enumerated and attachments deserialized per frame:** every frame used to enumerate all sockets
   (\`getWebSockets()\`) and deserialize each one's attachment to know who is connected (\`ctx()\`), and a
   connect did it twice more. Now each socket's identity is deserialized once per wake and again only after a
   connect, a close or a revoke (worker/session.ts); the open-state check stays per frame.
 - **Registrations re-parsed per frame:** a call read and \`JSON.parse\`d its provider side's registrations
   twice (to check the call, then to find who serves it) and a result twice (who may answer, and whether the
-  tool is app-type). Now once per frame: \`Router.handle\` memoizes them for the one frame only — across
-  frames SQLite stays the one truth (a cross-frame cache would also hide a corrupted row, which the
-  atomicity tests rely on to fail a handler half-way).
+  tool is app-type). Now they are parsed once **per wake**: \`SqlStore\` keeps each side's parsed
+  registrations, and every write to them (\`register\`, \`dropRegistration\`, \`clear\`) goes through it and
+  drops them; a rolled-back frame and the alarm forget them (\`forget()\`), and a new wake starts without.
+  The atomicity tests, which corrupt a registration row directly in SQL to fail a handler half-way, drop the
+  cache after corrupting, as a new wake would.
 - **Schema compilation:** none per call. Compiled validators (\`@cfworker/json-schema\`) are cached per schema
   text at module level, which survives hibernation as long as the isolate lives; \`checkArguments\` costs a
   \`JSON.stringify\` of the schema for the cache key and the validation itself (a few µs here).
@@ -435,7 +440,8 @@ What the profile and the counts say, item by item:
 
 ## What the optimizations did
 
-Statements per call ${"20 → " + r.storage_per_call.per_call.statements} (reads 13 → ${r.storage_per_call.per_call.reads}, writes 7 → ${r.storage_per_call.per_call.writes}); commits and alarm writes unchanged (3 and 2).
+Statements per call ${"20 → " + r.storage_per_call.per_call.statements} (reads 13 → ${r.storage_per_call.per_call.reads}, writes 7 → ${r.storage_per_call.per_call.writes}); commits unchanged (3, one per event, as the floor's);
+alarm writes per call 2 → ${r.storage_per_call.per_call.alarm_writes}.
 Every guarantee is kept; every change is on the frame path named in issue 14:
 
 | change | where | statements saved per call |
@@ -446,7 +452,9 @@ Every guarantee is kept; every change is on the frame path named in issue 14:
 | closing a call takes its deliveries in one \`DELETE … RETURNING\`; the budget uses the bytes read with the row | worker/sql-store.ts, shared/router.ts | 2 reads |
 | the ack is one \`DELETE … WHERE done AND caller RETURNING\`; a done call has no deliveries to clear | worker/sql-store.ts, shared/router.ts | 2 (1 read, 1 write) |
 | the number of open calls is counted once per wake and kept in step (like the byte usage) | worker/sql-store.ts | 1 read |
-| the earliest due time is kept while writes only add due times or remove later ones: a call's insert needs no \`MIN\` query (a new deadline can only lower it); a result or ack that removes the earliest due time still reads it. Forgotten on rollback and by the alarm | worker/sql-store.ts, worker/session.ts | 1 read |
+| the earliest due time is kept as a **lower bound**: a call's insert or a result's expiry can only lower it, and a result or ack that removes a due time leaves it (the alarm only moves earlier, so a bound that is too early costs one early alarm, never a late one). Forgotten on rollback and by the alarm | worker/sql-store.ts, worker/session.ts | 3 reads (the \`MIN\` query on call, result and ack) |
+| the alarm only ever moves earlier (no \`setAlarm()\` when a later deadline is added or the earliest call is answered) | worker/session.ts | 2 alarm writes |
+| parsed registrations kept per wake (dropped by every write to them, forgotten on rollback and by the alarm) | worker/sql-store.ts | 2 reads (+ 2 \`JSON.parse\`) |
 | socket identities deserialized once per wake, not per frame | worker/session.ts | — (a few µs per socket per frame) |
 
 ${abSection(x)}
@@ -456,10 +464,11 @@ The floor writes the call, its result and its deletion. The relay's contract (do
 docs/reliability.md) makes it write more, each for a rule:
 
 - **Deadlines on the alarm** — every call has a deadline (\`timeout_s\`, 600 s by default) that must fire even
-  if the object was evicted, so the one alarm is kept at the earliest due time: moved to a new call's deadline
-  and back when it is answered — ${r.storage_per_call.per_call.alarm_writes} \`setAlarm()\` per call with one in flight, each billed as a row written and
-  each part of the commit that gates the next frame. By far the largest extra (the \`+ alarm\` rows here and
-  above).
+  if the object was evicted, so the one alarm must never be later than the earliest due time. Kept exactly
+  there it moved to each new call's deadline and back when the call was answered: 2 \`setAlarm()\` per call
+  with one in flight, each billed as a row written and part of the commit that gates the next frame — by far
+  the largest extra (the \`+ alarm\` rows here and above). Moved only earlier it costs
+  ${r.storage_per_call.per_call.alarm_writes} per call in steady traffic, plus one early, empty alarm after an answered earliest call.
 - **Per-device checks: deliveries** — which connections got each call (\`deliveries\`: one row per provider
   connection at the call, removed when it is answered): a result is accepted only from a client the call
   went to or whose registration serves it, a reconnecting device gets exactly the calls it has not seen, and
