@@ -3,11 +3,15 @@
 import { Validator, type Schema } from "@cfworker/json-schema";
 
 const cache = new Map<string, Validator>();
+// Registrations are parsed once per wake (worker/sql-store.ts), so one schema object serves many calls:
+// finding its validator by identity skips the JSON.stringify of the cache key.
+const byObject = new WeakMap<object, Validator>();
 
 /** Returns null when `args` satisfy `schema`, else a message naming the first failing field. */
 export function checkArguments(schema: Record<string, unknown>, args: unknown): string | null {
-  const key = JSON.stringify(schema);
-  let v = cache.get(key);
+  let v = byObject.get(schema);
+  const key = v ? "" : JSON.stringify(schema);
+  v ??= cache.get(key);
   if (!v) {
     try {
       v = new Validator(schema as Schema, "2020-12", false);
@@ -17,6 +21,7 @@ export function checkArguments(schema: Record<string, unknown>, args: unknown): 
     if (cache.size > 500) cache.clear();
     cache.set(key, v);
   }
+  byObject.set(schema, v);
   let res;
   try {
     res = v.validate(args);
