@@ -9,6 +9,8 @@ import qrcode from "qrcode-terminal";
 import { DEVICE_ID_RE, INBOX_LIMITS, MACHINE_ID_RE, parseCode, RenameBody, type CodeIssued, type InboxState, type MachineCreated } from "../shared/inbox-protocol.js";
 import { forTerminal } from "../shared/terminal.js";
 import { InboxApi, InboxHttpError, machineNameOf } from "./inbox-client.js";
+import { isPairingSecret } from "../shared/e2e/index.js";
+import { armPairing, E2EFailure, joinKeys, Keyring, livePending, splitJoinCode, turnOff, turnOn } from "./e2e.js";
 import {
   checkKeyTransport,
   defaultRelayKey,
@@ -45,6 +47,21 @@ const OPTIONS_HELP = `Options:
   -h, --help       this help`;
 
 export const INBOX_HELP: Record<string, string> = {
+  e2e: `Usage: lineup e2e on|off|status [--json] [--relay URL] [--key K] [--state-dir DIR]
+
+End-to-end encryption for this machine's inbox (docs/e2e.md): the relay routes what it cannot read.
+on       makes this machine's key and, the first time, the inbox's content key (the relay never has it);
+         sessions created from now on are sealed (a plaintext session of a directory is replaced by a
+         sealed one the next time it starts). Creates the inbox first (with the relay key) if needed.
+         Devices paired before must pair again (\`lineup pair\`) to receive the key.
+off      new sessions are plaintext again; sealed sessions stay sealed and the keys stay.
+status   on/off, the key epoch, the holders (devices and machines with the key), pending pairings and
+         whether a re-key is due; --json prints one JSON object.
+
+Options:
+  --json           machine-readable output (one JSON document on stdout)
+  --key K          relay key, only needed to create the inbox (LINEUP_RELAY_KEY)
+${OPTIONS_HELP.slice("Options:\n".length)}`,
   pair: `Usage: lineup pair [--json] [--no-qr] [--relay URL] [--key K] [--state-dir DIR]
 
 Pairs a phone or browser with this machine's inbox: prints a pairing link and its QR code (stderr). Open it
@@ -129,6 +146,10 @@ function fail(e: unknown, w: Where, inbox?: SavedInbox): never {
   if (e instanceof InboxHttpError) {
     err(`lineup: ${forTerminal(e.status ? `${e.status} ${e.code}: ${e.message}` : e.message)}`);
     throw new Exit(e.status === 404 || e.status === 409 ? 1 : 2);
+  }
+  if (e instanceof E2EFailure) {
+    err(`lineup: ${forTerminal(e.message)}`);
+    throw new Exit(e.code === "timeout" || e.code === "e2e_no_key" ? 1 : 2);
   }
   if (e instanceof StateError) {
     err(`lineup: ${forTerminal(e.message)}`);
@@ -223,9 +244,17 @@ async function cmdPair(argv: string[]): Promise<number> {
     err(`lineup: the relay at ${w.relayUrl} has no inboxes (an older relay): pair with the app link \`lineup connect\` prints`);
     return 2;
   }
-  const { url, expires_at } = issued.value;
+  const { expires_at } = issued.value;
+  let url: string;
+  let sealed: boolean;
+  try {
+    ({ url, sealed } = await armPairing(w, issued.inbox, issued.value));
+  } catch (e) {
+    fail(e, w);
+  }
   if (values.json) return out(JSON.stringify({ url, expires_at })), 0;
   err(`\n${pairingText(url, expires_at)}\n`);
+  if (sealed) err(`End-to-end encryption is on: the link also carries the key exchange's secret (after "&k="; the relay never sees it). The device gets the key when this machine's next \`lineup connect\`, \`call\` or \`mcp\` runs (or a running one notices).\n`);
   if (!values["no-qr"]) printQr(url, err);
   err(`(inbox ${issued.inbox.inboxId} on ${w.relayUrl}, machine ${issued.inbox.machineId})`);
   return 0;
@@ -236,10 +265,13 @@ async function cmdPair(argv: string[]): Promise<number> {
 async function cmdJoin(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { name: { type: "string" }, json: { type: "boolean" } });
   if (values.help) return out(INBOX_HELP.join!), 0;
-  const [code, ...rest] = positionals;
-  if (!code) throw new UsageError("missing CODE (the join code the app shows)");
+  const [arg, ...rest] = positionals;
+  if (!arg) throw new UsageError("missing CODE (the join code the app shows)");
   if (rest.length) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
+  // CODE#SECRET: the secret is for the key exchange only; it never goes to the relay.
+  const { code, secret } = splitJoinCode(arg);
   if (!parseCode(code)) throw new UsageError("that is not a join code (it looks like <12 characters>.<16 characters>, as the app shows it)");
+  if (secret !== undefined && !isPairingSecret(secret)) throw new UsageError("the pairing secret after # is not 43 characters of base64url (copy the whole command the app shows)");
   const name = str(values, "name") ?? machineNameOf(hostname());
   if (!RenameBody.safeParse({ name }).success) throw new UsageError(`--name must be 1-${INBOX_LIMITS.maxName} characters`);
   const w = whereOf(values);
@@ -263,7 +295,17 @@ async function cmdJoin(argv: string[]): Promise<number> {
   } else if (before) {
     err(`lineup join: this machine was already in inbox ${inbox.inboxId} as ${before.machineId}; it is now ${inbox.machineId} (\`lineup machines revoke ${before.machineId}\` removes the old one)`);
   }
-  if (values.json) return out(JSON.stringify({ relay_url: w.relayUrl, inbox_id: inbox.inboxId, machine_id: inbox.machineId, name })), 0;
+  let e2e: { epoch: number; sponsor: string; comparisonCode: string } | undefined;
+  if (secret !== undefined) {
+    try {
+      e2e = await joinKeys(w, inbox, code.trim(), secret, { progress: (s) => err(`lineup join: ${s}`) });
+    } catch (e) {
+      err(`lineup join: joined inbox ${inbox.inboxId} as machine ${inbox.machineId}, but did not get its end-to-end key:`);
+      fail(e, w, inbox);
+    }
+    err(`lineup join: got the inbox's end-to-end key (epoch ${e2e.epoch}) from ${e2e.sponsor}; comparison code ${e2e.comparisonCode} (the app shows the same)`);
+  }
+  if (values.json) return out(JSON.stringify({ relay_url: w.relayUrl, inbox_id: inbox.inboxId, machine_id: inbox.machineId, name, ...(e2e ? { e2e_epoch: e2e.epoch } : {}) })), 0;
   out(`joined inbox ${inbox.inboxId} on ${w.relayUrl} as machine ${inbox.machineId} ("${shown(name)}"); its sessions from now on are attached to this inbox`);
   return 0;
 }
@@ -306,6 +348,7 @@ async function cmdDevices(argv: string[]): Promise<number> {
     } else {
       await api.revokeDevice(inbox.machineCredential, id);
       out(`revoked device ${id} ("${shown(dev.name)}"): its credential is refused from now on and its connections were closed; other devices are not affected`);
+      await rekeyAfterRevoke(w, (s) => out(s));
     }
   } catch (e) {
     if (e instanceof InboxHttpError && e.status === 404) {
@@ -343,6 +386,7 @@ async function cmdMachines(argv: string[]): Promise<number> {
   }
   try {
     await new InboxApi(w.relayUrl).revokeMachine(inbox.machineCredential, id);
+    if (id !== inbox.machineId) await rekeyAfterRevoke(w, (s) => out(s));
   } catch (e) {
     if (e instanceof InboxHttpError && e.status === 404) {
       err(`lineup machines: no machine ${id} in inbox ${st.inbox_id} (revoked meanwhile?)`);
@@ -357,7 +401,114 @@ async function cmdMachines(argv: string[]): Promise<number> {
   return 0;
 }
 
+/**
+ * A revoked holder that had the key leaves the inbox needing a new epoch (docs/e2e.md "Re-keying"): this
+ * machine makes it at once when it holds the key; otherwise the next holder that notices does.
+ */
+async function rekeyAfterRevoke(w: Where, say: (s: string) => void): Promise<void> {
+  let k: Keyring | undefined;
+  try {
+    k = await Keyring.open({ ...w, log: (s) => err(`lineup: ${s}`) });
+    if (!k) return;
+    // Always synced: a running adapter of this machine may have re-keyed first (then it says so).
+    const r = await k.sync();
+    if (r.rekeyed) say(`end-to-end: re-keyed the inbox to epoch ${r.epoch}: the revoked holder cannot open anything sent from now on`);
+    else if (r.changed) say(`end-to-end: another holder re-keyed the inbox first (epoch ${r.epoch})`);
+  } catch (e) {
+    err(`lineup: end-to-end: re-keying after the revocation failed (${e instanceof Error ? e.message : String(e)}); the next adapter process or paired device that holds the key does it`);
+  } finally {
+    k?.close();
+  }
+}
+
+// ------------------------------------------------------------------ e2e
+
+async function cmdE2E(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { json: { type: "boolean" }, key: { type: "string" } });
+  if (values.help) return out(INBOX_HELP.e2e!), 0;
+  const [sub = "status", ...rest] = positionals;
+  if (rest.length) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
+  if (sub !== "on" && sub !== "off" && sub !== "status") throw new UsageError(`unknown e2e command ${JSON.stringify(sub)} (on | off | status)`);
+  const w = whereOf(values);
+  if (sub === "on") {
+    const relayKey = str(values, "key") ?? defaultRelayKey();
+    if (str(values, "key") !== undefined) err("lineup: warning: --key puts a secret in your shell history and the process list; prefer LINEUP_RELAY_KEY");
+    let inbox: SavedInbox | undefined;
+    try {
+      inbox = await ensureInbox({ ...w, relayKey });
+    } catch (e) {
+      fail(e, w);
+    }
+    if (!inbox) {
+      err(`lineup e2e: the relay at ${w.relayUrl} has no inboxes (an older relay): end-to-end encryption needs one`);
+      return 2;
+    }
+    let r: { epoch: number; created: boolean };
+    try {
+      r = await turnOn({ ...w, log: (s) => err(`lineup: ${s}`) }, inbox);
+    } catch (e) {
+      if (e instanceof InboxHttpError && e.status === 404) {
+        err(`lineup e2e: the relay at ${w.relayUrl} does not support end-to-end encryption (no /api/inbox/e2e)`);
+        return 2;
+      }
+      fail(e, w, inbox);
+    }
+    if (values.json) return out(JSON.stringify({ on: true, inbox_id: inbox.inboxId, epoch: r.epoch, created: r.created })), 0;
+    out(`end-to-end encryption is on for inbox ${inbox.inboxId} (key epoch ${r.epoch}${r.created ? ", made now" : ""}): sessions created from now on are sealed`);
+    const st = await inboxState(w, inbox);
+    if (st.devices.length && r.created) err(`lineup e2e: the ${st.devices.length} device(s) paired before do not have the key: pair each again with \`lineup pair\` (until then they cannot read sealed sessions)`);
+    return 0;
+  }
+  const inbox = findInbox(w.stateDir, w.relayUrl);
+  if (sub === "off") {
+    const was = inbox ? turnOff(w, inbox) : false;
+    if (values.json) return out(JSON.stringify({ on: false, was_on: was, ...(inbox ? { inbox_id: inbox.inboxId } : {}) })), 0;
+    out(was ? `end-to-end encryption is off: new sessions are plaintext; sealed sessions stay sealed and the keys stay` : "end-to-end encryption was not on");
+    return 0;
+  }
+  // status
+  if (!inbox?.e2e) {
+    if (values.json) return out(JSON.stringify({ on: false, inbox_id: inbox?.inboxId ?? null, epoch: 0, holders: [], pending_pairings: [], rekey_needed: false })), 0;
+    out(inbox ? `end-to-end encryption is off for inbox ${inbox.inboxId} (\`lineup e2e on\` turns it on)` : `end-to-end encryption is off; this machine has no inbox on ${w.relayUrl} yet`);
+    return 0;
+  }
+  let relay: Awaited<ReturnType<InboxApi["e2eState"]>>;
+  try {
+    relay = await new InboxApi(w.relayUrl).e2eState(inbox.machineCredential);
+  } catch (e) {
+    fail(e, w, inbox);
+  }
+  const held = Object.keys(inbox.e2e.keys).map(Number).sort((a, b) => b - a);
+  const pending = livePending(inbox.e2e).map((p) => ({ code_id: p.code_id, expires_at: p.expires_at }));
+  const status = {
+    on: inbox.e2e.on,
+    inbox_id: inbox.inboxId,
+    machine_id: inbox.machineId,
+    epoch: relay.epoch,
+    held_epochs: held,
+    has_current_key: held.includes(relay.epoch),
+    holders: relay.holders,
+    trusted: inbox.e2e.roster.map((h) => h.id),
+    pending_pairings: pending,
+    relay_pairings: relay.pairings.map((p) => ({ code_id: p.code_id, state: p.state, expires_at: p.expires_at })),
+    rekey_needed: relay.rekey_needed,
+  };
+  if (values.json) return out(JSON.stringify(status)), 0;
+  out(
+    [
+      `end-to-end encryption: ${status.on ? "on (new sessions are sealed)" : "off (new sessions are plaintext; the keys are kept)"}`,
+      `inbox ${status.inbox_id}, this machine ${status.machine_id}`,
+      `key epoch: ${status.epoch}${status.has_current_key ? "" : " — this machine does NOT hold it (\`lineup join CODE#SECRET\` from a device gets it)"}`,
+      `holders (${status.holders.length}): ${status.holders.join(", ") || "none"}`,
+      `pending pairings: ${pending.length ? pending.map((p) => `${p.code_id} (until ${clock(p.expires_at)})`).join(", ") : "none"}`,
+      `re-key needed: ${status.rekey_needed ? "yes (a holder was revoked; the next adapter process or device with the key does it)" : "no"}`,
+    ].join("\n"),
+  );
+  return 0;
+}
+
 export const INBOX_COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  e2e: cmdE2E,
   pair: cmdPair,
   join: cmdJoin,
   devices: cmdDevices,
@@ -413,8 +564,9 @@ export async function announceSession(o: AnnounceOptions): Promise<"inbox" | "v1
       o.log(`paired devices: ${st.devices.length} — answer on your phone (inbox ${st.inbox_id}; \`lineup pair\` adds a device)`);
     } else {
       const p = await api.createPairing(inbox.machineCredential);
-      write(`\n${pairingText(p.url, p.expires_at)}\n`);
-      if (o.qr) printQr(p.url, write);
+      const { url } = await armPairing({ relayUrl, stateDir: o.stateDir }, inbox, p);
+      write(`\n${pairingText(url, p.expires_at)}\n`);
+      if (o.qr) printQr(url, write);
     }
     guest();
     return "inbox";

@@ -73,6 +73,7 @@ Commands:
   devices [list|rename|revoke]  the paired devices; revoke one
   machines [list|revoke]        the agent machines of the inbox
   join CODE                     make this machine a machine of an existing inbox (a code from the app)
+  e2e on|off|status             end-to-end encryption for the inbox: the relay routes what it cannot read
   hook <event>                  Claude Code / Cursor / Codex hooks: permission-request, pre-tool-use,
                                 notify, stop (docs/permissions.md)
   setup claude|cursor|codex     write the hooks and MCP entry into this project (merging, never clobbering)

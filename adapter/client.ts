@@ -15,6 +15,7 @@ import {
   TOKEN_SUBPROTOCOL_PREFIX,
   ToolCallIn,
   ToolDef as ToolDefSchema,
+  ToolError as ToolErrorSchema,
   ToolResultBody as ToolResultBodySchema,
   describeIssues,
   type ClientFrame,
@@ -30,6 +31,10 @@ import {
   type ToolResultOut,
 } from "../shared/protocol.js";
 import { randomId } from "../shared/tokens.js";
+import { isE2EError, openFrame, sealFrame, sealPreview, sealReseal, type ContentKey, type Frame } from "../shared/e2e/index.js";
+import { checkArguments } from "../shared/schema.js";
+import { E2EFailure, Keyring } from "./e2e.js";
+import { checkCallArguments, openToolList, previewOf, schemaOf } from "./e2e-frames.js";
 import { Backoff, isTerminalClose, terminalCodeName, type BackoffOptions } from "../shared/backoff.js";
 import {
   clientIdFor,
@@ -116,6 +121,10 @@ export interface AgentClient {
 
 interface PendingCall {
   frame: ClientFrameOf<"tool.call">;
+  /** The caller chose the call id (a re-run of `lineup call --call-id`): see onError's duplicate_call. */
+  ownId?: boolean;
+  /** Sealed sessions: the exact frame sent, kept so a retry is identical (docs/e2e.md rule 4). */
+  wire?: Frame;
   resolve: (r: ToolResultBody) => void;
   reject: (e: LineUpError) => void;
   cleanup: () => void;
@@ -125,6 +134,10 @@ export { terminalCodeName };
 
 const DEDUP_MEMORY = 2000;
 const OUTBOX_LIMIT = 100;
+/** Sealed sessions: messages kept to seal again after a `stale_epoch` (ids let the relay drop repeats). */
+const RECENT_SEALED_MESSAGES = 20;
+/** Sealed sessions: how often one frame is sealed again after `stale_epoch` before giving up. */
+const STALE_RETRIES = 3;
 
 /** A Map used as a bounded, insertion-ordered memory (oldest forgotten first). */
 function remember<K, V>(m: Map<K, V>, k: K, v: V, limit = DEDUP_MEMORY): void {
@@ -173,6 +186,18 @@ export class Client implements AgentClient {
   private readonly outbox: ClientFrameOf<"message">[] = [];
   private lastStatus: ClientFrameOf<"status"> | undefined;
 
+  // ---- sealed sessions (docs/e2e.md): everything goes through two queues, so frames keep their order
+  // while sealing and opening (async WebCrypto) happen.
+  private readonly keyring: Keyring | undefined;
+  /** The inbox epoch the relay named in `hello`: set only for a sealed session. */
+  private sealedEpoch: number | undefined;
+  private outQ: Promise<void> = Promise.resolve();
+  private inQ: Promise<void> = Promise.resolve();
+  private readonly answeredWire = new Map<string, Frame>();
+  private readonly recentMessages = new Map<string, ClientFrameOf<"message">>();
+  private readonly staleTries = new Map<string, number>();
+  private offEpoch: (() => void) | undefined;
+
   private readonly listeners: { [E in keyof Events]: Set<(v: Events[E]) => void> } = {
     presence: new Set(),
     tools: new Set(),
@@ -193,6 +218,8 @@ export class Client implements AgentClient {
     backoff?: BackoffOptions;
     localGraceS?: number;
     log?: (line: string) => void;
+    /** The inbox's E2E keys: needed to join a sealed session (adapter/e2e.ts). */
+    keyring?: Keyring;
   }) {
     this.relayUrl = normalizeUrl(o.relayUrl);
     this.sessionId = o.sessionId;
@@ -205,6 +232,13 @@ export class Client implements AgentClient {
     this.log = o.log ?? (() => {});
     this.backoff = new Backoff(o.backoff);
     for (const t of o.tools ?? []) this.defs.set(t.name, parseDef(t));
+    this.keyring = o.keyring;
+    this.offEpoch = this.keyring?.onEpoch((ck) => this.onNewEpoch(ck));
+  }
+
+  /** True in a sealed session: every frame is sealed out and opened in. */
+  get sealed(): boolean {
+    return this.sealedEpoch !== undefined;
   }
 
   get connected(): boolean {
@@ -275,6 +309,20 @@ export class Client implements AgentClient {
           ws.close(1000, "wrong role");
           return;
         }
+        const sealedHello = (frame as { sealed?: { epoch?: unknown } }).sealed;
+        if (sealedHello !== undefined) {
+          const epoch = typeof sealedHello.epoch === "number" ? sealedHello.epoch : 0;
+          if (!this.keyring) {
+            const e = new LineUpError("e2e_no_key", `session ${frame.session_id} is sealed (end-to-end encrypted) but this machine holds no key of its inbox on ${this.relayUrl}: \`lineup e2e status\` tells why`);
+            this.stop(e);
+            first?.reject(e);
+            ws.close(1000, "no key");
+            return;
+          }
+          this.sealedEpoch = epoch;
+          // A newer epoch than we hold: fetch it before sealing anything (the relay would refuse the old one).
+          if (epoch > (this.keyring.current()?.epoch ?? 0)) this.outQ = this.outQ.then(() => this.refreshKeys());
+        }
         this.onHello(frame);
         first?.resolve();
         return;
@@ -342,6 +390,8 @@ export class Client implements AgentClient {
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.rateTimer) clearTimeout(this.rateTimer);
     this.stopHeartbeat();
+    this.offEpoch?.();
+    this.keyring?.close();
     for (const [id, p] of [...this.pending]) {
       this.pending.delete(id);
       p.cleanup();
@@ -352,11 +402,126 @@ export class Client implements AgentClient {
     this.emit("connection", "closed");
   }
 
-  private sendFrame(f: ClientFrame): boolean {
+  /** Sends a frame as it is (plaintext sessions; already sealed frames). */
+  private sendRaw(f: ClientFrame | Frame): boolean {
     const ws = this.ws;
     if (!ws || !this.isOpen || ws.readyState !== WebSocket.OPEN) return false;
     ws.send(JSON.stringify(f));
     return true;
+  }
+
+  /**
+   * Sends a client frame: as it is in a plaintext session, sealed (shared/e2e/frames.ts) in a sealed one.
+   * Sealed frames go out in order through `outQ`; `onUnsent` runs when the socket was gone by then.
+   */
+  private sendFrame(f: ClientFrame, onUnsent?: () => void): boolean {
+    if (!this.sealed) return this.sendRaw(f);
+    if (!this.isOpen) return false;
+    this.enqueue(async () => {
+      if (f.type === "tool.ack") return f;
+      return sealFrame(this.contentKey(), this.sealCtx(), f as unknown as Frame);
+    }, onUnsent);
+    return true;
+  }
+
+  private enqueue(make: () => Promise<Frame | ClientFrame | undefined>, onUnsent?: () => void): void {
+    this.outQ = this.outQ
+      .then(async () => {
+        const w = await make();
+        if (w !== undefined && !this.sendRaw(w)) onUnsent?.();
+      })
+      .catch((e: unknown) => this.log(`end-to-end: sealing a frame failed: ${e instanceof Error ? e.message : String(e)}`));
+  }
+
+  private sealCtx(): { session_id: string; sender: string } {
+    return { session_id: this.sessionId, sender: `agent:${this.clientId}` };
+  }
+
+  private contentKey(): ContentKey {
+    const ck = this.keyring?.current();
+    if (!ck) throw new LineUpError("e2e_no_key", "this machine holds no content key of its inbox (`lineup e2e status`)");
+    return ck;
+  }
+
+  private async refreshKeys(): Promise<void> {
+    try {
+      await this.keyring?.sync();
+    } catch (e) {
+      this.log(`end-to-end: fetching the inbox's keys failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** A pending call as sent: plaintext, or sealed once (arguments + preview) and kept for identical retries. */
+  private sendCall(p: PendingCall): void {
+    if (!this.sealed) {
+      this.sendRaw(p.frame);
+      return;
+    }
+    if (!this.isOpen) return;
+    this.enqueue(async () => {
+      if (this.pending.get(p.frame.call_id) !== p) return undefined;
+      p.wire ??= await this.sealCall(p.frame);
+      return p.wire;
+    });
+  }
+
+  private async sealCall(frame: ClientFrameOf<"tool.call">): Promise<Frame> {
+    const ck = this.contentKey();
+    const ctx = this.sealCtx();
+    const wire = await sealFrame(ck, ctx, frame as unknown as Frame);
+    wire.preview = await sealPreview(ck, ctx, frame.call_id, previewOf(frame.name, frame.arguments));
+    return wire;
+  }
+
+  /** After a re-key: each open call sealed again under `ck` (tool.reseal), its kept frame updated to match. */
+  private resealCall(p: PendingCall, key: ContentKey | undefined, alsoCall: boolean): void {
+    this.enqueue(async () => {
+      if (this.pending.get(p.frame.call_id) !== p) return undefined;
+      // Without a key given: the current one when this runs (after the refresh queued before it).
+      const ck = key ?? this.contentKey();
+      const r = await sealReseal(ck, this.sealCtx(), p.frame.call_id, p.frame.arguments, previewOf(p.frame.name, p.frame.arguments));
+      const base = p.wire ?? (await this.sealCall(p.frame));
+      p.wire = { ...base, sealed: r.sealed, ...(r.preview ? { preview: r.preview } : {}) };
+      this.sendRaw(r);
+      // After stale_epoch the relay may not hold the call at all: the call itself, identical to the re-seal.
+      return alsoCall ? p.wire : undefined;
+    });
+  }
+
+  private onNewEpoch(ck: ContentKey): void {
+    if (!this.sealed || !this.isOpen) return;
+    this.log(`end-to-end: key epoch ${ck.epoch}; re-sealing ${this.pending.size} open call(s)`);
+    for (const p of this.pending.values()) if (p.wire) this.resealCall(p, ck, false);
+    if (this.defs.size > 0) this.sendFrame({ type: "tool.list", tools: [...this.defs.values()] });
+    if (this.lastStatus) this.sendFrame(this.lastStatus);
+  }
+
+  /** `stale_epoch`: fetch the new key and seal the refused frame again (bounded). */
+  private onStale(callId: string | undefined): void {
+    const key = callId ?? "~frames";
+    const n = (this.staleTries.get(key) ?? 0) + 1;
+    remember(this.staleTries, key, n, 500);
+    if (n > STALE_RETRIES) {
+      const p = callId !== undefined ? this.pending.get(callId) : undefined;
+      const msg = `the relay keeps refusing the key epoch this machine seals with (stale_epoch ${STALE_RETRIES} times): \`lineup e2e status\``;
+      if (p) {
+        this.settle(callId!, p);
+        p.reject(new LineUpError("stale_epoch", msg));
+      } else this.log(`end-to-end: ${msg}`);
+      return;
+    }
+    this.outQ = this.outQ.then(() => this.refreshKeys());
+    const p = callId !== undefined ? this.pending.get(callId) : undefined;
+    if (p) return this.resealCall(p, undefined, true);
+    const done = callId !== undefined ? this.answered.get(callId) : undefined;
+    if (done && callId !== undefined) {
+      this.answeredWire.delete(callId);
+      return this.sendAnswer(done);
+    }
+    // A message, status or tool list: send them again (message ids make repeats harmless).
+    if (this.defs.size > 0) this.sendFrame({ type: "tool.list", tools: [...this.defs.values()] });
+    if (this.lastStatus) this.sendFrame(this.lastStatus);
+    for (const m of this.recentMessages.values()) this.sendFrame(m);
   }
 
   private onHello(f: Extract<RelayFrame, { type: "hello" }>): void {
@@ -369,7 +534,7 @@ export class Client implements AgentClient {
     if (this.defs.size > 0) this.sendFrame({ type: "tool.list", tools: [...this.defs.values()] });
     for (const id of this.cancelLater) this.sendFrame({ type: "tool.cancel", call_id: id, reason: "aborted" });
     this.cancelLater.clear();
-    for (const p of this.pending.values()) this.sendFrame(p.frame);
+    for (const p of this.pending.values()) this.sendCall(p);
     while (this.outbox.length) this.sendFrame(this.outbox.shift()!);
     if (this.lastStatus) this.sendFrame(this.lastStatus);
     this.emit("connection", "open");
@@ -377,6 +542,81 @@ export class Client implements AgentClient {
   }
 
   private onFrame(f: RelayFrame): void {
+    if (this.sealed) {
+      this.inQ = this.inQ.then(() => this.openAndHandle(f)).catch((e: unknown) => this.log(`end-to-end: handling a ${f.type} frame failed: ${e instanceof Error ? e.message : String(e)}`));
+      return;
+    }
+    this.handleFrame(f);
+  }
+
+  /** Opens a frame of a sealed session; a newer epoch than we hold is fetched once first. */
+  private async openSealed(f: Frame): Promise<Frame> {
+    const keyOf = this.keyring!.keyOf;
+    try {
+      return await openFrame(keyOf, this.sessionId, f);
+    } catch (e) {
+      if (!isE2EError(e, "wrong_epoch")) throw e;
+      await this.refreshKeys();
+      return openFrame(keyOf, this.sessionId, f);
+    }
+  }
+
+  private async openAndHandle(f: RelayFrame): Promise<void> {
+    const raw = f as unknown as Frame;
+    if (f.type === "tool.list") {
+      const tools = await openToolList(this.keyring!.keyOf, this.sessionId, raw, this.log);
+      this.appTools = tools;
+      this.emit("tools", tools);
+      return;
+    }
+    if (f.type === "presence") {
+      const st = f.agent.status as (typeof f.agent.status & { sealed?: unknown; sender?: string }) | undefined;
+      if (st?.sealed !== undefined) {
+        try {
+          const o = await this.openSealed({ type: "status", state: st.state, sealed: st.sealed, ...(st.sender !== undefined ? { sender: st.sender } : {}) });
+          const status = typeof o.detail === "string" ? { state: st.state, detail: o.detail } : { state: st.state };
+          return this.handleFrame({ ...f, agent: { ...f.agent, status } });
+        } catch {
+          return this.handleFrame({ ...f, agent: { ...f.agent, status: { state: st.state } } });
+        }
+      }
+      return this.handleFrame(f);
+    }
+    if (raw.sealed === undefined || (f.type !== "tool.call" && f.type !== "tool.result" && f.type !== "tool.cancel" && f.type !== "message")) return this.handleFrame(f);
+    let opened: Frame;
+    try {
+      opened = await this.openSealed(raw);
+    } catch (e) {
+      return this.unopenable(f, e);
+    }
+    if (f.type === "tool.result") return this.handleFrame(checkedResult(opened));
+    if (f.type === "tool.call") {
+      const args = opened.arguments;
+      if (typeof args !== "object" || args === null || Array.isArray(args)) {
+        return this.answer(f, { error: { code: "invalid_arguments", message: "the sealed arguments are not an object" } });
+      }
+      const { resealed: _r, sender: _s, ...call } = opened;
+      return this.handleFrame(call as unknown as ToolCallOut);
+    }
+    if (f.type === "message" && !Array.isArray(opened.content)) return this.log(`end-to-end: message ${String(opened.id)} has no content list; ignored`);
+    return this.handleFrame(opened as unknown as RelayFrame);
+  }
+
+  /** A sealed frame that does not open: never shown as ciphertext; a call or result it belongs to ends. */
+  private unopenable(f: RelayFrame, e: unknown): void {
+    const why = e instanceof Error ? e.message : String(e);
+    this.log(`end-to-end: a ${f.type} frame does not open (${why}); ignored`);
+    if (f.type === "tool.result") {
+      const p = this.pending.get(f.call_id);
+      if (p) {
+        this.settle(f.call_id, p);
+        p.reject(new LineUpError("e2e_open_failed", `the result of ${f.call_id} does not open with this machine's keys: ${why}`));
+      }
+      this.sendRaw({ type: "tool.ack", call_id: f.call_id });
+    } else if (f.type === "tool.call") this.answer(f, { error: { code: "e2e_open_failed", message: "the agent could not open this call's sealed arguments" } });
+  }
+
+  private handleFrame(f: RelayFrame): void {
     switch (f.type) {
       case "tool.result":
         return this.onResult(f);
@@ -410,7 +650,14 @@ export class Client implements AgentClient {
   }
 
   private onError(f: Extract<RelayFrame, { type: "error" }>): void {
+    if (f.code === "stale_epoch" && this.sealed) return this.onStale(f.call_id);
     const p = f.call_id !== undefined ? this.pending.get(f.call_id) : undefined;
+    // A sealed re-run of a call id the relay already holds: its envelope has a new nonce, so the relay
+    // sees a different call (docs/e2e.md rule 4) — but the open call is ours, and its result comes here.
+    if (p?.ownId && this.sealed && f.code === "duplicate_call") {
+      this.log(`call ${f.call_id} is already open on the relay (made by an earlier run); waiting for its result`);
+      return;
+    }
     if (p && f.code !== "unknown_call") {
       this.settle(f.call_id!, p);
       p.reject(new LineUpError(f.code, f.message));
@@ -421,7 +668,7 @@ export class Client implements AgentClient {
       // (identical repeats are no-ops, so a call that did get through is not duplicated).
       this.rateTimer = setTimeout(() => {
         this.rateTimer = undefined;
-        for (const q of this.pending.values()) this.sendFrame(q.frame);
+        for (const q of this.pending.values()) this.sendCall(q);
       }, 1000);
     }
     this.log(`relay error ${f.code}: ${f.message}`);
@@ -470,6 +717,12 @@ export class Client implements AgentClient {
       const parsed = ToolCallIn.safeParse(raw);
       if (!parsed.success) return reject(new LineUpError("bad_frame", describeIssues(parsed.error)));
       const frame = parsed.data;
+      // Sealed: the relay cannot check the arguments any more, so the caller does (docs/e2e.md rule 2).
+      if (this.sealed) {
+        if (!this.keyring?.current()) return reject(new LineUpError("e2e_no_key", "this session is sealed but this machine holds no content key of its inbox (`lineup e2e status`)"));
+        const bad = checkCallArguments(this.appTools, name, frame.action, frame.arguments);
+        if (bad) return reject(new LineUpError("invalid_arguments", bad));
+      }
 
       const kept = this.unclaimed.get(callId);
       if (kept) {
@@ -500,16 +753,18 @@ export class Client implements AgentClient {
         reject(new LineUpError("cancelled", "the call was aborted"));
       };
       opts.signal?.addEventListener("abort", onAbort, { once: true });
-      this.pending.set(callId, {
+      const p: PendingCall = {
         frame,
+        ...(opts.callId !== undefined ? { ownId: true } : {}),
         resolve,
         reject,
         cleanup: () => {
           clearTimeout(timer);
           opts.signal?.removeEventListener("abort", onAbort);
         },
-      });
-      this.sendFrame(frame); // offline: sent after the next hello
+      };
+      this.pending.set(callId, p);
+      this.sendCall(p); // offline: sent after the next hello
     });
   }
 
@@ -531,7 +786,7 @@ export class Client implements AgentClient {
     if (this.serving.has(f.call_id)) return; // already working on it (delivered again on a new connection)
     const done = this.answered.get(f.call_id);
     if (done) {
-      this.sendFrame(done); // our answer was lost with the old socket
+      this.sendAnswer(done); // our answer was lost with the old socket
       return;
     }
     const handler = this.handlers.get(f.name);
@@ -542,6 +797,14 @@ export class Client implements AgentClient {
       }
       this.answer(f, { error: { code: "unknown_tool", message: `this agent does not provide "${f.name}"` } });
       return;
+    }
+    if (this.sealed) {
+      // The relay could not check sealed arguments: the provider does, against its own schema (rule 2).
+      const def = this.defs.get(f.name);
+      const schema = def ? schemaOf([def], f.name, f.action) : undefined;
+      if (schema === null) return this.answer(f, { error: { code: "unknown_action", message: `${f.name} has no action "${f.action ?? ""}"` } });
+      const bad = schema ? checkArguments(schema, f.arguments) : null;
+      if (bad) return this.answer(f, { error: { code: "invalid_arguments", message: `${f.name}${f.action ? "." + f.action : ""}: ${bad}` } });
     }
     const ac = new AbortController();
     this.serving.set(f.call_id, ac);
@@ -567,7 +830,26 @@ export class Client implements AgentClient {
     const frame: ClientFrameOf<"tool.result"> = { type: "tool.result", call_id: f.call_id, name: f.name, ...body };
     if (f.action !== undefined) frame.action = f.action;
     remember(this.answered, f.call_id, frame, 500);
-    this.sendFrame(frame); // offline: re-sent when the relay delivers the still-open call again
+    this.sendAnswer(frame); // offline: re-sent when the relay delivers the still-open call again
+  }
+
+  private sendAnswer(frame: ClientFrameOf<"tool.result">): void {
+    if (!this.sealed) {
+      this.sendRaw(frame);
+      return;
+    }
+    if (!this.isOpen) return;
+    this.enqueue(async () => {
+      let wire = this.answeredWire.get(frame.call_id);
+      if (!wire) {
+        wire = await sealFrame(this.contentKey(), this.sealCtx(), frame as unknown as Frame);
+        // The instance id travels in plaintext beside the sealed result (docs/e2e.md rule 3).
+        const inst = frame.result?.instance_id;
+        if (typeof inst === "string" && inst !== "") wire.instance_id = inst;
+        remember(this.answeredWire, frame.call_id, wire, 500);
+      }
+      return wire;
+    });
   }
 
   // ------------------------------------------------------------------ messages, status, events
@@ -575,7 +857,12 @@ export class Client implements AgentClient {
   send(content: string | ContentBlock[]): void {
     const blocks: ContentBlock[] = typeof content === "string" ? [{ type: "text", text: content }] : content;
     const frame: ClientFrameOf<"message"> = { type: "message", id: `m_${randomId(9)}`, content: blocks };
-    if (this.sendFrame(frame)) return;
+    if (this.sealed) remember(this.recentMessages, frame.id!, frame, RECENT_SEALED_MESSAGES);
+    if (this.sendFrame(frame, () => this.keepUnsent(frame))) return;
+    this.keepUnsent(frame);
+  }
+
+  private keepUnsent(frame: ClientFrameOf<"message">): void {
     // Offline: kept (bounded) and sent after the next hello; the id lets the relay drop a repeat.
     this.outbox.push(frame);
     if (this.outbox.length > OUTBOX_LIMIT) this.outbox.shift();
@@ -620,6 +907,21 @@ export class Client implements AgentClient {
       else ws.close(1000, "bye");
     });
   }
+}
+
+/** An opened result, checked where the relay no longer can: a malformed one becomes a `bad_result` error. */
+function checkedResult(f: Frame): RelayFrame {
+  const { sender: _s, result, error, ...rest } = f;
+  const fail = (why: string): RelayFrame => ({ ...rest, error: { code: "bad_result", message: `the sealed result is invalid: ${why}` } }) as unknown as RelayFrame;
+  if (result !== undefined) {
+    const r = ToolResultBodySchema.safeParse(result);
+    return r.success ? ({ ...rest, result: r.data } as unknown as RelayFrame) : fail(describeIssues(r.error));
+  }
+  if (error !== undefined) {
+    const r = ToolErrorSchema.safeParse(error);
+    return r.success ? ({ ...rest, error: r.data } as unknown as RelayFrame) : fail(describeIssues(r.error));
+  }
+  return fail("neither result nor error");
 }
 
 function parseDef(t: ToolDef): ToolDef {
@@ -716,7 +1018,9 @@ export async function resolveSession(opts: ConnectOptions = {}): Promise<Resolve
  */
 export async function connectAgent(opts: ConnectOptions = {}): Promise<Client> {
   const r = await resolveSession(opts);
+  const keyring = await openKeyring(r, opts.log);
   const client = new Client({
+    ...(keyring ? { keyring } : {}),
     relayUrl: r.relayUrl,
     sessionId: r.sessionId,
     token: r.token,
@@ -729,6 +1033,32 @@ export async function connectAgent(opts: ConnectOptions = {}): Promise<Client> {
     ...(opts.localGraceS !== undefined ? { localGraceS: opts.localGraceS } : {}),
     ...(opts.log ? { log: opts.log } : {}),
   });
-  await client.start();
+  try {
+    await client.start();
+  } catch (e) {
+    keyring?.close();
+    throw e;
+  }
   return client;
+}
+
+/**
+ * The inbox's E2E keys when this machine has them: synced once (completing pending pairings, a due re-key)
+ * and then watched while the client runs. A failure to sync is only logged: plaintext sessions go on.
+ */
+async function openKeyring(r: ResolvedSession, log: ((line: string) => void) | undefined): Promise<Keyring | undefined> {
+  let k: Keyring | undefined;
+  try {
+    k = await Keyring.open({ relayUrl: r.relayUrl, stateDir: r.stateDir, ...(log ? { log } : {}) });
+  } catch (e) {
+    throw new LineUpError(e instanceof E2EFailure ? e.code : "e2e_state", `reading this machine's E2E keys failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (!k) return undefined;
+  try {
+    await k.sync();
+  } catch (e) {
+    log?.(`end-to-end: checking the inbox's keys failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  k.watch();
+  return k;
 }

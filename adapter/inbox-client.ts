@@ -70,6 +70,22 @@ const SessionCreatedShape = z.looseObject({
   inbox_id: z.string(),
 });
 
+// The inbox's key state (docs/e2e.md "The inbox's key state"). Envelopes, wraps, hellos and replies stay
+// `unknown` here: shared/e2e parses and authenticates them (a relay cannot forge them anyway).
+const E2EPairingShape = z.looseObject({ code_id: z.string(), joiner: z.string().nullable().optional(), state: z.string(), expires_at: z.number() });
+const E2EStateShape = z.looseObject({
+  epoch: z.number().int().min(0),
+  rekey_needed: z.boolean().default(false),
+  holders: z.array(z.string()).default([]),
+  wrap: z.unknown().optional(),
+  roster: z.unknown().optional(),
+  hellos: z.array(z.unknown()).default([]),
+  replies: z.array(z.unknown()).default([]),
+  pairings: z.array(E2EPairingShape).default([]),
+});
+export type E2EState = z.infer<typeof E2EStateShape>;
+const EpochShape = z.looseObject({ epoch: z.number().int() });
+
 const TIMEOUT_MS = 15_000;
 
 function errorOf(status: number, text: string): InboxHttpError {
@@ -127,6 +143,29 @@ export class InboxApi {
 
   createSession(credential: string, body: z.input<typeof InboxSessionBody>): Promise<InboxSessionCreated> {
     return request(this.base, "POST", "/api/inbox/sessions", { bearer: credential, body: InboxSessionBody.parse(body), expect: 201, shape: SessionCreatedShape });
+  }
+
+  // ---- end-to-end keys (docs/e2e.md "The inbox's key state")
+
+  e2eState(credential: string): Promise<E2EState> {
+    return request(this.base, "GET", "/api/inbox/e2e", { bearer: credential, expect: 200, shape: E2EStateShape });
+  }
+
+  /** PUT /api/inbox/e2e: a new epoch with every holder's wrap and the sealed roster. */
+  putE2E(credential: string, body: { base_epoch: number; epoch: number; wraps: Record<string, unknown>; roster: unknown }): Promise<{ epoch: number }> {
+    return request(this.base, "PUT", "/api/inbox/e2e", { bearer: credential, body, expect: 200, shape: EpochShape });
+  }
+
+  postHello(credential: string, hello: unknown): Promise<void> {
+    return request(this.base, "POST", "/api/inbox/e2e/hello", { bearer: credential, body: hello, expect: 201 });
+  }
+
+  postReply(credential: string, body: { reply: unknown; roster?: unknown }): Promise<void> {
+    return request(this.base, "POST", "/api/inbox/e2e/reply", { bearer: credential, body, expect: 201 });
+  }
+
+  deletePairing(credential: string, codeId: string): Promise<void> {
+    return request(this.base, "DELETE", `/api/inbox/e2e/pairings/${encodeURIComponent(codeId)}`, { bearer: credential, expect: 204 });
   }
 
   createPairing(credential: string): Promise<CodeIssued & { url: string }> {

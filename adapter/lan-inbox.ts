@@ -25,6 +25,8 @@ export class LanInboxes {
     private readonly wss: WebSocketServer,
     private readonly dropClient: (sid: string, key: string, code: number, reason: string) => void,
     private readonly answer: PushPorts["answer"],
+    /** Tells a sealed session the inbox's new epoch (docs/e2e.md). */
+    private readonly sessionEpoch: (sid: string, epoch: number) => void = () => undefined,
   ) {}
 
   /** This process's VAPID keys: made on first use, gone with the process (devices re-subscribe). */
@@ -79,6 +81,7 @@ export class LanInboxes {
           closeQuietly(s.ws, code, reason);
         }),
       dropClient: async (sid, clientId, code, reason) => this.dropClient(sid, `app:${clientId}`, code, reason),
+      sessionEpoch: async (sid, epoch) => this.sessionEpoch(sid, epoch),
     }, {
       reported: (sid, before, after, r) => push.reported(sid, before, after, r),
       revoked: (device) => push.unsubscribe(device, true),
@@ -107,7 +110,9 @@ export class LanInboxes {
       state: async (you) => c.state(you),
       attach: async (s) => c.attach(s),
       issueCode: async (kind, hash) => c.issueCode(kind, hash),
-      redeem: async (kind, hash, m) => c.redeem(kind, hash, m),
+      redeem: async (kind, hash, m, codeId) => c.redeem(kind, hash, m, codeId),
+      e2e: (who, req) => c.e2e(who, req),
+      e2eEpoch: async () => c.e2eEpoch(),
       rename: async (kind, mid, name) => c.rename(kind, mid, name),
       revoke: (kind, mid) => c.revoke(kind, mid),
       policy: async () => c.policy(),

@@ -127,7 +127,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       if (!m?.inbox) return;
       const { inbox, epoch } = m;
       this.reporter ??= new Reporter((r) => inboxes.report(inbox, this.id, epoch, r));
-      this.reporter.maybe(ended ? { agent_online: false, pending: 0, last_activity: Date.now(), waiting: [], ended: true } : summarize(this.engine.store, this.engine.ctx().peers, Date.now()));
+      this.reporter.maybe(ended ? { agent_online: false, pending: 0, last_activity: Date.now(), waiting: [], ended: true } : summarize(this.engine.store, this.engine.ctx().peers, Date.now(), m.sealed === true));
     }
 
     end(reason: string, code: number = CLOSE.sessionEnded): void {
@@ -159,6 +159,9 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     }
     async httpResult(epoch: number, callId: string, waitS: number) {
       return this.engine.current(epoch) ? this.engine.httpResult(callId, waitS) : { status: 404 as const };
+    }
+    async setE2eEpoch(epoch: number) {
+      return this.engine.setE2eEpoch(epoch);
     }
 
     async connect(a: Parameters<EdgeSession["connect"]>[1], up: Upgrade | undefined): Promise<Response> {
@@ -200,6 +203,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       schedule();
       return r;
     },
+    (sid, epoch) => void sessions.get(sid)?.engine.setE2eEpoch(epoch),
   );
   let port = o.port;
   const hostAllowed = allowedHosts(() => port, o.host ?? "0.0.0.0", o.allowHosts ?? []);
@@ -222,6 +226,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
         destroy: (e) => s.destroy(e),
         httpCall: (e, body, w) => s.httpCall(e, body, w),
         httpResult: (e, id, w) => s.httpResult(e, id, w),
+        setE2eEpoch: (e) => s.setE2eEpoch(e),
         connect: (_req, a) => s.connect(a, c.env.upgrade),
       };
     },

@@ -2,6 +2,7 @@
 // ids that make a restarted agent process the same client (so the relay re-sends answers it missed), and
 // this machine's inbox per relay (docs/inbox.md): every session it creates is attached to that inbox.
 // Files are written atomically with mode 0600: they hold session tokens and the machine credential.
+import { z } from "zod";
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { join, resolve } from "node:path";
@@ -24,6 +25,43 @@ export interface SavedSession {
   label?: string;
   /** The inbox the session is attached to (absent: a v1 session, reachable only by its app link). */
   inboxId?: string;
+  /** Created sealed (docs/e2e.md): frames are sealed with the inbox's content key. Never changes. */
+  sealed?: boolean;
+}
+
+/** A pairing this machine sponsors: the secret of a link it printed, until the device's hello is answered. */
+export interface PendingPairing {
+  code_id: string;
+  secret: string;
+  /** Epoch ms: the code's expiry; the secret is dropped after it. */
+  expires_at: number;
+}
+
+/** This machine's end-to-end keys for its inbox (docs/e2e.md "Storage"). */
+export interface SavedE2E {
+  /** New sessions are sealed while on; `off` keeps the keys (sealed sessions stay sealed). */
+  on: boolean;
+  /** The machine's ECDH P-256 private key (JWK with x, y, d). */
+  machineKey: JsonWebKey;
+  /** epoch (decimal) → the 32 raw content key bytes, base64url. Every epoch held, for older envelopes. */
+  keys: Record<string, string>;
+  /** Holders this machine trusts: id → public key (base64url). */
+  roster: { id: string; publicKey: string }[];
+  pending: PendingPairing[];
+}
+
+const SavedE2EShape = z.object({
+  on: z.boolean(),
+  machineKey: z.looseObject({ kty: z.literal("EC"), crv: z.literal("P-256"), x: z.string(), y: z.string(), d: z.string() }),
+  keys: z.record(z.string().regex(/^[1-9][0-9]{0,9}$/), z.string()),
+  roster: z.array(z.object({ id: z.string(), publicKey: z.string() })),
+  pending: z.array(z.object({ code_id: z.string(), secret: z.string(), expires_at: z.number() })),
+});
+
+/** The e2e section of a saved inbox, or undefined when it is missing or not the shape we write. */
+export function parseSavedE2E(v: unknown): SavedE2E | undefined {
+  const r = SavedE2EShape.safeParse(v);
+  return r.success ? (r.data as SavedE2E) : undefined;
 }
 
 /** This machine in its inbox on one relay: created once with the relay key, or by `lineup join CODE`. */
@@ -33,6 +71,8 @@ export interface SavedInbox {
   machineId: string;
   /** `lum1.<inbox>.<machine>.<secret>`: creates sessions of the inbox, pairs and revokes devices. */
   machineCredential: string;
+  /** End-to-end keys, once `lineup e2e on` or `lineup join CODE#SECRET` made them. */
+  e2e?: SavedE2E;
 }
 
 export interface StateFile {
@@ -68,7 +108,7 @@ export function loadState(stateDir: string = defaultStateDir()): StateFile {
       version: 1,
       sessions: Array.isArray(raw.sessions) ? (raw.sessions as SavedSession[]) : [],
       clients: raw.clients && typeof raw.clients === "object" ? (raw.clients as Record<string, string>) : {},
-      inboxes: Array.isArray(raw.inboxes) ? raw.inboxes.filter(isSavedInbox) : [],
+      inboxes: Array.isArray(raw.inboxes) ? raw.inboxes.filter(isSavedInbox).map(withParsedE2E) : [],
     };
   } catch {
     // Missing or unreadable: start empty (a corrupt file is replaced on the next save).
@@ -80,6 +120,29 @@ function isSavedInbox(x: unknown): x is SavedInbox {
   if (!x || typeof x !== "object") return false;
   const o = x as Record<string, unknown>;
   return ["relayUrl", "inboxId", "machineId", "machineCredential"].every((k) => typeof o[k] === "string");
+}
+
+function withParsedE2E(x: SavedInbox): SavedInbox {
+  if (x.e2e === undefined) return x;
+  const e2e = parseSavedE2E(x.e2e);
+  const { e2e: _dropped, ...rest } = x;
+  return e2e ? { ...rest, e2e } : rest;
+}
+
+/**
+ * Read-modify-write of the e2e section of the inbox saved for (relayUrl, inboxId); `fn` returns the new
+ * section (undefined removes it). Returns it, or undefined when that inbox is no longer saved here.
+ */
+export function updateE2E(stateDir: string, relayUrl: string, inboxId: string, fn: (e: SavedE2E | undefined) => SavedE2E | undefined): SavedE2E | undefined {
+  const url = normalizeUrl(relayUrl);
+  return updateState(stateDir, (s) => {
+    const inbox = s.inboxes.find((x) => x.relayUrl === url && x.inboxId === inboxId);
+    if (!inbox) return undefined;
+    const next = fn(inbox.e2e);
+    if (next) inbox.e2e = next;
+    else delete inbox.e2e;
+    return next;
+  });
 }
 
 export function saveState(stateDir: string, state: StateFile): void {
@@ -230,7 +293,7 @@ export async function probeSession(relayUrl: string, sessionId: string, token: s
   }
 }
 
-export function savedFromCreated(created: SessionCreated & { inbox_id?: string }, relayUrl: string, cwd: string, clientId: string, label?: string): SavedSession {
+export function savedFromCreated(created: SessionCreated & { inbox_id?: string; sealed?: boolean }, relayUrl: string, cwd: string, clientId: string, label?: string): SavedSession {
   const s: SavedSession = {
     relayUrl: normalizeUrl(relayUrl),
     sessionId: created.session_id,
@@ -243,6 +306,7 @@ export function savedFromCreated(created: SessionCreated & { inbox_id?: string }
   };
   if (label !== undefined) s.label = label;
   if (created.inbox_id !== undefined) s.inboxId = created.inbox_id;
+  if (created.sealed === true) s.sealed = true;
   return s;
 }
 
@@ -346,7 +410,7 @@ export async function withInbox<T>(
 }
 
 /** POST /api/inbox/sessions, attached to this machine's inbox; `undefined` when the relay has no inboxes. */
-async function createInboxSession(o: { relayUrl: string; relayKey: string; stateDir: string; log?: (line: string) => void }, cwd: string, label: string | undefined, ttlS?: number): Promise<InboxSessionCreated | undefined> {
+async function createInboxSession(o: { relayUrl: string; relayKey: string; stateDir: string; log?: (line: string) => void }, cwd: string, label: string | undefined, ttlS?: number): Promise<(InboxSessionCreated & { sealed?: true }) | undefined> {
   // Without a label the relay names the session "<directory> · <host>", which reads better in a list.
   const body = {
     ...(label !== undefined ? { label: label.slice(0, 120) } : {}),
@@ -357,7 +421,12 @@ async function createInboxSession(o: { relayUrl: string; relayKey: string; state
   // The machine credential is worth the relay key: the same rule for plain http.
   checkKeyTransport(o.relayUrl, "the machine credential");
   try {
-    const r = await withInbox(o, (inbox) => new InboxApi(o.relayUrl).createSession(inbox.machineCredential, body));
+    // While `lineup e2e on`, the session is created sealed (docs/e2e.md): frames carry envelopes only.
+    const r = await withInbox(o, async (inbox) => {
+      const sealed = inbox.e2e?.on === true;
+      const created = await new InboxApi(o.relayUrl).createSession(inbox.machineCredential, sealed ? { ...body, sealed: true } : body);
+      return sealed ? { ...created, sealed: true as const } : created;
+    });
     return r?.value;
   } catch (e) {
     // An inbox saved for a relay that no longer has the endpoint: sessions as before.
@@ -385,7 +454,10 @@ async function findOrCreate(opts: EnsureOptions, relayUrl: string, stateDir: str
     // A session of another inbox (before `lineup join`, or of a replaced credential) is replaced by one in
     // this machine's inbox, so its devices see it. v1 sessions (no inboxId, e.g. `lineup serve`'s) are kept.
     const current = saved.inboxId !== undefined ? findInbox(stateDir, relayUrl) : undefined;
-    if (!current || current.inboxId === saved.inboxId) {
+    // With E2E on, a plaintext inbox session is replaced by a sealed one (sealed ones stay sealed when off).
+    const wantsSealed = current !== undefined && current.inboxId === saved.inboxId && current.e2e?.on === true && saved.sealed !== true;
+    if (wantsSealed) (opts.log ?? stderrLog)(`end-to-end encryption is on: replacing the plaintext session ${saved.sessionId} of ${cwd} by a sealed one`);
+    else if (!current || current.inboxId === saved.inboxId) {
       const p = await probeSession(relayUrl, saved.sessionId, saved.agentToken);
       if (p === "alive") return saved;
       if (p === "unreachable") throw new StateError("connect", `cannot reach the relay at ${relayUrl}`);

@@ -4,10 +4,12 @@
 import type { Context, Hono } from "hono";
 import type { SessionMeta } from "./engine.js";
 import { fail, readJson, sessionObject, type EdgeEnv, type EdgeHost } from "./edge.js";
+import { codeIdOf, e2eRoutes } from "./edge-e2e.js";
 import { pushRoutes } from "./edge-push.js";
+import type { E2EAnswer, E2ERequest } from "./e2e-inbox.js";
 import type { AuthAnswer, Attach } from "./inbox.js";
 import type { PushSub } from "./push-core.js";
-import type { PushAnswerResult, PushInfo, PushSettings } from "./push-protocol.js";
+import type { PushAnswerInput, PushAnswerResult, PushInfo, PushSettings } from "./push-protocol.js";
 import {
   CreateInboxBody,
   DEVICE_ID_PREFIX,
@@ -40,7 +42,10 @@ export interface EdgeInbox {
   state(you: { kind: CredentialKind; id: string }): Promise<InboxState | undefined>;
   attach(s: Attach): Promise<boolean>;
   issueCode(kind: "pair" | "join", hash: string): Promise<number | undefined>;
-  redeem(kind: "pair" | "join", codeHash: string, member: { id: string; name: string; hash: string }): Promise<"ok" | "invalid" | "full">;
+  redeem(kind: "pair" | "join", codeHash: string, member: { id: string; name: string; hash: string }, codeId?: string): Promise<"ok" | "invalid" | "full">;
+  // End-to-end encryption's key state (shared/e2e-inbox.ts, shared/edge-e2e.ts)
+  e2e(who: { kind: CredentialKind; id: string }, req: E2ERequest): Promise<E2EAnswer>;
+  e2eEpoch(): Promise<number>;
   rename(kind: CredentialKind, id: string, name: string): Promise<DeviceInfo | MachineInfo | undefined>;
   revoke(kind: CredentialKind, id: string): Promise<boolean>;
   policy(): Promise<InboxPolicy | undefined>;
@@ -52,7 +57,7 @@ export interface EdgeInbox {
   pushUnsubscribe(deviceId: string): Promise<void>;
   pushInfo(deviceId: string | undefined, sid?: string): Promise<PushInfo>;
   pushSettings(p: Partial<PushSettings>): Promise<PushSettings>;
-  pushAnswer(hash: string, action: string): Promise<PushAnswerResult>;
+  pushAnswer(hash: string, answer: PushAnswerInput): Promise<PushAnswerResult>;
 }
 
 export async function sha256(s: string): Promise<string> {
@@ -150,13 +155,25 @@ export function inboxRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: C
     const dirName = b.project_dir?.replace(/[\\/]+$/, "").split(/[\\/]/).pop();
     const label = (b.label ?? [dirName, b.host].filter(Boolean).join(" · ")) || "agent";
     const meta: SessionMeta = { session_id: sid, expires_at: now + (ttl.data ?? LIMITS.defaultSessionTtlS) * 1000, epoch: now, label, inbox: who.inbox };
+    // A sealed session starts at the inbox's current epoch (docs/e2e.md); the inbox tells it of later ones.
+    if (b.sealed === true) {
+      const e2eEpoch = await inboxOf(c, who.inbox).e2eEpoch();
+      if (e2eEpoch === 0) return fail(c, 409, "e2e_off", "end-to-end encryption is off for this inbox: publish its first key (PUT /api/inbox/e2e) before making sealed sessions");
+      Object.assign(meta, { sealed: true, e2e_epoch: e2eEpoch });
+    }
     const made = await h.session(sid).init(meta);
     if (made === "exists") return fail(c, 409, "conflict", "session id collision; try again");
     const attach: Attach = { session_id: sid, label, machine_id: who.id, created_at: now, expires_at: made.expires_at, epoch: made.epoch };
     if (b.project_dir !== undefined) attach.project_dir = b.project_dir;
     if (b.host !== undefined) attach.host = b.host;
+    if (meta.sealed) attach.sealed = true;
     await inboxOf(c, who.inbox).attach(attach);
-    return c.json({ ...(await sessionObject(c, h, made)), inbox_id: who.inbox }, 201);
+    // A re-key between reading the epoch and attaching did not reach this session yet: tell it now.
+    if (made.sealed) {
+      const after = await inboxOf(c, who.inbox).e2eEpoch();
+      if (after > (made.e2e_epoch ?? 0)) await h.session(sid).setE2eEpoch(after);
+    }
+    return c.json({ ...(await sessionObject(c, h, made)), inbox_id: who.inbox, ...(made.sealed ? { sealed: true } : {}) }, 201);
   });
 
   app.post("/api/inbox/sessions/:sid/token", async (c) => {
@@ -200,7 +217,8 @@ export function inboxRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: C
     const given = named.name ?? named.machine_name;
     const cred: ParsedCredential = { kind: kind === "pair" ? "device" : "machine", inbox: code.inbox, id: `${kind === "pair" ? DEVICE_ID_PREFIX : MACHINE_ID_PREFIX}${randomId(8).slice(0, 10)}`, secret: secret() };
     const name = given ?? (kind === "pair" ? "device" : "agent machine");
-    const r = await inboxOf(c, code.inbox).redeem(kind, await sha256(`${code.inbox}.${code.secret}`), { id: cred.id, name, hash: await sha256(cred.secret) });
+    // The new member is the joiner of this code's pairing mailbox (docs/e2e.md): its hello is accepted.
+    const r = await inboxOf(c, code.inbox).redeem(kind, await sha256(`${code.inbox}.${code.secret}`), { id: cred.id, name, hash: await sha256(cred.secret) }, await codeIdOf(code));
     if (r === "invalid") return invalid();
     if (r === "full") return fail(c, 409, "too_many", `this inbox has the most ${kind === "pair" ? "devices" : "machines"} it may have; revoke one first`);
     if (kind === "pair") return c.json({ inbox_id: cred.inbox, device_id: cred.id, device_credential: formatCredential(cred), name } satisfies DevicePaired, 201);
@@ -244,4 +262,5 @@ export function inboxRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: C
   });
 
   pushRoutes(app, host, holder, body);
+  e2eRoutes(app, host, holder, sha256);
 }

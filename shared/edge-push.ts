@@ -129,7 +129,7 @@ export function pushRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: Co
       return fail(c, 404, "invalid_token", "this answer token is unknown or its call is long gone");
     };
     if (!m) return invalid();
-    const r = await h.inboxes.inbox(m[1]!).pushAnswer(await sha256(m[2]!), b.action);
+    const r = await h.inboxes.inbox(m[1]!).pushAnswer(await sha256(m[2]!), "action" in b ? b.action : { sealed: b.sealed });
     switch (r.status) {
       case "answered":
         return c.json({ status: "answered" });

@@ -35,6 +35,8 @@ export interface EdgeSession {
   httpCall(epoch: number, body: EngineCallBody, waitS: number): Promise<HttpCallAnswer>;
   httpResult(epoch: number, callId: string, waitS: number): Promise<HttpCallAnswer>;
   connect(req: Request, auth: SocketAuth): Promise<Response>;
+  /** A sealed session learns the inbox's new epoch (docs/e2e.md); only ever forward. */
+  setE2eEpoch(epoch: number): Promise<boolean>;
 }
 
 export interface EdgeHost {
@@ -82,7 +84,9 @@ export function fail(c: Context, status: Status, code: string, message: string):
  */
 export async function readCapped(msg: Request | Response, max: number): Promise<string | undefined> {
   if (Number(msg.headers.get("content-length") ?? "0") > max) {
-    await msg.body?.cancel().catch(() => undefined);
+    // A fetched response we drop is cancelled to free its connection; a request's unread body is left to the
+    // runtime — cancelling it makes workerd reset the client's connection before the 413 is sent.
+    if (msg instanceof Response) await msg.body?.cancel().catch(() => undefined);
     return undefined;
   }
   if (!msg.body) return "";
@@ -109,9 +113,9 @@ export async function readCapped(msg: Request | Response, max: number): Promise<
 }
 
 /** A JSON body with the size and depth limits; `value` is undefined for an empty body. */
-export async function readJson(c: Context): Promise<{ ok: true; value: unknown } | { ok: false; res: Response }> {
-  const text = await readCapped(c.req.raw, LIMITS.maxHttpBodyBytes);
-  if (text === undefined) return { ok: false, res: fail(c, 413, "too_large", `body over ${LIMITS.maxHttpBodyBytes} bytes`) };
+export async function readJson(c: Context, max: number = LIMITS.maxHttpBodyBytes): Promise<{ ok: true; value: unknown } | { ok: false; res: Response }> {
+  const text = await readCapped(c.req.raw, max);
+  if (text === undefined) return { ok: false, res: fail(c, 413, "too_large", `body over ${max} bytes`) };
   if (text.trim() === "") return { ok: true, value: undefined };
   // The same depth cap as frames: deeper JSON overflows the stack of recursive validation (found by the fuzzer).
   if (jsonDepth(text) > LIMITS.maxJsonDepth) return { ok: false, res: fail(c, 400, "bad_request", `JSON nests deeper than ${LIMITS.maxJsonDepth} levels`) };
@@ -305,6 +309,8 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
     if (r.status === 202) return c.json({ call_id: r.call_id, status: "pending" }, 202);
     if (r.status === 409) return fail(c, 409, "duplicate_call", `call_id "${r.call_id}" is already open`);
     if (r.status === 429) return fail(c, 429, "rate_limited", "this token is over its rate of frames and HTTP calls; slow down");
+    // docs/e2e.md: an HTTP caller holds no key, and a sealed session refuses plaintext arguments.
+    if (r.status === 400) return fail(c, 400, "bad_frame", "this session is sealed (end-to-end encrypted): calls must come sealed over its WebSocket, not over HTTP");
     return goneCode === "unknown_call" ? fail(c, 404, "unknown_call", "no such call, or its result expired or was already fetched") : gone(c);
   };
 

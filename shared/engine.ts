@@ -13,6 +13,7 @@ import {
   type ClientFrame,
   type MessageOut,
   type RelayFrame,
+  type SealedFrame,
   type Role,
   type SessionStatus,
   type ToolResultOut,
@@ -33,6 +34,10 @@ export interface SessionMeta {
   im?: { channel_id: string; channel_type: number; owner_uid?: string };
   /** The inbox this session is attached to (docs/inbox.md): it is told when the session changes. */
   inbox?: string;
+  /** A sealed session (docs/e2e.md): set at creation, never changed. */
+  sealed?: true;
+  /** A sealed session's inbox epoch as last told by the inbox: envelopes below it are refused. */
+  e2e_epoch?: number;
 }
 
 export type Target = { key: string } | { conn: string };
@@ -76,7 +81,7 @@ export interface EngineOptions {
 export type HttpCallAnswer =
   | { status: 200; result: ToolResultOut }
   | { status: 202; call_id: string }
-  | { status: 404 | 409 | 429; call_id?: string };
+  | { status: 400 | 404 | 409 | 429; call_id?: string };
 
 export type HttpCallBody = Parameters<Router["httpCall"]>[0];
 
@@ -155,7 +160,20 @@ export class SessionEngine {
   router(): Router {
     const m = this.meta();
     if (!m) throw new Error("engine: no session");
-    return (this.routerCache ??= new Router(this.store, m.session_id, this.opts.newId, { extraUsage: () => this.bridge()?.bytes?.() ?? 0 }));
+    return (this.routerCache ??= new Router(this.store, m.session_id, this.opts.newId, {
+      extraUsage: () => this.bridge()?.bytes?.() ?? 0,
+      ...(m.sealed ? { sealedEpoch: () => this.meta()?.e2e_epoch ?? 1 } : {}),
+    }));
+  }
+
+  /** The inbox moved to `epoch` (docs/e2e.md): older envelopes are refused from now on. Only ever forward. */
+  setE2eEpoch(epoch: number): boolean {
+    const m = this.live();
+    if (!m?.sealed || !(epoch > (m.e2e_epoch ?? 0))) return false;
+    const next: SessionMeta = { ...m, e2e_epoch: epoch };
+    this.store.setMeta("session", JSON.stringify(next));
+    this.metaCache = next;
+    return true;
   }
 
   private bridge(): Bridge | undefined {
@@ -185,6 +203,12 @@ export class SessionEngine {
   /** Routes a frame from a non-socket peer (the IM bridge) under the same rules, in one transaction. */
   route(peer: Peer, frame: ClientFrame): void {
     this.flush(this.ports.txn(() => this.router().handle(peer, frame, this.ctx())));
+    this.opts.changed?.();
+  }
+
+  /** The same for a sealed session's frame (an answer sealed by the service worker: docs/push.md). */
+  routeSealed(peer: Peer, frame: SealedFrame): void {
+    this.flush(this.ports.txn(() => this.router().handleSealed(peer, frame, this.ctx())));
     this.opts.changed?.();
   }
 
@@ -257,10 +281,11 @@ export class SessionEngine {
     if (!this.tokenAllows(peer.cred ?? peer.role)) return reply({ type: "error", code: "rate_limited", message: `more than ${this.opts.rate.perS * LIMITS.tokenRateFactor} frames/s from this token across its connections; slow down` });
     if (!this.live()) return this.ports.sockets.close({ conn: peer.conn }, CLOSE.sessionEnded, "session ended");
     // The contract's 1 MiB is enforced here: both servers hand over frames far above it.
-    const d = decodeFrame(raw);
+    // A sealed session decodes its own shapes (docs/e2e.md); a plaintext one pays one flag test.
+    const d = decodeFrame(raw, this.meta()?.sealed === true);
     if (!d.ok) return reply(d.error);
     // One transaction per frame: a handler that throws half-way leaves no partial state behind.
-    await this.guarded(peer, () => this.router().handle(peer, d.frame, this.ctx()));
+    await this.guarded(peer, () => ("sealed" in d ? this.router().handleSealed(peer, d.sealed, this.ctx()) : this.router().handle(peer, d.frame, this.ctx())));
   }
 
   closed(peer: Peer | null): void {
@@ -309,6 +334,8 @@ export class SessionEngine {
 
   async httpCall(body: HttpCallBody, waitS: number, cred = "agent"): Promise<HttpCallAnswer> {
     if (!this.live()) return { status: 404 };
+    // A sealed session refuses plaintext arguments, and the HTTP caller holds no key (docs/e2e.md).
+    if (this.meta()?.sealed) return { status: 400 };
     // HTTP calls count against their token's rate like its frames do.
     if (!this.tokenAllows(cred)) return { status: 429 };
     const { call_id, conflict, out } = this.ports.txn(() => this.router().httpCall(body, this.ctx()));

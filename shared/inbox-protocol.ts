@@ -2,6 +2,7 @@
 // edge (shared/edge-inbox.ts), the inbox object, the agent adapter's CLI and the PWA.
 import { z } from "zod";
 import type { ClosedCall } from "./push-protocol.js";
+import type { Envelope } from "./e2e/envelope.js";
 
 export const INBOX_LIMITS = {
   /** Single-use pairing and join codes live this long. */
@@ -76,6 +77,8 @@ export const InboxSessionBody = z
     project_dir: z.string().max(INBOX_LIMITS.maxProjectDir).optional(),
     host: z.string().max(INBOX_LIMITS.maxName).optional(),
     ttl_s: z.number().int().optional(),
+    /** docs/e2e.md: a sealed session (machine credential only; 409 e2e_off while the inbox's epoch is 0). */
+    sealed: z.boolean().optional(),
   })
   .strict();
 
@@ -124,6 +127,11 @@ export interface WaitingCall {
   no_label?: string;
   /** single choice with at most 4 options: them (answered by index, so a cut label still picks right). */
   options?: string[];
+  // Sealed sessions (docs/e2e.md): `text` is "", no labels or options; the caller's sealed preview instead.
+  sealed?: true;
+  preview?: Envelope;
+  /** The caller as `role:client_id` (the preview's AAD sender). */
+  from?: string;
 }
 /** What a session reports to its inbox (shared/inbox-report.ts). */
 export interface SessionReport {
@@ -144,6 +152,8 @@ export interface InboxSession extends SessionReport {
   machine_id?: string;
   created_at: number;
   expires_at: number;
+  /** docs/e2e.md: a sealed session. */
+  sealed?: boolean;
 }
 export interface InboxState {
   type: "inbox";
@@ -154,6 +164,8 @@ export interface InboxState {
   sessions: InboxSession[];
   /** Bumped on every change of the inbox policy (GET /api/inbox/policy reads it). */
   policy_version: number;
+  /** docs/e2e.md: the key state's summary (`pending`: hellos waiting for a sponsor). */
+  e2e?: { epoch: number; rekey_needed: boolean; pending: number };
 }
 
 export const POLICY_LIMITS = { maxRules: 200, maxRuleChars: 512 } as const;

@@ -4,7 +4,8 @@
 import { INBOX_LIMITS, type SessionReport, type WaitingCall } from "./inbox-protocol.js";
 import { PUSH_LIMITS, type ClosedCall } from "./push-protocol.js";
 import type { Peer } from "./router.js";
-import type { Store } from "./store.js";
+import type { CallRow, Store } from "./store.js";
+import type { SealedArgs } from "./e2e-relay.js";
 
 /** The human-readable line of a call for the Waiting list. */
 export function callText(name: string, args: unknown): string {
@@ -46,14 +47,14 @@ function outcomeOf(store: Store, callId: string): ClosedCall {
   const row = store.getCall(callId);
   if (!row) return { call_id: callId, outcome: "cancelled" };
   if (row.status === "open") return { call_id: callId, outcome: "error" }; // still open but no longer listed (past the 20)
-  let f: { answered_by?: unknown; result?: { message?: unknown }; error?: { code?: unknown } } = {};
+  let f: { answered_by?: unknown; result?: { message?: unknown }; error?: { code?: unknown }; sealed?: unknown } = {};
   try {
     f = JSON.parse(row.result ?? "{}") as typeof f;
   } catch {
     /* our own JSON */
   }
   const by = typeof f.answered_by === "string" ? f.answered_by : undefined;
-  const out: ClosedCall = { call_id: callId, outcome: f.result ? "answered" : f.error?.code === "timeout" ? "timeout" : f.error?.code === "declined" ? "declined" : "error" };
+  const out: ClosedCall = { call_id: callId, outcome: f.result || f.sealed ? "answered" : f.error?.code === "timeout" ? "timeout" : f.error?.code === "declined" ? "declined" : "error" };
   if (by) out.by = by;
   const msg = f.result?.message;
   if (typeof msg === "string" && msg !== "") out.answer = msg.length > PUSH_LIMITS.maxAnswer ? `${msg.slice(0, PUSH_LIMITS.maxAnswer - 1)}…` : msg;
@@ -63,13 +64,26 @@ function outcomeOf(store: Store, callId: string): ClosedCall {
 /** The listed call ids of the last report, kept in the session's own storage so an eviction forgets nothing. */
 const LISTED_KEY = "inbox.listed";
 
-export function summarize(store: Store, peers: readonly Peer[], now: number): SessionReport {
+/** A sealed call's entry (docs/e2e.md): no text, labels or options — its sealed preview and its caller. */
+function sealedEntry(c: CallRow): WaitingCall {
+  const w: WaitingCall = { call_id: c.call_id, name: c.name, text: "", created_at: c.created_at, deadline_at: c.deadline, sealed: true, from: c.caller };
+  try {
+    const a = JSON.parse(c.args || "{}") as Partial<SealedArgs>;
+    if (a.preview) w.preview = a.preview;
+  } catch {
+    /* our own JSON */
+  }
+  return w;
+}
+
+export function summarize(store: Store, peers: readonly Peer[], now: number, sealed = false): SessionReport {
   // Unchecked calls too: a call waits unchecked until a device that serves it connects once.
   const open = store.openCalls().filter((c) => c.caller_role === "agent");
   const waiting: WaitingCall[] = open
     .sort((x, y) => x.created_at - y.created_at)
     .slice(0, INBOX_LIMITS.maxWaitingPerSession)
     .map((c) => {
+      if (sealed) return sealedEntry(c);
       let args: unknown = {};
       try {
         args = JSON.parse(c.args || "{}");
@@ -101,7 +115,7 @@ export class Reporter {
   constructor(private readonly send: (r: SessionReport) => void) {}
 
   maybe(r: SessionReport): void {
-    const key = JSON.stringify([r.agent_online, r.pending, r.waiting.map((w) => [w.call_id, w.text]), r.ended ?? false]);
+    const key = JSON.stringify([r.agent_online, r.pending, r.waiting.map((w) => [w.call_id, w.text, w.preview?.n]), r.ended ?? false]);
     if (key === this.last) return;
     this.last = key;
     this.send(r);

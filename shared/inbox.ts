@@ -14,6 +14,7 @@ import {
   type SessionReport,
   type WaitingCall,
 } from "./inbox-protocol.js";
+import { e2eState, e2eSummary, e2eWrite, emptyE2E, prunePairings, recordPairing, revokeHolder, type E2EAnswer, type E2EData, type E2ERequest } from "./e2e-inbox.js";
 
 interface Member {
   name: string;
@@ -34,6 +35,8 @@ export interface InboxData {
   sessions: Record<string, InboxSession & { epoch: number }>;
   codes: Code[];
   policy: InboxPolicy;
+  /** The key state of end-to-end encryption (docs/e2e.md); absent in inboxes made before it. */
+  e2e?: E2EData;
 }
 
 export interface InboxPorts {
@@ -45,6 +48,8 @@ export interface InboxPorts {
   closeDevice(deviceId: string, code: number, reason: string): void;
   /** Closes a client's connections to one session (revocation reaches every session of the inbox). */
   dropClient(sid: string, clientId: string, code: number, reason: string): Promise<void>;
+  /** Tells a sealed session the inbox's new epoch (it refuses older envelopes from then on). */
+  sessionEpoch(sid: string, epoch: number): Promise<void>;
 }
 
 /** What else listens to the inbox (Web Push, shared/push-core.ts); called after each change was saved. */
@@ -151,16 +156,18 @@ export class InboxCore {
     }, false);
   }
 
-  /** Spends a code once; "invalid" for unknown, used and expired alike, "full" past the member cap. */
-  redeem(kind: "pair" | "join", codeHash: string, member: { id: string; name: string; hash: string }, now = Date.now()): "ok" | "invalid" | "full" {
+  /** Spends a code once; "invalid" for unknown, used and expired alike, "full" past the member cap. With
+   * `codeId` (docs/e2e.md), the new member is recorded as the joiner of that pairing. */
+  redeem(kind: "pair" | "join", codeHash: string, member: { id: string; name: string; hash: string }, codeId?: string, now = Date.now()): "ok" | "invalid" | "full" {
     const d = this.ports.load();
     if (!d) return "invalid";
     const i = d.codes.findIndex((c) => c.kind === kind && c.hash === codeHash && c.expires_at > now);
     if (i < 0) return "invalid";
     const group = kind === "pair" ? d.devices : d.machines;
     if (Object.keys(group).length >= (kind === "pair" ? INBOX_LIMITS.maxDevices : INBOX_LIMITS.maxMachines)) return "full";
-    d.codes.splice(i, 1);
+    const [spent] = d.codes.splice(i, 1);
     group[member.id] = { name: member.name, hash: member.hash, since: now, last_seen: now };
+    if (codeId !== undefined) recordPairing((d.e2e ??= emptyE2E()), codeId, member.id, spent!.expires_at, now);
     this.ports.save(d);
     this.push(d);
     return "ok";
@@ -184,6 +191,7 @@ export class InboxCore {
       const group = kind === "device" ? d.devices : d.machines;
       if (!group[id]) return undefined;
       delete group[id];
+      if (d.e2e) revokeHolder(d.e2e, id);
       return Object.keys(d.sessions);
     });
     if (!sessions) return false;
@@ -193,6 +201,45 @@ export class InboxCore {
       await Promise.all(sessions.map((sid) => this.ports.dropClient(sid, id, CLOSE_REVOKED, "device revoked").catch(() => undefined)));
     }
     return true;
+  }
+
+  // ---------------------------------------------------------------- end-to-end encryption (docs/e2e.md)
+
+  /** The key endpoints, as a member `who` of the inbox (the edge checked the credential). A refusal
+   * changes nothing; a re-key tells every sealed session of the inbox the new epoch before it resolves. */
+  async e2e(who: { kind: CredentialKind; id: string }, req: E2ERequest, now = Date.now()): Promise<E2EAnswer> {
+    const d = this.ports.load();
+    if (!d) return { status: 404, code: "not_found", message: "no such inbox" };
+    const e = structuredClone(d.e2e ?? emptyE2E());
+    if (req.op === "get") {
+      prunePairings(e, now);
+      return { status: 200, body: e2eState(e, who.id, now) };
+    }
+    let r: E2EAnswer;
+    if (req.op === "claim") {
+      const i = d.codes.findIndex((c) => c.hash === req.codeHash && c.expires_at > now);
+      if (i < 0) return { status: 404, code: "invalid_code", message: "this code is unknown, was already used or has expired" };
+      const [spent] = d.codes.splice(i, 1);
+      recordPairing(e, req.code_id, who.id, spent!.expires_at, now);
+      r = { status: 200, body: { code_id: req.code_id } };
+    } else {
+      const members = new Set([...Object.keys(d.devices), ...Object.keys(d.machines)]);
+      r = e2eWrite(e, d.inbox_id, who.id, members, req, now);
+      if (r.status >= 400) return r;
+    }
+    d.e2e = e;
+    this.ports.save(d);
+    this.push(d);
+    if (req.op === "put") {
+      const sealed = Object.values(d.sessions).filter((s) => s.sealed === true && s.expires_at > now);
+      await Promise.all(sealed.map((s) => this.ports.sessionEpoch(s.session_id, e.epoch).catch(() => undefined)));
+    }
+    return r;
+  }
+
+  /** The inbox's current epoch (0: E2E off): a sealed session starts at it. */
+  e2eEpoch(): number {
+    return this.ports.load()?.e2e?.epoch ?? 0;
   }
 
   policy(): InboxPolicy | undefined {
@@ -223,7 +270,8 @@ function view(d: InboxData, you: { kind: CredentialKind; id: string }): InboxSta
     sessions: Object.values(d.sessions)
       .filter((s) => s.expires_at > now)
       .sort((a, b) => b.last_activity - a.last_activity)
-      .map(({ epoch: _e, ...s }) => s),
+      .map(({ epoch: _e, ...s }) => ({ ...s, sealed: s.sealed === true })),
     policy_version: d.policy.version,
+    e2e: e2eSummary(d.e2e, now),
   };
 }

@@ -1,6 +1,9 @@
 // The LineUp relay wire contract (`lineup/1`) as one zod module, imported by the Worker, the Durable
 // Object, the PWA, the agent adapter and the tests. Frames are parsed once, here, at the edge.
 import { z } from "zod";
+import { isEnvelope, type Envelope } from "./e2e/envelope.js";
+
+export type { Envelope };
 
 export const PROTOCOL = "lineup/1";
 export const SUBPROTOCOL = "lineup.v1";
@@ -190,6 +193,63 @@ const frameSchemas: Record<ClientFrameType, z.ZodType> = {
   status: StatusIn,
 };
 
+// ---------------------------------------------------------------- sealed sessions (docs/e2e.md "Wiring")
+
+/** An envelope exactly as shared/e2e checks it: `{v:1, e, n, c}`, nothing else. */
+export const EnvelopeSchema = z.custom<Envelope>((v) => isEnvelope(v), "not an envelope {v:1, e, n, c}");
+const SealedAction = z.object({ name: ToolName });
+export const SealedToolDef = z.object({ name: ToolName, type: z.enum(["action", "toolset", "app"]), actions: z.array(SealedAction).max(256).optional(), sealed: EnvelopeSchema });
+export type SealedToolDef = z.infer<typeof SealedToolDef>;
+export const SealedToolListIn = z.object({ type: z.literal("tool.list"), tools: z.array(SealedToolDef).max(LIMITS.maxToolsPerRegistration).optional() });
+export const SealedToolCallIn = z.object({
+  type: z.literal("tool.call"),
+  call_id: CallId,
+  name: ToolName,
+  action: z.string().min(1).max(64).optional(),
+  timeout_s: z.number().finite().optional(),
+  sealed: EnvelopeSchema,
+  preview: EnvelopeSchema.optional(),
+});
+export const SealedToolResultIn = z.object({
+  type: z.literal("tool.result"),
+  call_id: CallId,
+  name: z.string().optional(),
+  action: z.string().optional(),
+  instance_id: z.string().min(1).max(128).optional(),
+  sealed: EnvelopeSchema,
+});
+export const SealedToolCancelIn = z.object({ type: z.literal("tool.cancel"), call_id: CallId, sealed: EnvelopeSchema.optional() });
+export const SealedMessageIn = z.object({ type: z.literal("message"), id: z.string().min(1).max(128), sealed: EnvelopeSchema });
+export const SealedStatusIn = z.object({ type: z.literal("status"), state: z.string().min(1).max(LIMITS.maxStatusState), sealed: EnvelopeSchema.optional() });
+/** New in sealed sessions: the caller re-seals its open call under the current epoch after a re-key. */
+export const ToolResealIn = z.object({ type: z.literal("tool.reseal"), call_id: CallId, sealed: EnvelopeSchema, preview: EnvelopeSchema.optional() });
+
+export const SealedFrame = z.union([SealedToolListIn, SealedToolCallIn, SealedToolResultIn, SealedToolCancelIn, ToolAckIn, SealedMessageIn, SealedStatusIn, ToolResealIn]);
+export type SealedFrame = z.infer<typeof SealedFrame>;
+export type SealedFrameType = SealedFrame["type"];
+export type SealedFrameOf<T extends SealedFrameType> = Extract<SealedFrame, { type: T }>;
+const sealedSchemas: Record<SealedFrameType, z.ZodType> = {
+  "tool.list": SealedToolListIn,
+  "tool.call": SealedToolCallIn,
+  "tool.result": SealedToolResultIn,
+  "tool.cancel": SealedToolCancelIn,
+  "tool.ack": ToolAckIn,
+  message: SealedMessageIn,
+  status: SealedStatusIn,
+  "tool.reseal": ToolResealIn,
+};
+/** Plaintext fields a sealed session refuses (they would reach the relay readable). */
+const PLAINTEXT_FIELDS: Record<SealedFrameType, readonly string[]> = {
+  "tool.list": [],
+  "tool.call": ["arguments"],
+  "tool.result": ["result", "error"],
+  "tool.cancel": ["reason"],
+  "tool.ack": [],
+  message: ["content"],
+  status: ["detail"],
+  "tool.reseal": ["arguments"],
+};
+
 /** Which role may send which frame. Everything is symmetric except `status` (agent only). */
 export const MAY_SEND: Record<ClientFrameType, readonly Role[]> = {
   "tool.list": ["agent", "app"],
@@ -210,6 +270,9 @@ export interface PeerState {
 export interface AgentStatus {
   state: string;
   detail?: string;
+  /** Sealed sessions: the sealed `{detail}` and its author. */
+  sealed?: Envelope;
+  sender?: string;
 }
 export interface HelloFrame {
   type: "hello";
@@ -218,6 +281,8 @@ export interface HelloFrame {
   role: Role;
   client_id: string;
   peers: PeerState;
+  /** Only in a sealed session: the inbox epoch the relay knows (docs/e2e.md). */
+  sealed?: { epoch: number };
 }
 export interface ToolListOut {
   type: "tool.list";
@@ -233,6 +298,21 @@ export interface ToolCallOut {
   deadline: number;
   from: Role;
 }
+/** A call of a sealed session as forwarded: `sealed`/`preview` instead of `arguments`, its author as `sender`. */
+export interface SealedToolCallOut {
+  type: "tool.call";
+  call_id: string;
+  name: string;
+  action?: string;
+  timeout_s?: number;
+  deadline: number;
+  from: Role;
+  sender: string;
+  sealed: Envelope;
+  preview?: Envelope;
+  /** Set when the caller re-sealed it after a re-key: the receiver replaces the card it shows. */
+  resealed?: true;
+}
 export interface ToolResultOut {
   type: "tool.result";
   call_id: string;
@@ -241,6 +321,10 @@ export interface ToolResultOut {
   result?: ToolResultBody;
   error?: ToolError;
   answered_by?: string;
+  /** Sealed sessions: the sealed `{result}`/`{error}`, its author, and the instance id in plaintext. */
+  sealed?: Envelope;
+  sender?: string;
+  instance_id?: string;
 }
 export type CancelReason = "answered" | "cancelled" | "timeout";
 export interface ToolCancelOut {
@@ -250,6 +334,9 @@ export interface ToolCancelOut {
   /** With reason "answered": the answering device's name (or client id) and the winning result.message. */
   answered_by?: string;
   answer?: string;
+  /** Sealed sessions: a caller's sealed `{reason}` and its author. */
+  sealed?: Envelope;
+  sender?: string;
 }
 export interface MessageOut {
   type: "message";
@@ -261,6 +348,17 @@ export interface MessageOut {
   /** Set on a kept entry whose large bodies the history budget replaced with placeholders. */
   elided?: boolean;
 }
+/** A message of a sealed session: `sealed` instead of `content` (none once the history budget elided it). */
+export interface SealedMessageOut {
+  type: "message";
+  id: string;
+  seq?: number;
+  from: { role: Role; client_id: string };
+  sealed?: Envelope;
+  ts: number;
+  elided?: boolean;
+}
+
 export interface PresenceOut extends PeerState {
   type: "presence";
   im?: { online: boolean };
@@ -272,6 +370,8 @@ export interface ErrorOut {
   call_id?: string;
 }
 export type RelayFrame = HelloFrame | ToolListOut | ToolCallOut | ToolResultOut | ToolCancelOut | MessageOut | PresenceOut | ErrorOut;
+/** Frames only a sealed session forwards (docs/e2e.md). They travel in the v1 slots (shared/e2e-relay.ts asWire). */
+export type SealedRelayFrame = SealedToolCallOut | SealedMessageOut;
 
 /** Error codes of `error` frames (protocol problems with a client's own frame). */
 export type ErrorCode =
@@ -285,6 +385,7 @@ export type ErrorCode =
   | "duplicate_call"
   | "over_budget"
   | "tool_conflict"
+  | "stale_epoch"
   | "internal";
 
 /** Error codes the relay itself puts in a `tool.result` (a call that cannot go on). */
@@ -310,6 +411,7 @@ export const CLOSE = {
 // ---------------------------------------------------------------- decoding at the edge
 
 export type Decoded = { ok: true; frame: ClientFrame } | { ok: false; error: ErrorOut };
+export type DecodedAny = Decoded | { ok: true; sealed: SealedFrame };
 
 /** Exact UTF-8 length of a string, without encoding it. */
 export function utf8Length(s: string): number {
@@ -337,8 +439,10 @@ function err(code: ErrorCode, message: string, call_id?: string): { ok: false; e
   return { ok: false, error: call_id === undefined ? { type: "error", code, message } : { type: "error", code, message, call_id } };
 }
 
-/** Parses one raw WebSocket frame. Never throws. */
-export function decodeFrame(raw: string | ArrayBuffer | ArrayBufferView): Decoded {
+/** Parses one raw WebSocket frame (`sealed`: of a sealed session, docs/e2e.md). Never throws. */
+export function decodeFrame(raw: string | ArrayBuffer | ArrayBufferView): Decoded;
+export function decodeFrame(raw: string | ArrayBuffer | ArrayBufferView, sealed: boolean): DecodedAny;
+export function decodeFrame(raw: string | ArrayBuffer | ArrayBufferView, sealed = false): DecodedAny {
   if (typeof raw !== "string") {
     const size = raw.byteLength;
     if (size > LIMITS.maxFrameBytes) return err("too_large", `frame is ${size} bytes; the limit is ${LIMITS.maxFrameBytes}`);
@@ -355,7 +459,7 @@ export function decodeFrame(raw: string | ArrayBuffer | ArrayBufferView): Decode
   }
   // Checked after parsing (so bad JSON stays bad_json): 10,000 levels crashed the handler with a RangeError (found by the fuzzer).
   if (jsonDepth(raw) > LIMITS.maxJsonDepth) return err("bad_frame", `frame nests deeper than ${LIMITS.maxJsonDepth} levels`);
-  return parseFrameValue(value);
+  return sealed ? parseSealedValue(value) : parseFrameValue(value);
 }
 
 /** Deepest array/object nesting of JSON text, in one pass without recursion (string contents skipped). */
@@ -387,9 +491,43 @@ export function parseFrameValue(value: unknown): Decoded {
     const shown = typeof type === "string" ? type.slice(0, 40) : type === null ? "null" : typeof type;
     return err("bad_frame", `unknown frame type ${JSON.stringify(shown)}`, callId);
   }
+  // A plaintext session carries no sealed parts: one key test per frame (a loop only for a tool list).
+  if (rec.sealed !== undefined || rec.preview !== undefined || (type === "tool.list" && Array.isArray(rec.tools) && rec.tools.some((t) => typeof t === "object" && t !== null && "sealed" in t))) {
+    return err("bad_frame", `${type}: this session is not sealed; send plaintext fields, not sealed or preview`, callId);
+  }
   const parsed = frameSchemas[type as ClientFrameType].safeParse(value);
   if (!parsed.success) return err("bad_frame", `${type}: ${describeIssues(parsed.error)}`, callId);
   return { ok: true, frame: parsed.data as ClientFrame };
+}
+
+/** A frame of a sealed session: envelopes where v1 has content, and none of the plaintext fields. */
+export function parseSealedValue(value: unknown): DecodedAny {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return err("bad_frame", "a frame is one JSON object with a string `type`");
+  const rec = value as Record<string, unknown>;
+  const type = rec.type;
+  const callId = typeof rec.call_id === "string" && rec.call_id.length <= LIMITS.maxCallIdLength ? rec.call_id : undefined;
+  if (typeof type !== "string" || !Object.hasOwn(sealedSchemas, type)) {
+    const shown = typeof type === "string" ? type.slice(0, 40) : type === null ? "null" : typeof type;
+    return err("bad_frame", `unknown frame type ${JSON.stringify(shown)}`, callId);
+  }
+  const t = type as SealedFrameType;
+  const plain = PLAINTEXT_FIELDS[t].find((k) => rec[k] !== undefined) ?? (t === "tool.list" ? plaintextToolField(rec.tools) : undefined);
+  if (plain) return err("bad_frame", `${t}: this session is sealed; ${plain} must travel inside the sealed envelope`, callId);
+  const parsed = sealedSchemas[t].safeParse(value);
+  if (!parsed.success) return err("bad_frame", `${t}: ${describeIssues(parsed.error)}`, callId);
+  return { ok: true, sealed: parsed.data as SealedFrame };
+}
+
+/** A tool description or schema in plaintext inside a sealed session's tool list. */
+function plaintextToolField(tools: unknown): string | undefined {
+  if (!Array.isArray(tools)) return undefined;
+  for (const t of tools) {
+    if (typeof t !== "object" || t === null) continue;
+    const o = t as Record<string, unknown>;
+    for (const k of ["description", "inputSchema"]) if (o[k] !== undefined) return `tools[].${k}`;
+    if (Array.isArray(o.actions)) for (const a of o.actions) if (typeof a === "object" && a !== null && ((a as Record<string, unknown>).description !== undefined || (a as Record<string, unknown>).inputSchema !== undefined)) return "tools[].actions[].description/inputSchema";
+  }
+  return undefined;
 }
 
 export function describeIssues(e: z.ZodError): string {
@@ -446,6 +584,8 @@ export interface SessionStatus {
   pending_calls: number;
   messages: MessageOut[];
   im?: { channel_id: string; channel_type: number; online?: boolean };
+  /** docs/e2e.md: true for a sealed session. */
+  sealed: boolean;
 }
 
 export function httpError(code: string, message: string): { error: { code: string; message: string } } {

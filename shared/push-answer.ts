@@ -3,7 +3,7 @@
 // that device (a virtual app peer, as the IM bridge's users are), under the router's usual rules — so the
 // first answer wins and the other devices learn who answered. Worker session object and LAN server alike.
 import type { SessionEngine } from "./engine.js";
-import { PUSH_LIMITS, type CallOutcome, type SessionPushAnswer } from "./push-protocol.js";
+import { PUSH_LIMITS, type CallOutcome, type PushAnswerInput, type SessionPushAnswer } from "./push-protocol.js";
 import type { Peer } from "./router.js";
 import type { Store } from "./store.js";
 import type { ToolResultBody } from "./protocol.js";
@@ -24,22 +24,32 @@ export function resultFor(name: string, args: Record<string, unknown>, action: s
 function closedOf(store: Store, callId: string): SessionPushAnswer {
   const row = store.getCall(callId);
   if (!row) return { status: "closed", outcome: "cancelled" };
-  let f: { answered_by?: unknown; result?: { message?: unknown }; error?: { code?: unknown } } = {};
+  let f: { answered_by?: unknown; result?: { message?: unknown }; error?: { code?: unknown }; sealed?: unknown } = {};
   try {
     f = JSON.parse(row.result ?? "{}") as typeof f;
   } catch {
     /* our own JSON */
   }
-  const outcome: CallOutcome = f.result ? "answered" : f.error?.code === "timeout" ? "timeout" : f.error?.code === "declined" ? "declined" : "error";
+  const outcome: CallOutcome = f.result || f.sealed ? "answered" : f.error?.code === "timeout" ? "timeout" : f.error?.code === "declined" ? "declined" : "error";
   const out: SessionPushAnswer = { status: "closed", outcome };
   if (typeof f.answered_by === "string") out.by = f.answered_by;
   if (typeof f.result?.message === "string") out.answer = f.result.message.slice(0, PUSH_LIMITS.maxAnswer);
   return out;
 }
 
-export function answerFromPush(engine: SessionEngine, store: Store, device: { id: string; name: string }, callId: string, action: string): SessionPushAnswer {
+export function answerFromPush(engine: SessionEngine, store: Store, device: { id: string; name: string }, callId: string, answer: PushAnswerInput): SessionPushAnswer {
   const c = store.getCall(callId);
   if (!c || c.status !== "open" || c.caller_role !== "agent") return closedOf(store, callId);
+  const peer: Peer = { role: "app", clientId: device.id, conn: "push", virtual: true, name: device.name };
+  // A sealed session takes only a sealed answer (the relay cannot make one from an action), and the reverse.
+  const sealed = engine.meta()?.sealed === true;
+  if (sealed !== (typeof answer !== "string")) return { status: "bad_action" };
+  if (typeof answer !== "string") {
+    engine.routeSealed(peer, { type: "tool.result", call_id: callId, sealed: answer.sealed });
+    const after = closedOf(store, callId);
+    return after.status === "closed" && after.by === device.id && after.outcome === "answered" ? { status: "answered" } : after;
+  }
+  const action = answer;
   let args: Record<string, unknown> = {};
   try {
     args = JSON.parse(c.args || "{}") as Record<string, unknown>;
@@ -48,7 +58,6 @@ export function answerFromPush(engine: SessionEngine, store: Store, device: { id
   }
   const result = resultFor(c.name, args, action);
   if (!result) return { status: "bad_action" };
-  const peer: Peer = { role: "app", clientId: device.id, conn: "push", virtual: true, name: device.name };
   engine.route(peer, { type: "tool.result", call_id: callId, name: c.name, ...(c.action !== null ? { action: c.action } : {}), result });
   const after = closedOf(store, callId);
   return after.status === "closed" && after.by === device.id && after.outcome === "answered" ? { status: "answered" } : after;

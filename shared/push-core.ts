@@ -12,6 +12,7 @@ import {
   PUSH_LIMITS,
   type ClosedCall,
   type DeviceView,
+  type PushAnswerInput,
   type PushAnswerResult,
   type PushInfo,
   type PushKind,
@@ -86,7 +87,7 @@ export interface PushPorts {
   /** One request to a push service; throws on a network error. */
   send(req: PushRequest): Promise<{ status: number; retryAfter: string | null }>;
   /** Routes the answer into the session as that device (a virtual app peer). */
-  answer(sid: string, epoch: number, device: { id: string; name: string }, callId: string, action: string): Promise<SessionPushAnswer>;
+  answer(sid: string, epoch: number, device: { id: string; name: string }, callId: string, answer: PushAnswerInput): Promise<SessionPushAnswer>;
 }
 
 const empty = (): PushData => ({ subs: {}, settings: { ...DEFAULT_PUSH_SETTINGS }, jobs: {}, queue: [], log: [], seq: 0 });
@@ -330,7 +331,7 @@ export class PushCore {
       if (!jd || d.jobs[item.job]!.ended || !d.queue.some((q) => q.id === id)) return; // ended meanwhile
       jd.tokens = [...jd.tokens, hash].slice(-2);
       this.ports.save(d);
-      payload = encodeMessage(callMessage({ inbox: inboxId, sid: job.sid, label, lang: sub.lang, call: job.call, token: `lpt1.${inboxId}.${secret}`, ...(item.reminder ? { reminder: item.reminder } : {}) }));
+      payload = encodeMessage(callMessage({ inbox: inboxId, sid: job.sid, label, lang: sub.lang, call: job.call, token: `lpt1.${inboxId}.${secret}`, epoch: inbox?.e2e?.epoch ?? 0, ...(item.reminder ? { reminder: item.reminder } : {}) }));
     }
     const ttl =
       item.kind === "update" || job.call.deadline_at === undefined
@@ -402,7 +403,9 @@ export class PushCore {
   // ---------------------------------------------------------------- answers from a notification
 
   /** `POST /api/push/answer`: the token's hash (the edge hashed it) and the action the person tapped. */
-  async answer(hash: string, action: string): Promise<PushAnswerResult> {
+  async answer(hash: string, input: PushAnswerInput): Promise<PushAnswerResult> {
+    // Repeats are recognized by the action, or by a sealed answer's nonce (the same envelope sent again).
+    const action = typeof input === "string" ? input : `sealed:${input.sealed.n}`;
     const d = this.load();
     let found: { key: string; job: Job; device: string } | undefined;
     for (const [key, job] of Object.entries(d.jobs)) {
@@ -417,14 +420,16 @@ export class PushCore {
       return { status: "already_answered", ...(nameOf(job.answered.device) ? { by: nameOf(job.answered.device)! } : {}) };
     }
     if (job.ended) return this.closedAnswer(job.ended.closed, nameOf);
-    const ok =
-      job.call.name === "confirm" ? action === "yes" || action === "no" : job.call.options !== undefined && /^opt:\d+$/.test(action) && Number(action.slice(4)) < job.call.options.length;
+    // A sealed call takes only a sealed answer (the relay cannot make a result it cannot read), and the reverse.
+    const ok = job.call.sealed
+      ? typeof input !== "string"
+      : typeof input === "string" && (job.call.name === "confirm" ? action === "yes" || action === "no" : job.call.options !== undefined && /^opt:\d+$/.test(action) && Number(action.slice(4)) < job.call.options.length);
     if (!ok) return { status: "bad_action" };
     const s = inbox?.sessions[job.sid];
     const me = inbox?.devices[device];
     if (!s) return { status: "closed", outcome: "ended" };
     if (!me) return { status: "invalid" }; // revoked meanwhile
-    const r = await this.ports.answer(job.sid, s.epoch, { id: device, name: me.name }, job.call.call_id, action);
+    const r = await this.ports.answer(job.sid, s.epoch, { id: device, name: me.name }, job.call.call_id, input);
     if (r.status === "bad_action") return r;
     if (r.status === "closed") {
       if (r.by === device) return { status: "answered" };

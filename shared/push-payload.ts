@@ -20,6 +20,8 @@ export interface CallPushInput {
   call: WaitingCall;
   token: string;
   reminder?: number;
+  /** The inbox's epoch (sealed calls without a preview name it for the service worker). */
+  epoch?: number;
 }
 
 export function callMessage(i: CallPushInput): PushCallMessage {
@@ -37,6 +39,14 @@ export function callMessage(i: CallPushInput): PushCallMessage {
     created_at: i.call.created_at,
   };
   if (i.call.deadline_at !== undefined) m.deadline_at = i.call.deadline_at;
+  if (i.call.sealed) {
+    // Never text: the relay has none; the sealed preview and what the service worker needs to open it.
+    m.body = "";
+    m.sealed = { session_id: i.sid, call_id: i.call.call_id, name: i.call.name, from: i.call.from ?? "", epoch: i.call.preview?.e ?? i.epoch ?? 0 };
+    if (i.call.preview) m.sealed.preview = i.call.preview;
+    if (i.reminder) m.reminder = i.reminder;
+    return m;
+  }
   if (i.call.name === "confirm") {
     m.confirm = {};
     if (i.call.yes_label) m.confirm.yes = i.call.yes_label;
@@ -62,6 +72,13 @@ export function encodeMessage(m: PushMessage): string {
   let out = JSON.stringify(m);
   if (bytes(out) <= MAX_PAYLOAD_BYTES) return out;
   const copy: PushMessage = { ...m };
+  // A sealed preview that does not fit goes whole (a cut envelope opens nothing).
+  if (copy.kind !== "update" && copy.sealed?.preview) {
+    const { preview: _p, ...rest } = copy.sealed;
+    copy.sealed = rest;
+    out = JSON.stringify(copy);
+    if (bytes(out) <= MAX_PAYLOAD_BYTES) return out;
+  }
   if (copy.kind !== "update") {
     for (let n = [...copy.body].length; n > 16 && bytes(out) > MAX_PAYLOAD_BYTES; n = Math.floor(n / 2)) {
       copy.body = cut(m.kind !== "update" ? m.body : "", n);

@@ -1,6 +1,8 @@
 // Web Push for the inbox (docs/push.md): the wire shapes between the edge, the inbox object, the PWA and
 // its service worker, defined once here. Sending itself is shared/webpush.ts; the decisions shared/push-core.ts.
 import { z } from "zod";
+import type { Envelope } from "./e2e/envelope.js";
+import { EnvelopeSchema } from "./protocol.js";
 
 export const PUSH_LIMITS = {
   /** A visibility report counts this long; the PWA repeats it every `visibleEveryMs` while it is shown. */
@@ -91,7 +93,11 @@ export const PushSettingsBody = z
 
 /** `yes` / `no` answer a confirm, `opt:<i>` picks option i of a single choice. */
 export const PUSH_ACTION_RE = /^(yes|no|opt:\d{1,2})$/;
-export const PushAnswerBody = z.object({ token: z.string().max(128), action: z.string().regex(PUSH_ACTION_RE) }).strict();
+export const PushAnswerBody = z.union([
+  z.object({ token: z.string().max(128), action: z.string().regex(PUSH_ACTION_RE) }).strict(),
+  // A sealed session's answer (docs/e2e.md): the service worker sealed the tool.result's `{result}` itself.
+  z.object({ token: z.string().max(128), sealed: EnvelopeSchema }).strict(),
+]);
 
 /** `lpt1.<inbox>.<secret>`: single use per call and device; the inbox keeps only its SHA-256. */
 export const PUSH_TOKEN_RE = /^lpt1\.([A-Za-z0-9_-]{12})\.([A-Za-z0-9_-]{43})$/;
@@ -147,6 +153,10 @@ export type PushAnswerResult =
   | { status: "bad_action" }
   | { status: "invalid" };
 
+/** An answer from a notification: the tapped action, or (sealed sessions, docs/e2e.md) the envelope of a
+ * tool.result's sealed part, made by the service worker. */
+export type PushAnswerInput = string | { sealed: Envelope };
+
 /** What the session says about an answer from a notification (worker/session.ts → shared/push-answer.ts). */
 export type SessionPushAnswer = { status: "answered" } | { status: "bad_action" } | { status: "closed"; by?: string; answer?: string; outcome: CallOutcome };
 
@@ -175,6 +185,9 @@ export interface PushCallMessage extends PushMessageBase {
   options?: string[];
   /** 1…3 for a reminder. */
   reminder?: number;
+  /** A sealed session's call (docs/e2e.md): `body` is "", the service worker opens `preview` with the
+   * device's key ("An agent is waiting" when it cannot, or when the preview did not fit). */
+  sealed?: { session_id: string; call_id: string; name: string; from: string; epoch: number; preview?: Envelope };
 }
 export interface PushUpdateMessage extends PushMessageBase {
   kind: "update";

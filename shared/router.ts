@@ -15,8 +15,12 @@ import {
   type ClientFrameOf,
   type ClientFrameType,
   type ErrorCode,
+  type HelloFrame,
   type MessageOut,
   type PeerState,
+  type SealedFrame,
+  type SealedFrameOf,
+  type SealedMessageOut,
   type RelayFrame,
   type Role,
   type SessionStatus,
@@ -29,6 +33,7 @@ import { HUMAN_TOOL_NAMES } from "./builtin-tools.js";
 import { fingerprintHash } from "./hash.js";
 import { keptCopy, placeholderFor } from "./history.js";
 import { checkArguments } from "./schema.js";
+import { asWire, elidedSealed, isSealedMessage, sealedArgs, sealedCallFrame, sealedTools, staleEpoch, type SealedArgs } from "./e2e-relay.js";
 import type { CallRow, Registration, Store } from "./store.js";
 import { utf8Length } from "./protocol.js";
 
@@ -68,6 +73,14 @@ type Handler<T extends ClientFrameType> = (peer: Peer, frame: ClientFrameOf<T>, 
 export interface RouterOptions {
   /** Bytes a session keeps outside the store (the WuKongIM outbox), counted in its budget. */
   extraUsage?: () => number;
+  /** A sealed session's current inbox epoch (docs/e2e.md); undefined for a plaintext session. */
+  sealedEpoch?: () => number | undefined;
+}
+
+/** A sealed part of a result as the router forwards it (the relay cannot read it). */
+interface SealedPart {
+  sealed: NonNullable<ToolResultOut["sealed"]>;
+  instance_id?: string;
 }
 
 export class Router {
@@ -98,6 +111,43 @@ export class Router {
     status: (p, f, c) => this.onStatus(p, f, c),
   };
 
+  /** A flag test on the plaintext path: the getter is only consulted where sealed sessions differ. */
+  private get sealed(): boolean {
+    return this.opts.sealedEpoch?.() !== undefined;
+  }
+
+  /** A frame of a sealed session (decoded by parseSealedValue): epoch first, then the same rules as v1. */
+  handleSealed(peer: Peer, f: SealedFrame, ctx: Ctx): Out[] {
+    const callId = "call_id" in f ? f.call_id : undefined;
+    if (f.type !== "tool.reseal" && !MAY_SEND[f.type].includes(peer.role)) return [this.err(peer, "forbidden", `the ${peer.role} role may not send ${f.type}`, callId)];
+    const current = this.opts.sealedEpoch?.() ?? 0;
+    const stale = staleEpoch(f, current);
+    if (stale !== undefined) return [this.err(peer, "stale_epoch", `sealed under epoch ${stale}; the inbox is at epoch ${current}: fetch the new key and seal again`, callId)];
+    this.regMemo = new Map();
+    try {
+      switch (f.type) {
+        case "tool.list":
+          return this.onToolList(peer, f.tools === undefined ? { type: "tool.list" } : { type: "tool.list", tools: sealedTools(f.tools, keyOf(peer)) }, ctx);
+        case "tool.call":
+          return this.startCall(peer, f, { sealed: sealedArgs(f.sealed, f.preview) }, ctx);
+        case "tool.result":
+          return this.onToolResult(peer, { type: "tool.result", call_id: f.call_id }, ctx, f.instance_id === undefined ? { sealed: f.sealed } : { sealed: f.sealed, instance_id: f.instance_id });
+        case "tool.cancel":
+          return this.onToolCancel(peer, f);
+        case "tool.ack":
+          return this.onToolAck(peer, f);
+        case "message":
+          return this.onSealedMessage(peer, f, ctx);
+        case "status":
+          return this.setStatus(f.sealed ? { state: f.state, sealed: f.sealed, sender: keyOf(peer) } : { state: f.state }, ctx);
+        case "tool.reseal":
+          return this.onReseal(peer, f);
+      }
+    } finally {
+      this.regMemo = undefined;
+    }
+  }
+
   handle(peer: Peer, frame: ClientFrame, ctx: Ctx): Out[] {
     if (!MAY_SEND[frame.type].includes(peer.role)) {
       return [this.err(peer, "forbidden", `the ${peer.role} role may not send ${frame.type}`, callIdOf(frame))];
@@ -127,7 +177,7 @@ export class Router {
     const key = keyOf(peer);
     const to = (frame: RelayFrame): Out => ({ to: key, conn: peer.conn, frame });
     const out: Out[] = [
-      to({ type: "hello", protocol: PROTOCOL, session_id: this.sessionId, role: peer.role, client_id: peer.clientId, peers: this.peerState(ctx) }),
+      to(this.hello(peer, ctx)),
       to({ type: "tool.list", tools: this.catalog(otherRole(peer.role)) }),
     ];
     for (const c of this.store.keptResults(key)) if (c.result) out.push(to(JSON.parse(c.result) as ToolResultOut));
@@ -144,6 +194,13 @@ export class Router {
     this.store.touch(key, ctx.now);
     out.push(...this.presence(ctx, key));
     return out;
+  }
+
+  private hello(peer: Peer, ctx: Ctx): HelloFrame {
+    const h: HelloFrame = { type: "hello", protocol: PROTOCOL, session_id: this.sessionId, role: peer.role, client_id: peer.clientId, peers: this.peerState(ctx) };
+    const epoch = this.opts.sealedEpoch?.();
+    if (epoch !== undefined) h.sealed = { epoch };
+    return h;
   }
 
   disconnect(peer: Peer, ctx: Ctx): Out[] {
@@ -182,6 +239,8 @@ export class Router {
     const key = keyOf(peer);
     const bytes = utf8Length(JSON.stringify(tools));
     if (bytes > LIMITS.maxRegistrationBytes) return { code: "too_large", message: `a registration is at most ${LIMITS.maxRegistrationBytes} bytes of JSON (this one: ${bytes}); nothing was registered` };
+    // Sealed tools: descriptions and schemas are inside their envelopes (the receiver checks them).
+    if (this.sealed) return this.fits(bytes - (this.store.registration(key)?.bytes ?? 0)) ? undefined : { code: "over_budget", message: this.overBudget("this registration") };
     for (const t of tools) {
       const parts = t.type === "action" ? [{ label: t.name, description: t.description, schema: t.inputSchema }] : [{ label: t.name, description: t.description, schema: {} }, ...t.actions.map((a) => ({ label: `${t.name}.${a.name}`, description: a.description, schema: a.inputSchema }))];
       for (const x of parts) {
@@ -221,7 +280,7 @@ export class Router {
     // Calls queued before any definition was known are checked now that a provider has registered.
     for (const c of this.store.openCalls()) {
       if (c.checked || c.caller_role === peer.role) continue;
-      const verdict = this.check(c.name, c.action ?? undefined, JSON.parse(c.args) as Record<string, unknown>, otherRole(c.caller_role), true);
+      const verdict = this.check(c.name, c.action ?? undefined, this.sealed ? undefined : (JSON.parse(c.args) as Record<string, unknown>), otherRole(c.caller_role), true);
       if ("error" in verdict) out.push(...this.finish(c, { code: verdict.error, message: verdict.message }, undefined, ctx));
       else this.store.setChecked(c.call_id, verdict.target);
     }
@@ -247,7 +306,7 @@ export class Router {
   }
 
   private deliver(c: CallRow, to: readonly Peer[], _ctx: Ctx): Out[] {
-    const frame = callFrame(c);
+    const frame = this.sealed ? asWire(sealedCallFrame(c)) : callFrame(c);
     return to.map((p) => {
       this.store.addDelivery(c.call_id, keyOf(p), p.conn);
       return { to: keyOf(p), conn: p.conn, frame };
@@ -259,7 +318,8 @@ export class Router {
   private check(
     name: string,
     action: string | undefined,
-    args: Record<string, unknown>,
+    /** undefined for a sealed call: its arguments are the receiver's to validate. */
+    args: Record<string, unknown> | undefined,
     side: Role,
     providerPresent: boolean,
   ): { target: string | null; known: boolean } | { error: CallErrorCode; message: string } {
@@ -278,6 +338,7 @@ export class Router {
       }
       schema = a.inputSchema;
     }
+    if (args === undefined) return { target: null, known: true };
     const bad = checkArguments(schema, args);
     if (bad) return { error: "invalid_arguments", message: `${name}${action ? "." + action : ""}: ${bad}` };
     let target: string | null = null;
@@ -289,10 +350,17 @@ export class Router {
   }
 
   private onToolCall(peer: Peer, f: ClientFrameOf<"tool.call">, ctx: Ctx): Out[] {
+    return this.startCall(peer, f, { plain: f.arguments }, ctx);
+  }
+
+  /** A new call: plaintext arguments, or a sealed call's envelopes (kept in `args`, never validated here). */
+  private startCall(peer: Peer, f: { call_id: string; name: string; action?: string | undefined; timeout_s?: number | undefined }, body: { plain: Record<string, unknown> } | { sealed: SealedArgs }, ctx: Ctx): Out[] {
     const key = keyOf(peer);
-    const args = JSON.stringify(f.arguments);
+    const payload = "plain" in body ? body.plain : body.sealed;
+    const args = JSON.stringify(payload);
     // A hash, not the canonical JSON itself: the arguments are kept once (and not at all once refused).
-    const fingerprint = fingerprintHash(canonicalJson({ name: f.name, action: f.action ?? null, arguments: f.arguments, timeout_s: f.timeout_s ?? null }));
+    // A sealed retry must resend the same envelope: a re-seal has a new nonce (docs/e2e.md rule 4).
+    const fingerprint = fingerprintHash(canonicalJson({ name: f.name, action: f.action ?? null, ...("plain" in body ? { arguments: body.plain } : body.sealed), timeout_s: f.timeout_s ?? null }));
     // The duplicate-call rule, applied before anything else is decided about a call_id in use. Its read is
     // only made when the insert (or a refusal) finds the id taken: a new call reads nothing first.
     const taken = (existing: CallRow): Out[] => {
@@ -333,7 +401,7 @@ export class Router {
     if (this.store.countOpen() >= LIMITS.maxOpenCalls) return refuse("too_many_calls", `the session already has ${LIMITS.maxOpenCalls} open calls`);
     if (!this.fits(row.bytes)) return refuse("over_budget", this.overBudget(`this call's ${row.bytes} bytes of arguments`));
     const providerPresent = ctx.peers.some((p) => p.role === side && !isInternal(p));
-    const verdict = this.check(f.name, f.action, f.arguments, side, providerPresent);
+    const verdict = this.check(f.name, f.action, "plain" in body ? body.plain : undefined, side, providerPresent);
     if ("error" in verdict) return refuse(verdict.error, verdict.message);
     // Checked before it is stored: one insert, not an insert and an update.
     row.target = verdict.target;
@@ -345,7 +413,7 @@ export class Router {
 
   // ------------------------------------------------------------------ results, cancels, acks
 
-  private onToolResult(peer: Peer, f: ClientFrameOf<"tool.result">, ctx: Ctx): Out[] {
+  private onToolResult(peer: Peer, f: Pick<ClientFrameOf<"tool.result">, "call_id" | "result" | "error"> & { type: "tool.result" }, ctx: Ctx, sealed?: SealedPart): Out[] {
     const c = this.store.getCall(f.call_id);
     const key = keyOf(peer);
     if (!c || c.status !== "open" || c.caller_role === peer.role || (c.target !== null && c.target !== key)) {
@@ -358,17 +426,17 @@ export class Router {
     }
     // The result replaces the call's arguments in storage; past the budget it is refused and the call stays
     // open (a smaller answer, or an error, still closes it).
-    const size = utf8Length(JSON.stringify(f.result ?? f.error ?? null));
+    const size = utf8Length(JSON.stringify(sealed?.sealed ?? f.result ?? f.error ?? null));
     if (!this.fits(size - c.bytes)) return [this.err(peer, "over_budget", this.overBudget(`this result's ${size} bytes`), f.call_id)];
-    const out = this.finish(c, f.error, f.result, ctx, peer);
+    const out = this.finish(c, f.error, f.result, ctx, peer, sealed);
     if (out.length === 0) return [this.err(peer, "unknown_call", `call "${f.call_id}" is already closed`, f.call_id)];
-    // Instances of app-type tools belong to the client that opened them.
+    // Instances of app-type tools belong to the client that opened them. Sealed: the plaintext instance_id.
     const def = this.catalog(peer.role).find((t) => t.name === c.name);
-    if (def?.type === "app" && f.result) {
-      const args = JSON.parse(c.args) as Record<string, unknown>;
-      if (c.action === "close" && typeof args.instance_id === "string") this.store.unbind(c.name, args.instance_id);
+    if (def?.type === "app" && (f.result || sealed)) {
+      const closing = sealed ? sealed.instance_id : (JSON.parse(c.args) as Record<string, unknown>).instance_id;
+      if (c.action === "close" && typeof closing === "string") this.store.unbind(c.name, closing);
       else {
-        const inst = instanceIdOf(f.result);
+        const inst = sealed ? sealed.instance_id : instanceIdOf(f.result);
         // First binding wins: another client naming an instance id already bound does not take it over.
         const owner = inst ? this.store.instance(c.name, inst) : undefined;
         if (inst && (owner === undefined || owner === key)) this.store.bind(c.name, inst, key);
@@ -384,12 +452,17 @@ export class Router {
     result: ToolResultOut["result"] | undefined,
     ctx: Ctx,
     by?: Peer,
+    sealed?: SealedPart,
   ): Out[] {
     const frame: ToolResultOut = { type: "tool.result", call_id: c.call_id, name: c.name };
     if (c.action !== null) frame.action = c.action;
-    if (result) frame.result = result;
+    if (sealed) {
+      frame.sealed = sealed.sealed;
+      if (sealed.instance_id !== undefined) frame.instance_id = sealed.instance_id;
+    } else if (result) frame.result = result;
     else frame.error = error ?? { code: "internal", message: "no result" };
     if (by) frame.answered_by = by.clientId;
+    if (sealed && by) frame.sender = keyOf(by);
     if (!this.store.finishCall(c.call_id, JSON.stringify(frame), ctx.now + LIMITS.resultRetentionMs, c.bytes)) return [];
     const out: Out[] = [{ to: c.caller, frame }];
     const reason = by ? "answered" : "timeout";
@@ -401,13 +474,14 @@ export class Router {
     const cancel: ToolCancelOut = { type: "tool.cancel", call_id: c.call_id, reason };
     if (by?.name !== undefined) {
       cancel.answered_by = by.name;
-      if (typeof result?.message === "string") cancel.answer = result.message;
+      // Never in a sealed session: the relay cannot read the answer, and must not pretend to.
+      if (typeof result?.message === "string" && !this.sealed) cancel.answer = result.message;
     }
     if (by || error?.code === "timeout") for (const to of notify) out.push({ to, frame: cancel });
     return out;
   }
 
-  private onToolCancel(peer: Peer, f: ClientFrameOf<"tool.cancel">): Out[] {
+  private onToolCancel(peer: Peer, f: ClientFrameOf<"tool.cancel"> | SealedFrameOf<"tool.cancel">): Out[] {
     const c = this.store.getCall(f.call_id);
     if (!c || c.status !== "open" || c.caller !== keyOf(peer)) {
       return [this.err(peer, "unknown_call", `no open call "${f.call_id}" of yours to cancel`, f.call_id)];
@@ -415,7 +489,23 @@ export class Router {
     const holders = new Set(this.store.deliveries(c.call_id).map((d) => d.key));
     if (!this.store.dropOpenCall(c.call_id)) return [];
     this.store.clearDeliveries(c.call_id);
-    return [...holders].map((to) => ({ to, frame: { type: "tool.cancel", call_id: c.call_id, reason: "cancelled" } }));
+    const frame: ToolCancelOut = { type: "tool.cancel", call_id: c.call_id, reason: "cancelled" };
+    if ("sealed" in f && f.sealed) Object.assign(frame, { sealed: f.sealed, sender: keyOf(peer) });
+    return [...holders].map((to) => ({ to, frame }));
+  }
+
+  /** After a re-key the caller re-seals its open call: the holders that got it replace their card. */
+  private onReseal(peer: Peer, f: SealedFrameOf<"tool.reseal">): Out[] {
+    const c = this.store.getCall(f.call_id);
+    if (!c || c.status !== "open" || c.caller !== keyOf(peer)) return [this.err(peer, "unknown_call", `no open call "${f.call_id}" of yours to re-seal`, f.call_id)];
+    const a = sealedArgs(f.sealed, f.preview);
+    const args = JSON.stringify(a);
+    const bytes = utf8Length(args);
+    if (!this.fits(bytes - c.bytes)) return [this.err(peer, "over_budget", this.overBudget(`this call's ${bytes} bytes`), f.call_id)];
+    const fingerprint = fingerprintHash(canonicalJson({ name: c.name, action: c.action, ...a, timeout_s: c.timeout_s }));
+    if (!this.store.resealCall(c.call_id, args, fingerprint, c.bytes)) return [];
+    const frame = asWire({ ...sealedCallFrame({ ...c, args }), resealed: true });
+    return this.store.deliveries(c.call_id).map((d) => ({ to: d.key, conn: d.conn, frame }));
   }
 
   private onToolAck(peer: Peer, f: ClientFrameOf<"tool.ack">): Out[] {
@@ -436,13 +526,28 @@ export class Router {
     const kept = keptCopy(msg);
     const size = utf8Length(JSON.stringify(kept));
     if (!this.fits(size)) return [this.err(peer, "over_budget", this.overBudget(`keeping this message's ${size} bytes`))];
+    return this.keepMessage(kept, key, ctx, msg);
+  }
+
+  /** Stores a message and fans it out (`live`: the uncut copy connected clients get). */
+  private keepMessage(kept: MessageOut, key: string, ctx: Ctx, live: MessageOut = kept): Out[] {
     const seq = this.store.addMessage(kept, key);
     this.trimHistory();
     const to = new Set(ctx.peers.filter((p) => !isInternal(p)).map(keyOf));
     to.delete(key);
     for (const k of to) this.store.setCursor(k, seq);
     this.store.setCursor(key, seq);
-    return [...to].map((k) => ({ to: k, frame: msg }));
+    return [...to].map((k) => ({ to: k, frame: live }));
+  }
+
+  private onSealedMessage(peer: Peer, f: SealedFrameOf<"message">, ctx: Ctx): Out[] {
+    const key = keyOf(peer);
+    if (this.store.hasMessage(key, f.id)) return [];
+    const msg: SealedMessageOut = { type: "message", id: f.id, from: { role: peer.role, client_id: peer.clientId }, sealed: f.sealed, ts: ctx.now };
+    // Kept whole: the relay cannot cut what it cannot read; the history budget elides whole envelopes.
+    const size = utf8Length(JSON.stringify(msg));
+    if (!this.fits(size)) return [this.err(peer, "over_budget", this.overBudget(`keeping this message's ${size} bytes`))];
+    return this.keepMessage(asWire(msg), key, ctx);
   }
 
   /** Past the history budget, the oldest large bodies become placeholders that say what was there. The
@@ -453,7 +558,7 @@ export class Router {
       const batch = this.store.largeMessages(LIMITS.historyLargeBodyBytes, 20);
       if (batch.length === 0) return;
       for (const m of batch) {
-        const small = placeholderFor(m.frame);
+        const small = isSealedMessage(m.frame) ? asWire(elidedSealed(m.frame)) : placeholderFor(m.frame);
         this.store.replaceMessage(m.seq, small);
         over -= m.bytes - utf8Length(JSON.stringify(small));
         if (over <= 0) return;
@@ -462,7 +567,10 @@ export class Router {
   }
 
   private onStatus(_peer: Peer, f: ClientFrameOf<"status">, ctx: Ctx): Out[] {
-    const s: AgentStatus = f.detail === undefined ? { state: f.state } : { state: f.state, detail: f.detail };
+    return this.setStatus(f.detail === undefined ? { state: f.state } : { state: f.state, detail: f.detail }, ctx);
+  }
+
+  private setStatus(s: AgentStatus, ctx: Ctx): Out[] {
     this.store.setMeta("agent_status", JSON.stringify(s));
     return this.presence(ctx);
   }
@@ -552,6 +660,7 @@ export class Router {
       tools: { agent: this.catalog("agent"), app: this.catalog("app") },
       pending_calls: this.store.countOpen(),
       messages: this.store.messages(0, LIMITS.historySize).map(wire),
+      sealed: this.sealed,
     };
     if (extra.label !== undefined) s.label = extra.label;
     return s;

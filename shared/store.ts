@@ -63,6 +63,8 @@ export interface Store {
    * (idempotent transition). `oldBytes`: the row's `bytes` as read earlier in the same transaction (so the
    * store need not read it again for the budget). */
   finishCall(callId: string, result: string, keepUntil: number, oldBytes: number): boolean;
+  /** A sealed call re-sealed after a re-key (docs/e2e.md): new envelopes and fingerprint; false unless open. */
+  resealCall(callId: string, args: string, fingerprint: string, oldBytes: number): boolean;
   /** Deletes the call if it is open; false when it was not. */
   dropOpenCall(callId: string): boolean;
   setChecked(callId: string, target: string | null): void;
@@ -199,6 +201,12 @@ export class MemoryStore implements Store {
     const c = this.calls.get(id);
     if (!c || c.status !== "open") return false;
     this.put(this.calls, id, { ...c, status: "done", result, keep_until: keepUntil, args: "", bytes: utf8Length(result) });
+    return true;
+  }
+  resealCall(id: string, args: string, fingerprint: string, _oldBytes: number) {
+    const c = this.calls.get(id);
+    if (!c || c.status !== "open") return false;
+    this.put(this.calls, id, { ...c, args, fingerprint, bytes: utf8Length(args) });
     return true;
   }
   dropOpenCall(id: string) {

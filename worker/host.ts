@@ -86,6 +86,7 @@ function sessionStub(env: Env, sid: string): EdgeSession {
     },
     httpCall: async (epoch, body, waitS) => (await stub.httpCall(epoch, body, waitS)) as HttpCallAnswer,
     httpResult: async (epoch, callId, waitS) => (await stub.httpResult(epoch, callId, waitS)) as HttpCallAnswer,
+    setE2eEpoch: (epoch) => stub.setE2eEpoch(epoch),
     connect(req, a) {
       // Only the edge speaks to the object in x-lineup-* headers: a client's own are dropped.
       const headers = new Headers();
@@ -109,7 +110,9 @@ function inboxStub(env: Env, id: string): EdgeInbox {
     state: (you) => stub.state(you),
     attach: (s) => stub.attach(s),
     issueCode: (kind, hash) => stub.issueCode(kind, hash),
-    redeem: (kind, hash, m) => stub.redeem(kind, hash, m),
+    redeem: (kind, hash, m, codeId) => stub.redeem(kind, hash, m, codeId),
+    e2e: (who, req) => stub.e2e(who, req),
+    e2eEpoch: () => stub.e2eEpoch(),
     rename: (kind, mid, name) => stub.rename(kind, mid, name),
     revoke: (kind, mid) => stub.revoke(kind, mid),
     policy: () => stub.policy(),

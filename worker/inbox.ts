@@ -3,10 +3,11 @@
 // `auth`, here) before anything else is called. Web Push (shared/push-core.ts, worker/push.ts) lives here
 // too: its document is a second row, its sends run from the object's one alarm.
 import { DurableObject } from "cloudflare:workers";
+import type { E2ERequest } from "../shared/e2e-inbox.js";
 import { InboxCore, type Attach, type InboxData } from "../shared/inbox.js";
 import type { CredentialKind, InboxPolicy, SessionReport } from "../shared/inbox-protocol.js";
 import { PushCore, type PushSub } from "../shared/push-core.js";
-import { MAX_VISIBILITY_FRAME, VisibilityFrame, type PushSettings } from "../shared/push-protocol.js";
+import { MAX_VISIBILITY_FRAME, VisibilityFrame, type PushAnswerInput, type PushSettings } from "../shared/push-protocol.js";
 import { closeQuietly, sendIfOpen } from "../shared/sockets.js";
 import type { Env } from "./env.js";
 import { tagOf, workerPushPorts, type InboxSocketTag } from "./push.js";
@@ -50,6 +51,7 @@ export class Inbox extends DurableObject<Env> {
           closeQuietly(ws, code, reason);
         }),
       dropClient: (sid, clientId, code, reason) => env.SESSIONS.get(env.SESSIONS.idFromName(sid)).dropClient(`app:${clientId}`, code, reason),
+      sessionEpoch: async (sid, epoch) => void (await env.SESSIONS.get(env.SESSIONS.idFromName(sid)).setE2eEpoch(epoch)),
     }, {
       reported: (sid, before, after, r) => this.pushCore.reported(sid, before, after, r),
       revoked: (id) => this.pushCore.unsubscribe(id, true),
@@ -74,8 +76,15 @@ export class Inbox extends DurableObject<Env> {
   async issueCode(kind: "pair" | "join", hash: string) {
     return this.core.issueCode(kind, hash);
   }
-  async redeem(kind: "pair" | "join", codeHash: string, member: { id: string; name: string; hash: string }) {
-    return this.core.redeem(kind, codeHash, member);
+  async redeem(kind: "pair" | "join", codeHash: string, member: { id: string; name: string; hash: string }, codeId?: string) {
+    return this.core.redeem(kind, codeHash, member, codeId);
+  }
+  // End-to-end encryption's key state (shared/e2e-inbox.ts, docs/e2e.md)
+  async e2e(who: { kind: CredentialKind; id: string }, req: E2ERequest) {
+    return this.core.e2e(who, req);
+  }
+  async e2eEpoch() {
+    return this.core.e2eEpoch();
   }
   async rename(kind: CredentialKind, id: string, name: string) {
     return this.core.rename(kind, id, name);
@@ -103,8 +112,8 @@ export class Inbox extends DurableObject<Env> {
   async pushSettings(p: Partial<PushSettings>) {
     return this.pushCore.setSettings(p);
   }
-  async pushAnswer(hash: string, action: string) {
-    return this.pushCore.answer(hash, action);
+  async pushAnswer(hash: string, answer: PushAnswerInput) {
+    return this.pushCore.answer(hash, answer);
   }
 
   async alarm(): Promise<void> {

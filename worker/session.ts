@@ -6,14 +6,14 @@ import { parseConfig } from "../shared/config.js";
 import { SessionEngine, type HistoryPage, type HttpCallAnswer, type HttpCallBody, type SessionMeta, type Target } from "../shared/engine.js";
 import { Reporter, summarize } from "../shared/inbox-report.js";
 import { answerFromPush } from "../shared/push-answer.js";
-import type { SessionPushAnswer } from "../shared/push-protocol.js";
+import type { PushAnswerInput, SessionPushAnswer } from "../shared/push-protocol.js";
 import { LIMITS, type Role, type SessionStatus } from "../shared/protocol.js";
 import type { Peer } from "../shared/router.js";
 import { closeQuietly, sendIfOpen } from "../shared/sockets.js";
 import { randomId } from "../shared/tokens.js";
 import type { Env } from "./env.js";
 import { SqlStore } from "./sql-store.js";
-import { IM_KEY, IM_PEER, WuKongImBridge, type ImInbound } from "./wukongim/bridge.js";
+import { WuKongImBridge, type ImInbound } from "./wukongim/bridge.js";
 
 export type { HttpCallAnswer, SessionMeta };
 
@@ -83,7 +83,7 @@ export class Session extends DurableObject<Env> {
     if (!m?.inbox) return;
     const { inbox, session_id, epoch } = m;
     this.reporter ??= new Reporter((r) => this.ctx.waitUntil(this.inbox(inbox).report(session_id, epoch, r).catch(() => undefined)));
-    this.reporter.maybe(summarize(this.store, this.engine.ctx().peers, Date.now()));
+    this.reporter.maybe(summarize(this.store, this.engine.ctx().peers, Date.now(), m.sealed === true));
   }
 
   /** One alarm, always at the earliest due time: deadlines, result expiry, IM retries, session expiry. */
@@ -140,9 +140,8 @@ export class Session extends DurableObject<Env> {
     return true;
   }
 
-  /** Resets the object right after destroy(). workerd holds a socket closed from another request's
-   * context (this RPC, not the socket's own event) half-open until the object hibernates (~10 s), so a
-   * client saw its 4004 close frame at once but its close event only 10 s later; a reset ends them now. */
+  /** Resets the object right after destroy(): workerd holds a socket closed from another request's context half-open
+   * until the object hibernates (~10 s) — a client saw its 4004 close at once, its close event 10 s later. */
   async reset(): Promise<void> {
     this.ctx.abort("session deleted");
   }
@@ -227,11 +226,16 @@ export class Session extends DurableObject<Env> {
   }
 
   /** An answer tapped on a notification, as that device (the inbox checked its token): shared/push-answer.ts. */
-  async pushAnswer(epoch: number, device: { id: string; name: string }, callId: string, action: string): Promise<SessionPushAnswer> {
+  async pushAnswer(epoch: number, device: { id: string; name: string }, callId: string, answer: PushAnswerInput): Promise<SessionPushAnswer> {
     if (!this.engine.current(epoch)) return { status: "closed", outcome: "ended" };
-    const r = answerFromPush(this.engine, this.store, device, callId, action);
+    const r = answerFromPush(this.engine, this.store, device, callId, answer);
     await this.syncAlarm();
     return r;
+  }
+
+  /** The inbox moved to a new epoch (docs/e2e.md): from now on this sealed session refuses older envelopes. */
+  async setE2eEpoch(epoch: number): Promise<boolean> {
+    return this.engine.setE2eEpoch(epoch);
   }
 
   /** WuKongIM webhook work for this session (worker/wukongim/routes.ts); ignored unless IM-bound and live. */
@@ -243,8 +247,4 @@ export class Session extends DurableObject<Env> {
   }
 }
 
-function json(status: number, code: string, message: string): Response {
-  return Response.json({ error: { code, message } }, { status });
-}
-
-export { IM_KEY, IM_PEER };
+const json = (status: number, code: string, message: string): Response => Response.json({ error: { code, message } }, { status });

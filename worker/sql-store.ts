@@ -139,6 +139,13 @@ export class SqlStore implements Store {
     this.dueAdded(keepUntil); // its expiry came; its deadline going leaves `due` a lower bound
     return true;
   }
+  /** A sealed call re-sealed after a re-key (docs/e2e.md): only an open call's envelopes change. */
+  resealCall(id: string, args: string, fingerprint: string, oldBytes: number) {
+    const bytes = utf8Length(args);
+    if (this.run("UPDATE calls SET args = ?, fingerprint = ?, bytes = ? WHERE call_id = ? AND status = 'open'", args, fingerprint, bytes, id) === 0) return false;
+    this.add(bytes - oldBytes);
+    return true;
+  }
   dropOpenCall(id: string) {
     const row = this.one<{ bytes: number }>("DELETE FROM calls WHERE call_id = ? AND status = 'open' RETURNING bytes", id);
     if (!row) return false;

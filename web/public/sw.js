@@ -1,6 +1,14 @@
 // LineUp service worker: keeps the app shell (index.html, its hashed assets, icons, manifest) so the app
 // opens offline. Never touches /api/*, /healthz or /webhooks/* (live data and tokens stay on the network).
 const CACHE = "lineup-shell-v1";
+// Sealed sessions (issue 19): /sw-e2e.js (built from web/src/sw-e2e.ts) defines self.lineupE2E, which opens
+// a sealed preview and seals an answer with this device's key from IndexedDB. Missing (the dev server),
+// sealed pushes show the generic text and open the app: never anything they cannot read.
+try {
+  importScripts("/sw-e2e.js");
+} catch {
+  /* no E2E here */
+}
 const STATIC = ["/", "/manifest.webmanifest", "/icon.svg", "/icon-192.png", "/icon-512.png", "/icon-maskable-512.png"];
 // OAuth (/oauth/*, /.well-known/*, /mcp): the authorization page is the Worker's, never the shell to cache.
 const LIVE = /^\/(api|webhooks|oauth|\.well-known)\/|^\/(healthz|mcp)$/;
@@ -126,7 +134,8 @@ function outcomeText(L, m) {
   const who = m.by;
   switch (m.outcome) {
     case "answered":
-      return who ? (m.answer ? fmt(L.answered, { who, answer: m.answer }) : fmt(L.answeredBy, { who })) : L.answeredElsewhere;
+      // A sealed session's update names the device only, never the answer (the relay cannot read it).
+      return who ? (m.answer && !m.sealed ? fmt(L.answered, { who, answer: m.answer }) : fmt(L.answeredBy, { who })) : L.answeredElsewhere;
     case "declined":
       return who ? fmt(L.declined, { who }) : L.closed;
     case "timeout":
@@ -163,7 +172,28 @@ function notificationOf(m) {
   };
 }
 
+/** A sealed call's push (the v1 fields, `body` "", and `sealed: {session_id, call_id, name, from, epoch,
+ * preview?}`): its preview opened here with the device key — or the generic text when it does not open
+ * (no key, another call, a preview too big to push). Only the sealed preview goes into the notification's
+ * data; the answer is sealed again from it when an action is tapped. */
+async function sealedCall(m) {
+  const x = m.sealed;
+  const s = { inbox: m.inbox, sid: m.sid, call: m.call, name: x.name || m.tool, from: x.from, epoch: x.epoch, preview: x.preview };
+  // The preview's AAD is the envelope's own call: a preview of another session or call does not open.
+  const p = self.lineupE2E && x.preview && typeof s.from === "string" && x.session_id === m.sid && x.call_id === m.call ? await self.lineupE2E.open(s) : null;
+  const L = stringsOf(m.lang);
+  const plain = { ...m, sid: s.sid, call: s.call, tool: s.name, body: p ? p.text : L.fallback, options: p && s.name === "choice" ? p.options : undefined, confirm: p && s.name === "confirm" ? { yes: p.yes_label, no: p.no_label } : undefined };
+  const n = notificationOf(plain);
+  if (!p) n.options.actions = [];
+  n.options.data.sealed = { inbox: s.inbox, sid: s.sid, call: s.call, name: s.name, from: s.from, epoch: s.epoch, preview: s.preview };
+  return n;
+}
+
 async function onPush(m) {
+  if (m && m.v === 1 && m.sealed && typeof m.sealed === "object" && m.kind !== "update" && typeof m.sid === "string" && typeof m.call === "string") {
+    const n = await sealedCall(m);
+    return self.registration.showNotification(n.title, n.options);
+  }
   if (!m || m.v !== 1 || typeof m.sid !== "string" || typeof m.call !== "string") {
     return self.registration.showNotification("LineUp", { body: stringsOf().fallback, tag: "lineup:other" });
   }
@@ -184,10 +214,17 @@ self.addEventListener("push", (e) => {
 /** An action tapped: the answer goes to the relay from here; on success the notification just closes. */
 async function answer(d, action) {
   const L = stringsOf(d.lang);
-  const replace = (body) => self.registration.showNotification(d.title || "LineUp", { tag: tagOf(d.sid, d.call), icon: "/icon-192.png", body, data: { ...d, token: undefined, kind: "update" }, silent: true });
+  const replace = (body) => self.registration.showNotification(d.title || "LineUp", { tag: tagOf(d.sid, d.call), icon: "/icon-192.png", body, data: { ...d, token: undefined, sealed: undefined, kind: "update" }, silent: true });
+  let body = { token: d.token, action };
+  if (d.sealed) {
+    // Sealed here: the relay gets an envelope instead of the action (docs/e2e.md rule 8).
+    const sealed = self.lineupE2E ? await self.lineupE2E.sealAnswer(d.sealed, action) : null;
+    if (!sealed) return openApp(d);
+    body = { token: d.token, sealed };
+  }
   let r;
   try {
-    r = await fetch("/api/push/answer", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: d.token, action }) });
+    r = await fetch("/api/push/answer", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   } catch {
     return replace(L.notSent);
   }
@@ -195,6 +232,7 @@ async function answer(d, action) {
   const b = await r.json().catch(() => null);
   const err = (b && b.error) || {};
   if (err.code === "already_answered") return replace(err.answered_by ? fmt(L.lost, { who: err.answered_by }) : L.answeredElsewhere);
+  if (err.code === "call_closed" && d.sealed) return replace(outcomeText(L, { outcome: err.outcome, by: err.answered_by, sealed: true }));
   if (err.code === "call_closed") return replace(outcomeText(L, { outcome: err.outcome }));
   return replace(L.notSent);
 }

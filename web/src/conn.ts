@@ -20,6 +20,10 @@ import { calculate, type Answer } from "./tools/calculator.js";
 import { applyCanvas, snapshotPng, type CanvasInstance } from "./tools/canvas.js";
 import type { Key } from "./i18n.js";
 import { deviceId, randomId, readJson, remove, writeJson, type SavedSession } from "./storage.js";
+import type { InboxLink, SessionCrypto } from "./e2e/index.js";
+
+/** A frame as JSON, before it is known to be one of the protocol's (sealed frames are opened first). */
+type Loose = Record<string, unknown>;
 
 export type CallState = "pending" | "queued" | "answered" | "elsewhere" | "lost" | "timeout" | "cancelled" | "gone";
 
@@ -41,6 +45,8 @@ export interface CallEntry {
   /** Answered elsewhere: by which device (name or client id) and what (the winner's result.message). */
   answeredBy?: string;
   answerText?: string;
+  /** Sealed session: the call did not open on this device (wrong key or epoch, or moved from another call). */
+  unreadable?: boolean;
 }
 
 export interface ConnHooks {
@@ -52,6 +58,8 @@ export interface ConnHooks {
   onRevoked?: () => void;
   /** A human name for a client id (a device's name from its inbox), when known. */
   nameOf?: (clientId: string) => string | undefined;
+  /** The inbox this session belongs to: its keyring opens sealed sessions (docs/e2e.md). */
+  inbox?: InboxLink;
 }
 
 export interface ThreadMessage {
@@ -67,6 +75,10 @@ export interface ThreadMessage {
   role: "agent" | "app";
   content: ContentBlock[];
   ts: number;
+  /** Sealed session: the message did not open on this device. */
+  unreadable?: boolean;
+  /** Sealed session: an old message the relay's history budget dropped (only its placeholder is left). */
+  elided?: boolean;
 }
 
 export type Phase = "connecting" | "online" | "offline" | "stopped";
@@ -80,6 +92,8 @@ const DEAD_MS = 45_000;
 const NOTICE_MS = 10_000;
 /** Log entries kept per session (oldest finished ones go first). */
 const MAX_LOG = 300;
+/** Sealed sessions: how long a canvas call for an instance this device does not hold is left to its owner. */
+const NOT_MINE_MS = 5_000;
 /** Content over this many characters is not written to localStorage (the relay keeps the real thing). */
 const MAX_STORED_CONTENT = 4_000;
 
@@ -119,6 +133,10 @@ export class SessionConn {
   readonly clientId: string;
   /** The session's label: from pairing, then from the relay's status. */
   readonly label = signal<string>("");
+  /** A sealed session (its hello says so): frames are opened and sealed with the inbox's key. */
+  readonly sealed = signal<boolean>(false);
+  /** Sealed, and this device holds no key of the inbox (paired before E2E, or not yet): it must pair again. */
+  readonly noKey = signal<boolean>(false);
 
   private ws: WebSocket | null = null;
   private helloed = false;
@@ -136,6 +154,12 @@ export class SessionConn {
   private answeredSinceHello = new Set<string>();
   private boardMap: Map<string, CanvasInstance>;
   private stopped = false;
+  /** Sealed sessions: the lazily loaded crypto, and one chain so frames are handled in order after opening. */
+  private crypto: Promise<SessionCrypto> | undefined;
+  private inChain: Promise<void> = Promise.resolve();
+  private outChain: Promise<void> = Promise.resolve();
+  /** Plaintext of recent sealed frames sent (memory only): re-sealed after a `stale_epoch`. */
+  private recentOut = new Map<string, OutFrame>();
 
   constructor(
     readonly saved: SavedSession,
@@ -257,7 +281,11 @@ export class SessionConn {
       } catch {
         return;
       }
-      this.onFrame(f);
+      // A sealed session's frames are opened first, one after another, so their order stays.
+      if (this.sealed.value || (f.type === "hello" && f.sealed)) {
+        const frame = f;
+        this.inChain = this.inChain.then(() => (this.ws === ws ? this.onSealedFrame(frame) : undefined)).catch(() => undefined);
+      } else this.onFrame(f);
     };
     ws.onclose = (ev: CloseEvent) => {
       if (this.ws !== ws) return;
@@ -316,7 +344,10 @@ export class SessionConn {
           this.label.value = s.label;
           this.hooks.onLabel?.(s.label); // remembered, so the app shows it offline too
         }
-        for (const m of s.messages ?? []) this.addMessage(m);
+        if ((s as { sealed?: unknown }).sealed === true) this.markSealed();
+        if (this.sealed.value) {
+          for (const m of s.messages ?? []) this.inChain = this.inChain.then(() => this.onSealedFrame(m as unknown as RelayFrame)).catch(() => undefined);
+        } else for (const m of s.messages ?? []) if ("content" in m) this.addMessage(m);
       });
       return r.status;
     } catch {
@@ -339,11 +370,175 @@ export class SessionConn {
     }, PING_MS);
   }
 
-  private send(f: OutFrame): boolean {
+  private send(f: OutFrame | Loose): boolean {
     const ws = this.ws;
     if (!ws || !this.helloed || ws.readyState !== WebSocket.OPEN) return false;
-    ws.send(JSON.stringify(f));
+    if (this.sealed.value && !("sealed" in f)) this.sendSealed(ws, f as OutFrame);
+    else ws.send(JSON.stringify(f));
     return true;
+  }
+
+  // ------------------------------------------------------------------ sealed sessions (docs/e2e.md)
+
+  /** New keys for the inbox: forget the crypto (it reloads the keyring) and connect again for the catch-up. */
+  keysChanged(): void {
+    this.crypto = undefined;
+    if (!this.sealed.value) return;
+    this.setCalls(this.calls.value.filter((c) => !c.unreadable));
+    this.messages.value = this.messages.value.filter((m) => !m.unreadable);
+    this.cryptoP();
+    this.renew();
+  }
+
+  /** The session is sealed: from now on nothing of it is written to localStorage in plaintext. */
+  private markSealed(): void {
+    if (this.sealed.value) return;
+    this.sealed.value = true;
+    remove(`calls.${this.sid}`);
+    remove(`boards.${this.sid}`);
+    this.cryptoP();
+  }
+
+  private cryptoP(): Promise<SessionCrypto> {
+    const p = (this.crypto ??= import("./e2e/index.js").then(async (m) => {
+      const c = await m.sessionCrypto(this.hooks.inbox, this.sid, this.clientId);
+      this.noKey.value = !c.hasKey;
+      return c;
+    }));
+    // A chunk that failed to load (offline before the service worker cached it) is tried again next time.
+    p.catch(() => this.crypto === p && (this.crypto = undefined));
+    return p;
+  }
+
+  /** Seals then sends, in order; what cannot be sent now is kept sealed in the outbox. */
+  private sendSealed(ws: WebSocket, f: OutFrame): void {
+    const id = "call_id" in f ? f.call_id : "id" in f ? f.id : "";
+    if (id && f.type !== "tool.ack") {
+      this.recentOut.set(`${f.type}/${id}`, f);
+      if (this.recentOut.size > 50) this.recentOut.delete(this.recentOut.keys().next().value!);
+    }
+    this.outChain = this.outChain
+      .then(async () => {
+        const c = await this.cryptoP();
+        const out = await c.seal(f);
+        if (this.ws === ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(out));
+        else this.queue(out);
+      })
+      .catch(() => {
+        this.noKey.value = true;
+        // Only what a person sent is worth a notice; the registration just waits for a key.
+        if (f.type === "tool.result" || f.type === "message") this.flashNotice("e2eCannotSeal");
+      });
+  }
+
+  /** A frame of a sealed session: opened (and validated) before the v1 handling sees it. */
+  private async onSealedFrame(raw: RelayFrame): Promise<void> {
+    const f = raw as unknown as Loose;
+    if (f.type === "hello") this.markSealed();
+    const c = await this.cryptoP();
+    switch (f.type) {
+      case "hello":
+        this.noKey.value = !c.hasKey;
+        this.onFrame(raw);
+        return;
+      case "tool.call":
+        return this.onSealedCall(c, f);
+      case "tool.list": {
+        let tools: ToolDef[] = [];
+        try {
+          tools = ((await c.open(f)).tools as ToolDef[] | undefined) ?? [];
+        } catch {
+          /* the agent's tools stay unknown here; the catch-up count goes on */
+        }
+        this.onFrame({ type: "tool.list", tools });
+        return;
+      }
+      case "tool.cancel": {
+        let opened: Loose = { ...f };
+        try {
+          opened = await c.open(f);
+        } catch {
+          delete opened.sealed;
+        }
+        this.onFrame(opened as unknown as RelayFrame);
+        return;
+      }
+      case "message": {
+        if (typeof f.id !== "string" || this.messages.value.some((x) => x.id === f.id)) return;
+        const from = f.from as MessageOut["from"];
+        const ts = typeof f.ts === "number" ? f.ts : Date.now();
+        if (f.sealed === undefined && !Array.isArray(f.content)) {
+          // The history budget's placeholder of an old sealed message: nothing to open, nothing lost here.
+          this.addMessage({ type: "message", id: f.id, from, ts, content: [] }, false, f.elided !== true);
+          if (f.elided === true) this.messages.value = this.messages.value.map((x) => (x.id === f.id ? { ...x, elided: true } : x));
+          return;
+        }
+        try {
+          const m = await c.open(f);
+          this.addMessage({ type: "message", id: f.id, from, ts, content: Array.isArray(m.content) ? (m.content as ContentBlock[]) : [] });
+        } catch {
+          this.addMessage({ type: "message", id: f.id, from, ts, content: [] }, false, true);
+        }
+        return;
+      }
+      case "error":
+        if (f.code === "stale_epoch") {
+          await c.refresh();
+          this.noKey.value = !c.hasKey;
+          this.resendStale(typeof f.call_id === "string" ? f.call_id : undefined);
+          return;
+        }
+        this.onFrame(raw);
+        return;
+      default:
+        // tool.result (acknowledged unread: this app makes no calls), presence and the rest.
+        this.onFrame(raw);
+    }
+  }
+
+  /** The relay refused an envelope of an old epoch: seal it again under the new key. */
+  private resendStale(callId: string | undefined): void {
+    const list = [...this.recentOut.entries()];
+    const hit = callId ? list.filter(([k]) => k.endsWith(`/${callId}`)) : list.slice(-1);
+    for (const [, f] of hit) this.send(f);
+  }
+
+  private async onSealedCall(c: SessionCrypto, f: Loose): Promise<void> {
+    const callId = String(f.call_id ?? "");
+    const name = String(f.name ?? "");
+    const base: ToolCallOut = { type: "tool.call", call_id: callId, name, arguments: {}, deadline: Number(f.deadline ?? Date.now()), from: "agent" };
+    if (typeof f.action === "string") base.action = f.action;
+    const resealed = f.resealed === true;
+    let args: Record<string, unknown>;
+    try {
+      const o = await c.open(f);
+      args = (o.arguments ?? {}) as Record<string, unknown>;
+    } catch {
+      // Never the ciphertext: the card says it cannot be opened here.
+      this.noKey.value = !c.hasKey;
+      const known = this.find(callId);
+      if (known && !resealed) return;
+      if (!known) {
+        this.seenSinceHello.add(callId);
+        this.setCalls([...this.calls.value, { call_id: callId, name, ...(base.action !== undefined ? { action: base.action } : {}), args: {}, deadline: base.deadline, at: Date.now(), state: "pending", unreadable: true }]);
+      }
+      return;
+    }
+    const bad = c.check(name, base.action, args);
+    if (bad) {
+      // Validation moved to the receiver (docs/e2e.md rule 2): refused before anything is rendered.
+      this.seenSinceHello.add(callId);
+      if (!this.find(callId)) this.send({ type: "tool.result", call_id: callId, name, ...(base.action !== undefined ? { action: base.action } : {}), error: { code: "invalid_arguments", message: bad } });
+      return;
+    }
+    const known = this.find(callId);
+    if (known && (resealed || known.unreadable)) {
+      // A re-sealed call replaces its card (never asked twice); a pending one keeps its state.
+      this.seenSinceHello.add(callId);
+      this.update(callId, { args, unreadable: false, deadline: base.deadline });
+      return;
+    }
+    this.onCall({ ...base, arguments: args });
   }
 
   // ------------------------------------------------------------------ frames in
@@ -372,7 +567,7 @@ export class SessionConn {
         if (++this.syncLists === 2) this.afterCatchUp();
         return;
       case "tool.call":
-        this.onCall(f);
+        if ("arguments" in f) this.onCall(f);
         return;
       case "tool.cancel": {
         // With reason "answered" the relay also says by whom (a device's name or a client id) and what.
@@ -390,7 +585,7 @@ export class SessionConn {
         this.send({ type: "tool.ack", call_id: f.call_id });
         return;
       case "message":
-        this.addMessage(f);
+        if ("content" in f) this.addMessage(f);
         return;
       case "presence":
         this.presence.value = { agent: f.agent, apps: f.apps };
@@ -441,6 +636,12 @@ export class SessionConn {
   }
 
   private async auto(c: CallEntry): Promise<void> {
+    // A sealed call is offered to every provider (the relay cannot read `instance_id`): another device's
+    // canvas is left to its owner, and "gone" is said only if nobody answered meanwhile.
+    if (this.sealed.value && c.name === "canvas" && c.action !== "open" && !this.boardMap.has(String(c.args.instance_id))) {
+      await new Promise((r) => setTimeout(r, NOT_MINE_MS));
+      if (this.find(c.call_id)?.state !== "pending") return;
+    }
     let a: Answer;
     if (c.name === "calculator") a = calculate(c.action, c.args);
     else if (c.action === "snapshot") {
@@ -456,7 +657,7 @@ export class SessionConn {
     } else {
       a = applyCanvas(this.boardMap, c.action, c.args);
       this.boards.value = [...this.boardMap.values()].map((b) => ({ ...b }));
-      writeJson(`boards.${this.sid}`, this.boards.value);
+      if (!this.sealed.value) writeJson(`boards.${this.sid}`, this.boards.value);
     }
     this.answer(c.call_id, a, "auto");
   }
@@ -492,9 +693,16 @@ export class SessionConn {
     return { type: "tool.result", call_id: c.call_id, name: c.name, ...(c.action !== undefined ? { action: c.action } : {}), ...a };
   }
 
-  private queue(f: OutFrame): void {
+  /** Keeps a frame until the next `hello`; a sealed session's only ever in its sealed form. */
+  private queue(f: OutFrame | Loose): void {
+    if (this.sealed.value && !("sealed" in f) && f.type !== "tool.ack") {
+      void this.cryptoP()
+        .then((c) => c.seal(f))
+        .then((s) => this.queue(s), () => this.flashNotice("e2eCannotSeal"));
+      return;
+    }
     const box = readJson<OutFrame[]>(`outbox.${this.sid}`, []);
-    box.push(f);
+    box.push(f as OutFrame);
     writeJson(`outbox.${this.sid}`, box);
   }
 
@@ -539,12 +747,13 @@ export class SessionConn {
 
   // ------------------------------------------------------------------ state helpers
 
-  private addMessage(m: MessageOut, unsent = false): void {
+  private addMessage(m: MessageOut, unsent = false, unreadable = false): void {
     if (this.messages.value.some((x) => x.id === m.id)) return;
     const app = m.from.role === "app";
     const mine = app && m.from.client_id === this.clientId;
     const own = app && !/^im(:|$)/.test(m.from.client_id);
     const entry: ThreadMessage = { id: m.id, mine, own, from: m.from.client_id, role: m.from.role, content: m.content, ts: m.ts };
+    if (unreadable) entry.unreadable = true;
     const list = [...this.messages.value, entry];
     list.sort((a, b) => a.ts - b.ts);
     this.messages.value = list;
@@ -579,7 +788,8 @@ export class SessionConn {
       list = list.filter((c) => !(n < drop && c.state !== "pending" && c.state !== "queued" && ++n));
     }
     this.calls.value = list;
-    writeJson(`calls.${this.sid}`, list.map(slim));
+    // A sealed session's calls stay in memory only (docs/e2e.md: no plaintext at rest outside the key's reach).
+    if (!this.sealed.value) writeJson(`calls.${this.sid}`, list.map(slim));
   }
 
   /** Expires pending calls whose deadline passed while the relay could not tell us (we were offline). */

@@ -176,6 +176,10 @@ const en = {
   newBelow: "{n} new below",
   replyAbove: "Reply in the question above",
   reviewAbove: "Approve or ask for changes in the report above",
+  lockSealed: "End-to-end encrypted",
+  lockPlain: "Not end-to-end encrypted",
+  e2eCannotSeal: "Not sent: this device holds no key of this end-to-end encrypted session.",
+  e2eKeyFailed: "Paired, but the encryption key did not arrive: {e}",
 };
 
 const zh: typeof en = {
@@ -347,10 +351,26 @@ const zh: typeof en = {
   newBelow: "下方有 {n} 条新内容",
   replyAbove: "请在上方的提问中回复",
   reviewAbove: "请在上方的汇报中批准或要求修改",
+  lockSealed: "端到端加密",
+  lockPlain: "未端到端加密",
+  e2eCannotSeal: "未发送：本设备没有这个端到端加密会话的密钥。",
+  e2eKeyFailed: "已配对，但加密密钥没有送达：{e}",
 };
 
 export type Key = keyof typeof en;
 const dicts: Record<Lang, typeof en> = { en, zh };
+
+/** Strings of a lazy chunk (the E2E layer, web/src/e2e/strings.ts), merged in when it loads, so they are not
+ * in the initial bundle; every screen that shows one is reached only after that chunk loaded. */
+type LazyKey = import("./e2e/strings.js").E2EKey;
+export type AnyKey = Key | LazyKey;
+const lazy: Record<Lang, Partial<Record<LazyKey, string>>> = { en: {}, zh: {} };
+const lazyVersion = signal(0);
+export function addStrings(d: Record<Lang, Record<LazyKey, string>>): void {
+  Object.assign(lazy.en, d.en);
+  Object.assign(lazy.zh, d.zh);
+  lazyVersion.value++;
+}
 
 const initial = (): Lang => {
   const saved = readJson<string | null>("lang", null);
@@ -367,6 +387,8 @@ export function setLang(l: Lang): void {
 }
 
 /** Translates `key`, filling `{name}` placeholders. Reading `lang.value` subscribes the calling component. */
-export function t(key: Key, vars: Record<string, string | number> = {}): string {
-  return dicts[lang.value][key].replace(/\{(\w+)\}/g, (_, k: string) => String(vars[k] ?? ""));
+export function t(key: Key | LazyKey, vars: Record<string, string | number> = {}): string {
+  const l = lang.value;
+  const text = key in dicts[l] ? dicts[l][key as Key] : (lazyVersion.value, lazy[l][key as LazyKey] ?? "");
+  return text.replace(/\{(\w+)\}/g, (_, k: string) => String(vars[k] ?? ""));
 }

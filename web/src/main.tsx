@@ -7,7 +7,7 @@ import { ApiError, redeemPairing } from "./inbox.js";
 import { lang, setLang, t } from "./i18n.js";
 import { navigate, path } from "./router.js";
 import { startPush } from "./push.js";
-import { addInbox, addSession, dropAll, pokeAll, startAll, sweepAll } from "./sessions.js";
+import { addInbox, addSession, dropAll, inboxes, pokeAll, reopenSessions, startAll, sweepAll } from "./sessions.js";
 import { parsePairCode, parsePairing } from "./storage.js";
 import { applyTheme, theme } from "./ui/Settings.js";
 import "./styles.css";
@@ -15,16 +15,57 @@ import "./styles.css";
 setLang(lang.value);
 applyTheme(theme.value);
 
-/** `#pair=<code>` (docs/inbox.md): pairs this device with the inbox at once, no tap needed. */
-async function pairDevice(code: string): Promise<void> {
+/** A flag (never a key) that a key pairing was left waiting: only then is the E2E chunk loaded at start. */
+const JOINING = "lineup.e2e.joining";
+
+/**
+ * `#pair=<code>[&k=<secret>]` (docs/inbox.md, docs/e2e.md "Pairing"): pairs this device with the inbox at
+ * once, no tap needed. With a secret it also pairs its key: a device already paired with that inbox claims
+ * the code instead of becoming a new device, then sends its hello and waits for a holder's reply.
+ */
+async function pairDevice(code: string, secret?: string): Promise<void> {
   notice.value = { key: "pairing", tone: "info" };
   try {
     const name = await deviceName();
-    const p = await redeemPairing(location.origin, code, name);
-    addInbox({ origin: location.origin, inbox_id: p.inbox_id, device_id: p.device_id, device_credential: p.device_credential, name: p.name || name, pairedAt: Date.now() });
-    const done = { key: "pairedAs", vars: { name: p.name || name }, tone: "info", rename: true } as const;
-    notice.value = done;
-    setTimeout(() => notice.value === done && (notice.value = null), 30_000);
+    // Codes are `<inbox>.<secret>` (shared/edge-inbox.ts); only used to find an existing pairing here.
+    const known = secret ? inboxes.value.find((x) => x.saved.origin === location.origin && x.saved.inbox_id === code.split(".")[0]) : undefined;
+    let ib = known;
+    let shown = known?.saved.name ?? name;
+    if (known) await known.request("POST", "/api/inbox/e2e/claim", { code });
+    else {
+      const p = await redeemPairing(location.origin, code, name);
+      shown = p.name || name;
+      addInbox({ origin: location.origin, inbox_id: p.inbox_id, device_id: p.device_id, device_credential: p.device_credential, name: shown, pairedAt: Date.now() });
+      ib = inboxes.value.find((x) => x.saved.origin === location.origin && x.saved.inbox_id === p.inbox_id);
+    }
+    if (!secret || !ib) {
+      const done = { key: "pairedAs", vars: { name: shown }, tone: "info", rename: true } as const;
+      notice.value = done;
+      setTimeout(() => notice.value === done && (notice.value = null), 30_000);
+      return;
+    }
+    try {
+      localStorage.setItem(JOINING, "1");
+    } catch {
+      /* storage off: a reload just does not resume */
+    }
+    const link = ib;
+    try {
+      const m = await import("./e2e/index.js");
+      notice.value = { key: "e2eWaitingKey", vars: { name: shown }, tone: "info" };
+      const comparison = await m.joinPairing(link, code, secret);
+      // The comparison code stays until dismissed: the person compares it with the sponsor's screen.
+      notice.value = { key: "e2ePaired", vars: { name: shown, code: comparison }, tone: "info", rename: !known };
+      reopenSessions(link);
+    } catch (e) {
+      notice.value = { key: "e2eKeyFailed", vars: { e: e instanceof Error ? e.message : String(e) }, tone: "error" };
+    } finally {
+      try {
+        localStorage.removeItem(JOINING);
+      } catch {
+        /* ignore */
+      }
+    }
   } catch (e) {
     // Unknown, used and expired codes get one answer from the relay (404 invalid_code).
     notice.value =
@@ -40,12 +81,14 @@ function fromFragment(): void {
   const hash = location.hash;
   if (!hash) return;
   const pairCode = parsePairCode(hash);
+  // Read before the address bar is cleaned (the secret never goes to the relay: it is the fragment's).
+  const secret = pairCode ? (new URLSearchParams(hash.replace(/^#/, "")).get("k") ?? undefined) : undefined;
   const pairing = pairCode ? undefined : parsePairing(hash);
   if (pairCode) {
     // The code must not stay in the address bar, the history or a bookmark, even for the request's time.
     history.replaceState(null, "", "/");
     path.value = "/";
-    void pairDevice(pairCode);
+    void pairDevice(pairCode, secret && /^[A-Za-z0-9_-]{43}$/.test(secret) ? secret : undefined);
   } else if (pairing) {
     addSession({ sid: pairing.sid, token: pairing.token, origin: location.origin, label: pairing.label ?? "", addedAt: Date.now() });
     // The token must not stay in the address bar, the history or a bookmark.
@@ -62,6 +105,10 @@ function fromFragment(): void {
 fromFragment();
 addEventListener("hashchange", fromFragment);
 startAll();
+// A key pairing left waiting by a reload (its secret is in IndexedDB until the reply arrives).
+if ((() => { try { return localStorage.getItem(JOINING) === "1"; } catch { return false; } })()) {
+  void import("./e2e/index.js").then((m) => m.resumeJoins((id) => inboxes.value.find((x) => `${x.saved.origin} ${x.saved.inbox_id}` === id)));
+}
 startPush(); // issue 16: Web Push re-syncs on every open, reports what this device shows (web/src/push.ts)
 addEventListener("online", () => {
   online.value = true;

@@ -6,6 +6,7 @@ import type { InboxSession } from "../../shared/inbox-protocol.js";
 import { SessionConn } from "./conn.js";
 import { InboxConn } from "./inbox.js";
 import { labelsFor } from "./labels.js";
+import { e2eLoad, e2eOf, watchE2E } from "./e2e-watch.js";
 import { navigate, path } from "./router.js";
 import { deviceId, loadInboxes, loadSessions, storeInboxes, storeSessions, type SavedInbox, type SavedSession } from "./storage.js";
 
@@ -85,6 +86,7 @@ export function connOf(sid: string): SessionConn | undefined {
             onAuthFail: () => ib.verify(),
             onRevoked: () => revokeInbox(ib),
             nameOf: (id) => ib.state.value?.devices.find((d) => d.id === id)?.name ?? (id === ib.saved.device_id ? ib.saved.name : undefined),
+            inbox: ib,
           }
         : { onLabel: (label) => setLabel(sid, label) },
     );
@@ -113,6 +115,7 @@ function makeInbox(saved: SavedInbox): InboxConn {
       const mine = st.devices.find((d) => d.id === ib.saved.device_id);
       if (mine && mine.name !== ib.saved.name) setDeviceName(ib, mine.name);
       syncConns();
+      watchE2E(ib, st); // issue 19: pairings to answer, a re-key due, or this device without a key
     },
     onRevoked: () => revokeInbox(ib),
   });
@@ -152,6 +155,8 @@ export function addInbox(saved: SavedInbox): void {
 /** This device was removed from the inbox: stop everything of it and forget its credential. */
 export function revokeInbox(ib: InboxConn): void {
   if (!inboxes.value.includes(ib)) return;
+  // Its E2E keys are of no use any more (the inbox re-keys without it): not left behind in IndexedDB.
+  if ((e2eOf(ib.state.value)?.epoch ?? 0) > 0) void e2eLoad().then((m) => m.deleteKeys(m.recordId(ib.saved.origin, ib.saved.inbox_id))).catch(() => undefined);
   ib.forget();
   for (const [sid, c] of conns) {
     if (c.saved.inbox === ib.saved.inbox_id && c.saved.origin === ib.saved.origin) {
@@ -176,6 +181,12 @@ export function setDeviceName(ib: InboxConn, name: string): void {
   ib.saved.name = name;
   storeInboxes(loadInboxes().map((x) => (x.device_id === ib.saved.device_id ? { ...x, name } : x)));
   for (const c of conns.values()) if (c.saved.inbox === ib.saved.inbox_id && c.saved.origin === ib.saved.origin) c.renew();
+}
+
+/** This device just received the inbox's key: its sealed sessions connect again, so what did not open
+ * before (redelivered on catch-up) opens now. */
+export function reopenSessions(ib: InboxConn): void {
+  for (const c of conns.values()) if (c.saved.inbox === ib.saved.inbox_id && c.saved.origin === ib.saved.origin) c.keysChanged();
 }
 
 /** Saves (or refreshes the token of) a guest session; restarts its connection if the token changed. */

@@ -1,13 +1,13 @@
 // App-wide signals that several screens read (kept out of app.tsx so screens do not import the shell).
 import { signal } from "@preact/signals";
-import type { Key } from "./i18n.js";
+import type { AnyKey } from "./i18n.js";
 
 export const online = signal(navigator.onLine);
 export const flash = signal<string>("");
 
 /** A message that stays until dismissed (pairing results); a key, so it follows a language switch. */
 export interface Notice {
-  key: Key;
+  key: AnyKey;
   vars?: Record<string, string>;
   tone: "info" | "error";
   /** Offer renaming this device (right after pairing). */

@@ -12,6 +12,7 @@ import { Board } from "./Board.js";
 import { Composer } from "./Composer.js";
 import { Content } from "./Content.js";
 import { ErrorBoundary } from "./ErrorBoundary.js";
+import { Lock } from "./Icon.js";
 import { PermissionCardLazy } from "../tools/permission-lazy.js";
 import { pt } from "../tools/permission-i18n.js";
 import { kindOf } from "./Status.js";
@@ -231,14 +232,30 @@ function CardNote({ conn }: { conn: SessionConn }) {
   return <p class={`card-note${k === "stopped" ? " refused" : ""}`} data-note={k} role="note">{t(key)}</p>;
 }
 
+/** A sealed call that did not open here: what it is and that it cannot be shown — never its ciphertext. */
+function UnreadableCard({ c, focused }: { c: CallEntry; focused: boolean }) {
+  return (
+    <article class={`card unreadable${focused ? " focused" : ""}`} data-call={c.call_id} data-state={c.state} data-unreadable="" aria-labelledby={`h-${c.call_id}`} tabIndex={focused ? -1 : undefined}>
+      <header>
+        <span class="ico" aria-hidden="true">{ICON[c.name] ?? "⚙"}</span>
+        <span id={`h-${c.call_id}`}>{c.name}</span>
+        <Lock sealed />
+      </header>
+      <p class="err" role="note">{t("cantOpen")}</p>
+    </article>
+  );
+}
+
 export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: SessionConn; focused?: boolean }) {
   const answer = (a: Answer) => void conn.answer(c.call_id, a);
   const done = c.state !== "pending";
+  const sealed = conn.sealed.value;
+  if (c.unreadable) return <UnreadableCard c={c} focused={focused} />;
   if (c.name === "canvas") {
     const id = str(c.result?.instance_id);
     return (
       <article class="card canvas-card" aria-label={t("canvas")}>
-        <header><span class="ico" aria-hidden="true">{ICON.canvas}</span> {t("canvas")} <code>{id}</code></header>
+        <header><span class="ico" aria-hidden="true">{ICON.canvas}</span> {t("canvas")} <code>{id}</code> <Lock sealed={sealed} /></header>
         {id ? <Board conn={conn} id={id} /> : c.error ? <p class="err">{c.error.message}</p> : null}
       </article>
     );
@@ -264,6 +281,7 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
                   </span>
                 )}
                 <small class="state">{who ? t("answeredOn", { who }) : t(STATE_KEY[c.state])}</small>
+                <Lock sealed={sealed} />
               </span>
             </span>
           </summary>
@@ -289,6 +307,7 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
         <span class="ico" aria-hidden="true">{ICON[c.name] ?? "⚙"}</span>
         <span id={`h-${c.call_id}`}>{title(c)}</span>
         <Countdown deadline={c.deadline} />
+        <Lock sealed={sealed} />
       </header>
       {q && <p class="question">{q}</p>}
       <CardNote conn={conn} />

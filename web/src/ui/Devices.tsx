@@ -7,6 +7,11 @@ import type { InboxConn } from "../inbox.js";
 import { t } from "../i18n.js";
 import { inboxes, setDeviceName } from "../sessions.js";
 import { ConnectEntry } from "./ConnectApp.js";
+import { e2eLoad, e2eOf, rekeyAfterRevoke, rekeyedAt } from "../e2e-watch.js";
+import { Lock } from "./Icon.js";
+import type { Keyring } from "../e2e/index.js";
+
+type E2EModule = typeof import("../e2e/index.js");
 
 const when = (ms: number): string =>
   ms > 0 ? new Date(ms).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" }) : t("never");
@@ -50,6 +55,7 @@ function Member({ ib, kind, id, name, seen, self = false }: MemberProps) {
     try {
       if (kind === "device") await ib.revokeDevice(id);
       else await ib.revokeMachine(id);
+      rekeyAfterRevoke(ib, id); // issue 19: the revoked holder must not read what follows
     } catch (x) {
       setErr(t("requestFailed", { e: errText(x) }));
       setBusy(false);
@@ -153,20 +159,47 @@ function AddCode({ ib, kind }: { ib: InboxConn; kind: "device" | "machine" }) {
   const [busy, setBusy] = useState(false);
   const [err, setErr] = useState("");
   const expired = useExpired(code?.expires_at);
+  // E2E inbox and this device holds the key: the link / command carries a pairing secret (docs/e2e.md).
+  const [secret, setSecret] = useState("");
+  const [ring, setRing] = useState<Keyring | undefined>(undefined);
+  const [mod, setMod] = useState<E2EModule | undefined>(undefined);
+  const e2e = e2eOf(ib.state.value);
+  useEffect(() => {
+    if (!ring || !secret || expired) return;
+    // Answers the hello as soon as it is there (the inbox state's `pending` also wakes the watcher).
+    const timer = setInterval(() => void ring.answerHellos().catch(() => undefined), 2_000);
+    return () => clearInterval(timer);
+  }, [ring, secret, expired]);
   const create = async () => {
     setBusy(true);
     setErr("");
     try {
-      setCode(kind === "device" ? await ib.createPairing() : await ib.createJoinCode());
+      const issued = kind === "device" ? await ib.createPairing() : await ib.createJoinCode();
+      let k = "";
+      if (e2e && e2e.epoch > 0) {
+        const m = await e2eLoad();
+        const kr = await m.keyringFor(ib);
+        if (kr?.current()) {
+          k = m.newPairingSecret();
+          await kr.sponsor(issued.code, k, issued.expires_at, kind);
+          setRing(kr);
+          setMod(m);
+        }
+      }
+      setSecret(k);
+      setCode(issued);
     } catch (x) {
       setErr(t("requestFailed", { e: errText(x) }));
     } finally {
       setBusy(false);
     }
   };
-  const link = code ? code.url ?? `${ib.saved.origin}/#pair=${code.code}` : "";
-  // --relay: the other computer's default relay may be another one.
-  const command = code ? `lineup join ${code.code} --relay ${ib.saved.origin}` : "";
+  const base = code ? code.url ?? `${ib.saved.origin}/#pair=${code.code}` : "";
+  const link = base && secret ? `${base}&k=${secret}` : base;
+  // --relay: the other computer's default relay may be another one. `#<secret>` never reaches the relay.
+  const command = code ? `lineup join ${code.code}${secret ? `#${secret}` : ""} --relay ${ib.saved.origin}` : "";
+  // Comparison codes of the pairings this device sponsored (a signal: read here, it re-renders on change).
+  const done = ring && mod ? mod.comparisons.value.filter((c) => c.role === "sponsor" && c.inbox === ring.inboxId).map((c) => c.code) : [];
   const hid = `h-add-${kind}`;
   return (
     <section class={`card add-${kind}`} aria-labelledby={hid}>
@@ -180,6 +213,8 @@ function AddCode({ ib, kind }: { ib: InboxConn; kind: "device" | "machine" }) {
         </>
       )}
       {code && expired && <p class="hint">{t("codeExpired")}</p>}
+      {secret && <p class="hint e2e-link"><Lock sealed /> {t("lockSealed")}</p>}
+      {done.map((c) => <p key={c} class="hint e2e-compare" role="status">{t("e2eSponsored", { code: c })}</p>)}
       {err && <p class="err" role="alert">{err}</p>}
       <button class={`btn${code && !expired ? "" : " primary"}`} type="button" disabled={busy} onClick={() => void create()}>
         {t(kind === "device" ? "createLink" : "createJoin")}
@@ -220,6 +255,7 @@ function InboxDevices({ ib, many }: { ib: InboxConn; many: boolean }) {
           <p class="hint">{t("noMachines")}</p>
         )}
       </section>
+      {rekeyedAt.value > 0 && <p class="hint" role="status">{t("e2eRekeyed")}</p>}
       <AddCode ib={ib} kind="device" />
       <AddCode ib={ib} kind="machine" />
     </>

@@ -9,6 +9,8 @@ import { tail } from "../labels.js";
 import { connOf, entries, forgetSession, inboxes, type Entry } from "../sessions.js";
 import { Presence } from "./SessionView.js";
 import { TailText } from "./Tail.js";
+import { Lock } from "./Icon.js";
+import { needsPairing } from "../e2e-watch.js";
 import { online } from "../state.js";
 
 export interface WaitItem {
@@ -103,6 +105,7 @@ function Row({ e, c, n }: { e: Entry; c: SessionConn; n: number }) {
             )}
           </small>
         </span>
+        <Lock sealed={c.sealed.value || e.info?.sealed === true} />
         {n > 0 && <span class="badge" aria-label={t("pending", { n })}>{n}</span>}
       </a>
       {e.guest && (
@@ -139,6 +142,8 @@ export function Home() {
   return (
     <section class="home">
       {stale && <p class="hint" role="status">{t("inboxOffline")}</p>}
+      {/* Paired before E2E was turned on: the relay never hands the key over, so this device must pair again. */}
+      {needsPairing.value.size > 0 && <p class="banner stop e2e-no-key" role="alert">{t("e2ePairAgain")}</p>}
       <Waiting items={items} />
       <section class="list" aria-labelledby="h-sessions">
         <div class="list-head">

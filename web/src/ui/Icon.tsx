@@ -1,3 +1,5 @@
+import { t } from "../i18n.js";
+
 // Inline SVG icons (no icon font, no emoji: phones and kiosks without an emoji font still see them).
 const PATHS = {
   clip: "M21.4 11.1l-9.2 9.2a6 6 0 01-8.5-8.5l9.2-9.2a4 4 0 015.7 5.7l-9.2 9.2a2 2 0 01-2.8-2.8l8.5-8.5",
@@ -8,9 +10,21 @@ const PATHS = {
   image: "M3 5h18v14H3zM3 16l5-5 4 4 3-3 6 6M15.5 9.5a1 1 0 100-.01",
   gear: "M12 15a3 3 0 100-6 3 3 0 000 6zM19.4 15a1.7 1.7 0 00.3 1.8l.1.1a2 2 0 11-2.8 2.8l-.1-.1a1.7 1.7 0 00-1.8-.3 1.7 1.7 0 00-1 1.5V21a2 2 0 11-4 0v-.1a1.7 1.7 0 00-1.1-1.5 1.7 1.7 0 00-1.8.3l-.1.1a2 2 0 11-2.8-2.8l.1-.1a1.7 1.7 0 00.3-1.8 1.7 1.7 0 00-1.5-1H3a2 2 0 110-4h.1a1.7 1.7 0 001.5-1.1 1.7 1.7 0 00-.3-1.8l-.1-.1a2 2 0 112.8-2.8l.1.1a1.7 1.7 0 001.8.3H9a1.7 1.7 0 001-1.5V3a2 2 0 114 0v.1a1.7 1.7 0 001 1.5 1.7 1.7 0 001.8-.3l.1-.1a2 2 0 112.8 2.8l-.1.1a1.7 1.7 0 00-.3 1.8V9a1.7 1.7 0 001.5 1H21a2 2 0 110 4h-.1a1.7 1.7 0 00-1.5 1z",
   back: "M15 18l-6-6 6-6",
+  lock: "M5 11h14v10H5zM8 11V7a4 4 0 018 0v4",
+  unlock: "M5 11h14v10H5zM8 11V7a4 4 0 017.7-1.5",
 } as const;
 
 export type IconName = keyof typeof PATHS;
+
+/** Sealed (lock) or plaintext (open lock), with its accessible name: on every session row and card. */
+export function Lock({ sealed, size = 16 }: { sealed: boolean; size?: number }) {
+  const label = t(sealed ? "lockSealed" : "lockPlain");
+  return (
+    <span class={`lock ${sealed ? "sealed" : "plain"}`} role="img" aria-label={label} title={label} data-sealed={sealed ? "true" : "false"}>
+      <Icon name={sealed ? "lock" : "unlock"} size={size} />
+    </span>
+  );
+}
 
 export function Icon({ name, size = 22 }: { name: IconName; size?: number }) {
   return (

@@ -10,6 +10,7 @@ import { CallCard } from "./Cards.js";
 import { Composer } from "./Composer.js";
 import { Content } from "./Content.js";
 import { ErrorBoundary } from "./ErrorBoundary.js";
+import { Lock } from "./Icon.js";
 import { ToolLog } from "./ToolLog.js";
 
 /** The agent's presence as this session's socket sees it; `agentOnline` overrides it while the socket is not
@@ -39,9 +40,16 @@ function Bubble({ m, unsent, conn }: { m: ThreadMessage; unsent: boolean; conn: 
   return (
     <div class={`bubble ${m.own ? "mine" : m.role === "agent" ? "agent" : "other"}${m.own && !m.mine ? " via" : ""}`} data-msg={m.id} data-own={m.own ? "" : undefined}>
       {m.own && !m.mine ? <small class="who">{who}</small> : <span class="sr-only">{who}:</span>}
-      <ErrorBoundary>
-        <Content blocks={m.content} />
-      </ErrorBoundary>
+      {m.unreadable ? (
+        <p class="err unreadable" data-unreadable="">{t("cantOpenMsg")}</p>
+      ) : m.elided ? (
+        <p class="hint">{t("elidedMsg")}</p>
+      ) : (
+        <ErrorBoundary>
+          <Content blocks={m.content} />
+        </ErrorBoundary>
+      )}
+      {conn.sealed.value && <Lock sealed size={12} />}
       <time dateTime={new Date(m.ts).toISOString()}>{new Date(m.ts).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}{unsent ? " · ⏳" : ""}</time>
     </div>
   );
@@ -142,7 +150,7 @@ export function SessionView({ conn }: { conn: SessionConn }) {
   const notice = conn.notice.value;
   const unsent = conn.unsent.value;
   const refused = conn.refused;
-  const carded = waiting.find((c) => OWN_COMPOSER.has(c.name));
+  const carded = waiting.find((c) => OWN_COMPOSER.has(c.name) && !c.unreadable);
   const replyThere = () => {
     const el = document.querySelector<HTMLElement>(`.thread [data-call="${CSS.escape(carded!.call_id)}"] textarea`);
     el?.scrollIntoView({ block: "center" });
@@ -151,6 +159,7 @@ export function SessionView({ conn }: { conn: SessionConn }) {
   return (
     <section class="session" aria-label={conn.label.value || conn.sid}>
       {notice && <div class="banner info" role="status" aria-live="polite">{t(notice.key)}</div>}
+      {conn.sealed.value && conn.noKey.value && <div class="banner stop e2e-no-key" role="alert">{t("e2ePairAgain")}</div>}
       <div class="tabs" role="tablist">
         <button role="tab" id="tab-chat" aria-selected={tab === "chat"} aria-controls="panel" class={tab === "chat" ? "on" : ""} onClick={() => setTab("chat")}>
           {t("chat")}{pending > 0 && <span class="badge" aria-label={t("pending", { n: pending })}>{pending}</span>}

@@ -1,0 +1,196 @@
+// Push for sealed sessions (issue 19, docs/push.md "Sealed sessions in the service worker") in Chromium: the
+// relay pushes the sealed preview (the fake push service of test/helpers/fake-push.ts decrypts the Web Push
+// layer and sees only ciphertext); CDP `ServiceWorker.deliverPushMessage` hands it to the real service
+// worker, which opens it with this device's key from IndexedDB and shows the question; a synthetic
+// notificationclick on "Yes" is sealed there and reaches the agent as a sealed tool.result. A preview that
+// does not open shows the generic "An agent is waiting for you", never anything else.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Browser, BrowserContext, CDPSession, Page, Worker } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import WebSocket from "ws";
+import { CONFIRM } from "../../shared/builtin-tools.js";
+import * as E2E from "../../shared/e2e/index.js";
+import type { CodeIssued, DevicePaired } from "../../shared/inbox-protocol.js";
+import { FakePushService } from "../helpers/fake-push.js";
+import { launch, newContext, shot, warmUp } from "../helpers/browser.js";
+import { Machine, SealedAgent, ok, pairSealed } from "../helpers/e2e-browser.js";
+
+let browser: Browser;
+let server: Server;
+let fake: FakePushService;
+const relay = () => inject("relayUrl");
+
+beforeAll(async () => {
+  browser = await launch();
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
+      void fake.handle(new Request(`${fake.base}${req.url ?? "/"}`, { method: req.method, headers, body: Buffer.concat(chunks) })).then(async (r) => {
+        const out: Record<string, string> = {};
+        r.headers.forEach((v, k) => (out[k] = v));
+        res.writeHead(r.status, out);
+        res.end(Buffer.from(await r.arrayBuffer()));
+      });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  fake = new FakePushService(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  await warmUp(relay());
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((r) => server?.close(r));
+});
+
+/** As in browser-push.test.ts: a PushManager whose subscription points at the fake push service. */
+function stubPushManager(base: string): void {
+  const KEY = "test.push.subscription";
+  const b64 = (b: ArrayBuffer | Uint8Array) => btoa(String.fromCharCode(...new Uint8Array(b))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const bytes = (s: string) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  interface Saved { endpoint: string; p256dh: string; auth: string; d: string; asKey: string }
+  const make = (s: Saved) => ({
+    endpoint: s.endpoint,
+    expirationTime: null,
+    options: { applicationServerKey: bytes(s.asKey).buffer, userVisibleOnly: true },
+    getKey: (n: string) => bytes(n === "p256dh" ? s.p256dh : s.auth).buffer,
+    toJSON: () => ({ endpoint: s.endpoint, expirationTime: null, keys: { p256dh: s.p256dh, auth: s.auth } }),
+    unsubscribe: async () => {
+      localStorage.removeItem(KEY);
+      return true;
+    },
+  });
+  PushManager.prototype.getSubscription = async function () {
+    const raw = localStorage.getItem(KEY);
+    return raw ? (make(JSON.parse(raw) as Saved) as unknown as PushSubscription) : null;
+  };
+  PushManager.prototype.subscribe = async function (opts?: PushSubscriptionOptionsInit) {
+    const kp = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"]);
+    const raw = await crypto.subtle.exportKey("raw", kp.publicKey);
+    const jwk = await crypto.subtle.exportKey("jwk", kp.privateKey);
+    const key = opts?.applicationServerKey;
+    const saved: Saved = {
+      endpoint: `${base}/push/${crypto.randomUUID()}`,
+      p256dh: b64(raw),
+      auth: b64(crypto.getRandomValues(new Uint8Array(16))),
+      d: jwk.d!,
+      asKey: typeof key === "string" ? key : b64(key instanceof ArrayBuffer ? key : new Uint8Array((key as ArrayBufferView).buffer)),
+    };
+    localStorage.setItem(KEY, JSON.stringify(saved));
+    return make(saved) as unknown as PushSubscription;
+  };
+}
+
+interface Shown { title: string; body: string; tag: string; actions: string[] }
+
+async function worker(ctx: BrowserContext): Promise<Worker> {
+  const sw = ctx.serviceWorkers()[0];
+  return sw ?? (await ctx.waitForEvent("serviceworker", { timeout: 15_000 }));
+}
+const shown = async (ctx: BrowserContext): Promise<Shown[]> =>
+  (await worker(ctx)).evaluate(async () => {
+    const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
+    return (await reg.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, actions: ((n as unknown as { actions?: { action: string }[] }).actions ?? []).map((a) => a.action) }));
+  });
+
+async function registrationId(cdp: CDPSession, origin: string): Promise<string> {
+  const found = new Promise<string>((resolve) => {
+    cdp.on("ServiceWorker.workerRegistrationUpdated", (e: { registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] }) => {
+      const r = e.registrations.find((x) => x.scopeURL.startsWith(origin) && !x.isDeleted);
+      if (r) resolve(r.registrationId);
+    });
+  });
+  await cdp.send("ServiceWorker.enable");
+  return found;
+}
+
+const callOf = (m: Record<string, unknown>) => m.call as string | undefined;
+
+describe("push for sealed sessions", () => {
+  it("the service worker opens the sealed preview, seals the answer from a notification, falls back when it cannot open, and 'answered elsewhere' names only the device", async () => {
+    const mc = await Machine.create(relay());
+    const origin = new URL(relay()).origin;
+    const ctx = await newContext(browser, "phone");
+    await ctx.grantPermissions(["notifications"], { origin });
+    await ctx.addInitScript(stubPushManager, fake.base);
+    let page: Page = await ctx.newPage();
+    const paired = await pairSealed(page, mc);
+    await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
+    await page.getByRole("button", { name: "Settings" }).click();
+    const sw = page.getByRole("switch", { name: "Notifications" });
+    await expect.poll(() => sw.isEnabled(), { timeout: 10_000 }).toBe(true);
+    await sw.click();
+    await expect.poll(() => sw.isChecked(), { timeout: 15_000 }).toBe(true);
+    const saved = JSON.parse((await page.evaluate(() => localStorage.getItem("test.push.subscription")))!) as { endpoint: string; d: string; auth: string };
+    fake.addSubscriber(saved.endpoint, saved.d, saved.auth);
+
+    const s = await mc.sealedSession("/home/me/push");
+    const agent = await SealedAgent.connect(mc, s, "agent-push");
+    const cdp0 = await ctx.newCDPSession(page);
+    const regId = await registrationId(cdp0, origin);
+    await page.close();
+    page = await ctx.newPage();
+    const cdp = await ctx.newCDPSession(page);
+    await cdp.send("ServiceWorker.enable");
+
+    try {
+      await agent.call("sp1", "confirm", { question: "Deploy SEALED-PUSH-MARKER?" }, undefined, { text: "Deploy SEALED-PUSH-MARKER?", yes_label: "Ship", no_label: "Hold" });
+      await expect.poll(() => fake.for(saved.endpoint).filter((r) => callOf(r.msg as unknown as Record<string, unknown>) === "sp1").length, { timeout: 20_000 }).toBe(1);
+      const p = fake.for(saved.endpoint).find((r) => callOf(r.msg as unknown as Record<string, unknown>) === "sp1")!;
+      // What the push service (and the relay) handled: the sealed preview, never the question.
+      expect(p.plain).not.toContain("SEALED-PUSH-MARKER");
+      expect(p.msg).toMatchObject({ kind: "call", body: "", sealed: { session_id: s.session_id, call_id: "sp1", name: "confirm", from: "agent:agent-push", epoch: 1, preview: { v: 1, e: 1 } } });
+      await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: p.plain });
+      await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp1")), { timeout: 15_000 }).toMatchObject({ body: "Deploy SEALED-PUSH-MARKER?", actions: ["yes", "no"] });
+
+      // "Yes" on the notification: sealed by the service worker, opened by the agent.
+      await (await worker(ctx)).evaluate(async () => {
+        const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
+        const n = (await reg.getNotifications()).find((x) => x.tag.endsWith("/sp1"))!;
+        const Ev = (self as unknown as { NotificationEvent: new (t: string, i: { notification: Notification; action: string }) => Event }).NotificationEvent;
+        self.dispatchEvent(new Ev("notificationclick", { notification: n, action: "yes" }));
+      });
+      const r = await agent.result("sp1");
+      expect(r.open.result).toEqual({ message: "yes", confirmed: true });
+      expect(r.raw.answered_by).toBe(paired.device_id);
+
+      // A preview moved to another call (or of a key this device lacks) does not open: the generic text.
+      const orig = JSON.parse(p.plain) as { call: string; sealed: Record<string, unknown> };
+      const moved = { ...orig, call: "sp-moved", sealed: { ...orig.sealed, call_id: "sp-moved" } };
+      await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: JSON.stringify(moved) });
+      await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp-moved")), { timeout: 15_000 }).toMatchObject({ body: "An agent is waiting for you", actions: [] });
+      await shot(page, "push-e2e");
+
+      // Answered on another device (played by the test: a paired device holding the key): the update
+      // names that device and never carries the answer.
+      const code2 = await ok<CodeIssued>(relay(), "POST", "/api/inbox/pairings", mc.cred);
+      const other = await ok<DevicePaired>(relay(), "POST", "/api/pair", undefined, { code: code2.code, name: "Laptop" });
+      const ctxO = { session_id: s.session_id, sender: `app:${other.device_id}` };
+      const ws = new WebSocket(`${s.ws_url}?client_id=${other.device_id}`, ["lineup.v1", `lineup.token.${other.device_credential}`]);
+      const frames: Record<string, unknown>[] = [];
+      ws.on("message", (d: WebSocket.RawData) => d.toString() !== "pong" && frames.push(JSON.parse(d.toString()) as Record<string, unknown>));
+      await new Promise((r) => ws.once("open", r));
+      ws.send(JSON.stringify(await E2E.sealFrame(mc.current(), ctxO, { type: "tool.list", tools: [CONFIRM] })));
+      await agent.call("sp2", "confirm", { question: "Rotate SEALED-KEYS-MARKER?" });
+      await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.call === "sp2").length, { timeout: 20_000 }).toBe(1);
+      await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: fake.for(saved.endpoint).find((r) => r.msg.call === "sp2")!.plain });
+      await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp2"))?.body, { timeout: 15_000 }).toBe("Rotate SEALED-KEYS-MARKER?");
+      await expect.poll(() => frames.some((f) => f.type === "tool.call" && f.call_id === "sp2"), { timeout: 15_000 }).toBe(true);
+      ws.send(JSON.stringify(await E2E.sealFrame(mc.current(), ctxO, { type: "tool.result", call_id: "sp2", name: "confirm", result: { message: "ANSWER-MARKER", confirmed: false } })));
+      expect((await agent.result("sp2")).open.result).toEqual({ message: "ANSWER-MARKER", confirmed: false });
+      await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.call === "sp2").length, { timeout: 20_000 }).toBe(2);
+      const update = fake.for(saved.endpoint).filter((r) => r.msg.call === "sp2")[1]!;
+      expect(update.msg).toMatchObject({ kind: "update", outcome: "answered", by: "Laptop" });
+      expect(update.plain).not.toContain("ANSWER-MARKER");
+      await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: update.plain });
+      await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp2"))?.body, { timeout: 15_000 }).toBe("Answered on Laptop");
+      ws.close();
+    } finally {
+      agent.close();
+      await ctx.close();
+    }
+  }, 120_000);
+});
