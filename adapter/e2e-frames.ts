@@ -3,34 +3,16 @@
 // back into tool definitions. Sealing and opening themselves are shared/e2e/frames.ts, nothing here.
 import { BUILTIN_TOOLS } from "../shared/builtin-tools.js";
 import { openFrame, type Frame, type KeyOf, type Preview } from "../shared/e2e/frames.js";
-import { callText } from "../shared/inbox-report.js";
+import { callText, pushExtras } from "../shared/inbox-report.js";
 import { ToolDef as ToolDefSchema, type ToolDef } from "../shared/protocol.js";
-import { PUSH_LIMITS } from "../shared/push-protocol.js";
 import { checkArguments } from "../shared/schema.js";
 
-const cut = (v: unknown): string | undefined => {
-  if (typeof v !== "string" || v.trim() === "") return undefined;
-  const t = v.replace(/\s+/g, " ").trim();
-  return t.length > PUSH_LIMITS.maxLabel ? `${t.slice(0, PUSH_LIMITS.maxLabel - 1)}…` : t;
-};
-
 /**
- * A call's preview: the inbox's waiting text (shared/inbox-report.ts callText) and the notification extras
- * cut as the relay cuts them for plaintext calls (confirm labels, a short single choice's options).
- * The extras mirror inbox-report's (unexported) pushExtras; see docs/adapter.md.
+ * A call's preview: the inbox's waiting text and the notification extras, cut as the relay cuts them for
+ * plaintext calls (shared/inbox-report.ts callText and pushExtras).
  */
 export function previewOf(name: string, args: Record<string, unknown>): Preview {
-  const p: Preview = { text: callText(name, args) };
-  if (name === "confirm") {
-    const yes = cut(args.yes_label);
-    const no = cut(args.no_label);
-    if (yes) p.yes_label = yes;
-    if (no) p.no_label = no;
-  } else if (name === "choice" && args.multiple !== true && Array.isArray(args.options) && args.options.length >= 1 && args.options.length <= PUSH_LIMITS.maxOptions) {
-    const opts = args.options.map(cut);
-    if (opts.every((o): o is string => o !== undefined)) p.options = opts;
-  }
-  return p;
+  return { text: callText(name, args), ...pushExtras(name, args) };
 }
 
 /** The input schema of `name`/`action` in `defs`; `null` when the action does not exist; undefined when the tool is unknown. */

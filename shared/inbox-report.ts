@@ -22,7 +22,8 @@ export function callText(name: string, args: unknown): string {
 }
 
 /** The bounded extras a notification needs (docs/push.md): confirm labels, a short single choice's options. */
-function pushExtras(name: string, args: unknown): Pick<WaitingCall, "yes_label" | "no_label" | "options"> {
+/** The notification extras of a call (confirm labels, a short single choice's options), cut for a push; also a sealed call's preview (adapter/e2e-frames.ts). */
+export function pushExtras(name: string, args: unknown): Pick<WaitingCall, "yes_label" | "no_label" | "options"> {
   const a = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
   const cut = (v: unknown) => {
     if (typeof v !== "string" || v.trim() === "") return undefined;
