@@ -292,7 +292,7 @@ describe("a sealed session", () => {
 });
 
 describe("sealed sessions in the other adapter processes", () => {
-  it("a killed sealed `lineup call --call-id` re-run prints the answer that came while it was gone", async () => {
+  it("a killed sealed `lineup call --call-id` re-run prints the answer that came while it was gone", { timeout: 120_000 }, async () => {
     const dir = tempDir();
     await cliJson(["e2e", "on", "--json"], dir);
     const dev = await pairedDevice(dir);
@@ -303,7 +303,11 @@ describe("sealed sessions in the other adapter processes", () => {
     const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true), "the sealed session", 20_000);
     const { ws, sender } = await dev.join(s.session_id, [CONFIRM]);
     cleanups.push(() => ws.close());
-    const f = await ws.next("tool.call", 20_000);
+    // Under a loaded CI machine the first process can take a while from pairing to its call: wait longer,
+    // and say what it printed if the call never comes.
+    const f = await ws.next("tool.call", 45_000).catch((e: unknown) => {
+      throw new Error(`${String(e)}\nthe first lineup call printed:\n${first.output().stderr}`);
+    });
     first.kill("SIGKILL");
     await first.done;
     ws.send(await dev.seal(s.session_id, sender, { type: "tool.result", call_id: "c_sealed_rerun", name: "confirm", result: { message: "answered while away" } }));
