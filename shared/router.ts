@@ -34,7 +34,7 @@ import { fingerprintHash } from "./hash.js";
 import { keptCopy, placeholderFor } from "./history.js";
 import { checkArguments } from "./schema.js";
 import { asWire, elidedSealed, isSealedMessage, sealedArgs, sealedCallFrame, sealedTools, staleEpoch, type SealedArgs } from "./e2e-relay.js";
-import type { CallRow, Registration, Store } from "./store.js";
+import { deliveriesOf, type CallRow, type Delivery, type Registration, type Store } from "./store.js";
 import { utf8Length } from "./protocol.js";
 
 /** One live connection. `key` = `role:client_id` is the identity that results and bindings belong to. */
@@ -292,7 +292,7 @@ export class Router {
   private catchUp(peer: Peer, ctx: Ctx): Out[] {
     const out: Out[] = [];
     for (const c of this.store.openCalls()) {
-      if (c.caller_role === peer.role || this.store.delivered(c.call_id, peer.conn)) continue;
+      if (c.caller_role === peer.role || deliveriesOf(c).some((d) => d.conn === peer.conn)) continue;
       if (!this.serves(peer, c)) continue;
       out.push(...this.deliver(c, [peer], ctx));
     }
@@ -305,10 +305,12 @@ export class Router {
     return this.regs(peer.role).some((r) => r.key === key && r.tools.some((t) => t.name === c.name));
   }
 
-  private deliver(c: CallRow, to: readonly Peer[], _ctx: Ctx): Out[] {
+  /** The call's frame for each of `to`; `record`: their deliveries are written now (a new call's went
+   * into its insert). */
+  private deliver(c: CallRow, to: readonly Peer[], _ctx: Ctx, record = true): Out[] {
     const frame = this.sealed ? asWire(sealedCallFrame(c)) : callFrame(c);
     return to.map((p) => {
-      this.store.addDelivery(c.call_id, keyOf(p), p.conn);
+      if (record) this.store.addDelivery(c, keyOf(p), p.conn);
       return { to: keyOf(p), conn: p.conn, frame };
     });
   }
@@ -389,6 +391,7 @@ export class Router {
       created_at: ctx.now,
       fingerprint,
       bytes: utf8Length(args),
+      deliv: "[]",
     };
     // A refused call is answered and kept for the repeat rule, but without its arguments.
     const refuse = (code: CallErrorCode, message: string) => {
@@ -406,9 +409,11 @@ export class Router {
     // Checked before it is stored: one insert, not an insert and an update.
     row.target = verdict.target;
     row.checked = verdict.known ? 1 : 0;
-    if (!this.store.insertCall(row)) return taken(this.store.getCall(f.call_id)!);
+    // Its deliveries go into the same insert: one statement for a new call.
     const providers = ctx.peers.filter((p) => p.role === side && this.serves(p, row));
-    return this.deliver(row, providers, ctx);
+    row.deliv = JSON.stringify(providers.map((p): Delivery => ({ key: keyOf(p), conn: p.conn })));
+    if (!this.store.insertCall(row)) return taken(this.store.getCall(f.call_id)!);
+    return this.deliver(row, providers, ctx, false);
   }
 
   // ------------------------------------------------------------------ results, cancels, acks
@@ -421,7 +426,7 @@ export class Router {
     }
     // Only a client the call went to, or one whose registration serves it, may answer: holding the
     // session's token is not enough to answer a call meant for a device.
-    if (!peer.virtual && !this.serves(peer, c) && !this.store.deliveries(c.call_id).some((d) => d.key === key)) {
+    if (!peer.virtual && !this.serves(peer, c) && !deliveriesOf(c).some((d) => d.key === key)) {
       return [this.err(peer, "unknown_call", `call "${f.call_id}" was not delivered to you`, f.call_id)];
     }
     // The result replaces the call's arguments in storage; past the budget it is refused and the call stays
@@ -466,8 +471,8 @@ export class Router {
     if (!this.store.finishCall(c.call_id, JSON.stringify(frame), ctx.now + LIMITS.resultRetentionMs, c.bytes)) return [];
     const out: Out[] = [{ to: c.caller, frame }];
     const reason = by ? "answered" : "timeout";
-    // Read and cleared at once: a done call keeps no deliveries.
-    const notify = new Set(this.store.takeDeliveries(c.call_id).map((d) => d.key));
+    // As read with the row (finishCall cleared them): a done call keeps no deliveries.
+    const notify = new Set(deliveriesOf(c).map((d) => d.key));
     if (by) notify.delete(keyOf(by));
     // The other devices learn what was answered and by which device (extra fields, only when a paired
     // device answered: v1 clients ignore them, and v1 sessions see the contract's frame unchanged).
@@ -486,9 +491,8 @@ export class Router {
     if (!c || c.status !== "open" || c.caller !== keyOf(peer)) {
       return [this.err(peer, "unknown_call", `no open call "${f.call_id}" of yours to cancel`, f.call_id)];
     }
-    const holders = new Set(this.store.deliveries(c.call_id).map((d) => d.key));
+    const holders = new Set(deliveriesOf(c).map((d) => d.key));
     if (!this.store.dropOpenCall(c.call_id)) return [];
-    this.store.clearDeliveries(c.call_id);
     const frame: ToolCancelOut = { type: "tool.cancel", call_id: c.call_id, reason: "cancelled" };
     if ("sealed" in f && f.sealed) Object.assign(frame, { sealed: f.sealed, sender: keyOf(peer) });
     return [...holders].map((to) => ({ to, frame }));
@@ -505,7 +509,7 @@ export class Router {
     const fingerprint = fingerprintHash(canonicalJson({ name: c.name, action: c.action, ...a, timeout_s: c.timeout_s }));
     if (!this.store.resealCall(c.call_id, args, fingerprint, c.bytes)) return [];
     const frame = asWire({ ...sealedCallFrame({ ...c, args }), resealed: true });
-    return this.store.deliveries(c.call_id).map((d) => ({ to: d.key, conn: d.conn, frame }));
+    return deliveriesOf(c).map((d) => ({ to: d.key, conn: d.conn, frame }));
   }
 
   private onToolAck(peer: Peer, f: ClientFrameOf<"tool.ack">): Out[] {

@@ -28,11 +28,19 @@ export interface CallRow {
   fingerprint: string;
   /** UTF-8 bytes this row keeps (arguments, then the result): its share of the session's budget. */
   bytes: number;
+  /** JSON of the `Delivery[]` of an open call: which connections got it (who may answer, who gets the
+   * cancel). In the call's own row, so a call is one insert and its result one update; `[]` once done. */
+  deliv: string;
 }
 
 export interface Delivery {
   key: string;
   conn: string;
+}
+
+/** The deliveries of a call row read in the current transaction. */
+export function deliveriesOf(c: CallRow): Delivery[] {
+  return c.deliv === "" || c.deliv === "[]" ? [] : (JSON.parse(c.deliv) as Delivery[]);
 }
 
 export interface Registration {
@@ -57,9 +65,10 @@ export interface Store {
   usage(): number;
 
   getCall(callId: string): CallRow | undefined;
-  /** false when the call_id is taken (nothing written): the duplicate-call rule reads only then. */
+  /** false when the call_id is taken (nothing written): the duplicate-call rule reads only then. The row
+   * carries its first deliveries (`deliv`). */
   insertCall(row: CallRow): boolean;
-  /** open → done, keeping `result` and dropping the arguments; false when the call was not open
+  /** open → done, keeping `result` and dropping the arguments and deliveries; false when the call was not open
    * (idempotent transition). `oldBytes`: the row's `bytes` as read earlier in the same transaction (so the
    * store need not read it again for the budget). */
   finishCall(callId: string, result: string, keepUntil: number, oldBytes: number): boolean;
@@ -83,12 +92,8 @@ export interface Store {
   /** Earliest open deadline, result expiry or registration idle expiry. */
   nextDue(): number | undefined;
 
-  addDelivery(callId: string, key: string, conn: string): void;
-  deliveries(callId: string): Delivery[];
-  delivered(callId: string, conn: string): boolean;
-  clearDeliveries(callId: string): void;
-  /** deliveries() and clearDeliveries() at once (one statement in SQLite). */
-  takeDeliveries(callId: string): Delivery[];
+  /** `row` (an open call as read in this transaction) was delivered to `conn` too; once per connection. */
+  addDelivery(row: CallRow, key: string, conn: string): void;
 
   /** Registrations of one side, oldest first (a later one wins a name clash). */
   registrations(role: Role): Registration[];
@@ -131,7 +136,6 @@ export interface Store {
 export class MemoryStore implements Store {
   private metaMap = new Map<string, string>();
   private calls = new Map<string, CallRow>();
-  private deliv = new Map<string, Delivery[]>();
   private regs = new Map<string, { role: Role; tools: ToolDef[]; seq: number; bytes: number; seenAt: number }>();
   private regSeq = 0;
   private inst = new Map<string, string>();
@@ -200,7 +204,7 @@ export class MemoryStore implements Store {
   finishCall(id: string, result: string, keepUntil: number, _oldBytes: number) {
     const c = this.calls.get(id);
     if (!c || c.status !== "open") return false;
-    this.put(this.calls, id, { ...c, status: "done", result, keep_until: keepUntil, args: "", bytes: utf8Length(result) });
+    this.put(this.calls, id, { ...c, status: "done", result, keep_until: keepUntil, args: "", bytes: utf8Length(result), deliv: "[]" });
     return true;
   }
   resealCall(id: string, args: string, fingerprint: string, _oldBytes: number) {
@@ -221,7 +225,6 @@ export class MemoryStore implements Store {
   }
   deleteCall(id: string) {
     this.del(this.calls, id);
-    this.del(this.deliv, id);
   }
   ackCall(id: string, caller: string) {
     const c = this.calls.get(id);
@@ -270,23 +273,13 @@ export class MemoryStore implements Store {
     }
     return t;
   }
-  addDelivery(id: string, key: string, conn: string) {
-    const list = this.deliv.get(id) ?? [];
-    if (!list.some((d) => d.conn === conn)) this.put(this.deliv, id, [...list, { key, conn }]);
-  }
-  deliveries(id: string) {
-    return [...(this.deliv.get(id) ?? [])];
-  }
-  delivered(id: string, conn: string) {
-    return (this.deliv.get(id) ?? []).some((d) => d.conn === conn);
-  }
-  clearDeliveries(id: string) {
-    this.del(this.deliv, id);
-  }
-  takeDeliveries(id: string) {
-    const d = this.deliveries(id);
-    this.clearDeliveries(id);
-    return d;
+  addDelivery(row: CallRow, key: string, conn: string) {
+    const c = this.calls.get(row.call_id);
+    if (!c || c.status !== "open") return;
+    const list = deliveriesOf(c);
+    if (list.some((d) => d.conn === conn)) return;
+    row.deliv = JSON.stringify([...list, { key, conn }]);
+    this.put(this.calls, c.call_id, { ...c, deliv: row.deliv });
   }
   registrations(role: Role) {
     return [...this.regs.entries()]
@@ -374,13 +367,12 @@ export class MemoryStore implements Store {
     this.put(this.cursors, key, seq);
   }
   clear() {
-    const saved = [this.metaMap, this.calls, this.deliv, this.regs, this.inst, this.msgs, this.cursors] as const;
+    const saved = [this.metaMap, this.calls, this.regs, this.inst, this.msgs, this.cursors] as const;
     this.undoable(() => {
-      [this.metaMap, this.calls, this.deliv, this.regs, this.inst, this.msgs, this.cursors] = saved;
+      [this.metaMap, this.calls, this.regs, this.inst, this.msgs, this.cursors] = saved;
     });
     this.metaMap = new Map();
     this.calls = new Map();
-    this.deliv = new Map();
     this.regs = new Map();
     this.inst = new Map();
     this.msgs = [];

@@ -3,7 +3,7 @@
 // registrations, each read once per wake and kept in step with every write, all of which go through this class
 // (a rolled-back transaction, or the alarm, forgets them: they are read again).
 import { LIMITS, utf8Length, type MessageOut, type Role, type ToolDef } from "../shared/protocol.js";
-import type { CallRow, Delivery, Registration, Store, StoredMessage } from "../shared/store.js";
+import { deliveriesOf, type CallRow, type Registration, type Store, type StoredMessage } from "../shared/store.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
@@ -11,10 +11,9 @@ CREATE TABLE IF NOT EXISTS calls (
   call_id TEXT PRIMARY KEY, caller TEXT NOT NULL, caller_role TEXT NOT NULL, name TEXT NOT NULL,
   action TEXT, args TEXT NOT NULL, timeout_s REAL, deadline INTEGER NOT NULL, target TEXT,
   status TEXT NOT NULL, checked INTEGER NOT NULL, result TEXT, keep_until INTEGER,
-  created_at INTEGER NOT NULL, fingerprint TEXT NOT NULL, bytes INTEGER NOT NULL DEFAULT 0);
+  created_at INTEGER NOT NULL, fingerprint TEXT NOT NULL, bytes INTEGER NOT NULL DEFAULT 0, deliv TEXT NOT NULL DEFAULT '[]');
 CREATE INDEX IF NOT EXISTS calls_due ON calls (status, deadline);
 CREATE INDEX IF NOT EXISTS calls_caller ON calls (caller, status);
-CREATE TABLE IF NOT EXISTS deliveries (call_id TEXT NOT NULL, key TEXT NOT NULL, conn TEXT NOT NULL, PRIMARY KEY (call_id, conn));
 CREATE TABLE IF NOT EXISTS registrations (key TEXT PRIMARY KEY, role TEXT NOT NULL, tools TEXT NOT NULL, seq INTEGER NOT NULL,
   bytes INTEGER NOT NULL DEFAULT 0, seen_at INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS instances (tool TEXT NOT NULL, id TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (tool, id));
@@ -25,7 +24,13 @@ CREATE TABLE IF NOT EXISTS cursors (key TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 `;
 /** Columns added after round 1: tables of older sessions get them once. */
 const ADDED = ["ALTER TABLE calls ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0", "ALTER TABLE registrations ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0",
-  "ALTER TABLE registrations ADD COLUMN seen_at INTEGER NOT NULL DEFAULT 0", "ALTER TABLE messages ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0"];
+  "ALTER TABLE registrations ADD COLUMN seen_at INTEGER NOT NULL DEFAULT 0", "ALTER TABLE messages ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0",
+  "ALTER TABLE calls ADD COLUMN deliv TEXT NOT NULL DEFAULT '[]'",
+  // Deliveries had their own table before they moved into the call's row (issue 14: one statement less on
+  // a call and on a result): an open call's deliveries move over once.
+  `UPDATE calls SET deliv = (SELECT json_group_array(json_object('key', d.key, 'conn', d.conn)) FROM deliveries d WHERE d.call_id = calls.call_id)
+   WHERE status = 'open' AND call_id IN (SELECT call_id FROM deliveries)`,
+  "DROP TABLE IF EXISTS deliveries"];
 
 type Row = Record<string, SqlStorageValue>;
 
@@ -52,7 +57,7 @@ export class SqlStore implements Store {
     this.sql.exec(SCHEMA);
     try {
       // Probing writes nothing, so a deleted session's storage stays empty.
-      this.sql.exec("SELECT c.bytes, r.bytes, r.seen_at, m.bytes FROM calls c, registrations r, messages m LIMIT 0");
+      this.sql.exec("SELECT c.bytes, c.deliv, r.bytes, r.seen_at, m.bytes FROM calls c, registrations r, messages m LIMIT 0");
     } catch {
       for (const q of ADDED) {
         try {
@@ -119,9 +124,9 @@ export class SqlStore implements Store {
   }
   insertCall(c: CallRow) {
     const n = this.run(
-      `INSERT INTO calls (call_id, caller, caller_role, name, action, args, timeout_s, deadline, target, status, checked, result, keep_until, created_at, fingerprint, bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING`,
-      c.call_id, c.caller, c.caller_role, c.name, c.action, c.args, c.timeout_s, c.deadline, c.target, c.status, c.checked, c.result, c.keep_until, c.created_at, c.fingerprint, c.bytes,
+      `INSERT INTO calls (call_id, caller, caller_role, name, action, args, timeout_s, deadline, target, status, checked, result, keep_until, created_at, fingerprint, bytes, deliv)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING`,
+      c.call_id, c.caller, c.caller_role, c.name, c.action, c.args, c.timeout_s, c.deadline, c.target, c.status, c.checked, c.result, c.keep_until, c.created_at, c.fingerprint, c.bytes, c.deliv,
     );
     if (n === 0) return false;
     this.add(c.bytes);
@@ -133,7 +138,7 @@ export class SqlStore implements Store {
     const bytes = utf8Length(result);
     // The idempotent transition: only the first writer moves a call out of 'open'. Its arguments go: a
     // done call needs only its fingerprint (the repeat rule) and its result.
-    if (this.run("UPDATE calls SET status = 'done', result = ?, keep_until = ?, args = '', bytes = ? WHERE call_id = ? AND status = 'open'", result, keepUntil, bytes, id) === 0) return false;
+    if (this.run("UPDATE calls SET status = 'done', result = ?, keep_until = ?, args = '', bytes = ?, deliv = '[]' WHERE call_id = ? AND status = 'open'", result, keepUntil, bytes, id) === 0) return false;
     this.add(bytes - oldBytes);
     this.opened(-1);
     this.dueAdded(keepUntil); // its expiry came; its deadline going leaves `due` a lower bound
@@ -158,14 +163,11 @@ export class SqlStore implements Store {
   }
   deleteCall(id: string) {
     const row = this.one<{ bytes: number; status: string }>("DELETE FROM calls WHERE call_id = ? RETURNING bytes, status", id);
-    if (row) this.add(-row.bytes);
-    // A done call has no deliveries left (finishing it cleared them in the same transaction).
-    if (row?.status === "done") return;
-    if (row) this.opened(-1);
-    this.run("DELETE FROM deliveries WHERE call_id = ?", id);
+    if (!row) return;
+    this.add(-row.bytes);
+    if (row.status === "open") this.opened(-1);
   }
   ackCall(id: string, caller: string) {
-    // One statement: a done call has no deliveries left to clear.
     const row = this.one<{ bytes: number }>("DELETE FROM calls WHERE call_id = ? AND status = 'done' AND caller = ? RETURNING bytes", id, caller);
     if (!row) return false;
     this.add(-row.bytes);
@@ -198,20 +200,11 @@ export class SqlStore implements Store {
     return this.due ?? undefined;
   }
 
-  addDelivery(id: string, key: string, conn: string) {
-    this.run("INSERT OR IGNORE INTO deliveries (call_id, key, conn) VALUES (?, ?, ?)", id, key, conn);
-  }
-  deliveries(id: string) {
-    return this.all<Delivery>("SELECT key, conn FROM deliveries WHERE call_id = ?", id);
-  }
-  delivered(id: string, conn: string) {
-    return this.one("SELECT 1 AS x FROM deliveries WHERE call_id = ? AND conn = ?", id, conn) !== undefined;
-  }
-  clearDeliveries(id: string) {
-    this.run("DELETE FROM deliveries WHERE call_id = ?", id);
-  }
-  takeDeliveries(id: string) {
-    return this.all<Delivery>("DELETE FROM deliveries WHERE call_id = ? RETURNING key, conn", id);
+  addDelivery(row: CallRow, key: string, conn: string) {
+    const list = deliveriesOf(row);
+    if (list.some((d) => d.conn === conn)) return;
+    row.deliv = JSON.stringify([...list, { key, conn }]);
+    this.run("UPDATE calls SET deliv = ? WHERE call_id = ? AND status = 'open'", row.deliv, row.call_id);
   }
 
   registrations(role: Role): Registration[] {
@@ -319,7 +312,7 @@ export class SqlStore implements Store {
   }
 
   clear() {
-    for (const t of ["meta", "calls", "deliveries", "registrations", "instances", "messages", "cursors"]) this.run(`DELETE FROM ${t}`);
+    for (const t of ["meta", "calls", "registrations", "instances", "messages", "cursors"]) this.run(`DELETE FROM ${t}`);
     this.used = 0;
     this.open = 0;
     this.due = undefined;

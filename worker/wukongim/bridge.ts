@@ -7,7 +7,7 @@ import { ASK_QUESTION, CHOICE, CONFIRM, INPUT, WORK_REPORT } from "../../shared/
 import { LIMITS, parseFrameValue, type ClientFrame, type PeerState, type RelayFrame, type SessionStatus, type ToolDef } from "../../shared/protocol.js";
 import type { Bridge } from "../../shared/engine.js";
 import { keyOf, type Out, type Peer } from "../../shared/router.js";
-import type { Store } from "../../shared/store.js";
+import { deliveriesOf, type Store } from "../../shared/store.js";
 import type { Env } from "../env.js";
 import { inboundContent, newCode, parseCodeReply, renderCall, renderContent, textAnswer } from "./text.js";
 import { LINEUP_TYPE, sendBody, sendMessage, TEXT_TYPE, WK_LIMITS, wkConfig, type SendBody, type WkConfig } from "./wire.js";
@@ -302,7 +302,7 @@ export class WuKongImBridge implements Bridge {
     const c = this.store.getCall(row.call_id);
     if (!c || c.status !== "open") return;
     // Another app client (the PWA) that holds the call can still answer it.
-    if (this.store.deliveries(c.call_id).some((d) => d.key !== IM_KEY)) return;
+    if (deliveriesOf(c).some((d) => d.key !== IM_KEY)) return;
     const frame: ClientFrame = { type: "tool.result", call_id: c.call_id, name: c.name, error: { code: "im_undeliverable", message: `could not deliver the call to the IM conversation: ${why}`.slice(0, 500) } };
     if (c.action !== null) frame.action = c.action;
     this.route(frame);
