@@ -192,7 +192,7 @@ Durable Object request.
 **How other traffic changes it:**
 
 - **Presence** — a connect is one Worker request and one Durable Object request; it writes the client's cursor
-  and its registration's last-seen time (2 rows, plus a delivery row per open call it catches up on), and a
+  and its registration's last-seen time (2 rows, plus one update of each open call's row it catches up on, recording the delivery), and a
   disconnect writes the last-seen time (1 row). Each sends a \`presence\` frame to every other connected
   client (outgoing: free). A client that reconnects every few minutes costs more in rows written than an
   idle one costs in anything.
@@ -268,7 +268,7 @@ ${e.load_avg_1m.join(" → ")}): the floor, and the floor plus one of the relay'
 ${line("floor", "durable floor (insert, update, delete)")}
 ${line("dup", "+ the duplicate-call read before the insert")}
 ${line("check", "+ a second statement on the call (the old insert-then-mark-checked)")}
-${line("deliv", "+ a delivery row per provider, cleared at the result")}
+${line("deliv", "+ a delivery row per provider, cleared at the result (the relay's old deliveries table)")}
 ${line("alarm", "+ the alarm moved on call and on result")}
 ${line("all", "all of the above")}`;
 }
@@ -343,7 +343,7 @@ With one call in flight the earliest due time moves twice per call (to the new c
 the session's expiry once it is answered). The relay now moves its alarm **only earlier**: an alarm left early
 by an answered call fires, finds nothing due and re-arms (test/worker/contract-deadlines.test.ts, "the alarm
 is never later than the earliest due time"), so a steady stream of calls writes the alarm almost never — the
-figures above are measured with that rule.${withoutAlarm(x)}
+figures above are measured with that rule.
 
 ## What runs
 
@@ -449,13 +449,14 @@ Every guarantee is kept; every change is on the frame path named in issue 14:
 | registrations read once per frame, not per lookup (call: check + providers; result: who may answer + app type) | shared/router.ts | 2 reads (+ 2 \`JSON.parse\`) |
 | a call is inserted already checked, not inserted and then marked checked | shared/router.ts | 1 write |
 | the duplicate-call rule reads the call only when the insert finds its id taken (\`ON CONFLICT DO NOTHING\`) or a refusal is about to be stored | shared/router.ts, worker/sql-store.ts | 1 read |
-| closing a call takes its deliveries in one \`DELETE … RETURNING\`; the budget uses the bytes read with the row | worker/sql-store.ts, shared/router.ts | 2 reads |
+| closing a call no longer reads its deliveries apart; the budget uses the bytes read with the row | worker/sql-store.ts, shared/router.ts | 2 reads |
 | the ack is one \`DELETE … WHERE done AND caller RETURNING\`; a done call has no deliveries to clear | worker/sql-store.ts, shared/router.ts | 2 (1 read, 1 write) |
 | the number of open calls is counted once per wake and kept in step (like the byte usage) | worker/sql-store.ts | 1 read |
 | the earliest due time is kept as a **lower bound**: a call's insert or a result's expiry can only lower it, and a result or ack that removes a due time leaves it (the alarm only moves earlier, so a bound that is too early costs one early alarm, never a late one). Forgotten on rollback and by the alarm | worker/sql-store.ts, worker/session.ts | 3 reads (the \`MIN\` query on call, result and ack) |
 | the alarm only ever moves earlier (no \`setAlarm()\` when a later deadline is added or the earliest call is answered) | worker/session.ts | 2 alarm writes |
 | parsed registrations kept per wake (dropped by every write to them, forgotten on rollback and by the alarm) | worker/sql-store.ts | 2 reads (+ 2 \`JSON.parse\`) |
 | socket identities deserialized once per wake, not per frame | worker/session.ts | — (a few µs per socket per frame) |
+| deliveries kept in the call's own row (a JSON column \`deliv\`): written by the call's insert, read with the row by the result, cleared by the result's update; a device catching up later is one update of the row. The old \`deliveries\` table is migrated and dropped on the first wake | shared/router.ts, shared/store.ts, worker/sql-store.ts | 2 writes (the delivery insert, its delete at the result) |
 
 ${abSection(x)}
 ## Writes the contract forces beyond the floor
@@ -469,10 +470,12 @@ docs/reliability.md) makes it write more, each for a rule:
   with one in flight, each billed as a row written and part of the commit that gates the next frame — by far
   the largest extra (the \`+ alarm\` rows here and above). Moved only earlier it costs
   ${r.storage_per_call.per_call.alarm_writes} per call in steady traffic, plus one early, empty alarm after an answered earliest call.
-- **Per-device checks: deliveries** — which connections got each call (\`deliveries\`: one row per provider
-  connection at the call, removed when it is answered): a result is accepted only from a client the call
-  went to or whose registration serves it, a reconnecting device gets exactly the calls it has not seen, and
-  the other devices get \`tool.cancel\` naming who answered. 2 rows written per call with one provider.
+- **Per-device checks: deliveries** — which connections got each call: a result is accepted only from a
+  client the call went to or whose registration serves it, a reconnecting device gets exactly the calls it
+  has not seen, and the other devices get \`tool.cancel\` naming who answered. Kept as a JSON column of the
+  call's own row (\`deliv\`, about 60 bytes per provider connection), so it rides on the call's insert and the
+  result's update: **no extra statement** per call. A device that connects while a call is open and gets it in
+  its catch-up costs one update of that row.
 - **Kept results until ack** — the result replaces the arguments in the call's row and stays until the
   caller's \`tool.ack\` (or 24 h): the floor does the same update and delete, so the extra is only the
   row's bookkeeping columns (\`keep_until\` for the expiry, the byte count for the session budget) and the
@@ -524,17 +527,13 @@ alarm time) from SQLite and the attachments with a handful of reads.
 ${costModel(r, x)}
 ## What is left and why
 
-- **The alarm writes.** Two per call with one call in flight, forced by "the alarm is always at the earliest
-  due time" as the deadline test states it. An alarm that is only ever *moved earlier* (never later than the
-  earliest due time; an early alarm finds nothing due and re-arms exactly, as \`tick\` is idempotent) would keep
-  every deadline on time and drop the writes to about one per deadline period per session (\`timeout_s\`,
-  600 s by default), at the price of one no-op alarm invocation (one request) per period.
-  ${noAlarm(x)}
-  It needs the contract test's exact-equality assertion after a result to become "not later than" —
-  a decision for the contract, so it is not made here.
-- **The remaining statements** (${r.storage_per_call.per_call.statements} per call vs the floor's 3): the call's read-before-write checks that
-  remain are the result's (the call row, who may answer) and the due time after a result removes the
-  earliest deadline; the deliveries insert and delete are the per-device rule. Each is a rule above.
+- **The alarm writes: ${r.storage_per_call.per_call.alarm_writes} per call** in steady traffic, since the alarm only moves earlier (above). The price
+  is one early, empty alarm invocation (one request) after an answered call that held the earliest deadline;
+  every deadline still fires on time (the contract's deadline tests and their eviction variants).
+- **The one statement beyond the floor** (${r.storage_per_call.per_call.statements} per call vs the floor's 3): the result reads the call's row before
+  updating it — its caller, status, byte count and deliveries decide who may answer, whom to tell and whether
+  the budget holds. Folding it into an \`UPDATE … RETURNING\` would need the per-device check inside SQL; left
+  as one primary-key read.
 - **zod and the JSON Schema check** stay: they are the contract's definition of a valid frame and a valid
   call, and cost microseconds.
 - **\`transactionSync\` per event** stays: it makes a frame atomic (a handler failing half-way leaves nothing),
@@ -552,23 +551,6 @@ npm run bench -- --extras        # the contract's extra writes, one by one, on t
 npm run bench -- --ab [dir]      # A/B: a relay snapshot (default bench/.tmp/relay-before) vs the work tree → bench/ab.json
 \`\`\`
 `;
-}
-
-function withoutAlarm(x: Extra): string {
-  const a = x.abNoAlarm?.vs_durable.before;
-  if (!a) return "";
-  return ` Without those writes the relay measured ${rr(a.p50)} the floor's p50 and ${rr(a.throughput)} its throughput (the A/B under
-"[What is left](#what-is-left-and-why)"): the latency goal would be met${a.p50.median <= 1.25 ? "" : " (nearly)"}, the throughput goal ${a.throughput.median >= 0.8 ? "too" : "not quite"} — the rest
-is mostly the deliveries rows of the per-device rule and the remaining reads.`;
-}
-
-function noAlarm(x: Extra): string {
-  const a = x.abNoAlarm;
-  if (!a) return "(Not measured in this tree: see bench/lib/ab.ts.)";
-  return `Measured with an A/B of the relay whose \`syncAlarm\` writes an alarm only when none is set (before) against the
-  relay (after), ${a.generated_at.slice(0, 10)}, load ${a.load_avg_1m.join(" → ")}: p50 ${a.figures.before.p50_ms} vs ${a.figures.after.p50_ms} ms,
-  ${a.figures.before.calls_per_s} vs ${a.figures.after.calls_per_s} calls/s; vs the durable floor p50 ${rr(a.vs_durable.before.p50)} without the alarm writes and
-  ${rr(a.vs_durable.after.p50)} with them, throughput ${rr(a.vs_durable.before.throughput)} vs ${rr(a.vs_durable.after.throughput)}.`;
 }
 
 function reopenNote(r: Results): string {
