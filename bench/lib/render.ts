@@ -166,7 +166,7 @@ messages are not). The Workers Paid plan is $5/month minimum.
 | Durable Object requests | ${requests} | 3 incoming WebSocket messages (call, result, ack) at 20:1; the 2 outgoing frames are free |
 | Worker requests | 0 | the sockets are already open; only connecting costs one |
 | rows written | ${rowsWritten} | ${c.writes} SQL writes (${describe(r.storage_per_call)}) + ${c.alarm_writes} \`setAlarm()\` |
-| rows read | ≈ ${rowsRead} | ${c.reads} reads, each one row or one index probe |
+| rows read | ≈ ${rowsRead} | ${c.reads} read${c.reads === 1 ? "" : "s"}, each one row or one index probe |
 | duration | ≈ ${gbs.toPrecision(2)} GB-s | 128 MB × the time the object is active per call, estimated as this run's CPU per call (${fmt(activeMs)} ms in local \`wrangler dev\`; between events a hibernatable object is not billed) |
 | list price (paid, past the included amounts) | ≈ $${perMillion.toFixed(2)} per million calls | rows written dominate: $${(rowsWritten * PRICE.rowsWrittenPerMillion).toFixed(2)} of it |
 
@@ -177,8 +177,9 @@ What a plan carries per day, calls only (everything else idle):
 | Free | ${n(freeLimits[0]!.calls)} | ${freeLimits[0]!.what} (then ${freeLimits[1]!.what} at ${n(freeLimits[1]!.calls)}) |
 | Paid, within the included amounts (a month ÷ 30) | ${n(paidIncluded[0]!.calls)} | ${paidIncluded[0]!.what}, then ${paidIncluded[1]!.what} at ${n(paidIncluded[1]!.calls)} |
 
-The durable floor writes 3 rows per call (insert, update, delete); the relay writes ${rowsWritten}, so on the Free plan the
-contract's extra writes (below) decide how many calls a day fit: ${n(perDay(PRICE.rowsWrittenFreePerDay, 3))} for the floor, ${n(freeLimits[0]!.calls)} for the relay.
+The durable floor writes 3 rows per call (insert, update, delete); the relay writes ${rowsWritten}${rowsWritten > 3 ? `, so on the Free plan the
+contract's extra writes (below) decide how many calls a day fit: ${n(perDay(PRICE.rowsWrittenFreePerDay, 3))} for the floor, ${n(freeLimits[0]!.calls)} for the relay.` : `: the contract's extra rules (below) ride on
+those same writes, so both fit ${n(freeLimits[0]!.calls)} calls a day on the Free plan.`}
 
 **An idle session with its sockets open** (an agent and an app connected, no calls) costs **nothing per hour**
 in requests and duration: the heartbeat \`ping\` is answered by the runtime's auto-response without waking
@@ -428,8 +429,10 @@ What the profile and the counts say, item by item:
   The atomicity tests, which corrupt a registration row directly in SQL to fail a handler half-way, drop the
   cache after corrupting, as a new wake would.
 - **Schema compilation:** none per call. Compiled validators (\`@cfworker/json-schema\`) are cached per schema
-  text at module level, which survives hibernation as long as the isolate lives; \`checkArguments\` costs a
-  \`JSON.stringify\` of the schema for the cache key and the validation itself (a few µs here).
+  text at module level, which survives hibernation as long as the isolate lives, and found by the schema
+  object's identity first (a \`WeakMap\`: registrations are parsed once per wake, so the same object comes
+  back), so \`JSON.stringify\` of the schema for the text key runs only on a miss; what is left is the
+  validation itself (the \`checkArguments\` row above).
 - **zod:** the frame's \`safeParse\` (Workers forbid code generation, so zod runs without its JIT) is about
   5–8 µs per frame measured in Node without JIT; small next to the storage work. Left as is: it is the
   contract's one definition of a valid frame.
