@@ -174,6 +174,8 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       wss.handleUpgrade(up.req, up.socket, up.head, (ws) => {
         this.conns.set(peer.conn, { peer, ws });
         ws.on("message", (data: Buffer, isBinary: boolean) => {
+          // A revoked socket (unrouted by dropClient) says nothing more, even while its TCP is still up.
+          if (!this.conns.has(peer.conn)) return;
           void this.engine.frame(peer, isBinary ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : data.toString("utf8"));
         });
         ws.on("close", () => {
@@ -190,10 +192,19 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
   const inboxes = new LanInboxes(
     wss,
     (sid, key, code, reason) => {
-      for (const ws of sessions.get(sid)?.socketsOf(key) ?? []) {
-        sendIfOpen(ws, JSON.stringify({ type: "error", code: "revoked", message: reason }));
-        closeQuietly(ws, code, reason);
+      const s = sessions.get(sid);
+      if (!s) return;
+      for (const [conn, c] of s.conns) {
+        if (keyOf(c.peer) !== key) continue;
+        sendIfOpen(c.ws, JSON.stringify({ type: "error", code: "revoked", message: reason }));
+        // Unrouted at once, as the Worker wipes the attachment: ws keeps delivering a socket's frames until
+        // its TCP ends, and a client that ignores the close must not answer calls meanwhile.
+        s.conns.delete(conn);
+        s.engine.closed(c.peer);
+        closeQuietly(c.ws, code, reason);
+        setTimeout(() => c.ws.terminate(), 2000).unref();
       }
+      s.engine.forget(key);
     },
     // An answer from a notification (shared/push-answer.ts), as the Worker's session object routes it.
     async (sid, epoch, device, callId, action) => {

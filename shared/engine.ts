@@ -296,6 +296,14 @@ export class SessionEngine {
     this.opts.changed?.();
   }
 
+  /** A revoked client (every socket of it already closed): its registration goes, and the other side
+   * gets the new catalog. */
+  forget(key: string): void {
+    if (!this.live()) return;
+    this.flush(this.ports.txn(() => this.router().forget(key, this.ctx())));
+    this.opts.changed?.();
+  }
+
   // ---------------------------------------------------------------- time
 
   /** Deadlines and result expiry. Idempotent: an early or repeated tick changes nothing. */

@@ -609,6 +609,15 @@ export class Router {
     return out;
   }
 
+  /** A client gone for good (its device revoked): its tools leave the catalog now, not after 7 days idle.
+   * Open calls it held stay open for another provider, or end at their deadline. Idempotent. */
+  forget(key: string, ctx: Ctx): Out[] {
+    if (!this.store.registrations(key.startsWith("agent:") ? "agent" : "app").some((r) => r.key === key)) return [];
+    const before = this.catalogs();
+    this.store.dropRegistration(key);
+    return this.catalogChanges(before, ctx);
+  }
+
   private catalogs(): Record<Role, string> {
     return { agent: sameTools(this.catalog("agent")), app: sameTools(this.catalog("app")) };
   }

@@ -16,7 +16,6 @@ import { SqlStore } from "./sql-store.js";
 import { WuKongImBridge, type ImInbound } from "./wukongim/bridge.js";
 
 export type { HttpCallAnswer, SessionMeta };
-
 const tagOf = (to: Target) => ("conn" in to ? `conn:${to.conn}` : to.key);
 
 export class Session extends DurableObject<Env> {
@@ -223,6 +222,7 @@ export class Session extends DurableObject<Env> {
       this.socks = undefined;
       closeQuietly(ws, code, reason);
     }
+    this.engine.forget(key);
   }
 
   /** An answer tapped on a notification, as that device (the inbox checked its token): shared/push-answer.ts. */

@@ -186,6 +186,37 @@ describe.each(TARGETS)("$name", (tc) => {
       expect((await api(`/api/inbox/devices/${lost.device_id}`, { method: "DELETE", token: m.machine_credential })).status).toBe(404);
     });
 
+    // Regression: revoking only closed the sockets, so the device's tools stayed in the agent's catalog for
+    // 7 days, and the LAN server kept routing a revoked socket's frames until its TCP connection ended.
+    it("a revoked device's tools leave the catalog at once, its open socket can no longer answer, and its call waits for another device", async () => {
+      const m = await inbox();
+      const a = await session(m, "/tools");
+      const lost = await pair(m, "lost phone");
+      const kept = await pair(m, "tablet");
+      const agent = await pool.agent(a);
+      const ia = await deviceSocket(a, lost);
+      await ia.next("hello");
+      await pool.register(ia, agent, [ECHO]);
+      agent.send({ type: "tool.call", call_id: "held", name: ECHO.name, arguments: { text: "x" } });
+      await ia.next((f) => f.type === "tool.call" && f.call_id === "held");
+      // A client that ignores the close: it stops reading (so it never answers the close frame) and writes on.
+      const tcp = (ia.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+      tcp.pause();
+      expect((await api(`/api/inbox/devices/${lost.device_id}`, { method: "DELETE", token: m.machine_credential })).status).toBe(204);
+      const list = await agent.next("tool.list");
+      expect((list.tools as { name: string }[]).map((t) => t.name)).not.toContain(ECHO.name);
+      ia.ws.send(JSON.stringify({ type: "tool.result", call_id: "held", result: { message: "forged" } }));
+      expect(await agent.none((f) => f.type === "tool.result", 800)).toBe(true);
+      tcp.resume();
+      // The call is still open: the other device registers the tool, gets the call, and its answer counts.
+      const ka = await deviceSocket(a, kept);
+      await ka.next("hello");
+      await pool.register(ka, agent, [ECHO]);
+      await ka.next((f) => f.type === "tool.call" && f.call_id === "held");
+      ka.send({ type: "tool.result", call_id: "held", result: { message: "real" } });
+      expect(await agent.next("tool.result")).toMatchObject({ call_id: "held", result: { message: "real" } });
+    });
+
     it("a join code makes a second machine of the same inbox; its sessions appear to the devices; machines are revocable", async () => {
       const m = await inbox();
       const d = await pair(m, "phone");
