@@ -146,6 +146,13 @@ const BUILTIN_NAMES = new Set([...BUILTIN_TOOLS.map((t) => t.name), ...HUMAN_TOO
 /** The prefix of an app-provided tool's description: the model learns it is not LineUp's own. */
 export const APP_TOOL_LABEL = "[Provided by the human's LineUp app, not built into LineUp]";
 
+/** What the model reads of a tool, in the list and in lineup_tools alike: a built-in name's canonical
+ * definition (an app cannot reword it), any other tool labelled as the app's. */
+export function canonicalTool(def: ToolDef): ToolDef {
+  const builtin = BUILTIN_NAMES.has(def.name) ? BUILTIN_TOOLS.find((t) => t.name === def.name) : undefined;
+  return builtin ?? { ...def, description: `${APP_TOOL_LABEL} ${def.description || `LineUp tool ${def.name}`}` };
+}
+
 export function buildCatalog(appTools: ToolDef[], defaultTimeoutS: number, maxTimeoutS: number = LIMITS.maxTimeoutS): { tools: McpTool[]; routes: Map<string, Route> } {
   const routes = new Map<string, Route>();
   const tools: McpTool[] = [];

@@ -4,7 +4,7 @@
 import { BUILTIN_TOOLS } from "../builtin-tools.js";
 import type { ToolDef } from "../protocol.js";
 import { checkArguments } from "../schema.js";
-import { AWAIT_ANSWER, buildCatalog, GENERIC_CALL, GENERIC_LIST, planCall, planGenericCall, schemaFor, type PlannedCall } from "./catalog.js";
+import { AWAIT_ANSWER, buildCatalog, canonicalTool, GENERIC_CALL, GENERIC_LIST, planCall, planGenericCall, schemaFor, type PlannedCall } from "./catalog.js";
 import { isMcpCallId } from "./call-id.js";
 import { errorToMcp, type McpCallResult } from "./results.js";
 
@@ -65,7 +65,8 @@ export function prepareToolCall(name: string, input: Record<string, unknown>, cx
 export function lineupToolsResult(appTools: ToolDef[], apps: number, cx: CatalogContext, appUrl?: string): McpCallResult {
   const { routes } = buildCatalog(appTools, cx.defaultTimeoutS, cx.maxTimeoutS);
   const mcpNameOf = new Map([...routes.values()].map((r) => [r.tool, r.mcpName]));
-  const tools = (appTools.length ? appTools : BUILTIN_TOOLS).map((t) => ({ ...t, mcp_tool: mcpNameOf.get(t.name) ?? null }));
+  // The same canonical, labelled definitions as the tool list: lineup_tools is no way around them.
+  const tools = (appTools.length ? appTools.map(canonicalTool) : BUILTIN_TOOLS).map((t) => ({ ...t, mcp_tool: mcpNameOf.get(t.name) ?? null }));
   const head = [
     `apps open: ${apps}${apps === 0 && appUrl ? ` (pairing link: ${appUrl})` : ""}`,
     appTools.length
