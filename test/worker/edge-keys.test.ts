@@ -148,6 +148,16 @@ describe("defects found on the way (issue 10 §3)", () => {
     expect(ok.status).toBe(201);
   });
 
+  it("refuses a RELAY_KEY shorter than 32 characters (503 bad_config naming it), but not the dev key", async () => {
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(new Request(`${BASE}/api/sessions`, authed("short-key-20-chars!!", { method: "POST" })), { ...env, RELAY_KEY: "short-key-20-chars!!" }, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(503);
+    const e = await errorBody(res);
+    expect(e.code).toBe("bad_config");
+    expect(e.message).toContain("RELAY_KEY");
+  });
+
   it("refuses a TOKEN_SECRET equal to RELAY_KEY or shorter than 32 characters (503 bad_config)", async () => {
     for (const TOKEN_SECRET of [RELAY_KEY, "short-secret"]) {
       const ctx = createExecutionContext();
