@@ -245,6 +245,22 @@ describe("Web Push from the inbox object", () => {
     w.agent.close();
   });
 
+  it("turning notifications off (DELETE /api/inbox/push) unregisters the device: no push for the next call, the other device still gets one", async () => {
+    const w = await world();
+    const off = await device(w, "Off");
+    const on = await device(w, "On");
+    const del = await json("DELETE", "/api/inbox/push", off.device_credential);
+    expect(del.status).toBeLessThan(300);
+    expect((await info(off.device_credential)).subscribed).toBe(false);
+    confirm(w, "u1");
+    await until(w.m.inbox_id, () => fake.for(on.endpoint).length >= 1, "the other device's push");
+    await runDurableObjectAlarm(inboxStub(w.m.inbox_id)).catch(() => false);
+    expect(fake.attempts.filter((a) => a.endpoint === off.endpoint)).toHaveLength(0);
+    // Idempotent: turning it off again changes nothing and is not an error.
+    expect((await json("DELETE", "/api/inbox/push", off.device_credential)).status).toBeLessThan(300);
+    w.agent.close();
+  });
+
   it("the inbox object evicted right after the call: the push still goes, exactly once", async () => {
     const w = await world();
     const pixel = await device(w, "Pixel");
