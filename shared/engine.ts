@@ -163,6 +163,7 @@ export class SessionEngine {
     return (this.routerCache ??= new Router(this.store, m.session_id, this.opts.newId, {
       extraUsage: () => this.bridge()?.bytes?.() ?? 0,
       ...(m.sealed ? { sealedEpoch: () => this.meta()?.e2e_epoch ?? 1 } : {}),
+      ...(m.inbox !== undefined ? { inbox: true } : {}),
     }));
   }
 

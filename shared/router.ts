@@ -75,6 +75,8 @@ export interface RouterOptions {
   extraUsage?: () => number;
   /** A sealed session's current inbox epoch (docs/e2e.md); undefined for a plaintext session. */
   sealedEpoch?: () => number | undefined;
+  /** An inbox session (docs/inbox.md): its other devices learn who answered, a guest link by client id. */
+  inbox?: boolean;
 }
 
 /** A sealed part of a result as the router forwards it (the relay cannot read it). */
@@ -474,11 +476,12 @@ export class Router {
     // As read with the row (finishCall cleared them): a done call keeps no deliveries.
     const notify = new Set(deliveriesOf(c).map((d) => d.key));
     if (by) notify.delete(keyOf(by));
-    // The other devices learn what was answered and by which device (extra fields, only when a paired
-    // device answered: v1 clients ignore them, and v1 sessions see the contract's frame unchanged).
+    // The other devices learn what was answered and by which device, or which guest link's client (extra
+    // fields, only in inbox sessions: v1 clients ignore them, and v1 sessions see the contract's frame unchanged).
     const cancel: ToolCancelOut = { type: "tool.cancel", call_id: c.call_id, reason };
-    if (by?.name !== undefined) {
-      cancel.answered_by = by.name;
+    const answeredBy = by?.name ?? (by && this.opts.inbox && !by.virtual && !isInternal(by) ? by.clientId : undefined);
+    if (answeredBy !== undefined) {
+      cancel.answered_by = answeredBy;
       // Never in a sealed session: the relay cannot read the answer, and must not pretend to.
       if (typeof result?.message === "string" && !this.sealed) cancel.answer = result.message;
     }

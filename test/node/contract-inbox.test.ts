@@ -130,6 +130,25 @@ describe.each(TARGETS)("$name", (tc) => {
       await live.next((f) => (f.type as string) === "inbox" && (f as unknown as InboxState).sessions[0]?.pending === 0);
     });
 
+    it("an answer from a guest link (a v1 app token) is named by its client id on the devices", async () => {
+      const m = await inbox();
+      const s = await session(m, "/guest");
+      const d = await pair(m, "phone");
+      const agent = await pool.agent(s);
+      const dev = await deviceSocket(s, d);
+      await dev.next("hello");
+      await pool.register(dev, agent, [ASK]);
+      const guest = await pool.app(s, { clientId: "guest-laptop" });
+      guest.send({ type: "tool.list", tools: [ASK] });
+      await guest.sync();
+      agent.send({ type: "tool.call", call_id: "g1", name: "ask_question", arguments: { question: "Merge?", project_directory: "/guest" } });
+      await guest.next("tool.call");
+      await dev.next("tool.call");
+      guest.send({ type: "tool.result", call_id: "g1", result: { message: "merge it" } });
+      expect(await dev.next("tool.cancel")).toMatchObject({ call_id: "g1", reason: "answered", answered_by: "guest-laptop", answer: "merge it" });
+      expect(await agent.next("tool.result")).toMatchObject({ call_id: "g1", result: { message: "merge it" } });
+    });
+
     it("results come only from a client the call went to or that serves it: a v1 app that never had it gets unknown_call", async () => {
       const m = await inbox();
       const s = await session(m, "/p");
