@@ -70,6 +70,8 @@ const SessionCreatedShape = z.looseObject({
   inbox_id: z.string(),
 });
 
+const SessionTokenShape = z.looseObject({ agent_token: z.string(), expires_at: z.number() });
+
 // The inbox's key state (docs/e2e.md "The inbox's key state"). Envelopes, wraps, hellos and replies stay
 // `unknown` here: shared/e2e parses and authenticates them (a relay cannot forge them anyway).
 const E2EPairingShape = z.looseObject({ code_id: z.string(), joiner: z.string().nullable().optional(), state: z.string(), expires_at: z.number() });
@@ -143,6 +145,11 @@ export class InboxApi {
 
   createSession(credential: string, body: z.input<typeof InboxSessionBody>): Promise<InboxSessionCreated> {
     return request(this.base, "POST", "/api/inbox/sessions", { bearer: credential, body: InboxSessionBody.parse(body), expect: 201, shape: SessionCreatedShape });
+  }
+
+  /** POST /api/inbox/sessions/:sid/token: a fresh agent token for a live session of this machine's inbox. */
+  sessionToken(credential: string, sessionId: string): Promise<{ agent_token: string; expires_at: number }> {
+    return request(this.base, "POST", `/api/inbox/sessions/${encodeURIComponent(sessionId)}/token`, { bearer: credential, expect: 200, shape: SessionTokenShape });
   }
 
   // ---- end-to-end keys (docs/e2e.md "The inbox's key state")

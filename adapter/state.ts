@@ -461,6 +461,19 @@ async function findOrCreate(opts: EnsureOptions, relayUrl: string, stateDir: str
       const p = await probeSession(relayUrl, saved.sessionId, saved.agentToken);
       if (p === "alive") return saved;
       if (p === "unreachable") throw new StateError("connect", `cannot reach the relay at ${relayUrl}`);
+      // Refused token, live session (e.g. the relay's token secret was replaced): the machine credential
+      // gets a fresh agent token for the same session, so its devices keep their thread. The old app
+      // link is dropped with it (it was signed with the same secret).
+      if (p === "denied" && current) {
+        const fresh = await new InboxApi(relayUrl).sessionToken(current.machineCredential, saved.sessionId).catch(() => undefined);
+        if (fresh) {
+          const { appToken: _t, appUrl: _u, ...rest } = saved;
+          const renewed: SavedSession = { ...rest, agentToken: fresh.agent_token, expiresAt: fresh.expires_at };
+          saveSession(stateDir, renewed);
+          (opts.log ?? stderrLog)(`the relay refused the saved token of session ${saved.sessionId}; got a fresh one with this machine's inbox credential`);
+          return renewed;
+        }
+      }
     }
   }
   const label = opts.label ?? `lineup ${cwd}`.slice(0, 120);

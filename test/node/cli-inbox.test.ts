@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
 import { InboxApi } from "../../adapter/inbox-client.js";
 import { startLanServer, type LanServer } from "../../adapter/lan-server.js";
-import { ensureSession, findInbox, loadState, saveInbox, type SavedInbox } from "../../adapter/state.js";
+import { ensureSession, findInbox, loadState, probeSession, saveInbox, saveSession, type SavedInbox } from "../../adapter/state.js";
 import { DEV_RELAY_KEY } from "../../shared/defaults.js";
 import type { InboxState } from "../../shared/inbox-protocol.js";
 import { freePort } from "../helpers/relay.js";
@@ -124,6 +124,23 @@ describe.each(targets)("the inbox on the $name", { timeout: 120_000 }, (t) => {
     expect(sa.machine_id).toBe(inbox.machineId);
     // The saved session is reused on the next start, not created again.
     expect((await ensureSession({ relayUrl: t.url, relayKey: t.key, stateDir: state, cwd: a!.cwd })).sessionId).toBe(a!.sessionId);
+  });
+
+  it("a saved session whose token the relay refuses keeps its id: the machine credential gets a fresh agent token", async () => {
+    const state = tempDir();
+    const cwd = tempDir("lineup-proj-tok-");
+    const first = await ensureSession({ relayUrl: t.url, relayKey: t.key, stateDir: state, cwd });
+    // A token the relay refuses (as after a new token secret): its signature no longer matches.
+    const bad = `${first.agentToken.slice(0, -4)}${first.agentToken.slice(-4) === "AAAA" ? "BBBB" : "AAAA"}`;
+    saveSession(state, { ...first, agentToken: bad });
+    expect(await probeSession(t.url, first.sessionId, bad)).toBe("denied");
+    const said: string[] = [];
+    const again = await ensureSession({ relayUrl: t.url, relayKey: t.key, stateDir: state, cwd, log: (l) => said.push(l) });
+    expect(again.sessionId).toBe(first.sessionId);
+    expect(again.agentToken).not.toBe(bad);
+    expect(await probeSession(t.url, again.sessionId, again.agentToken)).toBe("alive");
+    expect(said.join("\n")).toContain("fresh one");
+    expect(loadState(state).sessions.find((x) => x.sessionId === first.sessionId)!.agentToken).toBe(again.agentToken);
   });
 
   it("devices lists a paired device, renames it, revokes it (its credential then gets 401); an unknown id exits 1", async () => {
