@@ -103,11 +103,13 @@ describe("request size limits on every POST route (1 MiB)", () => {
     }
   });
 
-  it("POST /webhooks/wukongim/<secret>: refuses an oversized body with 413 (its own limit, 16 MiB)", async () => {
+  it("POST /webhooks/wukongim/<secret>: refuses an oversized body with 413 (its own limit, 16 MiB), with and without content-length", async () => {
     const url = `${relay.url}/webhooks/wukongim/${WEBHOOK_SECRET}?event=msg.notify`;
     const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: " ".repeat(16 * MiB + 1) });
     expect(res.status).toBe(413);
     await res.body?.cancel();
+    // Without content-length (chunked): the cap is counted while streaming, not taken from a header.
+    expect(await postStream(url, "unused", 16 * MiB + 1)).toBe(413);
     // A wrong secret reads nothing and answers like any unknown path.
     const wrong = await http(`${relay.url}/webhooks/wukongim/not-it?event=msg.notify`, { method: "POST", body: "[]" });
     expect(wrong.status).toBe(404);
