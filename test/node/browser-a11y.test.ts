@@ -56,7 +56,7 @@ const smallTargets = (page: Page) =>
   );
 
 describe("axe-core WCAG 2.1 AA and 44 px targets on the main screens", () => {
-  it("home, a session with every built-in card, the tool log, settings and devices — light and dark, English and Chinese", async () => {
+  it("home, a session with every built-in card, the tool log, settings and devices — phone and desktop, light and dark, English and Chinese", async () => {
     const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
     const s = await ok<SessionCreated>("POST", "/api/inbox/sessions", m.machine_credential, { project_dir: "/home/me/work/clients/acme/billing-service", host: "laptop" });
     const agent = await Agent.connect(s);
@@ -92,49 +92,53 @@ describe("axe-core WCAG 2.1 AA and 44 px targets on the main screens", () => {
       agent.call("c9", "canvas", { instance_id: id, path: "M10 10 L150 90", color: "#e53935", width: 6 }, "draw");
       await agent.result("c9");
 
-      for (const theme of ["light", "dark"] as const) {
-        for (const lang of ["en", "zh"] as const) {
-          const tag = `${theme}-${lang}`;
-          await page.emulateMedia({ colorScheme: theme });
-          await page.evaluate(([l, th]) => {
-            localStorage.setItem("lineup.lang", JSON.stringify(l));
-            localStorage.setItem("lineup.theme", JSON.stringify(th));
-          }, [lang, theme] as const);
-          const check = async (screen: string) => {
-            expect(await axe(page), `${screen}, ${tag}`).toEqual([]);
-            expect(await smallTargets(page), `${screen}, ${tag}`).toEqual([]);
-            await shot(page, `a11y-${screen}-${tag}`);
-          };
+      // The phone context, and the same screens at a desktop window size.
+      for (const size of ["phone", "desktop"] as const) {
+        if (size === "desktop") await page.setViewportSize({ width: 1280, height: 800 });
+        for (const theme of ["light", "dark"] as const) {
+          for (const lang of ["en", "zh"] as const) {
+            const tag = `${size === "phone" ? "" : "desktop-"}${theme}-${lang}`;
+            await page.emulateMedia({ colorScheme: theme });
+            await page.evaluate(([l, th]) => {
+              localStorage.setItem("lineup.lang", JSON.stringify(l));
+              localStorage.setItem("lineup.theme", JSON.stringify(th));
+            }, [lang, theme] as const);
+            const check = async (screen: string) => {
+              expect(await axe(page), `${screen}, ${tag}`).toEqual([]);
+              expect(await smallTargets(page), `${screen}, ${tag}`).toEqual([]);
+              await shot(page, `a11y-${screen}-${tag}`);
+            };
 
-          await page.goto(`${relay()}/`);
-          await page.locator('.wait-row[data-call="c1"]').waitFor({ timeout: 10_000 });
-          await page.locator(".session-row .presence.on").waitFor({ timeout: 10_000 });
-          expect(await page.evaluate(() => document.documentElement.lang)).toBe(lang === "zh" ? "zh-CN" : "en");
-          await check("home");
+            await page.goto(`${relay()}/`);
+            await page.locator('.wait-row[data-call="c1"]').waitFor({ timeout: 10_000 });
+            await page.locator(".session-row .presence.on").waitFor({ timeout: 10_000 });
+            expect(await page.evaluate(() => document.documentElement.lang)).toBe(lang === "zh" ? "zh-CN" : "en");
+            await check("home");
 
-          await page.goto(`${relay()}/s/${s.session_id}`);
-          await page.locator('[data-call="c7"] .perm').waitFor({ timeout: 10_000 });
-          await page.locator(`svg[data-instance="${id}"] path`).waitFor({ timeout: 10_000 });
-          await page.locator('header .conn-line[data-conn="online"]').waitFor({ timeout: 10_000 });
-          await page.locator('[data-call="c2"] label.option').first().click(); // a marked option, too
-          await check("session");
+            await page.goto(`${relay()}/s/${s.session_id}`);
+            await page.locator('[data-call="c7"] .perm').waitFor({ timeout: 10_000 });
+            await page.locator(`svg[data-instance="${id}"] path`).waitFor({ timeout: 10_000 });
+            await page.locator('header .conn-line[data-conn="online"]').waitFor({ timeout: 10_000 });
+            await page.locator('[data-call="c2"] label.option').first().click(); // a marked option, too
+            await check("session");
 
-          await page.getByRole("tab", { name: /Tool log|工具日志/ }).click();
-          await page.locator(".log-row").first().waitFor({ timeout: 5_000 });
-          await check("tool-log");
+            await page.getByRole("tab", { name: /Tool log|工具日志/ }).click();
+            await page.locator(".log-row").first().waitFor({ timeout: 5_000 });
+            await check("tool-log");
 
-          await page.goto(`${relay()}/settings`);
-          await page.locator("#lan-url").waitFor({ timeout: 5_000 });
-          await check("settings");
+            await page.goto(`${relay()}/settings`);
+            await page.locator("#lan-url").waitFor({ timeout: 5_000 });
+            await check("settings");
 
-          await page.goto(`${relay()}/devices`);
-          await page.locator(".member-name").first().waitFor({ timeout: 10_000 });
-          await check("devices");
+            await page.goto(`${relay()}/devices`);
+            await page.locator(".member-name").first().waitFor({ timeout: 10_000 });
+            await check("devices");
+          }
         }
       }
     } finally {
       agent.close();
       await ctx.close();
     }
-  }, 180_000);
+  }, 300_000);
 });
