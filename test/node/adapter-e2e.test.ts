@@ -119,7 +119,9 @@ describe("a sealed session", () => {
     expect(findInbox(dir, relay)!.e2e!.roster.map((h) => h.id)).toContain(dev.p.deviceId);
     expect((await machineE2E(dir)).holders).toContain(dev.p.deviceId);
 
-    const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true), "a sealed session in the inbox", 20_000);
+    // Joined only once the call waits: a device connected before its sealed tool.list is a provider without
+    // the tool, so a call landing in that instant is rightly unknown_tool (spec §tool.call) — a test race.
+    const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0), "a sealed session with the call waiting", 20_000);
     const { ws, sender } = await dev.join(s.session_id, [CONFIRM]);
     cleanups.push(() => ws.close());
     const f = await ws.next("tool.call", 20_000);
@@ -300,7 +302,9 @@ describe("sealed sessions in the other adapter processes", () => {
     const first = spawnCli(args, envFor(dir), dir);
     cleanups.push(() => first.exitCode === null && first.kill("SIGKILL"));
     await waitFor(() => dev.takeReply(), "the sponsor's reply", 20_000);
-    const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true), "the sealed session", 20_000);
+    // regression (CI stop 23): joining before the call was made let it land between the device's connect and
+    // its sealed tool.list, and come back unknown_tool. Join once the call waits in the inbox.
+    const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0), "the sealed session with the call waiting", 45_000);
     const { ws, sender } = await dev.join(s.session_id, [CONFIRM]);
     cleanups.push(() => ws.close());
     // Under a loaded CI machine the first process can take a while from pairing to its call: wait longer,
