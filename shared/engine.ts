@@ -235,6 +235,25 @@ export class SessionEngine {
     return { ok: true, peer };
   }
 
+  /**
+   * A signal between two requests of the relay's own (worker/mcp/cancel.ts): a `~s.<r>` connection closes
+   * every `~w.<r>.<n>` watcher with 4409, whether the watcher connected before it or while it is held.
+   * Watchers sit side by side, so two waiters with the same rendezvous never signal each other (ordinary ids
+   * replaced each other, and a second waiter read that as a cancel). True when `peer` is a watcher whose
+   * signal is already held: it is closed right after its hello.
+   */
+  private rendezvous(peer: Peer): boolean {
+    const m = /^~([ws])\.([A-Za-z0-9_-]+)(\.|$)/.exec(peer.clientId);
+    if (!m) return false;
+    const [, kind, r] = m;
+    const others = this.ports.sockets.peers().filter((p) => p.conn !== peer.conn && p.role === peer.role);
+    if (kind === "s") {
+      for (const p of others) if (p.clientId.startsWith(`~w.${r}.`)) this.ports.sockets.close({ conn: p.conn }, CLOSE.replaced, "signalled");
+      return false;
+    }
+    return others.some((p) => p.clientId === `~s.${r}`);
+  }
+
   /** One frame or HTTP call of credential `cred`: false when over its rate. */
   private tokenAllows(cred: string): boolean {
     let b = this.tokenBuckets.get(cred);
@@ -254,8 +273,11 @@ export class SessionEngine {
         if (p.conn !== peer.conn && keyOf(p) === key) this.ports.sockets.close({ conn: p.conn }, CLOSE.replaced, "replaced by a newer connection");
       }
     }
+    const signalled = peer.clientId.startsWith("~") && this.rendezvous(peer);
     // Connect writes deliveries and cursors: one transaction, like a frame, and the same 1011 path.
     await this.guarded(peer, () => this.router().connect(peer, this.ctx()));
+    // After its hello: the watcher opened normally, and reads the close as the signal.
+    if (signalled) this.ports.sockets.close({ conn: peer.conn }, CLOSE.replaced, "signalled");
   }
 
   /** Routes in one transaction, flushes, re-arms the alarm; a failure gets one error frame, then 1011. */

@@ -217,8 +217,8 @@ function engineHarness(rate = { perS: 10, burst: 10 }) {
     { rate, newId: () => `id${++n}` },
   );
   engine.init({ session_id: "sessbudget", expires_at: Date.now() + 60_000, epoch: 1 });
-  const open = async (role: "agent" | "app", clientId?: string) => {
-    const a = engine.admit(role, clientId ?? null);
+  const open = async (role: "agent" | "app", clientId?: string, internal = false) => {
+    const a = engine.admit(role, clientId ?? null, { internal });
     if (!a.ok) return a;
     const c = { peer: a.peer, got: [] as string[] };
     conns.set(a.peer.conn, c);
@@ -229,6 +229,23 @@ function engineHarness(rate = { perS: 10, burst: 10 }) {
 }
 
 describe("connections and rates", () => {
+  it("regression: two cancel watchers of one rendezvous sit side by side; only a signal closes them, before or after they connect", async () => {
+    const { open } = engineHarness();
+    type C = { peer: Peer; got: string[]; closed?: number };
+    const w1 = (await open("agent", "~w.r1.aaa", true)) as C;
+    const w2 = (await open("agent", "~w.r1.bbb", true)) as C;
+    const other = (await open("agent", "~w.r2.aaa", true)) as C;
+    expect([w1.closed, w2.closed]).toEqual([undefined, undefined]); // a second waiter is no cancel
+    const sig = (await open("agent", "~s.r1", true)) as C;
+    expect([w1.closed, w2.closed, other.closed, sig.closed]).toEqual([4409, 4409, undefined, undefined]);
+    // A watcher that connects while the signal is held gets its hello, then the same close.
+    const late = (await open("agent", "~w.r1.ccc", true)) as C;
+    expect(late.got.map((g) => (JSON.parse(g) as { type: string }).type)[0]).toBe("hello");
+    expect(late.closed).toBe(4409);
+    // Only the relay's own admissions may take these ids.
+    expect(await open("agent", "~s.r2")).toMatchObject({ ok: false, code: "bad_client_id" });
+  });
+
   it("regression: a session takes 64 connections; the 65th is refused with 429 too_many_connections", async () => {
     const { open } = engineHarness();
     for (let i = 0; i < LIMITS.maxConnections; i++) expect(await open("app", `a${i}`)).toHaveProperty("peer");

@@ -314,6 +314,23 @@ describe("POST /mcp waits for the human without giving the answer away to a clie
     expect(text(await third)).toBe("a");
   });
 
+  // regression: both SDK clients number their requests alike, so the second waiter's cancel rendezvous (then an
+  // ordinary client id) replaced the first's, which read that as notifications/cancelled and closed the card.
+  it("two identical questions in flight at once (two clients of one token) make one card, and both get the answer", async () => {
+    const s = await createSession();
+    const app = await human(s);
+    const [c1, c2] = [await mcp(s), await mcp(s)];
+    const q = { name: "confirm", arguments: { question: "Both at once?" } };
+    const a = track(c1.callTool(q));
+    const call = await app.next(isCallOf("confirm"));
+    const b = track(c2.callTool(q));
+    expect(await app.none((f) => f.type === "tool.call" || f.type === "tool.cancel", 1000)).toBe(true); // no cancel, no second card
+    expect(a.settled() || b.settled()).toBe(false); // neither was pushed out, to *pending* or as cancelled
+    answer(app, call, { message: "yes", confirmed: true });
+    expect(text(await a.p)).toBe('yes\ndetails: {"confirmed":true}');
+    expect(text(await b.p)).toBe('yes\ndetails: {"confirmed":true}');
+  });
+
   it("the call's own timeout ends it with a non-error result telling the model to stop asking", async () => {
     const s = await createSession();
     const app = await human(s);

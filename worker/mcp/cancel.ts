@@ -1,12 +1,12 @@
 // Explicit MCP cancellation on a stateless server. `notifications/cancelled` arrives in its own POST, possibly
 // in another isolate, and names only a JSON-RPC request id. The waiting request therefore holds a second,
-// empty LineUp connection whose client id is derived from (token, User-Agent, request id); the cancelling
-// request connects with the same id, which makes the relay replace (close with 4409) the waiter's connection —
-// that close is the signal. The cancelling side lingers a moment, so a cancel that overtakes the tools/call
-// (the waiter connects after it) still lands: the waiter's connect replaces ours, and we reconnect once.
-//
-// These ids must stay ordinary client ids, whose newer connection replaces the older one.
+// empty LineUp connection, a watcher `~w.<r>.<nonce>`, where `r` is derived from (token, User-Agent, request
+// id); the cancelling request connects as the signal `~s.<r>`, and the session closes every watcher of `r`
+// with 4409 — that close is the cancel (shared/engine.ts `rendezvous`). Watchers sit side by side: two
+// clients of one token with the same request id in flight do not cancel each other by waiting. The signal
+// lingers a moment, so a cancel that overtakes its tools/call (the watcher connects after it) still lands.
 import { shortHash } from "../../shared/mcp/call-id.js";
+import { randomId } from "../../shared/tokens.js";
 import { LineupSocket } from "./lineup-socket.js";
 import type { SessionLink } from "./port.js";
 
@@ -14,10 +14,10 @@ const LINGER_MS = 2000;
 const BACKOFF_MS = 500;
 
 export async function rendezvousIdOf(tokenId: string, userAgent: string, requestId: string | number): Promise<string> {
-  return `mcpc-${await shortHash("cancel", tokenId, userAgent, requestId)}`;
+  return shortHash("cancel", tokenId, userAgent, requestId);
 }
 
-/** The waiting side: `cancelled` resolves when a cancelling request takes our connection over. */
+/** The waiting side: `cancelled` resolves when a cancelling request's signal closes our watcher. */
 export class CancelWatch {
   readonly cancelled: Promise<void>;
   private stopped = false;
@@ -32,8 +32,8 @@ export class CancelWatch {
     this.cancelled = new Promise((r) => (this.fire = r));
   }
 
-  static start(link: SessionLink, sid: string, clientId: string): CancelWatch {
-    const w = new CancelWatch(link, sid, clientId);
+  static start(link: SessionLink, sid: string, rendezvous: string): CancelWatch {
+    const w = new CancelWatch(link, sid, `~w.${rendezvous}.${randomId(8)}`);
     void w.run();
     return w;
   }
@@ -63,21 +63,18 @@ export class CancelWatch {
 
 /**
  * The cancelling side. Resolves once the signal is given; `linger` (for waitUntil) resolves when the
- * lingering connection is closed again.
+ * lingering signal is closed again.
  */
-export async function signalCancel(link: SessionLink, sid: string, clientId: string): Promise<{ linger: Promise<void> }> {
+export async function signalCancel(link: SessionLink, sid: string, rendezvous: string): Promise<{ linger: Promise<void> }> {
   let sock: LineupSocket;
   try {
-    sock = await LineupSocket.open(link, sid, clientId);
+    sock = await LineupSocket.open(link, sid, `~s.${rendezvous}`);
   } catch {
     return { linger: Promise.resolve() };
   }
   const linger = (async () => {
-    const replaced = await Promise.race([sock.closed.then((c) => c.code === 4409), new Promise<false>((r) => setTimeout(() => r(false), LINGER_MS))]);
-    if (!replaced) return sock.close();
-    // A waiter connected after us (the cancel overtook its tools/call): replace it in turn.
-    const again = await LineupSocket.open(link, sid, clientId).catch(() => undefined);
-    again?.close();
+    await Promise.race([sock.closed, new Promise((r) => setTimeout(r, LINGER_MS))]);
+    sock.close();
   })();
   return { linger };
 }

@@ -1,6 +1,6 @@
 // The interim SessionLink: a WebSocket upgrade into the session's object through the edge's own session port
 // (`EdgeSession.connect`, as `GET /api/sessions/:sid/ws` uses it), with the role and epoch of the checked
-// agent token. The reserved `~mcp…` internal callers of the engine can replace the ordinary client ids later.
+// agent token, admitted as one of the engine's reserved internal callers (`~mcp…`, `~w.…`, `~s.…`).
 import type { EdgeSession } from "../../shared/edge.js";
 import { LinkError, type SessionLink } from "./port.js";
 
