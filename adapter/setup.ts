@@ -1,6 +1,8 @@
 // `lineup setup claude|cursor|codex`: writes the agent's hook configuration, merging into what is there and
 // never clobbering it (a file we cannot read is left alone), and prints every change. Formats and their
 // sources: docs/permissions.md §7 and §9.
+import { parse as parseToml } from "smol-toml";
+import { isDeepStrictEqual } from "node:util";
 import { accessSync, constants, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
@@ -249,51 +251,29 @@ function planCursor(o: SetupOptions): FileEdit[] {
 
 // ---------------------------------------------------------------- Codex (TOML, edited as text)
 
-/** Reads a TOML array of strings starting at `src` (`["a", 'b']`, multi-line); undefined if it is anything else. */
-export function parseTomlStringArray(src: string): { values: string[]; length: number } | undefined {
-  let i = 0;
-  const ws = () => {
-    for (;;) {
-      while (i < src.length && /[ \t\r\n]/.test(src[i]!)) i++;
-      if (src[i] === "#") while (i < src.length && src[i] !== "\n") i++;
-      else return;
-    }
-  };
-  ws();
-  if (src[i] !== "[") return undefined;
-  i++;
-  const values: string[] = [];
-  for (;;) {
-    ws();
-    if (src[i] === "]") return { values, length: i + 1 };
-    const q = src[i];
-    if (q !== '"' && q !== "'") return undefined;
-    if (src.startsWith(q.repeat(3), i)) return undefined; // multi-line strings: not ours to rewrite
-    i++;
-    let v = "";
-    for (;;) {
-      const c = src[i];
-      if (c === undefined || c === "\n") return undefined;
-      i++;
-      if (c === q) break;
-      if (q === '"' && c === "\\") {
-        const e = src[i++];
-        const map: Record<string, string> = { b: "\b", t: "\t", n: "\n", f: "\f", r: "\r", '"': '"', "\\": "\\" };
-        if (e !== undefined && map[e] !== undefined) v += map[e];
-        else if (e === "u" || e === "U") {
-          const n = e === "u" ? 4 : 8;
-          const hex = src.slice(i, i + n);
-          if (!/^[0-9a-fA-F]+$/.test(hex) || hex.length !== n) return undefined;
-          v += String.fromCodePoint(parseInt(hex, 16));
-          i += n;
-        } else return undefined;
-      } else v += c;
-    }
-    values.push(v);
-    ws();
-    if (src[i] === ",") i++;
-    else if (src[i] !== "]") return undefined;
+/** The document as smol-toml reads it; a file that is not TOML is refused, never edited. */
+function readToml(text: string): Record<string, unknown> {
+  try {
+    return parseToml(text) as Record<string, unknown>;
+  } catch (e) {
+    throw new SetupError(`it is not valid TOML (${String((e as Error).message).split("\n")[0]})`);
   }
+}
+
+/**
+ * Where the value that starts at `start` ends: the first `]` after which smol-toml reads exactly `want`
+ * (a `]` inside a string or a comment fails to parse, or reads as something else). The text is edited in
+ * place, so the user's comments and layout elsewhere survive; the library does the reading.
+ */
+function valueEnd(text: string, start: number, want: unknown): number | undefined {
+  for (let end = text.indexOf("]", start); end >= 0; end = text.indexOf("]", end + 1)) {
+    try {
+      if (isDeepStrictEqual(parseToml(`v = ${text.slice(start, end + 1)}`).v, want)) return end + 1;
+    } catch {
+      /* not the end yet */
+    }
+  }
+  return undefined;
 }
 
 const tomlArray = (values: string[]) => `[${values.map((v) => JSON.stringify(v)).join(", ")}]`;
@@ -301,34 +281,52 @@ const tomlArray = (values: string[]) => `[${values.map((v) => JSON.stringify(v))
 /** New config.toml text with LineUp's notify (chaining an existing program with --then). */
 export function mergeCodexConfig(text: string, cmd: string[]): { text: string; changes: string[] } {
   const ours = [...cmd, "hook", "codex-notify"];
-  // Top-level keys end at the first table header.
-  const header = /^[ \t]*\[/m.exec(text);
-  const topEnd = header ? header.index : text.length;
-  const m = /^[ \t]*notify[ \t]*=[ \t]*/m.exec(text.slice(0, topEnd));
-  if (!m) {
+  const doc = readToml(text);
+  const cur = doc.notify;
+  let next: string[];
+  let out: { text: string; changes: string[] };
+  if (cur === undefined) {
+    next = ours;
+    // Top-level keys end at the first table header.
+    const header = /^[ \t]*\[/m.exec(text);
+    const topEnd = header ? header.index : text.length;
     const line = `# LineUp: each finished Codex turn is reported into the session's thread (lineup setup codex)\nnotify = ${tomlArray(ours)}\n`;
     const before = text.slice(0, topEnd);
     const sep = before === "" || before.endsWith("\n\n") ? "" : before.endsWith("\n") ? "\n" : "\n\n";
     const after = text.slice(topEnd);
-    return { text: `${before}${sep}${line}${after ? `\n${after}` : ""}`, changes: [`added notify = ${tomlArray(ours)}`] };
-  }
-  const start = m.index + m[0].length;
-  const arr = parseTomlStringArray(text.slice(start));
-  if (!arr) throw new SetupError("its top-level `notify` is not an array of plain strings LineUp can rewrite");
-  const cur = arr.values;
-  const at = cur.findIndex((v, k) => v === "hook" && cur[k + 1] === "codex-notify");
-  let next: string[];
-  let what: string;
-  if (at >= 0) {
-    const thenAt = cur.indexOf("--then", at);
-    next = thenAt >= 0 ? [...ours, ...cur.slice(thenAt)] : ours;
-    what = "updated";
+    out = { text: `${before}${sep}${line}${after ? `\n${after}` : ""}`, changes: [`added notify = ${tomlArray(ours)}`] };
   } else {
-    next = cur.length > 0 ? [...ours, "--then", ...cur] : ours;
-    what = cur.length > 0 ? `chained your notify program (${cur[0]}) after LineUp's:` : "set";
+    if (!Array.isArray(cur) || !cur.every((v): v is string => typeof v === "string")) throw new SetupError("its top-level `notify` is not an array of strings LineUp can rewrite");
+    const m = /^[ \t]*notify[ \t]*=[ \t]*/m.exec(text);
+    const start = m ? m.index + m[0].length : -1;
+    const end = m ? valueEnd(text, start, cur) : undefined;
+    if (end === undefined) throw new SetupError("its top-level `notify` is not written as a plain `notify = [ … ]` LineUp can rewrite");
+    const at = cur.findIndex((v, k) => v === "hook" && cur[k + 1] === "codex-notify");
+    let what: string;
+    if (at >= 0) {
+      const thenAt = cur.indexOf("--then", at);
+      next = thenAt >= 0 ? [...ours, ...cur.slice(thenAt)] : ours;
+      what = "updated";
+    } else {
+      next = cur.length > 0 ? [...ours, "--then", ...cur] : ours;
+      what = cur.length > 0 ? `chained your notify program (${cur[0]}) after LineUp's:` : "set";
+    }
+    if (isDeepStrictEqual(next, cur)) return { text, changes: [] };
+    out = { text: `${text.slice(0, start)}${tomlArray(next)}${text.slice(end)}`, changes: [`${what} notify = ${tomlArray(next)}`] };
   }
-  if (JSON.stringify(next) === JSON.stringify(cur)) return { text, changes: [] };
-  return { text: `${text.slice(0, start)}${tomlArray(next)}${text.slice(start + arr.length)}`, changes: [`${what} notify = ${tomlArray(next)}`] };
+  // Checked by reading it back: the new notify, and every other value exactly as it was.
+  let back: Record<string, unknown> | undefined;
+  try {
+    back = parseToml(out.text) as Record<string, unknown>;
+  } catch {
+    back = undefined;
+  }
+  const { notify: _was, ...others } = doc;
+  const { notify: wrote, ...othersAfter } = back ?? {};
+  if (!back || !isDeepStrictEqual(wrote, next) || !isDeepStrictEqual(othersAfter, others)) {
+    throw new SetupError("LineUp could not add its notify without changing something else (an unusual layout); add it by hand (docs/permissions.md §8.4)");
+  }
+  return out;
 }
 
 function planCodex(o: SetupOptions): FileEdit[] {

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { mergeCodexConfig, parseTomlStringArray, runSetup } from "../../adapter/setup.js";
+import { mergeCodexConfig, runSetup } from "../../adapter/setup.js";
 import { REPO, runCli } from "./adapter-helpers.js";
 
 const CMD = ["node", "/opt/lineup/adapter/bin/lineup.mjs"];
@@ -151,11 +151,16 @@ describe("lineup setup codex", () => {
     expect(run(["codex", "--config", file, ...cmdFlag]).code).toBe(2);
   });
 
-  it("reads TOML string arrays (basic and literal strings, escapes, comments, trailing comma)", () => {
-    const src = '["a\\"b", \'c\\d\', "\\u00e9"] # x';
-    expect(parseTomlStringArray(src)).toEqual({ values: ['a"b', "c\\d", "é"], length: src.indexOf(" #") });
-    expect(parseTomlStringArray("[\n 'x',\n]")?.values).toEqual(["x"]);
-    expect(parseTomlStringArray('"x"')).toBeUndefined();
-    expect(parseTomlStringArray("[1, 2]")).toBeUndefined();
+  // regression: config.toml was read by a hand-written parser of string arrays; smol-toml reads it now, and
+  // every edit is read back (the new notify, everything else unchanged) before it is written.
+  it("reads notify with smol-toml (escapes, ] inside strings, comments) and refuses a file that is not TOML", () => {
+    const src = 'notify = ["a\\"b]", \'c\\d\', "\\u00e9"] # x ]\n[tui]\nx = 1\n';
+    const r = mergeCodexConfig(src, ["lineup"]);
+    expect(r.text).toBe('notify = ["lineup", "hook", "codex-notify", "--then", "a\\"b]", "c\\\\d", "é"] # x ]\n[tui]\nx = 1\n');
+    expect(mergeCodexConfig("notify = [\n 'x', # first\n]\n", ["lineup"]).text).toBe('notify = ["lineup", "hook", "codex-notify", "--then", "x"]\n');
+    expect(() => mergeCodexConfig('model = "o4\n', ["lineup"])).toThrow(/not valid TOML/);
+    expect(() => mergeCodexConfig("notify = [1, 2]\n", ["lineup"])).toThrow(/not an array of strings/);
+    // A key LineUp does not find as `notify = [` (quoted) is not written twice: the read-back refuses.
+    expect(() => mergeCodexConfig('"notify" = ["x"]\n', ["lineup"])).toThrow(/plain `notify = \[/);
   });
 });
