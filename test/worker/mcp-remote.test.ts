@@ -240,6 +240,19 @@ describe("POST /mcp waits for the human without giving the answer away to a clie
     for (let i = 1; i < progress.length; i++) expect(progress[i]!.progress).toBeGreaterThan(progress[i - 1]!.progress);
   });
 
+  it("answered after 70 s at production periods, past the SDK's default 60 s timer, the call completes on progress", { timeout: 120_000 }, async () => {
+    const s = await createSession();
+    const app = await human(s);
+    const c = await mcp(s); // the real Worker: progress every 15 s
+    const progress: number[] = [];
+    const p = c.callTool({ name: "input", arguments: { question: "After lunch?" } }, { resetTimeoutOnProgress: true, onprogress: (n) => progress.push(n.progress) });
+    const call = await app.next(isCallOf("input"));
+    await new Promise((r) => setTimeout(r, 70_000));
+    answer(app, call, { message: "back" });
+    expect(text(await p)).toBe("back");
+    expect(progress.length).toBeGreaterThanOrEqual(4); // at once, then every 15 s
+  });
+
   it("a client whose timer is not reset gives up, and the human's card stays open: the identical retry joins it and gets the answer", async () => {
     const s = await createSession();
     const app = await human(s);
