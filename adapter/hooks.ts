@@ -44,7 +44,8 @@ Events:
                        no answer within --wait → no output (Claude Code's own dialog stays up)
   pre-tool-use         Claude Code PreToolUse: the policy only (allow / deny at once, else no output);
                        never touches the network
-  notify               Claude Code Notification: idle_prompt → "waiting for you" in the thread
+  notify               Claude Code Notification: idle_prompt → "waiting for you" in the thread, and a
+                       push to the inbox's phones
   stop                 Claude Code Stop: last_assistant_message (and a policy summary) into the thread
   cursor-shell         Cursor beforeShellExecution: like permission-request; no answer → "ask"
   codex-notify [--then PROG ARGS…] JSON
@@ -379,7 +380,8 @@ async function cursorShell(cx: Ctx, text: string): Promise<number> {
 }
 
 /** Sends messages into the project's thread; failures only go to stderr (a report must not stop the agent). */
-async function report(cx: Ctx, projectDir: string, texts: string[]): Promise<boolean> {
+/** Messages into the session's thread; with `attention`, also a push to the inbox's devices (docs/push.md). */
+async function report(cx: Ctx, projectDir: string, texts: string[], attention?: string): Promise<boolean> {
   try {
     const client = await beforeDeadline(cx, connectSession(cx, projectDir));
     try {
@@ -387,10 +389,35 @@ async function report(cx: Ctx, projectDir: string, texts: string[]): Promise<boo
     } finally {
       await client.close();
     }
+    // A sealed session's push carries no words of the agent: the relay must not read them (docs/e2e.md).
+    if (attention !== undefined) await pushAttention(cx, client.sessionId, client.sealed ? undefined : attention);
     return true;
   } catch (e) {
     cx.say(`could not report to the thread: ${e instanceof Error ? e.message : String(e)}`);
     return false;
+  }
+}
+
+/** At most `n` UTF-16 units (the relay's limit), never half a character. */
+function upTo(s: string, n: number): string {
+  let out = "";
+  for (const ch of s) {
+    if (out.length + ch.length > n) break;
+    out += ch;
+  }
+  return out;
+}
+
+/** The push of a "waiting for you" report, when this machine is in an inbox: best effort, never fails the hook. */
+async function pushAttention(cx: Ctx, sessionId: string, text: string | undefined): Promise<void> {
+  const access = findInboxAccess(cx.o.stateDir, cx.o.relayUrl, cx.env);
+  if (!access) return; // a v1 session: no paired devices to push to
+  const [{ InboxApi }, { PUSH_LIMITS }] = await Promise.all([import("./inbox-client.js"), import("../shared/push-protocol.js")]);
+  try {
+    const r = await beforeDeadline(cx, new InboxApi(access.relayUrl).pushAttention(access.credential, sessionId, text === undefined ? undefined : upTo(text, PUSH_LIMITS.maxAttentionText)));
+    cx.say(`pushed "waiting for you" to ${r.queued} device${r.queued === 1 ? "" : "s"}`);
+  } catch (e) {
+    cx.say(`no push: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 
@@ -402,7 +429,8 @@ async function notify(cx: Ctx, text: string): Promise<number> {
   if (input.notification_type !== undefined && !WAITING.has(input.notification_type)) return 0;
   const agent = cx.o.agent ?? "Claude Code";
   const detail = input.message && input.message.trim() !== "" ? `\n\n> ${input.message.trim().replace(/\n/g, "\n> ")}` : "";
-  await report(cx, projectDirFor(input.cwd, cx.o, cx.env), [`⏳ **${agent} is waiting for you** in \`${input.cwd}\`.${detail}`]);
+  const msg = input.message?.trim();
+  await report(cx, projectDirFor(input.cwd, cx.o, cx.env), [`⏳ **${agent} is waiting for you** in \`${input.cwd}\`.${detail}`], `${agent}: ${msg || "waiting for you"}`);
   return 0;
 }
 

@@ -152,6 +152,11 @@ export class InboxApi {
     return request(this.base, "POST", `/api/inbox/sessions/${encodeURIComponent(sessionId)}/token`, { bearer: credential, expect: 200, shape: SessionTokenShape });
   }
 
+  /** POST /api/inbox/push/attention: "the agent is waiting for you" pushed to the inbox's devices (docs/push.md). */
+  pushAttention(credential: string, sessionId: string, text?: string): Promise<{ queued: number }> {
+    return request(this.base, "POST", "/api/inbox/push/attention", { bearer: credential, body: { session_id: sessionId, ...(text ? { text } : {}) }, expect: 202, shape: z.object({ queued: z.number() }) });
+  }
+
   // ---- end-to-end keys (docs/e2e.md "The inbox's key state")
 
   e2eState(credential: string): Promise<E2EState> {

@@ -105,6 +105,7 @@ export class LanInboxes {
       pushInfo: async (d, sid) => push.info(d, sid),
       pushSettings: async (p) => push.setSettings(p),
       pushAnswer: (hash, action) => push.answer(hash, action),
+      pushAttention: async (sid, text) => push.attention(sid, text),
       create: async (inboxId, m) => c.create(inboxId, m),
       auth: async (kind, mid, hash, sid) => c.auth(kind, mid, hash, sid),
       state: async (you) => c.state(you),

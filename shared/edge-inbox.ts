@@ -9,7 +9,7 @@ import { pushRoutes } from "./edge-push.js";
 import type { E2EAnswer, E2ERequest } from "./e2e-inbox.js";
 import type { AuthAnswer, Attach } from "./inbox.js";
 import type { PushSub } from "./push-core.js";
-import type { PushAnswerInput, PushAnswerResult, PushInfo, PushSettings } from "./push-protocol.js";
+import type { PushAnswerInput, PushAnswerResult, PushAttentionResult, PushInfo, PushSettings } from "./push-protocol.js";
 import {
   CreateInboxBody,
   DEVICE_ID_PREFIX,
@@ -58,6 +58,7 @@ export interface EdgeInbox {
   pushInfo(deviceId: string | undefined, sid?: string): Promise<PushInfo>;
   pushSettings(p: Partial<PushSettings>): Promise<PushSettings>;
   pushAnswer(hash: string, answer: PushAnswerInput): Promise<PushAnswerResult>;
+  pushAttention(sid: string, text: string | undefined): Promise<PushAttentionResult>;
 }
 
 export async function sha256(s: string): Promise<string> {

@@ -7,7 +7,7 @@ import { fail, type EdgeEnv, type EdgeHost } from "./edge.js";
 import { sha256, type Holder } from "./edge-inbox.js";
 import type { CredentialKind } from "./inbox-protocol.js";
 import type { PushSub } from "./push-core.js";
-import { PUSH_TOKEN_RE, PushAnswerBody, PushSettingsBody, PushSubscribeBody, type PushSettings } from "./push-protocol.js";
+import { PUSH_TOKEN_RE, PushAnswerBody, PushAttentionBody, PushSettingsBody, PushSubscribeBody, type PushSettings } from "./push-protocol.js";
 import { describeIssues } from "./protocol.js";
 import { safeEqual } from "./tokens.js";
 import { checkEndpoint, WebPushError } from "./webpush.js";
@@ -111,6 +111,21 @@ export function pushRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: Co
     if (b instanceof Response) return b;
     const clean = Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)) as Partial<PushSettings>;
     return c.json(await host(c).inboxes!.inbox(who.inbox).pushSettings(clean));
+  });
+
+  // An agent's "waiting for you" with no call (lineup hook notify): a machine of the inbox, for a session of it.
+  app.post("/api/inbox/push/attention", async (c) => {
+    const who = await holder(c, ["machine"]);
+    if (who instanceof Response) return who;
+    const b = await body(c, PushAttentionBody);
+    if (b instanceof Response) return b;
+    const r = await host(c).inboxes!.inbox(who.inbox).pushAttention(b.session_id, b.text);
+    if (r.status === "unknown_session") return fail(c, 404, "not_found", "no live session of this inbox has that id");
+    if (r.status === "throttled") {
+      c.header("retry-after", String(r.retry_after_s));
+      return fail(c, 429, "rate_limited", `one attention push per session a minute; again in ${r.retry_after_s} s`);
+    }
+    return c.json({ queued: r.devices }, 202);
   });
 
   // Idempotent: the same token and action answer again; first answer wins as everywhere (409 after).

@@ -5,7 +5,7 @@
 // one alarm (`wake`), so an eviction between a call and its push loses nothing.
 import type { InboxData } from "./inbox.js";
 import type { SessionReport, WaitingCall } from "./inbox-protocol.js";
-import { callMessage, encodeMessage, updateMessage } from "./push-payload.js";
+import { attentionMessage, callMessage, encodeMessage, updateMessage } from "./push-payload.js";
 import {
   AUTOMATIC_TOOLS,
   DEFAULT_PUSH_SETTINGS,
@@ -14,6 +14,7 @@ import {
   type DeviceView,
   type PushAnswerInput,
   type PushAnswerResult,
+  type PushAttentionResult,
   type PushInfo,
   type PushKind,
   type PushLang,
@@ -63,6 +64,8 @@ interface Item {
   attempt: number;
   due: number;
   reminder?: number;
+  /** An attention push (no job): its text, "" for the service worker's own words. */
+  text?: string;
 }
 export interface PushData {
   subs: Record<string, PushSub>;
@@ -73,6 +76,8 @@ export interface PushData {
   /** The relay's public origin, learnt from subscriptions (the default VAPID subject when https). */
   origin?: string;
   seq: number;
+  /** When each session last queued an attention push (at most one per PUSH_LIMITS.attentionGapMs). */
+  attention?: Record<string, number>;
 }
 
 export interface PushPorts {
@@ -219,7 +224,31 @@ export class PushCore {
     }
   }
 
-  /** The call left the Waiting list: pending pushes for it go, every notified device but the answerer gets the update. */
+  /**
+   * "The agent is waiting for you" in session `sid` with no call (an agent's idle report): one push per
+   * subscribed device, no actions, spared like a call's while the device shows that session or the Waiting
+   * list. At most one per session a minute; a newer one replaces one still queued. A sealed session's push
+   * carries no text (the relay must not put an agent's words into a notification it cannot read).
+   */
+  attention(sid: string, text: string | undefined, now = Date.now()): PushAttentionResult {
+    const s = this.ports.inbox()?.sessions[sid];
+    if (!s || s.expires_at <= now) return { status: "unknown_session" };
+    const d = this.load();
+    const last = d.attention?.[sid];
+    if (last !== undefined && now - last < PUSH_LIMITS.attentionGapMs) return { status: "throttled", retry_after_s: Math.ceil((last + PUSH_LIMITS.attentionGapMs - now) / 1000) };
+    const job = jobKey(sid, "attention");
+    d.queue = d.queue.filter((q) => q.job !== job);
+    const devices = Object.keys(d.subs);
+    for (const dev of devices) {
+      this.enqueue(d, job, dev, "attention", now);
+      d.queue.at(-1)!.text = s.sealed === true ? "" : (text ?? "").trim();
+    }
+    d.attention = Object.fromEntries([...Object.entries(d.attention ?? {}).filter(([, t]) => now - t < PUSH_LIMITS.attentionGapMs), [sid, now]]);
+    this.save(d);
+    return { status: "queued", devices: devices.length };
+  }
+
+  /** The call left the Waiting list: pending pushes for it go  /** The call left the Waiting list: pending pushes for it go, every notified device but the answerer gets the update. */
   private end(d: PushData, key: string, job: Job, closed: ClosedCall, now: number): void {
     job.ended = { at: now, closed };
     delete job.next_reminder_at;
@@ -299,14 +328,25 @@ export class PushCore {
     if (!item) return;
     const job = d.jobs[item.job];
     const sub = d.subs[item.device];
-    const entry = (e: Partial<PushLogEntry> & Pick<PushLogEntry, "outcome">): PushLogEntry => ({ at: Date.now(), session_id: job?.sid ?? "", call_id: job?.call.call_id ?? "", device_id: item.device, kind: item.kind, ...e });
+    const [jobSid = "", jobCall = ""] = item.job.split("/");
+    const entry = (e: Partial<PushLogEntry> & Pick<PushLogEntry, "outcome">): PushLogEntry => ({ at: Date.now(), session_id: jobSid, call_id: jobCall, device_id: item.device, kind: item.kind, ...e });
+    // A fresh read: after an await, another delivery may have changed the document.
     const drop = (e?: Partial<PushLogEntry> & Pick<PushLogEntry, "outcome">) => {
-      d.queue = d.queue.filter((q) => q.id !== id);
-      if (e) this.log(d, entry(e));
-      this.ports.save(d);
+      const cur = this.load();
+      cur.queue = cur.queue.filter((q) => q.id !== id);
+      if (e) this.log(cur, entry(e));
+      this.ports.save(cur);
     };
-    if (!job || !sub || (item.kind !== "update" && job.ended)) return drop();
     const inbox = this.ports.inbox();
+    if (item.kind === "attention") {
+      const s = inbox?.sessions[jobSid];
+      if (!sub || !s || s.expires_at <= now) return drop();
+      if (this.showing(item.device, jobSid, now)) return drop({ outcome: "suppressed" });
+      if (sub.key !== vapid.keys.publicKey) return drop({ outcome: "failed", error: "stale_key" });
+      const payload = encodeMessage(attentionMessage({ inbox: inbox?.inbox_id ?? "", sid: jobSid, label: s.label, lang: sub.lang, text: item.text ?? "" }));
+      return this.post(id, item, sub, vapid, d, drop, payload, PUSH_LIMITS.attentionTtlS, "normal");
+    }
+    if (!job || !sub || (item.kind !== "update" && job.ended)) return drop();
     const s = inbox?.sessions[job.sid];
     if (item.kind !== "update") {
       // Decided here, on the relay, never by a silent service worker (iOS drops silent subscriptions).
@@ -337,6 +377,21 @@ export class PushCore {
       item.kind === "update" || job.call.deadline_at === undefined
         ? PUSH_LIMITS.updateTtlS
         : Math.min(PUSH_LIMITS.maxTtlS, Math.max(0, Math.floor((job.call.deadline_at - now) / 1000)));
+    return this.post(id, item, sub, vapid, d, drop, payload, ttl, item.kind === "update" ? "normal" : "high");
+  }
+
+  /** Signs, encrypts and sends one queue item's payload, then settles it. */
+  private async post(
+    id: number,
+    item: Item,
+    sub: PushSub,
+    vapid: { keys: VapidKeys; subject?: string },
+    d: PushData,
+    drop: (e: Partial<PushLogEntry> & Pick<PushLogEntry, "outcome">) => void,
+    payload: string,
+    ttl: number,
+    urgency: "normal" | "high",
+  ): Promise<void> {
     const subject = vapid.subject ?? (d.origin?.startsWith("https://") ? d.origin : FALLBACK_VAPID_SUBJECT);
     let req: PushRequest;
     try {
@@ -345,12 +400,11 @@ export class PushCore {
         payload,
         vapid: { subject, keys: vapid.keys },
         ttl,
-        urgency: item.kind === "update" ? "normal" : "high",
+        urgency,
         topic: await topicOf(item.job),
         allowLocalHttp: sub.local,
       });
     } catch (e) {
-      d = this.load();
       return drop({ outcome: "failed", error: e instanceof WebPushError ? e.code : "build_failed" });
     }
     let status = 0;

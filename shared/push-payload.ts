@@ -1,7 +1,7 @@
 // The JSON a notification push carries (docs/push.md, "What is sent"), always within the 3993 bytes one
 // aes128gcm record holds: a long question is cut, never refused.
 import type { WaitingCall } from "./inbox-protocol.js";
-import { PUSH_LIMITS, type ClosedCall, type PushCallMessage, type PushLang, type PushMessage, type PushUpdateMessage } from "./push-protocol.js";
+import { PUSH_LIMITS, type ClosedCall, type PushAttentionMessage, type PushCallMessage, type PushLang, type PushMessage, type PushUpdateMessage } from "./push-protocol.js";
 import { MAX_PAYLOAD_BYTES } from "./webpush.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s).length;
@@ -64,11 +64,17 @@ export function updateMessage(i: { inbox: string; sid: string; label: string; la
   return m;
 }
 
+export function attentionMessage(i: { inbox: string; sid: string; label: string; lang: PushLang; text: string }): PushAttentionMessage {
+  return { v: 1, kind: "attention", inbox: i.inbox, sid: i.sid, call: "attention", title: cut(i.label, PUSH_LIMITS.maxTitle), lang: i.lang, body: cut(i.text, PUSH_LIMITS.maxAttentionText) };
+}
+
 /**
  * The message as JSON of at most MAX_PAYLOAD_BYTES: the question is shortened first (halving), then the
  * options go (the notification then opens the app), then the title. Ids and the token are never cut.
  */
 export function encodeMessage(m: PushMessage): string {
+  // Bounded by its construction (a 120-character title, a 300-character body): always fits.
+  if (m.kind === "attention") return JSON.stringify(m);
   let out = JSON.stringify(m);
   if (bytes(out) <= MAX_PAYLOAD_BYTES) return out;
   const copy: PushMessage = { ...m };

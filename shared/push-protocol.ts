@@ -37,6 +37,10 @@ export const PUSH_LIMITS = {
   updateTtlS: 24 * 3600,
   /** Push services keep messages at most 28 days (FCM's limit). */
   maxTtlS: 28 * 24 * 3600,
+  /** "The agent is waiting for you" (an agent's idle report, no call): its text, how often per session, its TTL. */
+  maxAttentionText: 300,
+  attentionGapMs: 60_000,
+  attentionTtlS: 3600,
 } as const;
 
 /** Tools the app answers by itself: never a notification. */
@@ -91,6 +95,16 @@ export const PushSettingsBody = z
   })
   .strict();
 
+/** `POST /api/inbox/push/attention` (a machine of the inbox): "the agent is waiting for you" in that session. */
+export const PushAttentionBody = z
+  .object({
+    session_id: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/),
+    /** Shown as the notification's body in a plaintext session; a sealed session's push never carries it. */
+    text: z.string().max(PUSH_LIMITS.maxAttentionText).optional(),
+  })
+  .strict();
+export type PushAttentionResult = { status: "queued"; devices: number } | { status: "throttled"; retry_after_s: number } | { status: "unknown_session" };
+
 /** `yes` / `no` answer a confirm, `opt:<i>` picks option i of a single choice. */
 export const PUSH_ACTION_RE = /^(yes|no|opt:\d{1,2})$/;
 export const PushAnswerBody = z.union([
@@ -110,7 +124,7 @@ export interface PushSettings {
 }
 export const DEFAULT_PUSH_SETTINGS: PushSettings = { reminders: true, reminder_every_min: PUSH_LIMITS.reminderDefaultMin };
 
-export type PushKind = "call" | "reminder" | "update";
+export type PushKind = "call" | "reminder" | "update" | "attention";
 /** sent (2xx), suppressed (the device was showing it), gone (404/410: deleted), failed (+ status; retried when `retry_at`). */
 export type PushLogOutcome = "sent" | "suppressed" | "gone" | "failed";
 export interface PushLogEntry {
@@ -196,4 +210,10 @@ export interface PushUpdateMessage extends PushMessageBase {
   by?: string;
   answer?: string;
 }
-export type PushMessage = PushCallMessage | PushUpdateMessage;
+/** An agent's "waiting for you" with no call (`lineup hook notify`): `call` is "attention"; `body` "" means the
+ * service worker's own words (always so in a sealed session). No actions: a tap opens the session. */
+export interface PushAttentionMessage extends PushMessageBase {
+  kind: "attention";
+  body: string;
+}
+export type PushMessage = PushCallMessage | PushUpdateMessage | PushAttentionMessage;

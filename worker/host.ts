@@ -122,6 +122,7 @@ function inboxStub(env: Env, id: string): EdgeInbox {
     pushInfo: (d, sid) => stub.pushInfo(d, sid),
     pushSettings: (p) => stub.pushSettings(p),
     pushAnswer: (hash, action) => stub.pushAnswer(hash, action),
+    pushAttention: (sid, text) => stub.pushAttention(sid, text),
     connect(req, deviceId, subprotocol) {
       const headers = new Headers();
       for (const [k, v] of req.headers) if (!k.startsWith("x-lineup-")) headers.set(k, v);

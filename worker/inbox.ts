@@ -115,6 +115,9 @@ export class Inbox extends DurableObject<Env> {
   async pushAnswer(hash: string, answer: PushAnswerInput) {
     return this.pushCore.answer(hash, answer);
   }
+  async pushAttention(sid: string, text: string | undefined) {
+    return this.pushCore.attention(sid, text);
+  }
 
   async alarm(): Promise<void> {
     this.pushPorts.alarmFired();

@@ -205,6 +205,17 @@ describe("Web Push in Chromium", () => {
       { title: "api-server · laptop", body: "Answered on Laptop: no", tag: expect.stringMatching(/\/p2$/), actions: [] },
     ]);
 
+    // The agent waits with no call (lineup hook notify): a plain notification, no actions, a tap opens the session.
+    await ok("POST", "/api/inbox/push/attention", m.machine_credential, { session_id: s.session_id, text: "Claude Code: Claude is waiting for your input" });
+    await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.kind === "attention").length, { timeout: 20_000 }).toBe(1);
+    await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: fake.for(saved.endpoint).find((r) => r.msg.kind === "attention")!.plain });
+    await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/attention")), { timeout: 15_000 }).toEqual({
+      title: "api-server · laptop",
+      body: "Claude Code: Claude is waiting for your input",
+      tag: `lineup:${s.session_id}/attention`,
+      actions: [],
+    });
+
     // Every attempt is in the log the tool log shows: sent, and the suppressed one.
     const log = (await ok<PushInfo>("GET", `/api/inbox/push?session_id=${s.session_id}`, dev.device_credential)).log;
     expect(log.map((e) => `${e.call_id} ${e.kind} ${e.outcome}`)).toEqual(expect.arrayContaining(["p0 call suppressed", "p1 call sent", "p2 call sent", "p2 update sent"]));

@@ -261,6 +261,39 @@ describe("Web Push from the inbox object", () => {
     w.agent.close();
   });
 
+  it("an agent's \"waiting for you\" (POST /api/inbox/push/attention) is pushed without actions or token, spared on screen, at most once a minute per session", async () => {
+    const w = await world();
+    const pixel = await device(w, "Pixel");
+    const ipad = await device(w, "iPad");
+    const live = await inboxSocket(ipad);
+    live.send({ type: "visible", view: "session", session_id: w.s.session_id });
+    await sleep(50);
+    const r = await json("POST", "/api/inbox/push/attention", w.m.machine_credential, { session_id: w.s.session_id, text: "Claude Code: waiting for your input" });
+    expect(r.status, await r.clone().text()).toBe(202);
+    expect(await r.json()).toEqual({ queued: 2 });
+    await until(w.m.inbox_id, async () => fake.for(pixel.endpoint).length >= 1 && (await info(ipad.device_credential)).log.some((e) => e.kind === "attention"), "the attention push");
+    expect(fake.problems).toEqual([]);
+    const got = fake.for(pixel.endpoint)[0]!;
+    expect(got.msg).toEqual({ v: 1, kind: "attention", inbox: w.m.inbox_id, sid: w.s.session_id, call: "attention", title: "api · laptop", lang: "en", body: "Claude Code: waiting for your input" });
+    expect(got.headers.urgency).toBe("normal");
+    expect(Number(got.headers.ttl)).toBe(3600);
+    expect(fake.for(ipad.endpoint)).toHaveLength(0); // it shows that session
+    expect((await info(ipad.device_credential)).log.find((e) => e.kind === "attention")).toMatchObject({ outcome: "suppressed", call_id: "attention", session_id: w.s.session_id });
+    // Once a minute per session: the next is refused with Retry-After, and nothing more is sent.
+    const again = await json("POST", "/api/inbox/push/attention", w.m.machine_credential, { session_id: w.s.session_id });
+    expect(again.status).toBe(429);
+    expect(Number(again.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Only a machine of the inbox, only for a session of it, only a short text.
+    expect((await json("POST", "/api/inbox/push/attention", pixel.device_credential, { session_id: w.s.session_id })).status).toBe(403);
+    expect((await json("POST", "/api/inbox/push/attention", RELAY_KEY, { session_id: w.s.session_id })).status).toBe(401);
+    expect((await json("POST", "/api/inbox/push/attention", w.m.machine_credential, { session_id: "NoSuchSession12" })).status).toBe(404);
+    expect((await json("POST", "/api/inbox/push/attention", w.m.machine_credential, { session_id: w.s.session_id, text: "x".repeat(301) })).status).toBe(400);
+    await runDurableObjectAlarm(inboxStub(w.m.inbox_id)).catch(() => false);
+    expect(fake.received).toHaveLength(1);
+    live.close();
+    w.agent.close();
+  });
+
   it("the inbox object evicted right after the call: the push still goes, exactly once", async () => {
     const w = await world();
     const pixel = await device(w, "Pixel");

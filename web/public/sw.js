@@ -99,6 +99,7 @@ const STRINGS = {
     lost: "Another device answered first: {who}",
     notSent: "Your answer could not be sent. Tap to open LineUp.",
     fallback: "An agent is waiting for you",
+    attention: "The agent is waiting for you",
   },
   zh: {
     yes: "是",
@@ -115,6 +116,7 @@ const STRINGS = {
     lost: "另一台设备先回答了：{who}",
     notSent: "你的回答未能发送。点按打开 LineUp。",
     fallback: "有 Agent 在等你",
+    attention: "Agent 在等你回复",
   },
 };
 const fmt = (s, v) => s.replace(/\{(\w+)\}/g, (_, k) => (v[k] === undefined ? "" : String(v[k])));
@@ -162,6 +164,11 @@ function notificationOf(m) {
   const data = { kind: m.kind, inbox: m.inbox, sid: m.sid, call: m.call, lang: m.lang, url: `/s/${m.sid}?call=${encodeURIComponent(m.call)}` };
   const base = { tag: tagOf(m.sid, m.call), icon: "/icon-192.png", data };
   if (m.kind === "update") return { title: m.title, options: { ...base, body: outcomeText(L, m), silent: true, renotify: false } };
+  // An agent waiting with no call (lineup hook notify): no actions, a tap opens the session.
+  if (m.kind === "attention") {
+    data.url = `/s/${m.sid}`;
+    return { title: m.title, options: { ...base, body: typeof m.body === "string" && m.body ? m.body : L.attention, renotify: true } };
+  }
   const actions = actionsFor(m, L);
   data.tool = m.tool;
   data.token = m.token;
@@ -243,7 +250,7 @@ async function openApp(d) {
   const wins = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
   for (const c of wins) {
     if (new URL(c.url).origin !== location.origin) continue;
-    c.postMessage({ type: "lineup.open", sid: d.sid, call: d.call });
+    c.postMessage({ type: "lineup.open", sid: d.sid, call: d.kind === "attention" ? undefined : d.call });
     return "focus" in c ? c.focus() : undefined;
   }
   return self.clients.openWindow(url);

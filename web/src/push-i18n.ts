@@ -24,6 +24,7 @@ const en = {
   call: "",
   reminder: "reminder",
   update: "update",
+  attention: "agent waiting",
 };
 
 const zh: Record<keyof typeof en, string> = {
@@ -48,6 +49,7 @@ const zh: Record<keyof typeof en, string> = {
   call: "",
   reminder: "提醒",
   update: "更新",
+  attention: "Agent 在等你",
 };
 
 export type PushKey = keyof typeof en;
