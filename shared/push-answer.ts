@@ -15,6 +15,8 @@ export function resultFor(name: string, args: Record<string, unknown>, action: s
     if (action === "no") return { message: "no", confirmed: false };
     return undefined;
   }
+  // The permission card's Allow / Deny (never "always": choosing a rule needs the card).
+  if (name === "permission") return action === "allow" || action === "deny" ? { message: action, behavior: action } : undefined;
   const m = /^opt:(\d{1,2})$/.exec(action);
   if (name !== "choice" || !m || args.multiple === true || !Array.isArray(args.options)) return undefined;
   const o: unknown = args.options[Number(m[1])];

@@ -477,7 +477,12 @@ export class PushCore {
     // A sealed call takes only a sealed answer (the relay cannot make a result it cannot read), and the reverse.
     const ok = job.call.sealed
       ? typeof input !== "string"
-      : typeof input === "string" && (job.call.name === "confirm" ? action === "yes" || action === "no" : job.call.options !== undefined && /^opt:\d+$/.test(action) && Number(action.slice(4)) < job.call.options.length);
+      : typeof input === "string" &&
+        (job.call.name === "confirm"
+          ? action === "yes" || action === "no"
+          : job.call.name === "permission"
+            ? action === "allow" || action === "deny"
+            : job.call.options !== undefined && /^opt:\d+$/.test(action) && Number(action.slice(4)) < job.call.options.length);
     if (!ok) return { status: "bad_action" };
     const s = inbox?.sessions[job.sid];
     const me = inbox?.devices[device];

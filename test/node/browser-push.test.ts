@@ -216,6 +216,19 @@ describe("Web Push in Chromium", () => {
       actions: [],
     });
 
+    // A permission request (Claude Code's dialog): Allow / Deny on the notification; Allow answers the hook's card.
+    agent.call("p3", "permission", { tool_name: "Bash", input: { command: "git push --force" } });
+    await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.call === "p3").length, { timeout: 20_000 }).toBe(1);
+    await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: fake.for(saved.endpoint).find((r) => r.msg.call === "p3")!.plain });
+    await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/p3")), { timeout: 15_000 }).toMatchObject({ body: "Bash: git push --force", actions: ["allow", "deny"] });
+    await (await worker(ctx)).evaluate(async () => {
+      const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
+      const n = (await reg.getNotifications()).find((x) => x.tag.endsWith("/p3"))!;
+      const Ev = (self as unknown as { NotificationEvent: new (t: string, i: { notification: Notification; action: string }) => Event }).NotificationEvent;
+      self.dispatchEvent(new Ev("notificationclick", { notification: n, action: "allow" }));
+    });
+    expect(await agent.result("p3", 15_000)).toMatchObject({ result: { message: "allow", behavior: "allow" }, answered_by: dev.device_id });
+
     // Every attempt is in the log the tool log shows: sent, and the suppressed one.
     const log = (await ok<PushInfo>("GET", `/api/inbox/push?session_id=${s.session_id}`, dev.device_credential)).log;
     expect(log.map((e) => `${e.call_id} ${e.kind} ${e.outcome}`)).toEqual(expect.arrayContaining(["p0 call suppressed", "p1 call sent", "p2 call sent", "p2 update sent"]));

@@ -261,6 +261,20 @@ describe("Web Push from the inbox object", () => {
     w.agent.close();
   });
 
+  it("a permission request is pushed with Allow / Deny: Allow answers as the card's Allow would, Yes is not an answer to it", async () => {
+    const w = await world();
+    const pixel = await device(w, "Pixel");
+    w.agent.send({ type: "tool.call", call_id: "perm1", name: "permission", arguments: { tool_name: "Bash", input: { command: "git push --force" }, suggestions: ["Bash(git push:*)"] }, timeout_s: 600 });
+    await until(w.m.inbox_id, () => fake.for(pixel.endpoint).length >= 1, "the permission push");
+    const msg = fake.for(pixel.endpoint)[0]!.msg as PushCallMessage;
+    expect(msg).toMatchObject({ kind: "call", tool: "permission", body: "Bash: git push --force" });
+    expect((await json("POST", "/api/push/answer", undefined, { token: msg.token, action: "yes" })).status).toBe(400);
+    const r = await json("POST", "/api/push/answer", undefined, { token: msg.token, action: "allow" });
+    expect(r.status, await r.clone().text()).toBe(200);
+    expect(await w.agent.next("tool.result")).toMatchObject({ call_id: "perm1", result: { message: "allow", behavior: "allow" }, answered_by: pixel.device_id });
+    w.agent.close();
+  });
+
   it("an agent's \"waiting for you\" (POST /api/inbox/push/attention) is pushed without actions or token, spared on screen, at most once a minute per session", async () => {
     const w = await world();
     const pixel = await device(w, "Pixel");

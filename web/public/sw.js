@@ -100,6 +100,8 @@ const STRINGS = {
     notSent: "Your answer could not be sent. Tap to open LineUp.",
     fallback: "An agent is waiting for you",
     attention: "The agent is waiting for you",
+    allow: "Allow",
+    deny: "Deny",
   },
   zh: {
     yes: "是",
@@ -117,6 +119,8 @@ const STRINGS = {
     notSent: "你的回答未能发送。点按打开 LineUp。",
     fallback: "有 Agent 在等你",
     attention: "Agent 在等你回复",
+    allow: "允许",
+    deny: "拒绝",
   },
 };
 const fmt = (s, v) => s.replace(/\{(\w+)\}/g, (_, k) => (v[k] === undefined ? "" : String(v[k])));
@@ -154,6 +158,8 @@ function outcomeText(L, m) {
 function actionsFor(m, L) {
   const max = self.Notification && typeof self.Notification.maxActions === "number" ? self.Notification.maxActions : 0;
   if (m.tool === "confirm" && max >= 2) return [{ action: "yes", title: (m.confirm && m.confirm.yes) || L.yes }, { action: "no", title: (m.confirm && m.confirm.no) || L.no }];
+  // A permission: Allow / Deny here; "Always allow" (choosing a rule) needs the card.
+  if (m.tool === "permission" && max >= 2) return [{ action: "allow", title: L.allow }, { action: "deny", title: L.deny }];
   if (Array.isArray(m.options) && m.options.length > 0 && m.options.length <= max) return m.options.map((o, i) => ({ action: `opt:${i}`, title: String(o) }));
   return [];
 }

@@ -47,6 +47,7 @@ async function open(m: SealedPush): Promise<Preview | null> {
 /** The same result the app's card sends for that tap (shared/push-answer.ts resultFor). */
 function resultFor(name: string, p: Preview, action: string): Record<string, unknown> | undefined {
   if (name === "confirm") return action === "yes" ? { message: "yes", confirmed: true } : action === "no" ? { message: "no", confirmed: false } : undefined;
+  if (name === "permission") return action === "allow" || action === "deny" ? { message: action, behavior: action } : undefined;
   const i = /^opt:(\d{1,2})$/.exec(action);
   const o = i && name === "choice" ? p.options?.[Number(i[1])] : undefined;
   return typeof o === "string" ? { message: o, selected: [o] } : undefined;
