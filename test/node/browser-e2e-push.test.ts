@@ -157,6 +157,21 @@ describe("push for sealed sessions", () => {
       expect(r.open.result).toEqual({ message: "yes", confirmed: true });
       expect(r.raw.answered_by).toBe(paired.device_id);
 
+      // A sealed permission request: Allow / Deny from the opened preview; "allow" sealed by the service worker.
+      await agent.call("sp-perm", "permission", { tool_name: "Bash", input: { command: "git push SEALED-PERM" } }, undefined, { text: "Bash: git push SEALED-PERM" });
+      await expect.poll(() => fake.for(saved.endpoint).filter((x) => callOf(x.msg as unknown as Record<string, unknown>) === "sp-perm").length, { timeout: 20_000 }).toBe(1);
+      const pp = fake.for(saved.endpoint).find((x) => callOf(x.msg as unknown as Record<string, unknown>) === "sp-perm")!;
+      expect(pp.plain).not.toContain("SEALED-PERM");
+      await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: pp.plain });
+      await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp-perm")), { timeout: 15_000 }).toMatchObject({ body: "Bash: git push SEALED-PERM", actions: ["allow", "deny"] });
+      await (await worker(ctx)).evaluate(async () => {
+        const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
+        const n = (await reg.getNotifications()).find((x) => x.tag.endsWith("/sp-perm"))!;
+        const Ev = (self as unknown as { NotificationEvent: new (t: string, i: { notification: Notification; action: string }) => Event }).NotificationEvent;
+        self.dispatchEvent(new Ev("notificationclick", { notification: n, action: "allow" }));
+      });
+      expect((await agent.result("sp-perm")).open.result).toEqual({ message: "allow", behavior: "allow" });
+
       // A preview moved to another call (or of a key this device lacks) does not open: the generic text.
       const orig = JSON.parse(p.plain) as { call: string; sealed: Record<string, unknown> };
       const moved = { ...orig, call: "sp-moved", sealed: { ...orig.sealed, call_id: "sp-moved" } };
