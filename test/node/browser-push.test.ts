@@ -233,8 +233,18 @@ describe("Web Push in Chromium", () => {
     const log = (await ok<PushInfo>("GET", `/api/inbox/push?session_id=${s.session_id}`, dev.device_credential)).log;
     expect(log.map((e) => `${e.call_id} ${e.kind} ${e.outcome}`)).toEqual(expect.arrayContaining(["p0 call suppressed", "p1 call sent", "p2 call sent", "p2 update sent"]));
     // …and the app's tool log shows them under the calls this device saw (p0 came while it was open).
+    // A plain tap (the attention notification has no actions): the open app is told, and shows that session.
     const app = await ctx.newPage();
-    await app.goto(`${relay()}/s/${s.session_id}`);
+    await app.goto(`${relay()}/`);
+    await app.getByRole("button", { name: "Settings" }).waitFor({ timeout: 15_000 });
+    await (await worker(ctx)).evaluate(async () => {
+      const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
+      const n = (await reg.getNotifications()).find((x) => x.tag.endsWith("/attention"))!;
+      const Ev = (self as unknown as { NotificationEvent: new (t: string, i: { notification: Notification; action: string }) => Event }).NotificationEvent;
+      self.dispatchEvent(new Ev("notificationclick", { notification: n, action: "" }));
+    });
+    await expect.poll(() => new URL(app.url()).pathname, { timeout: 15_000 }).toBe(`/s/${s.session_id}`);
+    expect((await shown(ctx)).filter((n) => n.tag.endsWith("/attention"))).toEqual([]); // the tap closed it
     await app.locator("#tab-log").click();
     await expect.poll(() => app.locator('.log-row[data-call="p0"] .push-log').innerText({ timeout: 1000 }).catch(() => ""), { timeout: 15_000 }).toMatch(/not sent \(on screen\)/);
     await shot(app, "push-tool-log");
