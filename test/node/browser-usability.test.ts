@@ -411,6 +411,30 @@ describe("mis-taps are recoverable", () => {
       await shot(page, "phone-choice-selected-countdown");
       await card.getByRole("button", { name: "Submit" }).click();
       expect((await agent.result("mt1")).result).toEqual({ message: "staging", selected: ["staging"] });
+
+      // A multiple choice: boxes checked and unchecked freely; Submit sends what is checked then.
+      agent.call("mt2", "choice", { question: "Which checks?", options: ["unit", "e2e", "lint"], multiple: true });
+      const multi = page.locator('[data-call="mt2"]');
+      await multi.getByRole("checkbox", { name: "unit" }).waitFor({ timeout: 10_000 });
+      expect(await multi.getByRole("button", { name: "Submit" }).isDisabled()).toBe(true);
+      await multi.getByRole("checkbox", { name: "unit" }).check();
+      await multi.getByRole("checkbox", { name: "lint" }).check();
+      await multi.getByRole("checkbox", { name: "unit" }).uncheck();
+      await page.waitForTimeout(500);
+      expect(await multi.getAttribute("data-state")).toBe("pending");
+      await multi.getByRole("button", { name: "Submit" }).click();
+      expect((await agent.result("mt2")).result).toMatchObject({ selected: ["lint"] });
+
+      // A new card at the end, while at the end: it scrolls into view by itself (no pill).
+      agent.call("mt3", "confirm", { question: "One more at the end?" });
+      const last = page.locator('[data-call="mt3"]');
+      await last.waitFor({ timeout: 10_000 });
+      await expect.poll(() => last.evaluate((e) => {
+        const r = e.getBoundingClientRect();
+        const dock = document.querySelector(".dock")?.getBoundingClientRect().top ?? innerHeight;
+        return r.top < dock && r.bottom > 0;
+      }), { timeout: 5_000 }).toBe(true);
+      expect(await page.locator(".pill-below").count()).toBe(0);
     } finally {
       await close();
     }
