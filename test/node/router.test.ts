@@ -211,6 +211,21 @@ describe("instances", () => {
     h.send(ag, { type: "tool.call", call_id: "d3", name: "canvas", action: "draw", arguments: { instance_id: "i1" } });
     expect(h.one(ag, result("d3")).error).toMatchObject({ code: "instance_gone" });
   });
+
+  it("regression: another client that answers an open naming an instance id already bound does not take it over (first binding wins)", () => {
+    const { h, ag, ph } = setup([CANVAS]);
+    const p2 = h.connect("app", "p2");
+    h.send(p2, { type: "tool.list", tools: [CANVAS] });
+    h.send(ag, { type: "tool.call", call_id: "o1", name: "canvas", action: "open" });
+    h.send(ph, { type: "tool.result", call_id: "o1", result: { message: "ok", instance_id: "shared" } });
+    // p2 answers a second open with the same id: the call is answered, the binding stays with ph.
+    h.send(ag, { type: "tool.call", call_id: "o2", name: "canvas", action: "open" });
+    h.send(p2, { type: "tool.result", call_id: "o2", result: { message: "mine now", instance_id: "shared" } });
+    expect(h.one(ag, result("o2")).result).toMatchObject({ instance_id: "shared" });
+    h.send(ag, { type: "tool.call", call_id: "d1", name: "canvas", action: "draw", arguments: { instance_id: "shared" } });
+    h.one(ph, call("d1"));
+    expect(h.take(p2, call("d1"))).toEqual([]);
+  });
 });
 
 describe("deadlines", () => {
