@@ -354,6 +354,15 @@ describe("the PWA as an inbox", () => {
       expect(await inB.getByRole("button", { name: "Submit" }).isDisabled()).toBe(true);
       await inB.locator("input").fill("v2");
       expect(await inB.getByRole("button", { name: "Submit" }).isDisabled()).toBe(false);
+      // With a default the field starts filled, and blank is allowed (the agent said what blank means).
+      agent.call("in2", "input", { question: "Branch?", default: "main" });
+      const inD = pb.locator('[data-call="in2"]');
+      await inD.locator("input").waitFor({ timeout: 10_000 });
+      expect(await inD.locator("input").inputValue()).toBe("main");
+      await inD.locator("input").fill("");
+      expect(await inD.getByRole("button", { name: "Submit" }).isDisabled()).toBe(false);
+      await inD.getByRole("button", { name: "Submit" }).click();
+      expect((await agent.result("in2")).result).toEqual({ message: "" });
 
       await pa.getByRole("button", { name: "Back" }).click();
       await pa.locator('.wait-row[data-call="r1"]').click();
