@@ -600,7 +600,7 @@ async function cmdServe(argv: string[]): Promise<number> {
   const links = ips.map((ip) => `http://${ip}:${server.port}/${frag}`);
   err(`LineUp direct LAN mode on ${host}:${server.port} (no relay; in-memory: restarting forgets sessions)`);
   err("warning: this is plain HTTP. Anyone on the same network can read the tokens and answers that cross it; use it on a network you trust, or bind one interface with --host.");
-  if (generated) err(`\npre-shared token (generated; pass --token to keep it across restarts):\n  ${token}`);
+  if (generated) err(`\npre-shared token (generated; set LINEUP_LAN_TOKEN to keep it across restarts — a flag would show in the process list):\n  ${token}`);
   err(`\nLAN URLs:\n${(ips.length ? ips : ["127.0.0.1"]).map((ip) => `  http://${ip}:${server.port}/`).join("\n")}`);
   err(`\nagent, on this machine (the line carries the agent token — a credential):\n  LINEUP_RELAY_URL=${local} LINEUP_SESSION=${created.session_id} LINEUP_TOKEN=${created.agent_token} npx lineup connect`);
   err(`  (or just LINEUP_RELAY_URL=${local} npx lineup call … from ${process.cwd()})`);

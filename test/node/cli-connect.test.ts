@@ -77,6 +77,11 @@ describe("lineup serve (direct LAN mode)", { timeout: 120_000 }, () => {
     const info = JSON.parse(line) as { local_url: string; token: string; session_id: string; app_token: string; agent_token: string; app_url: string };
     expect(info.token.length).toBeGreaterThanOrEqual(16);
     expect(child.output().stderr).toContain(info.token); // the generated token is printed for the human
+    // What the human is told about the credentials printed and the plain-HTTP network.
+    expect(child.output().stderr).toMatch(/warning: this is plain HTTP\. Anyone on the same network can read the tokens/);
+    expect(child.output().stderr).toContain("set LINEUP_LAN_TOKEN to keep it");
+    expect(child.output().stderr).toMatch(/the line carries the agent token — a credential/);
+    expect(child.output().stderr).toMatch(/carries the session's app token — treat it like a password/);
     expect(info.app_url).toBe(`http://127.0.0.1:${port}/#s=${info.session_id}&t=${info.app_token}`);
     expect(await (await fetch(`${info.local_url}/`)).text()).toContain('<div id="app">');
 
