@@ -245,6 +245,23 @@ describe("Web Push from the inbox object", () => {
     w.agent.close();
   });
 
+  it("429 is retried as Retry-After says, and after 5 attempts the push is given up for good (logged failed, no retry)", async () => {
+    const w = await world();
+    const busy = await device(w, "Busy");
+    fake.answer = () => ({ status: 429, headers: { "retry-after": "0" } });
+    confirm(w, "g1");
+    await until(w.m.inbox_id, () => fake.attempts.filter((a) => a.endpoint === busy.endpoint).length >= 5, "five attempts", 20_000);
+    await until(w.m.inbox_id, async () => (await info(busy.device_credential)).log.filter((e) => e.call_id === "g1").length >= 5, "five log entries", 10_000);
+    const log = (await info(busy.device_credential)).log.filter((e) => e.call_id === "g1");
+    expect(log.map((e) => [e.outcome, e.status, e.retry_at !== undefined])).toEqual([...Array(4).fill(["failed", 429, true]), ["failed", 429, false]]);
+    // Given up: the alarm sends nothing more, and the subscription is kept (a busy service is not a gone one).
+    await sleep(100);
+    await runDurableObjectAlarm(inboxStub(w.m.inbox_id)).catch(() => false);
+    expect(fake.attempts.filter((a) => a.endpoint === busy.endpoint)).toHaveLength(5);
+    expect((await info(busy.device_credential)).subscribed).toBe(true);
+    w.agent.close();
+  });
+
   it("turning notifications off (DELETE /api/inbox/push) unregisters the device: no push for the next call, the other device still gets one", async () => {
     const w = await world();
     const off = await device(w, "Off");
