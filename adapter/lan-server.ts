@@ -46,8 +46,7 @@ export interface LanServer {
   close(): Promise<void>;
 }
 
-type Upgrade = LanUpgrade;
-type LanEnv = { incoming?: IncomingMessage; upgrade?: Upgrade };
+type LanEnv = { incoming?: IncomingMessage; upgrade?: LanUpgrade };
 
 const DEFAULT_WEB = fileURLToPath(new URL("../dist/web", import.meta.url));
 const MAX_TIMER_MS = 60 * 60 * 1000;
@@ -164,7 +163,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       return this.engine.setE2eEpoch(epoch);
     }
 
-    async connect(a: Parameters<EdgeSession["connect"]>[1], up: Upgrade | undefined): Promise<Response> {
+    async connect(a: Parameters<EdgeSession["connect"]>[1], up: LanUpgrade | undefined): Promise<Response> {
       if (!up) return Response.json({ error: { code: "upgrade_required", message: "this endpoint takes a WebSocket upgrade" } }, { status: 426 });
       if (!this.engine.current(a.epoch)) return Response.json({ error: { code: "session_not_found", message: "this session has expired or was deleted" } }, { status: 404 });
       const adm = this.engine.admit(a.role, a.clientId, { internal: a.internal === true, ...(a.name !== undefined && a.clientId ? { name: a.name, cred: a.clientId } : {}) });
@@ -258,7 +257,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
   const server = createServer((req, res) => void listener(req, res));
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy());
-    const up: Upgrade = { req, socket, head, done: false };
+    const up: LanUpgrade = { req, socket, head, done: false };
     const answer = async () => {
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);

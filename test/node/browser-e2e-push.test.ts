@@ -4,109 +4,35 @@
 // worker, which opens it with this device's key from IndexedDB and shows the question; a synthetic
 // notificationclick on "Yes" is sealed there and reaches the agent as a sealed tool.result. A preview that
 // does not open shows the generic "An agent is waiting for you", never anything else.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { Browser, BrowserContext, CDPSession, Page, Worker } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import WebSocket from "ws";
 import { CONFIRM } from "../../shared/builtin-tools.js";
 import * as E2E from "../../shared/e2e/index.js";
 import type { CodeIssued, DevicePaired } from "../../shared/inbox-protocol.js";
-import { FakePushService } from "../helpers/fake-push.js";
+import type { FakePushService } from "../helpers/fake-push.js";
+import { startFakePush } from "../helpers/fake-push-server.js";
+import { registrationId, shown, stubPushManager, tap } from "../helpers/browser-push.js";
 import { launch, newContext, shot, warmUp } from "../helpers/browser.js";
 import { Machine, SealedAgent, ok, pairSealed } from "../helpers/e2e-browser.js";
 
 let browser: Browser;
-let server: Server;
+let fakePush: Awaited<ReturnType<typeof startFakePush>> | undefined;
 let fake: FakePushService;
 const relay = () => inject("relayUrl");
 
 beforeAll(async () => {
   browser = await launch();
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-      void fake.handle(new Request(`${fake.base}${req.url ?? "/"}`, { method: req.method, headers, body: Buffer.concat(chunks) })).then(async (r) => {
-        const out: Record<string, string> = {};
-        r.headers.forEach((v, k) => (out[k] = v));
-        res.writeHead(r.status, out);
-        res.end(Buffer.from(await r.arrayBuffer()));
-      });
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  fake = new FakePushService(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  fakePush = await startFakePush();
+  fake = fakePush.fake;
   await warmUp(relay());
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
-  await new Promise((r) => server?.close(r));
+  await fakePush?.close();
 });
 
 /** As in browser-push.test.ts: a PushManager whose subscription points at the fake push service. */
-function stubPushManager(base: string): void {
-  const KEY = "test.push.subscription";
-  const b64 = (b: ArrayBuffer | Uint8Array) => btoa(String.fromCharCode(...new Uint8Array(b))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  const bytes = (s: string) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
-  interface Saved { endpoint: string; p256dh: string; auth: string; d: string; asKey: string }
-  const make = (s: Saved) => ({
-    endpoint: s.endpoint,
-    expirationTime: null,
-    options: { applicationServerKey: bytes(s.asKey).buffer, userVisibleOnly: true },
-    getKey: (n: string) => bytes(n === "p256dh" ? s.p256dh : s.auth).buffer,
-    toJSON: () => ({ endpoint: s.endpoint, expirationTime: null, keys: { p256dh: s.p256dh, auth: s.auth } }),
-    unsubscribe: async () => {
-      localStorage.removeItem(KEY);
-      return true;
-    },
-  });
-  PushManager.prototype.getSubscription = async function () {
-    const raw = localStorage.getItem(KEY);
-    return raw ? (make(JSON.parse(raw) as Saved) as unknown as PushSubscription) : null;
-  };
-  PushManager.prototype.subscribe = async function (opts?: PushSubscriptionOptionsInit) {
-    const kp = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"]);
-    const raw = await crypto.subtle.exportKey("raw", kp.publicKey);
-    const jwk = await crypto.subtle.exportKey("jwk", kp.privateKey);
-    const key = opts?.applicationServerKey;
-    const saved: Saved = {
-      endpoint: `${base}/push/${crypto.randomUUID()}`,
-      p256dh: b64(raw),
-      auth: b64(crypto.getRandomValues(new Uint8Array(16))),
-      d: jwk.d!,
-      asKey: typeof key === "string" ? key : b64(key instanceof ArrayBuffer ? key : new Uint8Array((key as ArrayBufferView).buffer)),
-    };
-    localStorage.setItem(KEY, JSON.stringify(saved));
-    return make(saved) as unknown as PushSubscription;
-  };
-}
-
-interface Shown { title: string; body: string; tag: string; actions: string[] }
-
-async function worker(ctx: BrowserContext): Promise<Worker> {
-  const sw = ctx.serviceWorkers()[0];
-  return sw ?? (await ctx.waitForEvent("serviceworker", { timeout: 15_000 }));
-}
-const shown = async (ctx: BrowserContext): Promise<Shown[]> =>
-  (await worker(ctx)).evaluate(async () => {
-    const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
-    return (await reg.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, actions: ((n as unknown as { actions?: { action: string }[] }).actions ?? []).map((a) => a.action) }));
-  });
-
-async function registrationId(cdp: CDPSession, origin: string): Promise<string> {
-  const found = new Promise<string>((resolve) => {
-    cdp.on("ServiceWorker.workerRegistrationUpdated", (e: { registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] }) => {
-      const r = e.registrations.find((x) => x.scopeURL.startsWith(origin) && !x.isDeleted);
-      if (r) resolve(r.registrationId);
-    });
-  });
-  await cdp.send("ServiceWorker.enable");
-  return found;
-}
-
 const callOf = (m: Record<string, unknown>) => m.call as string | undefined;
 
 describe("push for sealed sessions", () => {
@@ -147,12 +73,7 @@ describe("push for sealed sessions", () => {
       await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp1")), { timeout: 15_000 }).toMatchObject({ body: "Deploy SEALED-PUSH-MARKER?", actions: ["yes", "no"] });
 
       // "Yes" on the notification: sealed by the service worker, opened by the agent.
-      await (await worker(ctx)).evaluate(async () => {
-        const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
-        const n = (await reg.getNotifications()).find((x) => x.tag.endsWith("/sp1"))!;
-        const Ev = (self as unknown as { NotificationEvent: new (t: string, i: { notification: Notification; action: string }) => Event }).NotificationEvent;
-        self.dispatchEvent(new Ev("notificationclick", { notification: n, action: "yes" }));
-      });
+      await tap(ctx, "sp1", "yes");
       const r = await agent.result("sp1");
       expect(r.open.result).toEqual({ message: "yes", confirmed: true });
       expect(r.raw.answered_by).toBe(paired.device_id);
@@ -164,12 +85,7 @@ describe("push for sealed sessions", () => {
       expect(pp.plain).not.toContain("SEALED-PERM");
       await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: pp.plain });
       await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp-perm")), { timeout: 15_000 }).toMatchObject({ body: "Bash: git push SEALED-PERM", actions: ["allow", "deny"] });
-      await (await worker(ctx)).evaluate(async () => {
-        const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
-        const n = (await reg.getNotifications()).find((x) => x.tag.endsWith("/sp-perm"))!;
-        const Ev = (self as unknown as { NotificationEvent: new (t: string, i: { notification: Notification; action: string }) => Event }).NotificationEvent;
-        self.dispatchEvent(new Ev("notificationclick", { notification: n, action: "allow" }));
-      });
+      await tap(ctx, "sp-perm", "allow");
       expect((await agent.result("sp-perm")).open.result).toEqual({ message: "allow", behavior: "allow" });
 
       // A preview moved to another call (or of a key this device lacks) does not open: the generic text.

@@ -6,9 +6,7 @@
 // `ServiceWorker.deliverPushMessage`; its notifications are read with `registration.getNotifications()`
 // and answered with a synthetic `notificationclick`, as a tap on "Yes" would.
 // The app comes from LINEUP_TEST_WEB_DIR when set (a fresh `vite build --outDir`), else dist/web.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { Browser, BrowserContext, CDPSession, Page, Worker } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import WebSocket from "ws";
 import { CONFIRM } from "../../shared/builtin-tools.js";
@@ -16,37 +14,25 @@ import { DEV_RELAY_KEY } from "../../shared/defaults.js";
 import type { CodeIssued, DevicePaired, MachineCreated } from "../../shared/inbox-protocol.js";
 import type { PushInfo } from "../../shared/push-protocol.js";
 import type { SessionCreated } from "../../shared/protocol.js";
-import { FakePushService } from "../helpers/fake-push.js";
+import type { FakePushService } from "../helpers/fake-push.js";
+import { startFakePush } from "../helpers/fake-push-server.js";
+import { registrationId, shown, stubPushManager, tap } from "../helpers/browser-push.js";
 import { Agent, launch, newContext, shot, warmUp } from "../helpers/browser.js";
 
 let browser: Browser;
-let server: Server;
+let fakePush: Awaited<ReturnType<typeof startFakePush>> | undefined;
 let fake: FakePushService;
 const relay = () => inject("relayUrl");
 
 beforeAll(async () => {
   browser = await launch();
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-      void fake.handle(new Request(`${fake.base}${req.url ?? "/"}`, { method: req.method, headers, body: Buffer.concat(chunks) })).then(async (r) => {
-        const out: Record<string, string> = {};
-        r.headers.forEach((v, k) => (out[k] = v));
-        res.writeHead(r.status, out);
-        res.end(Buffer.from(await r.arrayBuffer()));
-      });
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  fake = new FakePushService(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  fakePush = await startFakePush();
+  fake = fakePush.fake;
   await warmUp(relay());
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
-  await new Promise((r) => server?.close(r));
+  await fakePush?.close();
 });
 
 async function ok<T>(method: string, path: string, token?: string, body?: unknown): Promise<T> {
@@ -54,68 +40,6 @@ async function ok<T>(method: string, path: string, token?: string, body?: unknow
   const text = await r.text();
   if (r.status >= 300) throw new Error(`${method} ${path}: HTTP ${r.status} ${text}`);
   return (text ? JSON.parse(text) : undefined) as T;
-}
-
-/** Runs in the test page before the app: a PushManager whose subscription points at the fake push service. */
-function stubPushManager(base: string): void {
-  const KEY = "test.push.subscription";
-  const b64 = (b: ArrayBuffer | Uint8Array) => btoa(String.fromCharCode(...new Uint8Array(b))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  const bytes = (s: string) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
-  interface Saved { endpoint: string; p256dh: string; auth: string; d: string; asKey: string }
-  const make = (s: Saved) => ({
-    endpoint: s.endpoint,
-    expirationTime: null,
-    options: { applicationServerKey: bytes(s.asKey).buffer, userVisibleOnly: true },
-    getKey: (n: string) => bytes(n === "p256dh" ? s.p256dh : s.auth).buffer,
-    toJSON: () => ({ endpoint: s.endpoint, expirationTime: null, keys: { p256dh: s.p256dh, auth: s.auth } }),
-    unsubscribe: async () => {
-      localStorage.removeItem(KEY);
-      return true;
-    },
-  });
-  PushManager.prototype.getSubscription = async function () {
-    const raw = localStorage.getItem(KEY);
-    return raw ? (make(JSON.parse(raw) as Saved) as unknown as PushSubscription) : null;
-  };
-  PushManager.prototype.subscribe = async function (opts?: PushSubscriptionOptionsInit) {
-    const kp = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"]);
-    const raw = await crypto.subtle.exportKey("raw", kp.publicKey);
-    const jwk = await crypto.subtle.exportKey("jwk", kp.privateKey);
-    const key = opts?.applicationServerKey;
-    const saved: Saved = {
-      endpoint: `${base}/push/${crypto.randomUUID()}`,
-      p256dh: b64(raw),
-      auth: b64(crypto.getRandomValues(new Uint8Array(16))),
-      d: jwk.d!,
-      asKey: typeof key === "string" ? key : b64(key instanceof ArrayBuffer ? key : new Uint8Array((key as ArrayBufferView).buffer)),
-    };
-    localStorage.setItem(KEY, JSON.stringify(saved));
-    return make(saved) as unknown as PushSubscription;
-  };
-}
-
-interface Shown { title: string; body: string; tag: string; actions: string[] }
-
-/** The service worker of the app's origin (started again by a push when it was stopped). */
-async function worker(ctx: BrowserContext): Promise<Worker> {
-  const sw = ctx.serviceWorkers()[0];
-  return sw ?? (await ctx.waitForEvent("serviceworker", { timeout: 15_000 }));
-}
-const shown = async (ctx: BrowserContext): Promise<Shown[]> =>
-  (await worker(ctx)).evaluate(async () => {
-    const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
-    return (await reg.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, actions: ((n as unknown as { actions?: { action: string }[] }).actions ?? []).map((a) => a.action) }));
-  });
-
-async function registrationId(cdp: CDPSession, origin: string): Promise<string> {
-  const found = new Promise<string>((resolve) => {
-    cdp.on("ServiceWorker.workerRegistrationUpdated", (e: { registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] }) => {
-      const r = e.registrations.find((x) => x.scopeURL.startsWith(origin) && !x.isDeleted);
-      if (r) resolve(r.registrationId);
-    });
-  });
-  await cdp.send("ServiceWorker.enable");
-  return found;
 }
 
 describe("Web Push in Chromium", () => {
@@ -172,12 +96,7 @@ describe("Web Push in Chromium", () => {
     await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/p1")), { timeout: 15_000 }).toMatchObject({ title: "api-server · laptop", body: "Deploy to staging?", actions: ["yes", "no"] });
 
     // A tap on "Yes": the service worker answers with the payload's token, as this device.
-    await (await worker(ctx)).evaluate(async () => {
-      const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
-      const n = (await reg.getNotifications()).find((x) => x.tag.endsWith("/p1"))!;
-      const Ev = (self as unknown as { NotificationEvent: new (t: string, i: { notification: Notification; action: string }) => Event }).NotificationEvent;
-      self.dispatchEvent(new Ev("notificationclick", { notification: n, action: "yes" }));
-    });
+    await tap(ctx, "p1", "yes");
     const r1 = await agent.result("p1", 15_000);
     expect(r1).toMatchObject({ result: { message: "yes", confirmed: true }, answered_by: dev.device_id });
     await expect.poll(async () => (await shown(ctx)).filter((n) => n.tag.endsWith("/p1")).length, { timeout: 10_000 }).toBe(0);
@@ -221,12 +140,7 @@ describe("Web Push in Chromium", () => {
     await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.call === "p3").length, { timeout: 20_000 }).toBe(1);
     await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: fake.for(saved.endpoint).find((r) => r.msg.call === "p3")!.plain });
     await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/p3")), { timeout: 15_000 }).toMatchObject({ body: "Bash: git push --force", actions: ["allow", "deny"] });
-    await (await worker(ctx)).evaluate(async () => {
-      const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
-      const n = (await reg.getNotifications()).find((x) => x.tag.endsWith("/p3"))!;
-      const Ev = (self as unknown as { NotificationEvent: new (t: string, i: { notification: Notification; action: string }) => Event }).NotificationEvent;
-      self.dispatchEvent(new Ev("notificationclick", { notification: n, action: "allow" }));
-    });
+    await tap(ctx, "p3", "allow");
     expect(await agent.result("p3", 15_000)).toMatchObject({ result: { message: "allow", behavior: "allow" }, answered_by: dev.device_id });
 
     // Every attempt is in the log the tool log shows: sent, and the suppressed one.
@@ -237,12 +151,7 @@ describe("Web Push in Chromium", () => {
     const app = await ctx.newPage();
     await app.goto(`${relay()}/`);
     await app.getByRole("button", { name: "Settings" }).waitFor({ timeout: 15_000 });
-    await (await worker(ctx)).evaluate(async () => {
-      const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
-      const n = (await reg.getNotifications()).find((x) => x.tag.endsWith("/attention"))!;
-      const Ev = (self as unknown as { NotificationEvent: new (t: string, i: { notification: Notification; action: string }) => Event }).NotificationEvent;
-      self.dispatchEvent(new Ev("notificationclick", { notification: n, action: "" }));
-    });
+    await tap(ctx, "attention", "");
     await expect.poll(() => new URL(app.url()).pathname, { timeout: 15_000 }).toBe(`/s/${s.session_id}`);
     expect((await shown(ctx)).filter((n) => n.tag.endsWith("/attention"))).toEqual([]); // the tap closed it
     await app.locator("#tab-log").click();

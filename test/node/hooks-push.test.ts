@@ -1,43 +1,30 @@
 // `lineup hook notify` end to end with Web Push (issue 17 §5 "a push when that exists"): Claude Code's
 // idle_prompt goes into the thread *and* reaches the inbox's phones as a push — through the real bin, the
 // LAN server's shared push code and a fake push service on 127.0.0.1 that checks VAPID and decrypts.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLanServer, type LanServer } from "../../adapter/lan-server.js";
 import type { CodeIssued, DevicePaired, MachineCreated } from "../../shared/inbox-protocol.js";
 import type { PushAttentionMessage } from "../../shared/push-protocol.js";
 import type { SessionCreated } from "../../shared/protocol.js";
-import { FakePushService } from "../helpers/fake-push.js";
+import type { FakePushService } from "../helpers/fake-push.js";
+import { startFakePush } from "../helpers/fake-push-server.js";
 import { freePort } from "../helpers/relay.js";
 import { appClient } from "./adapter-helpers.js";
 import { project, runHook } from "./hooks-helpers.js";
 
 const TOKEN = "hooks-push-lan-token-0123456789";
 let lan: LanServer;
-let server: Server;
+let fakePush: Awaited<ReturnType<typeof startFakePush>> | undefined;
 let fake: FakePushService;
 
 beforeAll(async () => {
   lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN });
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-      void fake.handle(new Request(`${fake.base}${req.url ?? "/"}`, { method: req.method, headers, body: Buffer.concat(chunks) })).then((r) => {
-        res.writeHead(r.status);
-        res.end();
-      });
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  fake = new FakePushService(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  fakePush = await startFakePush();
+  fake = fakePush.fake;
 });
 afterAll(async () => {
   await lan?.close();
-  await new Promise((r) => server?.close(r));
+  await fakePush?.close();
 });
 
 async function call<T>(method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T }> {

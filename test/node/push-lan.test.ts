@@ -2,8 +2,6 @@
 // ids and token never), and the LAN server runs the same shared code — its inbox pushes a confirm to a
 // fake push service on 127.0.0.1 (accepted only because the server is addressed on localhost; VAPID and
 // http_ece checked) and an answer from the notification reaches the agent as that device.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { startLanServer, type LanServer } from "../../adapter/lan-server.js";
@@ -13,34 +11,23 @@ import { callMessage, encodeMessage } from "../../shared/push-payload.js";
 import type { PushCallMessage, PushInfo } from "../../shared/push-protocol.js";
 import type { SessionCreated } from "../../shared/protocol.js";
 import { MAX_PAYLOAD_BYTES } from "../../shared/webpush.js";
-import { FakePushService } from "../helpers/fake-push.js";
+import type { FakePushService } from "../helpers/fake-push.js";
+import { startFakePush } from "../helpers/fake-push-server.js";
 import { freePort } from "../helpers/relay.js";
 
 const TOKEN = "lan-push-test-token-0123456789";
 let lan: LanServer;
-let server: Server;
+let fakePush: Awaited<ReturnType<typeof startFakePush>> | undefined;
 let fake: FakePushService;
 
 beforeAll(async () => {
   lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN });
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-      void fake.handle(new Request(`${fake.base}${req.url ?? "/"}`, { method: req.method, headers, body: Buffer.concat(chunks) })).then((r) => {
-        res.writeHead(r.status);
-        res.end();
-      });
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  fake = new FakePushService(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  fakePush = await startFakePush();
+  fake = fakePush.fake;
 });
 afterAll(async () => {
   await lan?.close();
-  await new Promise((r) => server?.close(r));
+  await fakePush?.close();
 });
 
 async function call<T>(base: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T }> {
