@@ -315,8 +315,14 @@ export class SessionEngine {
     if (!peer) return;
     this.buckets.delete(peer.conn);
     if (!this.live()) return;
-    this.flush(this.ports.txn(() => this.router().disconnect(peer, this.ctx(peer.conn))));
-    this.opts.changed?.();
+    // Rolled back and logged on failure: this runs in a socket's close event, where a throw would end the
+    // LAN server's process (and the object's handler) for a fact that only refreshes presence.
+    try {
+      this.flush(this.ports.txn(() => this.router().disconnect(peer, this.ctx(peer.conn))));
+      this.opts.changed?.();
+    } catch (e) {
+      console.error("session: disconnect failed", (e as Error).name, (e as Error).message);
+    }
   }
 
   /** A revoked client (every socket of it already closed): its registration goes, and the other side

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { ClosedCall } from "./push-protocol.js";
 import type { Envelope } from "./e2e/envelope.js";
+import { TERMINAL_CLOSE } from "./backoff.js";
 
 export const INBOX_LIMITS = {
   /** Single-use pairing and join codes live this long. */
@@ -179,4 +180,4 @@ export interface InboxPolicy {
 }
 
 /** Close code of a revoked device's sockets (inbox and sessions): terminal, do not reconnect. */
-export const CLOSE_REVOKED = 4401;
+export const CLOSE_REVOKED = TERMINAL_CLOSE.revoked;

@@ -2,6 +2,7 @@
 // Object, the PWA, the agent adapter and the tests. Frames are parsed once, here, at the edge.
 import { z } from "zod";
 import { isEnvelope, type Envelope } from "./e2e/envelope.js";
+import { TERMINAL_CLOSE } from "./backoff.js";
 
 export type { Envelope };
 
@@ -403,9 +404,9 @@ export const CLOSE = {
   normal: 1000,
   tooLarge: 1009,
   internal: 1011,
-  sessionEnded: 4004,
+  sessionEnded: TERMINAL_CLOSE.sessionEnded,
   /** Another connection took over this client id; do not reconnect (we chose 4409). */
-  replaced: 4409,
+  replaced: TERMINAL_CLOSE.replaced,
 } as const;
 
 // ---------------------------------------------------------------- decoding at the edge

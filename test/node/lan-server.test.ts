@@ -26,6 +26,13 @@ describe("lineup LAN server", () => {
     await expect(startLanServer({ port: 0, host: "127.0.0.1", token: "short" })).rejects.toThrow(/at least 16/);
   });
 
+  it("refuses to start on a rate limit that is not a positive number, naming it", async () => {
+    for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expect(startLanServer({ port: 0, host: "127.0.0.1", token: TOKEN, rateLimitPerS: bad })).rejects.toThrow(/rateLimitPerS must be a positive number/);
+      await expect(startLanServer({ port: 0, host: "127.0.0.1", token: TOKEN, rateLimitBurst: bad })).rejects.toThrow(/rateLimitBurst must be a positive number/);
+    }
+  });
+
   it("answers /healthz and serves the app with SPA fallback", async () => {
     expect(await (await fetch(`${lan.url}/healthz`)).json()).toEqual({ ok: true, protocol: "lineup/1" });
     const deep = await fetch(`${lan.url}/some/deep/link`);
@@ -192,6 +199,46 @@ describe("lineup LAN server", () => {
       const call = await again.next("tool.call");
       again.send({ type: "tool.result", call_id: call.call_id, result: { message: "yes" } });
       expect(await agent.next("tool.result")).toMatchObject({ call_id: "half", result: { message: "yes" } });
+      await again.close();
+      await agent.close();
+    } finally {
+      await own.close();
+    }
+  });
+
+  // Regression (issue 10): a disconnect runs in a transaction too, and one that fails is rolled back and
+  // logged instead of escaping from the socket's close event (which would end the whole LAN server).
+  it("regression: a disconnect that fails half-way changes nothing and the server keeps serving", async () => {
+    let broken = false;
+    class Faulty extends MemoryStore {
+      override touch(key: Parameters<MemoryStore["touch"]>[0], now: number) {
+        super.touch(key, now);
+        if (broken) throw new SyntaxError("injected: a write that fails after the touch");
+      }
+    }
+    let store: Faulty | undefined;
+    const own = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN, wrapStore: () => (store = new Faulty()) });
+    try {
+      const s = await newSession(own.url, TOKEN);
+      const agent = await connect(wsUrl(own.url, s.session_id), { token: s.agent_token, clientId: "ag" });
+      await agent.next("hello");
+      const app = await appClient(own.url, s.session_id, s.app_token, [CONFIRM], "ph");
+      await agent.next("tool.list");
+      await new Promise((r) => setTimeout(r, 20));
+      const t = Date.now();
+      expect(store!.idleRegistrations(t, 10)).toHaveLength(1);
+      broken = true;
+      await app.close();
+      await new Promise((r) => setTimeout(r, 200));
+      broken = false;
+      // The half-done touch was rolled back: the registration's clock did not start.
+      expect(store!.idleRegistrations(t, 10)).toHaveLength(1);
+      // Still serving: a new app connects, and the agent's call reaches it and is answered.
+      const again = await appClient(own.url, s.session_id, s.app_token, [CONFIRM], "ph");
+      agent.send({ type: "tool.call", call_id: "after", name: "confirm", arguments: { question: "still there?" } });
+      const call = await again.next("tool.call");
+      again.send({ type: "tool.result", call_id: call.call_id, result: { message: "yes" } });
+      expect(await agent.next("tool.result")).toMatchObject({ call_id: "after" });
       await again.close();
       await agent.close();
     } finally {

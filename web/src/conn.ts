@@ -13,8 +13,7 @@ import type {
   ToolError,
   ToolResultBody,
 } from "../../shared/protocol.js";
-import { Backoff, isTerminalClose } from "../../shared/backoff.js";
-import { CLOSE_REVOKED } from "./inbox.js";
+import { Backoff, isTerminalClose, TERMINAL_CLOSE } from "../../shared/backoff.js";
 import { BUILTIN_TOOLS } from "../../shared/builtin-tools.js";
 import { calculate, type Answer } from "./tools/calculator.js";
 import { applyCanvas, snapshotPng, type CanvasInstance } from "./tools/canvas.js";
@@ -295,13 +294,13 @@ export class SessionConn {
       this.helloed = false;
       this.backoff.closed(hadHello ? Date.now() - this.openedAt : 0);
       // Close codes 4000–4999 mean "do not reconnect" (contract §5).
-      if (ev.code === CLOSE_REVOKED && this.saved.inbox) {
+      if (ev.code === TERMINAL_CLOSE.revoked && this.saved.inbox) {
         this.stop({ key: "stoppedRevoked" });
         this.hooks.onRevoked?.();
         return;
       }
       if (isTerminalClose(ev.code)) {
-        this.stop({ key: ev.code === 4004 ? "stopped4004" : ev.code === 4409 ? "stopped4409" : "stoppedOther", reason: ev.reason || String(ev.code) });
+        this.stop({ key: ev.code === TERMINAL_CLOSE.sessionEnded ? "stopped4004" : ev.code === TERMINAL_CLOSE.replaced ? "stopped4409" : "stoppedOther", reason: ev.reason || String(ev.code) });
         return;
       }
       this.phase.value = "offline";

@@ -4,11 +4,9 @@
 // inbox endpoint, means this device was removed: the caller forgets the inbox.
 import { signal } from "@preact/signals";
 import type { CodeIssued, DeviceInfo, DevicePaired, InboxState } from "../../shared/inbox-protocol.js";
-import { Backoff, isTerminalClose } from "../../shared/backoff.js";
+import { Backoff, isTerminalClose, TERMINAL_CLOSE } from "../../shared/backoff.js";
 import { readJson, remove, writeJson, type SavedInbox } from "./storage.js";
 
-/** CLOSE_REVOKED of shared/inbox-protocol.ts (importing that module's values would pull zod into the bundle). */
-export const CLOSE_REVOKED = 4401;
 const PING_MS = 20_000;
 const DEAD_MS = 45_000;
 
@@ -177,7 +175,7 @@ export class InboxConn {
       this.ws = null;
       clearInterval(this.pingTimer);
       this.backoff.closed(got ? Date.now() - this.openedAt : 0);
-      if (ev.code === CLOSE_REVOKED) {
+      if (ev.code === TERMINAL_CLOSE.revoked) {
         this.revoked();
         return;
       }
