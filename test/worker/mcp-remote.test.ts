@@ -114,6 +114,37 @@ describe("POST /mcp lists and calls the human's tools", () => {
     expect(r.content).toEqual([expect.objectContaining({ type: "text" }), { type: "image", mimeType: "image/png", data: PNG_1x1 }]);
   });
 
+  it("serves the older protocol versions it names (2025-03-26, 2025-06-18): initialize agrees to each, tools/list answers under it", async () => {
+    const s = await createSession();
+    /** One JSON-RPC message from a JSON or a one-event SSE response. */
+    const rpc = async (body: object, version?: string): Promise<{ result?: Record<string, unknown>; error?: unknown }> => {
+      const res = await worker(URL_MCP, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${s.agent_token}`,
+          ...(version ? { "mcp-protocol-version": version } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("mcp-session-id")).toBeNull(); // stateless
+      const raw = await res.text();
+      const data = res.headers.get("content-type")?.includes("text/event-stream")
+        ? raw.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("")
+        : raw;
+      return JSON.parse(data) as { result?: Record<string, unknown> };
+    };
+    for (const version of ["2025-03-26", "2025-06-18"]) {
+      const init = await rpc({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "old-client", version: "1" } } });
+      expect(init.result?.protocolVersion).toBe(version);
+      const list = await rpc({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }, version);
+      const names = ((list.result?.tools ?? []) as { name: string }[]).map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(["ask_question", "await_answer", "work_report"]));
+    }
+  });
+
   it("an app tool is called by its MCP name and reaches the app under its LineUp name; calculator's action becomes the frame's action", async () => {
     const s = await createSession();
     const app = await human(s, [{ name: "weather.now", type: "action", description: "weather", inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }]);
@@ -353,6 +384,41 @@ describe("POST /mcp waits for the human without giving the answer away to a clie
     const r = await p;
     expect(r.isError).toBeFalsy();
     expect(text(r)).toMatch(/No answer came from the human within 2 s[\s\S]*Do not ask the same thing again in a loop/);
+    expect(await app.next((f) => f.type === "tool.cancel" && f.call_id === call.call_id)).toMatchObject({ reason: "timeout" });
+  });
+
+  it("await_answer whose own budget runs out is pending again on the same card; a later await_answer gets the answer", async () => {
+    const s = await createSession();
+    const app = await human(s);
+    const c = await mcp(s, { headers: { "lineup-wait-budget": "1" } });
+    const first = await c.callTool({ name: "ask_question", arguments: ASK });
+    const call = await app.next(isCallOf("ask_question"));
+    const callId = String(call.call_id);
+    expect(first.structuredContent).toMatchObject({ status: "pending", call_id: callId });
+    const again = await c.callTool({ name: "await_answer", arguments: { call_id: callId } });
+    expect(again.isError).toBeFalsy();
+    expect(again.structuredContent).toMatchObject({ status: "pending", call_id: callId });
+    expect(text(again)).toContain(`call_id: ${callId}`);
+    expect(await app.none((f) => f.type === "tool.call" || f.type === "tool.cancel", 300)).toBe(true); // still one card, still open
+    expect(await held(s.session_id, callId)).toBe(true);
+    const last = track(c.callTool({ name: "await_answer", arguments: { call_id: callId } }));
+    answer(app, call, { message: "Blue" });
+    expect(text(await last.p)).toBe("Blue");
+  });
+
+  it("await_answer on a call whose own timeout passes returns the final timeout result, not another pending", async () => {
+    const s = await createSession();
+    const app = await human(s);
+    const c = await mcp(s, { headers: { "lineup-wait-budget": "1" } });
+    const first = await c.callTool({ name: "ask_question", arguments: { ...ASK, timeout: 3 } });
+    const call = await app.next(isCallOf("ask_question"));
+    expect(first.structuredContent).toMatchObject({ status: "pending" });
+    // A client without the short budget waits past the call's own 3 s timeout.
+    const c2 = await mcp(s, { headers: { "lineup-wait-budget": "30" } });
+    const r = await c2.callTool({ name: "await_answer", arguments: { call_id: String(call.call_id) } });
+    expect(r.isError).toBeFalsy();
+    expect(r.structuredContent).not.toMatchObject({ status: "pending" });
+    expect(text(r)).toMatch(/No answer came from the human within[\s\S]*Do not ask the same thing again in a loop/);
     expect(await app.next((f) => f.type === "tool.cancel" && f.call_id === call.call_id)).toMatchObject({ reason: "timeout" });
   });
 
