@@ -157,6 +157,33 @@ describe("the permission card in the browser", () => {
 });
 
 describe("the policy editor in Settings", () => {
+  // Regression (issue 18 audit): the LAN server has no OAuth, yet its app offered "Connect an app", whose
+  // screen then failed with a bare "not found".
+  it("an inbox on the LAN server offers no Connect an app, and /connect says why", async () => {
+    const post = async <T,>(path: string, token: string | undefined, body: unknown = {}): Promise<T> => {
+      const r = await fetch(`${lan.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+      expect(r.status, await r.clone().text()).toBeLessThan(300);
+      return (await r.json()) as T;
+    };
+    const m = await post<{ machine_credential: string }>("/api/inboxes", TOKEN, { machine_name: "laptop" });
+    const code = await post<{ url: string }>("/api/inbox/pairings", m.machine_credential);
+    const ctx = await newContext(browser, "phone");
+    try {
+      const page = await ctx.newPage();
+      await page.goto(code.url);
+      await expect.poll(async () => JSON.parse((await page.evaluate(() => localStorage.getItem("lineup.inboxes"))) ?? "[]").length, { timeout: 15_000 }).toBe(1);
+      await page.goto(`${lan.url}/devices`);
+      await page.getByText("Add a device").first().waitFor({ timeout: 15_000 });
+      // The entry goes once the probe of the OAuth API answers 404 (before the fix it stayed).
+      await expect.poll(() => page.getByRole("link", { name: "Connect an app (claude.ai, ChatGPT, …)" }).count(), { timeout: 5_000 }).toBe(0);
+      await page.goto(`${lan.url}/connect`);
+      await page.getByText("This relay has no app connectors").waitFor({ timeout: 15_000 });
+      expect(await page.getByLabel("Code shown on your computer").count()).toBe(0);
+    } finally {
+      await ctx.close();
+    }
+  });
+
   it("lists, adds (checked), removes and saves the inbox policy with the device credential", async () => {
     const device = `lud1.inboxABCDEFG.dv_device0001.${"d".repeat(43)}`;
     const stub = await inboxPolicyStub(device, { allow: ["Bash(npm test:*)"], deny: ["Read(./.env)"] });

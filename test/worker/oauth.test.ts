@@ -443,6 +443,36 @@ describe("revocation", () => {
     expect((await worker(`/api/inbox/oauth/grants/${grant.id}`, { method: "DELETE", headers: auth })).status).toBe(404);
   });
 
+  it("the agent machine lists and revokes connected apps too (lineup's machine credential), with the same effect", async () => {
+    const { tokens, m, grant } = await connected();
+    const auth = { authorization: `Bearer ${m.machine_credential}` };
+    const list = (await (await worker("/api/inbox/oauth/grants", { headers: auth })).json()) as { grants: GrantInfo[] };
+    expect(list.grants.map((g) => g.id)).toEqual([grant.id]);
+    expect(list.grants[0]).toMatchObject({ client_name: "Test Connector", redirect_host: "app.example" });
+    expect((await mcpPost(tokens.access_token)).status).toBe(200);
+    expect((await worker(`/api/inbox/oauth/grants/${grant.id}`, { method: "DELETE", headers: auth })).status).toBe(204);
+    expect((await mcpPost(tokens.access_token)).status).toBe(401);
+    // Another inbox's machine sees none of them and cannot revoke them.
+    const other = (await (await postJson("/api/inboxes", RELAY_KEY, { machine_name: "other" })).json()) as MachineCreated;
+    const otherList = (await (await worker("/api/inbox/oauth/grants", { headers: { authorization: `Bearer ${other.machine_credential}` } })).json()) as { grants: GrantInfo[] };
+    expect(otherList.grants).toEqual([]);
+  });
+
+  it("another inbox cannot revoke a grant; revoking the device that approved it keeps the app connected (grants are their own credential)", async () => {
+    const { tokens, d, m, grant } = await connected();
+    const other = await pairedDevice();
+    expect((await worker(`/api/inbox/oauth/grants/${grant.id}`, { method: "DELETE", headers: { authorization: `Bearer ${other.d.device_credential}` } })).status).toBe(404);
+    expect((await mcpPost(tokens.access_token)).status).toBe(200);
+    const rv = await worker(`/api/inbox/devices/${d.device_id}`, { method: "DELETE", headers: { authorization: `Bearer ${m.machine_credential}` } });
+    expect(rv.status).toBe(204);
+    expect((await worker("/api/inbox", { headers: { authorization: `Bearer ${d.device_credential}` } })).status).toBe(401);
+    expect((await mcpPost(tokens.access_token)).status).toBe(200);
+    const c = await mcp(tokens.access_token);
+    expect((await c.listTools()).tools.length).toBeGreaterThan(0);
+    const listed = (await (await worker("/api/inbox/oauth/grants", { headers: { authorization: `Bearer ${m.machine_credential}` } })).json()) as { grants: GrantInfo[] };
+    expect(listed.grants.map((g) => g.id)).toEqual([grant.id]);
+  });
+
   it("the client's own revocation (RFC 7009) of its refresh token ends the grant; another client's request changes nothing", async () => {
     const { tokens, client } = await connected();
     const other = (await registerClient()).client_id;

@@ -3,6 +3,7 @@
 // `#code=` — shows who asks and where the answer goes, and Allow / Deny with this device's credential. Allow
 // creates a session in the inbox labelled with the app's name. Below, the inbox's connected apps (name,
 // connected, last used) with Revoke: a revoked app's tokens are refused at once.
+import { signal } from "@preact/signals";
 import { useEffect, useState } from "preact/hooks";
 import type { ConnectRequestInfo, GrantInfo } from "../../../shared/oauth.js";
 import { ct } from "../connect-i18n.js";
@@ -23,6 +24,23 @@ function codeFromFragment(): string {
   if (location.hash.startsWith("#code=")) history.replaceState(null, "", location.pathname);
   return m ? pretty(m[1]!) : "";
 }
+
+/** Whether an inbox's relay has OAuth connectors: the Worker has them, the LAN server (`lineup serve`) has
+ * none and answers their API 404. Asked once per inbox; unknown (offline) counts as "has". */
+const oauthAt = signal<Record<string, boolean>>({});
+const asked = new Set<string>();
+const inboxKey = (ib: InboxConn): string => `${ib.saved.origin} ${ib.saved.inbox_id}`;
+function probe(ib: InboxConn): void {
+  const k = inboxKey(ib);
+  if (asked.has(k)) return;
+  asked.add(k);
+  const known = (v: boolean) => (oauthAt.value = { ...oauthAt.value, [k]: v });
+  ib.request("GET", "/api/inbox/oauth/grants").then(
+    () => known(true),
+    (e: unknown) => (e instanceof ApiError && e.status === 404 ? known(false) : asked.delete(k)),
+  );
+}
+const withOAuth = (list: InboxConn[]): InboxConn[] => list.filter((ib) => oauthAt.value[inboxKey(ib)] !== false);
 
 type Step = { kind: "enter" } | { kind: "review"; info: ConnectRequestInfo } | { kind: "done"; allowed: boolean; name: string };
 
@@ -83,7 +101,9 @@ function Grants({ ib, version }: { ib: InboxConn; version: number }) {
 }
 
 export function ConnectApp() {
-  const list = inboxes.value;
+  const all = inboxes.value;
+  useEffect(() => all.forEach(probe), [all]);
+  const list = withOAuth(all);
   // The relay that served this page is where a code shown by it lives: its inbox comes first.
   const sorted = [...list.filter((ib) => ib.saved.origin === location.origin), ...list.filter((ib) => ib.saved.origin !== location.origin)];
   const [pick, setPick] = useState(0);
@@ -131,7 +151,7 @@ export function ConnectApp() {
     return (
       <section class="devices connect">
         <div class="card">
-          <p>{ct("noInbox")}</p>
+          <p>{ct(all.length > 0 ? "noOAuth" : "noInbox")}</p>
         </div>
       </section>
     );
@@ -193,7 +213,9 @@ export function ConnectApp() {
 
 /** The devices screen's way in (one line there): shown once this device is in an inbox. */
 export function ConnectEntry() {
-  if (inboxes.value.length === 0) return null;
+  const all = inboxes.value;
+  useEffect(() => all.forEach(probe), [all]);
+  if (withOAuth(all).length === 0) return null;
   return (
     <a
       class="btn wide connect-entry"
