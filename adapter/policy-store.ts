@@ -112,6 +112,26 @@ export function readInboxPolicyCache(stateDir: string): InboxPolicyCache | undef
   }
 }
 
+/** Why this inbox's cached policy cannot be used, when a cache for it exists but is invalid (a rule the
+ * relay kept but this adapter cannot parse). Undefined when there is no cache for it, or it is fine. */
+export function inboxPolicyCacheProblem(stateDir: string, access: InboxAccess): string | undefined {
+  let raw: string;
+  try {
+    raw = readFileSync(inboxCacheFile(stateDir), "utf8");
+  } catch {
+    return undefined;
+  }
+  let c: Partial<InboxPolicyCache>;
+  try {
+    c = JSON.parse(raw) as Partial<InboxPolicyCache>;
+  } catch {
+    return `the cached inbox policy (${inboxCacheFile(stateDir)}) is not valid JSON`;
+  }
+  if (c.relayUrl !== access.relayUrl || c.inboxId !== access.inboxId) return undefined;
+  const v = validatePolicyFile({ permissions: c.permissions });
+  return v.ok ? undefined : `the inbox policy is invalid: ${v.errors.join("; ")}`;
+}
+
 export function writeInboxPolicyCache(stateDir: string, c: InboxPolicyCache): void {
   atomicWrite(inboxCacheFile(stateDir), `${JSON.stringify(c, null, 2)}\n`);
 }
@@ -252,6 +272,10 @@ export function gatherPolicy(cx: PolicyContext): GatheredPolicy {
     if (c && c.relayUrl === access.relayUrl && c.inboxId === access.inboxId) {
       out.inbox = c;
       out.sources.push({ name: `inbox policy v${c.version}`, permissions: c.permissions, baseDir: cx.projectDir });
+    } else {
+      // Dropping an invalid inbox policy would silently drop its deny rules: it is an error, so LineUp asks.
+      const problem = inboxPolicyCacheProblem(cx.stateDir, access);
+      if (problem) out.errors = [...out.errors, problem];
     }
   }
   return out;

@@ -80,6 +80,23 @@ describe("lineup hook pre-tool-use: the policy only, no network", () => {
     expect([unknown.code, unknown.stdout]).toEqual([1, ""]);
   });
 
+  // Regression (issue 17 audit): an inbox policy with one rule this adapter cannot parse was dropped whole,
+  // so its deny rules stopped applying and a project's allow went through.
+  it("an inbox policy holding one invalid rule makes everything ask; its deny is never silently dropped", async () => {
+    const p = project();
+    writeFileSync(join(p.dir, ".lineup", "policy.json"), '{"permissions":{"allow":["Bash(curl *)"]}}');
+    const env = { LINEUP_RELAY_URL: dead.url, LINEUP_STATE_DIR: p.stateDir, LINEUP_MACHINE_CREDENTIAL: MACHINE_CREDENTIAL };
+    const cache = join(p.stateDir, "inbox-policy.json");
+    const write = (deny: string[]) =>
+      writeFileSync(cache, JSON.stringify({ relayUrl: dead.url, inboxId: "inboxABCDEFG", version: 3, permissions: { allow: [], ask: [], deny }, fetchedAt: Date.now() }));
+    write(["Bash(curl *)"]);
+    const valid = await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "curl https://x.example" }), env, p.dir);
+    expect(JSON.parse(valid.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: "deny" });
+    write(["Bash(curl *)", "bash(ls)"]);
+    const invalid = await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "curl https://x.example" }), env, p.dir);
+    expect([invalid.code, invalid.stdout]).toEqual([0, ""]); // ask: Claude Code's own dialog, not the project's allow
+  });
+
   it("applies the cached inbox policy from disk and refreshes a stale copy in the background", async () => {
     const p = project();
     const stub = await inboxPolicyStub(MACHINE_CREDENTIAL, { deny: ["Bash(curl *)"], allow: ["Bash(make:*)"] });
