@@ -239,7 +239,7 @@ async function askThroughSession(cx: Ctx, req: PermissionAsk, pcx: PolicyContext
     const again = decideByPolicy(req, pcx);
     if (again.decision.decision !== "ask") {
       void connecting.then((c) => c.close()).catch(() => {});
-      logIt(pcx.stateDir, req, again.decision.decision, "policy", { ...(again.decision.rule ? { rule: again.decision.rule } : {}), ...(again.decision.source ? { source: again.decision.source } : {}) });
+      logIt(pcx, req, again.decision.decision, "policy", { ...(again.decision.rule ? { rule: again.decision.rule } : {}), ...(again.decision.source ? { source: again.decision.source } : {}) });
       return { answer: { kind: "timeout" }, policy: { decision: again.decision.decision, reason: again.decision.reason } };
     }
   }
@@ -293,12 +293,12 @@ async function permissionRequest(cx: Ctx, text: string): Promise<number> {
   const { decision } = decideByPolicy(req, pcx);
   const meta = { ...(decision.rule ? { rule: decision.rule } : {}), ...(decision.source ? { source: decision.source } : {}) };
   if (decision.decision === "allow") {
-    logIt(pcx.stateDir, req, "allow", "policy", meta);
+    logIt(pcx, req, "allow", "policy", meta);
     cx.out(JSON.stringify(permissionRequestAllow({ updatedInput: input.tool_input })));
     return 0;
   }
   if (decision.decision === "deny") {
-    logIt(pcx.stateDir, req, "deny", "policy", meta);
+    logIt(pcx, req, "deny", "policy", meta);
     cx.out(JSON.stringify(permissionRequestDeny({ message: `LineUp policy: ${decision.reason}` })));
     return 0;
   }
@@ -310,20 +310,20 @@ async function permissionRequest(cx: Ctx, text: string): Promise<number> {
   const a = asked.answer;
   switch (a.kind) {
     case "allow":
-      logIt(pcx.stateDir, req, "allow", "human", a.rule !== undefined ? { rule: a.rule } : {});
+      logIt(pcx, req, "allow", "human", a.rule !== undefined ? { rule: a.rule } : {});
       // Always send updatedInput: recent Claude Code versions reject an allow without it.
       cx.out(JSON.stringify(permissionRequestAllow({ updatedInput: input.tool_input, ...(a.rule !== undefined ? { updatedPermissions: updateFor(a.rule, input.permission_suggestions) } : {}) })));
       return 0;
     case "deny":
-      logIt(pcx.stateDir, req, "deny", "human");
+      logIt(pcx, req, "deny", "human");
       cx.out(JSON.stringify(permissionRequestDeny({ message: a.feedback ?? (a.declined ? "The human declined this in the LineUp app." : DENIED) })));
       return 0;
     case "timeout":
-      logIt(pcx.stateDir, req, "ask", "timeout");
+      logIt(pcx, req, "ask", "timeout");
       cx.say("no answer in time: leaving the decision to Claude Code's own dialog");
       return 0;
     case "error":
-      logIt(pcx.stateDir, req, "ask", "error");
+      logIt(pcx, req, "ask", "error");
       cx.say(`could not ask the human (${a.code}: ${a.message}); leaving the decision to Claude Code's own dialog`);
       return 0;
   }
@@ -338,7 +338,7 @@ function preToolUse(cx: Ctx, text: string): number {
   // Disk only: a stale inbox copy is refreshed by a detached process for the calls after this one.
   if (gathered.access && cacheIsStale(gathered.inbox, gathered.access)) refreshInBackground(pcx.stateDir, pcx.relayUrl, cx.env);
   if (decision.decision === "ask") return 0;
-  logIt(pcx.stateDir, req, decision.decision, "policy", { ...(decision.rule ? { rule: decision.rule } : {}), ...(decision.source ? { source: decision.source } : {}) });
+  logIt(pcx, req, decision.decision, "policy", { ...(decision.rule ? { rule: decision.rule } : {}), ...(decision.source ? { source: decision.source } : {}) });
   cx.out(JSON.stringify(preToolUseOutput(decision.decision, { reason: `LineUp policy: ${decision.reason}` })));
   return 0;
 }
@@ -353,7 +353,7 @@ async function cursorShell(cx: Ctx, text: string): Promise<number> {
   const { decision } = decideByPolicy(req, pcx);
   const reason = `LineUp policy: ${decision.reason}`;
   if (decision.decision !== "ask") {
-    logIt(pcx.stateDir, req, decision.decision, "policy", { ...(decision.rule ? { rule: decision.rule } : {}), ...(decision.source ? { source: decision.source } : {}) });
+    logIt(pcx, req, decision.decision, "policy", { ...(decision.rule ? { rule: decision.rule } : {}), ...(decision.source ? { source: decision.source } : {}) });
     cx.out(JSON.stringify(decision.decision === "allow" ? cursorPermissionOutput("allow") : cursorPermissionOutput("deny", { userMessage: reason, agentMessage: reason })));
     return 0;
   }
@@ -365,14 +365,14 @@ async function cursorShell(cx: Ctx, text: string): Promise<number> {
   }
   const a = asked.answer;
   if (a.kind === "allow") {
-    logIt(pcx.stateDir, req, "allow", "human", a.rule !== undefined ? { rule: a.rule } : {});
+    logIt(pcx, req, "allow", "human", a.rule !== undefined ? { rule: a.rule } : {});
     cx.out(JSON.stringify(cursorPermissionOutput("allow")));
   } else if (a.kind === "deny") {
-    logIt(pcx.stateDir, req, "deny", "human");
+    logIt(pcx, req, "deny", "human");
     cx.out(JSON.stringify(cursorPermissionOutput("deny", { userMessage: DENIED, agentMessage: a.feedback ?? DENIED })));
   } else {
     // Nobody answered: Cursor's own prompt decides (never a silent allow).
-    logIt(pcx.stateDir, req, "ask", a.kind === "timeout" ? "timeout" : "error");
+    logIt(pcx, req, "ask", a.kind === "timeout" ? "timeout" : "error");
     if (a.kind === "error") cx.say(`could not ask the human (${a.code}: ${a.message})`);
     cx.out(JSON.stringify(cursorPermissionOutput("ask")));
   }
@@ -438,7 +438,7 @@ async function stop(cx: Ctx, text: string): Promise<number> {
   const input = parseJson(text, StopInput, "Stop");
   const projectDir = projectDirFor(input.cwd, cx.o, cx.env);
   const last = input.last_assistant_message?.trim();
-  const pending = unreportedPolicyDecisions(cx.o.stateDir);
+  const pending = unreportedPolicyDecisions(cx.o.stateDir, projectDir);
   const summary = summarize(pending.decisions);
   const texts = [...(last ? [last] : []), ...(summary ? [summary] : [])];
   if (texts.length === 0) return 0;

@@ -95,10 +95,11 @@ export async function recordAlways(rule: string, gathered: GatheredPolicy, state
 }
 
 /** Logs a decision (see permission-log.ts). */
-export function logIt(stateDir: string, req: PermissionAsk, decision: "allow" | "deny" | "ask", by: "policy" | "human" | "timeout" | "error", extra: { rule?: string; source?: string } = {}): void {
+export function logIt(pcx: { stateDir: string; projectDir: string }, req: PermissionAsk, decision: "allow" | "deny" | "ask", by: "policy" | "human" | "timeout" | "error", extra: { rule?: string; source?: string } = {}): void {
   const subject = subjectOf(req.input);
-  logDecision(stateDir, {
+  logDecision(pcx.stateDir, {
     at: Date.now(),
+    project: pcx.projectDir,
     agent: req.agent,
     tool: req.toolName,
     ...(subject !== undefined ? { subject } : {}),

@@ -7,6 +7,8 @@ import { join } from "node:path";
 
 export interface LoggedDecision {
   at: number;
+  /** the project directory the decision was made for: its Stop reports it, no other project's */
+  project?: string;
   agent: string;
   tool: string;
   /** the command, path or URL, cut short */
@@ -63,21 +65,35 @@ export function readDecisions(stateDir: string, since = 0): LoggedDecision[] {
   }
 }
 
-/** Policy decisions not yet reported, and a function that marks them reported. */
-export function unreportedPolicyDecisions(stateDir: string): { decisions: LoggedDecision[]; markReported: () => void } {
-  let since = 0;
+/** The reported-up-to mark per project directory; an older single number counts for every project. */
+function readMarks(stateDir: string): Record<string, number> {
   try {
-    since = Number(readFileSync(join(stateDir, MARK), "utf8")) || 0;
+    const v = JSON.parse(readFileSync(join(stateDir, MARK), "utf8")) as unknown;
+    if (typeof v === "number") return { "*": v };
+    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).filter((e): e is [string, number] => typeof e[1] === "number"));
   } catch {
     /* never reported */
   }
-  const decisions = readDecisions(stateDir, since).filter((d) => d.by === "policy");
+  return {};
+}
+
+/** One project's policy decisions not yet reported, and a function that marks them reported. Decisions of
+ * other projects (or of other agents working elsewhere) are never part of it: each goes to its own thread,
+ * which may be sealed while this one is not. */
+export function unreportedPolicyDecisions(stateDir: string, projectDir: string): { decisions: LoggedDecision[]; markReported: () => void } {
+  const marks = readMarks(stateDir);
+  const since = marks[projectDir] ?? marks["*"] ?? 0;
+  const decisions = readDecisions(stateDir, since).filter((d) => d.by === "policy" && d.project === projectDir);
   const last = decisions.reduce((m, d) => Math.max(m, d.at), since);
   return {
     decisions,
     markReported: () => {
       try {
-        writeFileSync(join(stateDir, MARK), String(last), { mode: 0o600 });
+        const now = readMarks(stateDir);
+        now[projectDir] = last;
+        // Bounded: the marks of the most recently reported 200 projects.
+        const kept = Object.entries(now).sort((a, b) => b[1] - a[1]).slice(0, 200);
+        writeFileSync(join(stateDir, MARK), JSON.stringify(Object.fromEntries(kept)), { mode: 0o600 });
       } catch {
         /* best effort */
       }

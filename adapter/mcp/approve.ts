@@ -66,11 +66,11 @@ export async function approveCall(
   }
   const meta = { ...(decision.rule ? { rule: decision.rule } : {}), ...(decision.source ? { source: decision.source } : {}) };
   if (decision.decision === "allow") {
-    logIt(cfg.stateDir, req, "allow", "policy", meta);
+    logIt(pcx, req, "allow", "policy", meta);
     return allow();
   }
   if (decision.decision === "deny") {
-    logIt(cfg.stateDir, req, "deny", "policy", meta);
+    logIt(pcx, req, "deny", "policy", meta);
     return deny(`LineUp policy: ${decision.reason}`);
   }
 
@@ -78,7 +78,7 @@ export async function approveCall(
   try {
     agent = (await getAgent()).agent;
   } catch (e) {
-    logIt(cfg.stateDir, req, "deny", "error");
+    logIt(pcx, req, "deny", "error");
     return deny(`LineUp could not reach the human to ask (${e instanceof Error ? e.message : String(e)}), so this is not allowed`);
   }
   const token = extra._meta?.progressToken;
@@ -97,17 +97,17 @@ export async function approveCall(
     const answer = await askHuman(agent, permissionArgs(req, cfg.projectDir, suggestionsFor(req, [], pcx, gathered), decision.reason), { timeoutS: cfg.timeoutS, signal: extra.signal });
     switch (answer.kind) {
       case "allow":
-        logIt(cfg.stateDir, req, "allow", "human", answer.rule !== undefined ? { rule: answer.rule } : {});
+        logIt(pcx, req, "allow", "human", answer.rule !== undefined ? { rule: answer.rule } : {});
         if (answer.rule !== undefined) for (const n of await recordAlways(answer.rule, gathered, cfg.stateDir, 2500)) log(`approve: ${n}`);
         return allow();
       case "deny":
-        logIt(cfg.stateDir, req, "deny", "human");
+        logIt(pcx, req, "deny", "human");
         return deny(answer.feedback ?? (answer.declined ? "The human declined this in the LineUp app." : "The human denied this in the LineUp app."));
       case "timeout":
-        logIt(cfg.stateDir, req, "deny", "timeout");
+        logIt(pcx, req, "deny", "timeout");
         return deny(`No answer from the human within ${cfg.timeoutS} s (LineUp), so this is not allowed.`);
     }
-    logIt(cfg.stateDir, req, "deny", "error");
+    logIt(pcx, req, "deny", "error");
     return deny(`LineUp could not get an answer (${answer.code}: ${answer.message}), so this is not allowed.`);
   } finally {
     if (progress) clearInterval(progress);

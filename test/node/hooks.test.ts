@@ -2,7 +2,7 @@
 // decisions with no relay round trip (a counting listener proves it), permission-request answered
 // allow / deny / always by a scripted app against the in-process LAN relay, exact output JSON and exit
 // codes, a timeout that leaves no output and cancels the card, the inbox policy cache, and the reports.
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLanServer, type LanServer } from "../../adapter/lan-server.js";
@@ -326,6 +326,11 @@ describe("reports into the thread", () => {
       const off = { LINEUP_RELAY_URL: dead.url, LINEUP_STATE_DIR: p.stateDir };
       await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "npm test" }), off, p.dir);
       await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "rm -rf /tmp/x" }), off, p.dir);
+      // Another project on the same machine (same state dir): its decisions belong to its own thread.
+      const other = join(p.dir, "..", "other");
+      mkdirSync(join(other, ".lineup"), { recursive: true });
+      writeFileSync(join(other, ".lineup", "policy.json"), JSON.stringify({ permissions: { allow: ["Bash(secret-tool:*)"] } }));
+      await runHook(["pre-tool-use"], preToolUse(other, "Bash", { command: "secret-tool lookup" }), off, other);
       const stop = JSON.stringify({ session_id: "abc", transcript_path: "/t", cwd: p.dir, permission_mode: "default", hook_event_name: "Stop", stop_hook_active: false, last_assistant_message: "All tests pass. I pushed the branch." });
       const r = await runHook(["stop"], stop, { ...env, LINEUP_STATE_DIR: p.stateDir }, p.dir);
       expect([r.code, r.stdout]).toEqual([0, ""]);
@@ -336,6 +341,12 @@ describe("reports into the thread", () => {
       await runHook(["stop"], stop.replace("All tests pass. I pushed the branch.", "Done."), { ...env, LINEUP_STATE_DIR: p.stateDir }, p.dir);
       expect(((await app.next("message")).content as { text: string }[])[0]!.text).toBe("Done.");
       expect(await app.none("message", 500)).toBe(true);
+      // The other project's own Stop reports its decision, once.
+      const otherStop = stop.replace(JSON.stringify(p.dir), JSON.stringify(other)).replace("All tests pass. I pushed the branch.", "Other done.");
+      await runHook(["stop"], otherStop, { ...env, LINEUP_STATE_DIR: p.stateDir }, other);
+      const o = [await app.next("message"), await app.next("message")].map((m) => (m.content as { text: string }[])[0]!.text);
+      expect(o[0]).toBe("Other done.");
+      expect(o[1]).toContain("allowed 1 (`Bash(secret-tool:*)` ×1)");
     } finally {
       await app.close();
     }
