@@ -2,15 +2,11 @@
 // aes128gcm record holds: a long question is cut, never refused.
 import type { WaitingCall } from "./inbox-protocol.js";
 import { PUSH_LIMITS, type ClosedCall, type PushAttentionMessage, type PushCallMessage, type PushLang, type PushMessage, type PushUpdateMessage } from "./push-protocol.js";
+import { cut } from "./text.js";
 import { MAX_PAYLOAD_BYTES } from "./webpush.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s).length;
 
-/** Cuts to `n` characters (code points, so no half surrogate pair), with an ellipsis. */
-export function cut(s: string, n: number): string {
-  const cps = [...s];
-  return cps.length > n ? `${cps.slice(0, Math.max(0, n - 1)).join("")}…` : s;
-}
 
 export interface CallPushInput {
   inbox: string;
