@@ -2,6 +2,7 @@
 // 2 usage, auth or connection failures, 130 interrupted. Human progress goes to stderr; `call` prints
 // exactly one JSON document on stdout.
 import { forTerminal } from "../shared/terminal.js";
+import { cut } from "../shared/text.js";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { networkInterfaces } from "node:os";
@@ -11,6 +12,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import qrcode from "qrcode-terminal";
 import { LAN_PORT } from "../shared/defaults.js";
+import type { DeviceInfo, RecentCall } from "../shared/inbox-protocol.js";
 import type { SessionStatus } from "../shared/protocol.js";
 import { randomId } from "../shared/tokens.js";
 import { connectAgent, LineUpError, resolveSession, type Client, type ConnectOptions } from "./client.js";
@@ -414,16 +416,28 @@ function watchWaiting(client: Client, stateDir: string): () => void {
   let known = new Map<string, string>();
   let count: number | undefined;
   let busy = false;
+  const since = Date.now();
+  const told = new Set<string>();
+  const what = (name: string, text: string) => `${name} ${JSON.stringify(cut(text, 120))}`;
   const tick = async () => {
     if (busy) return;
     busy = true;
     try {
       if (inbox && inbox.inboxId === saved?.inboxId) {
         const st = await new InboxApi(relayUrl).state(inbox.machineCredential);
-        const waiting = st.sessions.find((x) => x.session_id === client.sessionId)?.waiting ?? [];
-        const now = new Map(waiting.map((w) => [w.call_id, `${w.name} ${JSON.stringify(w.text.length > 120 ? `${w.text.slice(0, 119)}…` : w.text)}`]));
-        for (const [id, what] of now) if (!known.has(id)) say(`call waiting for the human: ${what}`);
-        for (const [id, what] of known) if (!now.has(id)) say(`call settled: ${what} (answered, timed out or cancelled)`);
+        const mine = st.sessions.find((x) => x.session_id === client.sessionId);
+        const now = new Map((mine?.waiting ?? []).map((w) => [w.call_id, what(w.name, w.text)]));
+        for (const [id, w] of now) if (!known.has(id)) say(`call waiting for the human: ${w}`);
+        // How each call ended, with the human's answer: also those answered between two polls.
+        for (const r of mine?.recent ?? []) {
+          if (told.has(r.call_id) || r.at < since) continue;
+          told.add(r.call_id);
+          if (!known.has(r.call_id)) say(`call waiting for the human: ${what(r.name, r.text)}`);
+          say(`call ${ended(r, st.devices)}: ${what(r.name, r.text)}`);
+        }
+        for (const [id, w] of known) if (!now.has(id) && !told.has(id)) say(`call settled: ${w} (answered, timed out or cancelled)`);
+        // A call the relay no longer lists as recent never comes back: forget it (connect may run for days).
+        for (const id of told) if (!mine?.recent?.some((r) => r.call_id === id)) told.delete(id);
         known = now;
       } else if (saved?.agentToken) {
         const r = await fetch(`${relayUrl}/api/sessions/${encodeURIComponent(client.sessionId)}`, { headers: { authorization: `Bearer ${saved.agentToken}` }, signal: AbortSignal.timeout(10_000) });
@@ -442,6 +456,13 @@ function watchWaiting(client: Client, stateDir: string): () => void {
   const timer = setInterval(() => void tick(), WATCH_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** "answered on Phone → yes", "timed out", … for `lineup connect`'s log (the answer is cut by the relay). */
+function ended(r: RecentCall, devices: readonly DeviceInfo[]): string {
+  if (r.outcome !== "answered") return ({ declined: "declined", timeout: "timed out", cancelled: "cancelled", ended: "ended with the session", error: "ended with an error" } as const)[r.outcome];
+  const by = r.by ? (devices.find((d) => d.id === r.by)?.name ?? r.by) : undefined;
+  return `answered${by ? ` on ${by}` : ""}${r.answer !== undefined ? ` → ${JSON.stringify(r.answer)}` : ""}`;
 }
 
 async function onLine(client: Client, line: string, quit: () => void): Promise<void> {

@@ -22,6 +22,12 @@ export const INBOX_LIMITS = {
   maxProjectDir: 512,
   /** last_seen is written at most this often per device or machine. */
   lastSeenEveryMs: 60_000,
+  /** Calls that recently left a session's Waiting list, kept in the inbox state for `lineup connect`'s log. */
+  maxRecentPerSession: 3,
+  /** …for this long after they left. */
+  recentTtlMs: 10 * 60_000,
+  /** A recent call's text, in characters. */
+  maxRecentText: 120,
   /** The inbox socket coalesces changes into one state frame per this many ms. */
   pushDebounceMs: 100,
 } as const;
@@ -145,8 +151,18 @@ export interface SessionReport {
   /** The session ended (deleted or expired): the inbox drops it. */
   ended?: boolean;
 }
+/** A call that left a session's Waiting list, and how (outcome, who answered, the answer when not sealed). */
+export interface RecentCall extends ClosedCall {
+  name: string;
+  /** Its text as it was listed, cut to maxRecentText ("" in sealed sessions). */
+  text: string;
+  /** When it left the list. */
+  at: number;
+}
 export interface InboxSession extends SessionReport {
   session_id: string;
+  /** The last few calls that left `waiting` (newest last), for a terminal that shows them as they happen. */
+  recent?: RecentCall[];
   label: string;
   project_dir?: string;
   host?: string;

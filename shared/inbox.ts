@@ -11,9 +11,12 @@ import {
   type InboxSession,
   type InboxState,
   type MachineInfo,
+  type RecentCall,
   type SessionReport,
   type WaitingCall,
 } from "./inbox-protocol.js";
+import type { ClosedCall } from "./push-protocol.js";
+import { cut } from "./text.js";
 import { e2eState, e2eSummary, e2eWrite, emptyE2E, prunePairings, recordPairing, revokeHolder, type E2EAnswer, type E2EData, type E2ERequest } from "./e2e-inbox.js";
 
 interface Member {
@@ -141,7 +144,12 @@ export class InboxCore {
     if (!d || !s || s.epoch !== epoch) return;
     const before = s.waiting;
     if (r.ended) delete d.sessions[sid];
-    else Object.assign(s, { agent_online: r.agent_online, pending: r.pending, last_activity: r.last_activity, waiting: r.waiting.slice(0, INBOX_LIMITS.maxWaitingPerSession) });
+    else {
+      Object.assign(s, { agent_online: r.agent_online, pending: r.pending, last_activity: r.last_activity, waiting: r.waiting.slice(0, INBOX_LIMITS.maxWaitingPerSession) });
+      const recent = recentAfter(s.recent ?? [], before, r.closed ?? [], r.last_activity);
+      if (recent.length) s.recent = recent;
+      else delete s.recent;
+    }
     this.ports.save(d);
     this.push(d);
     this.hooks.reported?.(sid, before, r.ended ? [] : s.waiting, r);
@@ -274,4 +282,14 @@ function view(d: InboxData, you: { kind: CredentialKind; id: string }): InboxSta
     policy_version: d.policy.version,
     e2e: e2eSummary(d.e2e, now),
   };
+}
+
+/** The recent list after a report: the calls that just left (as they were listed), newest last, bounded. */
+function recentAfter(recent: RecentCall[], before: WaitingCall[], closed: ClosedCall[], now: number): RecentCall[] {
+  const added = closed.flatMap((c): RecentCall[] => {
+    const w = before.find((b) => b.call_id === c.call_id);
+    if (!w) return [];
+    return [{ ...c, name: w.name, text: cut(w.text, INBOX_LIMITS.maxRecentText), at: now }];
+  });
+  return [...recent, ...added].filter((x) => now - x.at < INBOX_LIMITS.recentTtlMs).slice(-INBOX_LIMITS.maxRecentPerSession);
 }

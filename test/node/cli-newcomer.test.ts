@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { BUILTIN_TOOLS } from "../../shared/builtin-tools.js";
-import { appClient, REPO, runCli, savedSessions, spawnCli, tempDir, waitFor } from "./adapter-helpers.js";
+import { appClient, CONFIRM, REPO, runCli, savedSessions, spawnCli, tempDir, waitFor } from "./adapter-helpers.js";
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
@@ -29,7 +29,7 @@ describe("lineup call --help", () => {
 });
 
 describe("lineup connect's terminal", { timeout: 120_000 }, () => {
-  it("shows a call waiting for the human and when it settles; presence only when it changes", async () => {
+  it("shows a call waiting for the human and how it ended, with the answer and who gave it; presence only when it changes", async () => {
     const relayUrl = inject("relayUrl");
     const dir = tempDir();
     const env = { LINEUP_RELAY_URL: relayUrl, LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "" };
@@ -39,7 +39,7 @@ describe("lineup connect's terminal", { timeout: 120_000 }, () => {
     const err = () => child.output().stderr;
     await waitFor(() => err().includes("0 apps connected") || undefined, "the connection", 60_000);
 
-    const app = await appClient(relayUrl, s.sessionId, s.appToken!);
+    const app = await appClient(relayUrl, s.sessionId, s.appToken!, [CONFIRM], "app-kitchen");
     cleanups.push(() => app.close());
     await waitFor(() => err().includes("1 app connected") || undefined, "the app to be logged");
     // Another process asks the human; connect's terminal shows it, then that it settled.
@@ -48,7 +48,14 @@ describe("lineup connect's terminal", { timeout: 120_000 }, () => {
     await waitFor(() => err().includes('call waiting for the human: confirm "Deploy the billing service?"') || undefined, "the waiting call", 15_000);
     app.send({ type: "tool.result", call_id: call.call_id, result: { message: "yes", confirmed: true } });
     expect((await run).code).toBe(0);
-    await waitFor(() => err().includes('call settled: confirm "Deploy the billing service?"') || undefined, "the settled call", 15_000);
+    await waitFor(() => err().includes('call answered on app-kitchen → "yes": confirm "Deploy the billing service?"') || undefined, "the answered call", 15_000);
+    // A call nobody answers in time: its end is told too, once.
+    const late = runCli(["call", "confirm", "--timeout", "2", "--args", '{"question":"Rotate the keys?"}'], env, dir);
+    await app.next("tool.call", 30_000);
+    expect((await late).code).not.toBe(0);
+    await waitFor(() => err().includes('call timed out: confirm "Rotate the keys?"') || undefined, "the timed-out call", 15_000);
+    expect(err().match(/call answered on app-kitchen/g)).toHaveLength(1);
+    expect(err()).not.toContain("call settled:");
     // The `lineup call` client came and went (presence frames with the same app count): no line for it.
     expect(err().match(/1 app connected/g)).toHaveLength(1);
     expect(err()).not.toContain("presence:");
