@@ -79,6 +79,7 @@ Commands:
   hook <event>                  Claude Code / Cursor / Codex hooks: permission-request, pre-tool-use,
                                 notify, stop (docs/permissions.md)
   setup claude|cursor|codex     write the hooks and MCP entry into this project (merging, never clobbering)
+  permissions                   the permission decisions logged here: allow/deny/ask, by which rule or by whom
   serve                         direct LAN mode: the relay contract + the app on this machine (port ${LAN_PORT})
   mcp                           run the MCP server (stdio) for MCP hosts
 
@@ -164,6 +165,7 @@ it prints a pairing link (stderr) while this machine's inbox has no device.`,
   // Issue 17 (permissions): full help in adapter/hooks.ts and adapter/setup.ts (`lineup hook --help`, `lineup setup --help`).
   hook: "Usage: lineup hook permission-request|pre-tool-use|notify|stop|cursor-shell|codex-notify [--wait S]\n\nHook commands for Claude Code, Cursor and Codex (docs/permissions.md); `lineup hook --help` for details.",
   setup: "Usage: lineup setup claude|cursor|codex [--project DIR] [--dry-run]\n\nWrites the agent's hook configuration, merging (docs/permissions.md); `lineup setup --help` for details.",
+  permissions: "Usage: lineup permissions [--project DIR | --all] [--limit N] [--json]\n\nThe permission decisions logged on this machine; `lineup permissions --help` for details.",
 };
 
 /** "question* (string), options* (string[]), multiple (boolean)": * marks a required argument. */
@@ -670,6 +672,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   // Issue 17 (permissions): loaded on demand, so other commands do not pay for them.
   hook: async (argv) => (await import("./hooks.js")).runHook(argv),
   setup: async (argv) => (await import("./setup.js")).runSetup(argv),
+  permissions: async (argv) => (await import("./permission-log.js")).runPermissionsLog(argv),
   ...Object.fromEntries(Object.keys(INBOX_COMMANDS).map((name) => [name, (argv: string[]) => runInboxCommand(name, argv)])),
 };
 

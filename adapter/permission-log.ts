@@ -3,7 +3,10 @@
 // later, summed up in the Stop report (`lineup hook stop`); the human's own answers are already in the
 // app's tool log as `permission` calls.
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve, sep } from "node:path";
+import { parseArgs } from "node:util";
+import { forTerminal } from "../shared/terminal.js";
+import { defaultStateDir } from "./state.js";
 
 export interface LoggedDecision {
   at: number;
@@ -124,4 +127,47 @@ export function summarize(decisions: readonly LoggedDecision[]): string | undefi
     parts.push(`denied ${denied.length}: ${named.join("; ")}`);
   }
   return `**Permission policy** since the last report: ${parts.join("; ")}.`;
+}
+
+export const PERMISSIONS_HELP = `Usage: lineup permissions [--project DIR | --all] [--limit N] [--json] [--state-dir DIR]
+
+The permission decisions of this machine's hooks and \`approve\`, oldest first: when, allow/deny/ask, who
+decided (policy, human, timeout, error), the tool and its command or path, the rule and its source. By default
+the decisions of the current directory's project (the directory, a parent or a child of it); --all for every
+project. The log keeps the last 1000–2000 decisions (<state dir>/permission-log.jsonl).
+  --project DIR  that project's decisions        --all       every project's
+  --limit N      the last N (default 50)          --json      one JSON object per line`;
+
+/** `lineup permissions`: the local log, read by a human (or with --json by a script). */
+export function runPermissionsLog(argv: string[], print: (s: string) => void = (s) => process.stdout.write(`${s}\n`)): number {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: { project: { type: "string" }, all: { type: "boolean" }, limit: { type: "string" }, json: { type: "boolean" }, "state-dir": { type: "string" }, help: { type: "boolean", short: "h" } },
+      strict: true,
+    }));
+  } catch (e) {
+    return process.stderr.write(`lineup permissions: ${(e as Error).message}\n${PERMISSIONS_HELP}\n`), 2;
+  }
+  if (values.help) return print(PERMISSIONS_HELP), 0;
+  const limit = values.limit === undefined ? 50 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1) return process.stderr.write(`lineup permissions: --limit must be a positive whole number\n${PERMISSIONS_HELP}\n`), 2;
+  if (values.all && values.project !== undefined) return process.stderr.write(`lineup permissions: --project and --all exclude each other\n`), 2;
+  const stateDir = values["state-dir"] ? resolve(values["state-dir"]) : defaultStateDir();
+  const dir = resolve(values.project ?? process.cwd());
+  const related = (p: string | undefined) => p !== undefined && (p === dir || dir.startsWith(p.endsWith(sep) ? p : p + sep) || p.startsWith(dir + sep));
+  const list = readDecisions(stateDir).filter((d) => values.all || related(d.project)).slice(-limit);
+  if (values.json) {
+    for (const d of list) print(JSON.stringify(d));
+    return 0;
+  }
+  if (!list.length) return print(values.all ? "no permission decisions logged yet" : `no permission decisions logged for ${dir} (--all for every project)`), 0;
+  for (const d of list) {
+    const when = new Date(d.at).toISOString().replace("T", " ").slice(0, 19);
+    const what = `${d.tool}${d.subject ? ` ${JSON.stringify(d.subject)}` : ""}`;
+    const why = d.rule ? ` by ${d.rule}${d.source ? ` (${d.source})` : ""}` : d.by === "policy" ? " by the defaults" : "";
+    print(forTerminal(`${when}  ${d.decision.padEnd(5)} ${d.by.padEnd(7)} ${what}${why}  [${d.agent}${values.all && d.project ? ` · ${d.project}` : ""}]`));
+  }
+  return 0;
 }

@@ -11,7 +11,7 @@ import { PERMISSION } from "../../shared/builtin-tools.js";
 import type { SessionCreated } from "../../shared/protocol.js";
 import { freePort } from "../helpers/relay.js";
 import type { RawClient } from "../helpers/raw-client.js";
-import { appClient, newSession, waitFor } from "./adapter-helpers.js";
+import { appClient, newSession, runCli, waitFor } from "./adapter-helpers.js";
 import { countingListener, inboxPolicyStub, MACHINE_CREDENTIAL, permissionRequest, preToolUse, project, runHook } from "./hooks-helpers.js";
 
 const TOKEN = "hooks-test-lan-token-0123456789";
@@ -350,6 +350,31 @@ describe("reports into the thread", () => {
     } finally {
       await app.close();
     }
+  });
+
+  it("lineup permissions lists each decision with the rule that made it: this project's by default, every project's with --all", async () => {
+    const p = project(RULES);
+    const off = { LINEUP_RELAY_URL: dead.url, LINEUP_STATE_DIR: p.stateDir };
+    await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "npm test -- --watch=false" }), off, p.dir);
+    await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "rm -rf build" }), off, p.dir);
+    await runHook(["pre-tool-use"], preToolUse(p.dir, "Read", { file_path: join(p.dir, "README.md") }), off, p.dir);
+    const other = join(p.dir, "..", "elsewhere");
+    mkdirSync(other, { recursive: true });
+    await runHook(["pre-tool-use"], preToolUse(other, "Glob", { pattern: "**/*.ts" }), off, other);
+    const mine = await runCli(["permissions"], off, p.dir);
+    expect(mine.code, mine.stderr).toBe(0);
+    const lines = mine.stdout.trim().split("\n");
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}allow policy {2}Bash "npm test -- --watch=false" by Bash\(npm test:\*\) \(project \.lineup\/policy\.json\) {2}\[Claude Code\]$/);
+    expect(lines[1]).toContain('deny  policy  Bash "rm -rf build" by Bash(rm -rf *) (project .lineup/policy.json)');
+    expect(lines[2]).toContain("allow policy  Read");
+    expect(lines[2]).toContain("by the defaults");
+    const all = await runCli(["permissions", "--all", "--json"], off, p.dir);
+    const json = all.stdout.trim().split("\n").map((l) => JSON.parse(l) as { tool: string; project: string; decision: string; by: string });
+    expect(json.map((d) => d.tool)).toEqual(["Bash", "Bash", "Read", "Glob"]);
+    expect(json[3]).toMatchObject({ project: other, decision: "allow", by: "policy" });
+    expect((await runCli(["permissions", "--limit", "1", "--project", other], off, p.dir)).stdout).toContain('Glob "**/*.ts"');
+    expect((await runCli(["permissions", "--limit", "0"], off, p.dir)).code).toBe(2);
   });
 
   it("codex-notify: the payload is the last argument; --then runs the previous notify program with it", async () => {
