@@ -163,6 +163,86 @@ describe("Web Push in Chromium", () => {
     await ctx.close();
   });
 
+  it("Settings: the subscription is registered again whenever the app opens, the reminder controls save the inbox's setting, and the switch turns it all off", async () => {
+    const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
+    const origin = new URL(relay()).origin;
+    const ctx = await newContext(browser, "phone");
+    await ctx.grantPermissions(["notifications"], { origin });
+    await ctx.addInitScript(stubPushManager, fake.base);
+    const page = await ctx.newPage();
+    const code = await ok<CodeIssued>("POST", "/api/inbox/pairings", m.machine_credential);
+    await page.goto(code.url!);
+    await expect.poll(async () => page.evaluate(() => localStorage.getItem("lineup.inboxes")), { timeout: 15_000 }).toContain("dv_");
+    const dev = (JSON.parse((await page.evaluate(() => localStorage.getItem("lineup.inboxes")))!) as { device_credential: string }[])[0]!;
+    const info = () => ok<PushInfo>("GET", "/api/inbox/push", dev.device_credential);
+    const endpoint = async () => (JSON.parse((await page.evaluate(() => localStorage.getItem("test.push.subscription"))) ?? "null") as { endpoint: string } | null)?.endpoint;
+    await page.getByRole("button", { name: "Settings" }).click();
+    const sw = page.getByRole("switch", { name: "Notifications" });
+    await expect.poll(() => sw.isEnabled(), { timeout: 10_000 }).toBe(true);
+    await sw.click();
+    await expect.poll(async () => (await info()).subscribed, { timeout: 15_000 }).toBe(true);
+    const first = await endpoint();
+    expect(first).toContain(fake.base);
+
+    // The relay lost the subscription (a push service's 410, an expiry): opening the app registers it again.
+    await ok("DELETE", "/api/inbox/push", dev.device_credential);
+    expect((await info()).subscribed).toBe(false);
+    await page.reload();
+    await expect.poll(async () => (await info()).subscribed, { timeout: 15_000 }).toBe(true);
+    expect(await endpoint()).toBe(first);
+
+    // Reminders: on by default every 10 minutes; the controls write the inbox's setting.
+    await page.goto(`${relay()}/`);
+    await page.getByRole("button", { name: "Settings" }).click();
+    const remind = page.getByLabel("Remind me while a call waits");
+    const every = page.getByLabel("Every");
+    await remind.waitFor({ timeout: 10_000 });
+    expect([await remind.isChecked(), await every.inputValue()]).toEqual([true, "10"]);
+    await every.selectOption("30");
+    await expect.poll(async () => (await info()).settings, { timeout: 10_000 }).toEqual({ reminders: true, reminder_every_min: 30 });
+    await remind.uncheck();
+    await expect.poll(async () => (await info()).settings.reminders, { timeout: 10_000 }).toBe(false);
+    expect(await every.isDisabled()).toBe(true);
+
+    // Off: unregistered on the relay and unsubscribed in the browser, and opening the app again keeps it off.
+    await sw.click();
+    await expect.poll(async () => (await info()).subscribed, { timeout: 15_000 }).toBe(false);
+    await expect.poll(endpoint, { timeout: 10_000 }).toBeUndefined();
+    expect(await sw.isChecked()).toBe(false);
+    await page.reload();
+    await page.getByRole("switch", { name: "Notifications" }).waitFor({ timeout: 10_000 });
+    await page.waitForTimeout(1000);
+    expect([(await info()).subscribed, await endpoint()]).toEqual([false, undefined]);
+    await ctx.close();
+  });
+
+  it("asks the browser's permission only from the switch's tap, never on load; says so when it is blocked", async () => {
+    const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
+    const ctx = await newContext(browser, "phone"); // notifications not granted: the prompt is answered "denied"
+    await ctx.addInitScript(() => {
+      const w = window as unknown as { __asked: number };
+      w.__asked = 0;
+      const real = Notification.requestPermission.bind(Notification);
+      Notification.requestPermission = ((...a: Parameters<typeof Notification.requestPermission>) => (w.__asked++, real(...a))) as typeof Notification.requestPermission;
+    });
+    await ctx.addInitScript(stubPushManager, fake.base);
+    const page = await ctx.newPage();
+    const code = await ok<CodeIssued>("POST", "/api/inbox/pairings", m.machine_credential);
+    await page.goto(code.url!);
+    await expect.poll(async () => page.evaluate(() => localStorage.getItem("lineup.inboxes")), { timeout: 15_000 }).toContain("dv_");
+    await page.getByRole("button", { name: "Settings" }).click();
+    const sw = page.getByRole("switch", { name: "Notifications" });
+    await expect.poll(() => sw.isEnabled(), { timeout: 10_000 }).toBe(true);
+    await page.reload();
+    await sw.waitFor({ timeout: 10_000 });
+    expect(await page.evaluate(() => (window as unknown as { __asked: number }).__asked)).toBe(0);
+    await sw.click();
+    await expect.poll(() => page.evaluate(() => (window as unknown as { __asked: number }).__asked), { timeout: 10_000 }).toBe(1);
+    await page.getByText("Notifications are blocked for this site").waitFor({ timeout: 10_000 });
+    expect(await sw.isChecked()).toBe(false);
+    await ctx.close();
+  });
+
   it("the switch is “通知” in Chinese, behind the home screen's “设置” button", async () => {
     const ctx = await newContext(browser, "phone", "zh-CN");
     const page = await ctx.newPage();

@@ -415,4 +415,22 @@ describe("Web Push from the inbox object", () => {
     expect((await put({ subscription: sub, application_server_key: fresh })).status).toBe(200);
     w.agent.close();
   });
+
+  it("after a key rotation a subscription made with the old key is skipped and logged stale_key; one made with the new key is pushed, signed by it", async () => {
+    const w = await world("/p/rotate");
+    const old = await device(w, "OldPhone");
+    const rotated = await json("POST", "/api/push/rotate-key", RELAY_KEY);
+    expect(rotated.status).toBe(200);
+    const fresh = ((await rotated.json()) as { public_key: string }).public_key;
+    const renewed = await device(w, "NewPhone"); // subscribes with GET /api/push/key, now the new key
+    confirm(w, "rk1");
+    await until(w.m.inbox_id, async () => fake.for(renewed.endpoint).length >= 1 && (await info(old.device_credential, w.s.session_id)).log.some((e) => e.call_id === "rk1" && e.device_id === old.device_id), "the push and the skip");
+    expect(fake.problems).toEqual([]);
+    expect(fake.for(old.endpoint)).toEqual([]);
+    expect(fake.for(renewed.endpoint)[0]!.headers.authorization).toContain(`k=${fresh}`);
+    const log = (await info(old.device_credential, w.s.session_id)).log.filter((e) => e.call_id === "rk1");
+    expect(log.find((e) => e.device_id === old.device_id)).toMatchObject({ outcome: "failed", error: "stale_key" });
+    expect(log.find((e) => e.device_id === renewed.device_id)).toMatchObject({ outcome: "sent" });
+    w.agent.close();
+  });
 });
