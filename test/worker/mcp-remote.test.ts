@@ -500,4 +500,23 @@ describe("cancellation", () => {
     answer(app, call, { message: "kept" });
     expect(text(await w)).toBe("kept");
   });
+
+  it("an answer whose stream is gone before it was read out is not acked: the identical retry gets it without asking again", async () => {
+    const s = await createSession();
+    const app = await human(s);
+    const res = await worker(URL_MCP, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.agent_token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "input", arguments: { question: "Unread?" } } }),
+    });
+    const call = await app.next(isCallOf("input"));
+    answer(app, call, { message: "answered, never read" });
+    // The answer reaches the Worker and sits in the response nobody reads (the body is pulled only when
+    // read); then the client goes away. Acking at that point would free the id and ask the human again.
+    await new Promise((r) => setTimeout(r, 1000));
+    await res.body!.cancel();
+    const c = await mcp(s);
+    expect(text(await c.callTool({ name: "input", arguments: { question: "Unread?" } }))).toBe("answered, never read");
+    expect(await app.none(isCallOf("input"), 1000)).toBe(true);
+  });
 });
