@@ -313,8 +313,8 @@ from the JSON files)._
 
 Machine: ${r.machine.cpus} × ${esc(r.machine.cpu_model)}, ${r.machine.mem_gib} GiB, ${r.machine.platform}, Node ${r.machine.node},
 wrangler ${r.machine.wrangler}. **1-minute load average during the run: ${la.min}–${la.max} (mean ${la.mean}; ${la.start} at the
-start, ${la.end} at the end)** on ${r.machine.cpus} CPUs shared by the client, the systems under test and other work (other
-sessions ran tests on this machine meanwhile). That is why every ratio below is taken **per interleaved round**
+start, ${la.end} at the end)** on ${r.machine.cpus} CPUs shared by the client, the systems under test and whatever else the machine
+ran (the load rises during a run: the bench itself keeps both CPUs busy). That is why every ratio below is taken **per interleaved round**
 and reported as the median with its spread (lowest–highest round): a load spike hits all systems of a round
 alike. Absolute figures are for comparison within one run, not capacity planning. \`wrangler dev\` puts a proxy
 workerd in front of the runtime: the relay and the Durable Object baselines all pay for that hop, the Node
