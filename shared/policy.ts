@@ -3,6 +3,7 @@
 // and no Node imports, so the PWA runs the same code; paths and the home directory come in as options.
 // "ask" means: put the question on the human's phone. docs/permissions.md is the user-facing contract.
 import { analyzeBash, type BashAnalysis, type BashUnit, type CommandForm } from "./policy/bash.js";
+import { mayMatch, shellMatch, type ShellRule } from "./policy/match.js";
 import { compileGlob, dirname, escapeGlob, isWithin, normalizePath, relativeTo, resolvePath } from "./policy/paths.js";
 import {
   BEHAVIORS,
@@ -235,18 +236,19 @@ function evaluateBash(input: Record<string, unknown>, entries: readonly Entry[],
     }
   }
 
-  // A program named at run time (`$CMD x`, `"$(echo rm)" x`) cannot be checked against deny/ask rules.
-  const hidden = analysis.units.find((u) => u.dynamicName);
-  const shellRule = entries.find((e) => e.behavior !== "allow" && e.rule.kind === "shell" && e.rule.tool === "Bash");
+  // A deny/ask rule that may match once the shell expands the command (`git ${x:-push}`, `xargs git`), or a
+  // program known only at run time (`$CMD x`, `echo … | sh`, `source f`): the human decides.
+  const shellRules = ["deny", "ask"].flatMap((b) => entries.filter((e) => e.behavior === b && e.rule.kind === "shell" && e.rule.tool === "Bash"));
+  for (const e of shellRules) {
+    const u = analysis.units.find((x) => x.denyTemplates.some((t) => mayMatch(e.rule as ShellRule, t)));
+    const verb = e.behavior === "deny" ? "denies" : "asks about";
+    if (u) return doubted(e, `\`${u.display}\` may run what ${e.rule.text} (${e.source}) ${verb} once the shell expands it`, warnings);
+  }
+  const hidden = analysis.units.find((u) => u.dynamicName || u.computed !== undefined);
+  const shellRule = shellRules[0];
   if (hidden && shellRule) {
-    return {
-      decision: "ask",
-      rule: shellRule.rule.text,
-      source: shellRule.source,
-      reason: `\`${hidden.display}\` runs a program named only at run time, so ${shellRule.rule.text} (${shellRule.source}) cannot be checked`,
-      matches: [],
-      warnings,
-    };
+    const why = hidden.computed ?? "runs a program named only at run time";
+    return doubted(shellRule, `\`${hidden.display}\` ${why}, so ${shellRule.rule.text} (${shellRule.source}) cannot be checked`, warnings);
   }
 
   const bare = entries.find((e) => e.behavior === "allow" && e.rule.kind === "tool" && appliesTo(e.rule.tool, "Bash"));
@@ -291,6 +293,10 @@ function evaluateBash(input: Record<string, unknown>, entries: readonly Entry[],
   return { decision: "allow", rule: first.rule, source: first.source, reason, matches, warnings };
 }
 
+function doubted(e: Entry, reason: string, warnings: string[]): PolicyDecision {
+  return { decision: "ask", rule: e.rule.text, source: e.source, reason, matches: [], warnings };
+}
+
 function formAllowed(rule: Rule, f: CommandForm): boolean {
   return rule.kind === "shell" && shellMatch(rule, f.text, true, f.exactOnly);
 }
@@ -300,35 +306,6 @@ function editAllows(e: Entry, path: string, ctx: Ctx): boolean {
   if (r.kind === "tool") return r.tool === "Edit" || r.tool === "Write";
   if (r.kind === "path") return (r.tool === "Edit" || r.tool === "Write") && matchPath(e, path, ctx);
   return false;
-}
-
-/** Matches a command string against `Bash(…)`: exact, `prefix *` (word boundary), or `*` anywhere. */
-function shellMatch(rule: Extract<Rule, { kind: "shell" }>, text: string, forAllow: boolean, exactOnly: boolean): boolean {
-  if (rule.match === "exact") return text === rule.pattern;
-  if (forAllow && exactOnly) return false;
-  if (rule.match === "prefix") return text === rule.pattern || text.startsWith(rule.pattern + " ");
-  return wildcard(rule.pattern).test(text);
-}
-
-const wildcardCache = new Map<string, RegExp>();
-function wildcard(pattern: string): RegExp {
-  let re = wildcardCache.get(pattern);
-  if (re) return re;
-  // A trailing ` *` is optional, so `git * main *` also matches `git log main`.
-  const optionalTail = pattern.endsWith(" *") && !pattern.endsWith("\\ *");
-  const body = optionalTail ? pattern.slice(0, -2) : pattern;
-  let src = "";
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i] ?? "";
-    if (c === "\\" && i + 1 < body.length) {
-      src += escapeRe(body[i + 1] ?? "");
-      i++;
-    } else if (c === "*") src += "[\\s\\S]*";
-    else src += escapeRe(c);
-  }
-  re = new RegExp(`^${src}${optionalTail ? "(?: [\\s\\S]*)?" : ""}$`);
-  wildcardCache.set(pattern, re);
-  return re;
 }
 
 // ---------------------------------------------------------------- other tools

@@ -3,11 +3,16 @@
 // redirections and well-known file commands touch. Two stripping chains per unit:
 // - for allow rules, only Claude Code's documented wrappers (`timeout`, `time`, `nice`, `nohup`,
 //   `stdbuf`, `command`, `builtin`, `noglob`, bare `xargs`) and known-safe env assignments;
-// - for deny/ask rules, every leading assignment and also `sudo`, `env`, `exec`, `xargs -n1`, … and the
-//   scripts of `bash -c`, `eval` and `find -exec`, so a deny rule is hard to slip past (stricter than
-//   Claude Code; docs/permissions.md).
-import { parseShell, quoteWord, type Segment, type Word } from "./shell.js";
+// - for deny/ask rules, every leading assignment and wrapper (`sudo`, `env`, `exec`, `xargs -n1`, …),
+//   git's global options, and the scripts of `bash -c`, `eval`, `find -exec`, here-documents fed to a
+//   shell; parts known only at run time stay unknown (templates), and a program that cannot be known
+//   before it runs is flagged, so a deny rule is hard to slip past (stricter than Claude Code;
+//   docs/permissions.md).
+import { hasUnknown, templateOf, type Template } from "./match.js";
 import { isWithin, resolvePath } from "./paths.js";
+import { afterFunctionKeyword, programsOf } from "./programs.js";
+import { parseShell, quoteWord, type Segment, type Word } from "./shell.js";
+import { allowStrip, denyStrip, envSplitString } from "./wrappers.js";
 
 export interface CommandForm {
   text: string;
@@ -22,6 +27,10 @@ export interface BashUnit {
   allowForms: CommandForm[];
   /** strings deny/ask rules are compared with (a superset of allowForms' texts) */
   denyForms: string[];
+  /** forms with parts known only at run time: a deny/ask rule that may match them makes the call ask */
+  denyTemplates: Template[];
+  /** why the program this unit runs cannot be known before it runs (`echo … | sh`, `source f`) */
+  computed?: string;
   /** set when no specifier allow rule can cover this unit */
   allowBlocked?: string;
   /** set when the unit needs no rule (e.g. `cd` into the project) */
@@ -91,7 +100,6 @@ export const SAFE_ENV_VARS: ReadonlySet<string> = new Set([
 /** Exec wrappers a prefix rule must not approve (Claude Code: they always prompt unless exact). */
 const EXACT_ONLY_COMMANDS = new Set(["watch", "setsid", "ionice", "flock"]);
 const FIND_EXEC_FLAGS = new Set(["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"]);
-const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "fish", "ash"]);
 const LEADING_KEYWORDS = new Set(["!", "{", "if", "then", "else", "elif", "while", "until", "do"]);
 const CLOSING_KEYWORDS = new Set(["}", "fi", "done", "esac", "then", "else", "do", "{"]);
 const NOOP_COMMANDS = new Set(["true", ":", "pwd"]);
@@ -106,171 +114,6 @@ function assignmentName(w: Word): string | undefined {
   // The name part must be unquoted for bash to treat the word as an assignment.
   const m = ASSIGNMENT_RE.exec(w.raw);
   return m?.[1];
-}
-
-/** The words after one wrapper (`timeout 30 x` → `x`), or undefined when `ws` does not start with one. */
-function stripWrapper(ws: readonly Word[], lenient: boolean): Word[] | undefined {
-  const head = ws[0];
-  if (!head || head.expansion) return undefined;
-  const v = (i: number): string => ws[i]?.value ?? "";
-  let i = 1;
-  const skipUnknown = (): boolean => {
-    // Deny matching skips options it does not know; allow matching refuses them.
-    if (!lenient) return false;
-    i++;
-    return true;
-  };
-  switch (head.value) {
-    case "timeout":
-      while (isOption(ws[i])) {
-        const o = v(i);
-        if (o === "--") {
-          i++;
-          break;
-        }
-        if (["--preserve-status", "--foreground", "-v", "--verbose"].includes(o)) i++;
-        else if (o === "-k" || o === "-s") i += 2;
-        else if (/^-[ks]./.test(o) || /^--(kill-after|signal)=/.test(o)) i++;
-        else if (!skipUnknown()) return undefined;
-      }
-      if (/^\d+(\.\d+)?[smhd]?$/.test(v(i))) i++;
-      else if (!lenient) return undefined;
-      break;
-    case "time":
-      while (isOption(ws[i])) {
-        if (v(i) === "-p") i++;
-        else if (v(i) === "--") {
-          i++;
-          break;
-        } else if (!skipUnknown()) return undefined;
-      }
-      break;
-    case "nice": {
-      const o = v(1);
-      if (o === "-n" || o === "--adjustment") i = /^-?\d+$/.test(v(2)) ? 3 : -1;
-      else if (/^(-n-?\d+|-\d+|--adjustment=-?\d+)$/.test(o)) i = 2;
-      else if (isOption(ws[1]) && o !== "--") i = lenient ? 2 : -1;
-      if (i === -1) return undefined;
-      if (v(i) === "--") i++;
-      break;
-    }
-    case "nohup":
-    case "builtin":
-    case "noglob":
-    case "setsid":
-    case "nocorrect":
-      if (["setsid", "nocorrect"].includes(head.value) && !lenient) return undefined;
-      if (v(i) === "--") i++;
-      while (lenient && isOption(ws[i])) i++;
-      break;
-    case "stdbuf":
-      while (isOption(ws[i])) {
-        const o = v(i);
-        if (o === "--") {
-          i++;
-          break;
-        }
-        if (["-i", "-o", "-e"].includes(o)) i += 2;
-        else if (/^-[ioe]./.test(o) || /^--(input|output|error)=/.test(o)) i++;
-        else if (!skipUnknown()) return undefined;
-      }
-      break;
-    case "command":
-      while (v(i) === "-p") i++;
-      // `command -v x` looks a command up instead of running it: not a wrapper.
-      if (isOption(ws[i])) return undefined;
-      break;
-    case "xargs":
-      if (!lenient) {
-        if (isOption(ws[1])) return undefined;
-        break;
-      }
-      while (isOption(ws[i])) {
-        const o = v(i);
-        if (o === "--") {
-          i++;
-          break;
-        }
-        i += ["-n", "-L", "-P", "-I", "-d", "-E", "-s", "-a"].includes(o) ? 2 : 1;
-      }
-      break;
-    case "sudo":
-    case "doas":
-    case "pkexec":
-    case "coproc":
-    case "exec":
-    case "ionice":
-    case "chronic":
-    case "unbuffer":
-    case "caffeinate":
-      if (!lenient) return undefined;
-      while (isOption(ws[i])) {
-        const o = v(i);
-        if (o === "--") {
-          i++;
-          break;
-        }
-        const withArg: Record<string, readonly string[]> = {
-          sudo: ["-u", "-g", "-p", "-C", "-h", "-r", "-t", "-U", "-D", "-T"],
-          doas: ["-u", "-C"],
-          exec: ["-a"],
-          ionice: ["-c", "-n", "-p", "-P", "-u"],
-        };
-        i += (withArg[head.value] ?? []).includes(o) ? 2 : 1;
-      }
-      break;
-    case "env":
-      if (!lenient) return undefined;
-      while (isOption(ws[i]) || (ws[i] !== undefined && assignmentName(ws[i] as Word) !== undefined)) {
-        const o = v(i);
-        if (o === "--") {
-          i++;
-          continue;
-        }
-        i += ["-u", "-C", "--unset", "--chdir"].includes(o) ? 2 : 1;
-      }
-      break;
-    default:
-      return undefined;
-  }
-  if (i >= ws.length) return undefined;
-  return ws.slice(i);
-}
-
-/** Scripts a command runs that the words themselves do not show: `bash -c S`, `eval …`, `find -exec …`. */
-function innerScripts(ws: readonly Word[]): string[] {
-  const head = ws[0]?.value ?? "";
-  const out: string[] = [];
-  const base = head.split("/").pop() ?? head;
-  if (SHELLS.has(base) || ["su", "runuser", "flock", "script"].includes(base)) {
-    for (let i = 1; i < ws.length; i++) {
-      const o = ws[i]?.value ?? "";
-      if (/^-[A-Za-z]*c[A-Za-z]*$/.test(o) || o === "--command") {
-        const script = ws[i + 1];
-        if (script) out.push(script.value);
-        break;
-      }
-      // flock takes its lock file before -c; the others take only options.
-      if (!o.startsWith("-") && base !== "flock") break;
-    }
-  } else if (base === "trap") {
-    const script = ws[1];
-    if (script && !isOption(script)) out.push(script.value);
-  } else if (base === "eval" || base === "watch") {
-    let i = 1;
-    while (base === "watch" && isOption(ws[i])) i += ["-n", "--interval"].includes(ws[i]?.value ?? "") ? 2 : 1;
-    const rest = ws.slice(i).map((w) => w.value);
-    if (rest.length > 0) out.push(rest.join(" "));
-  } else if (base === "find") {
-    for (let i = 1; i < ws.length; i++) {
-      if (["-exec", "-execdir", "-ok", "-okdir"].includes(ws[i]?.value ?? "")) {
-        const cmd: string[] = [];
-        for (i++; i < ws.length && ws[i]?.value !== ";" && ws[i]?.value !== "+"; i++) cmd.push(quoteWord(ws[i]?.value ?? ""));
-        if (cmd.length > 0) out.push(cmd.join(" "));
-      }
-    }
-  }
-  return out;
 }
 
 interface FileArgs {
@@ -345,7 +188,7 @@ export function analyzeBash(command: string, ctx: BashContext, depth = 0): BashA
   };
 
   const top = parsed.segments.filter((s) => !s.nested);
-  const gitLater = (from: number) => top.slice(from + 1).some((s) => denyChain(strippedWords(s.words)).final[0]?.value === "git");
+  const gitLater = (from: number) => top.slice(from + 1).some((s) => denyChain(strippedWords(s.words), s).final[0]?.value === "git");
 
   const analyzeSegment = (seg: Segment, topIndex: number, required: boolean) => {
     for (const r of seg.redirects) {
@@ -355,13 +198,13 @@ export function analyzeBash(command: string, ctx: BashContext, depth = 0): BashA
     const words = strippedWords(seg.words);
     if (words.length === 0) return;
     const display = text(seg.words);
-    const deny = denyChain(words);
+    const deny = denyChain(words, seg);
     const allow = allowChain(words);
 
     for (const script of deny.scripts) {
       const inner = analyzeBash(script, { ...ctx, cwd }, depth + 1);
       // An unreadable script is still compared whole, so `Bash(rm *)` catches `bash -c "rm -rf x; '"`.
-      if (inner.error !== undefined) units.push({ display: script, allowForms: [], denyForms: [script], required: false, words: [], dynamic: true });
+      if (inner.error !== undefined) units.push({ display: script, allowForms: [], denyForms: [script], denyTemplates: [], required: false, words: [], dynamic: true });
       for (const u of inner.units) units.push({ ...u, required: false });
       for (const p of inner.paths) paths.push({ ...p, required: false });
     }
@@ -373,6 +216,8 @@ export function analyzeBash(command: string, ctx: BashContext, depth = 0): BashA
       display,
       allowForms: allow.forms,
       denyForms: unique([...deny.forms, ...allow.forms.map((f) => f.text)]),
+      denyTemplates: deny.templates,
+      ...(deny.computed !== undefined ? { computed: deny.computed } : {}),
       required,
       words: allow.final.map((w) => (w.expansion ? w.raw : w.value)),
       dynamic: allow.final.some((w) => w.expansion || w.glob),
@@ -381,7 +226,7 @@ export function analyzeBash(command: string, ctx: BashContext, depth = 0): BashA
     if (program && (program.expansion || program.glob)) unit.dynamicName = true;
     // A prefix rule for `bash`/`eval`/`find` must not approve whatever script they are given.
     if (allow.blocked) unit.allowBlocked = allow.blocked;
-    else if (deny.scripts.length > 0) unit.allowBlocked = "it runs a script of its own";
+    else if (deny.runsScript) unit.allowBlocked = "it runs a script of its own";
     if (unit.allowBlocked) unit.allowForms = unit.allowForms.map((f) => ({ ...f, exactOnly: true }));
 
     const head = allow.final[0];
@@ -415,7 +260,8 @@ export function analyzeBash(command: string, ctx: BashContext, depth = 0): BashA
 }
 
 /** Drops leading shell keywords (`if`, `then`, `!`, `{`, …) and segments that are only closers. */
-function strippedWords(ws: readonly Word[]): Word[] {
+function strippedWords(all: readonly Word[]): Word[] {
+  const ws = afterFunctionKeyword(all);
   let i = 0;
   while (i < ws.length && !ws[i]?.quoted && LEADING_KEYWORDS.has(ws[i]?.value ?? "")) i++;
   const rest = ws.slice(i);
@@ -449,7 +295,7 @@ function allowChain(words: readonly Word[]): AllowChain {
       push();
       continue;
     }
-    const next = stripWrapper(cur, false);
+    const next = allowStrip(cur);
     if (!next) break;
     cur = next;
     push();
@@ -460,37 +306,60 @@ function allowChain(words: readonly Word[]): AllowChain {
 
 interface DenyChain {
   forms: string[];
+  templates: Template[];
+  /** the command along the first reading of each wrapper (for file arguments) */
   final: Word[];
   scripts: string[];
+  computed?: string;
+  runsScript: boolean;
 }
 
-function denyChain(words: readonly Word[]): DenyChain {
+/** Every command a deny/ask rule should see in one simple command: past assignments, wrappers, git's options, … */
+function denyChain(words: readonly Word[], seg: Segment): DenyChain {
   const forms: string[] = [];
+  const templates: Template[] = [];
   const scripts: string[] = [];
-  let cur = [...words];
-  const push = () => {
-    if (cur.length === 0) return;
-    forms.push(valueText(cur), text(cur));
+  let computed: string | undefined;
+  let runsScript = false;
+  const seen = new Set<string>();
+  const queue: Word[][] = [[...words]];
+  for (let guard = 0; guard < 64 && queue.length > 0; guard++) {
+    const cur = queue.shift() as Word[];
+    const key = cur.map((w) => `${w.start}:${w.raw}:${w.parts.length}`).join(" ");
+    if (cur.length === 0 || seen.has(key)) continue;
+    seen.add(key);
+    const head = cur[0] as Word;
     // `/bin/rm x` is `rm x` to a deny rule.
-    const head = cur[0] as Word;
     const base = head.value.split("/").pop() ?? "";
-    if (head.value.includes("/") && !head.expansion && base !== "") forms.push(valueText([{ ...head, value: base }, ...cur.slice(1)]));
-    scripts.push(...innerScripts(cur));
-  };
-  push();
-  for (let guard = 0; guard < 32 && cur.length > 0; guard++) {
-    const head = cur[0] as Word;
+    const variants = [cur];
+    if (head.value.includes("/") && !hasUnknown([head]) && base !== "") variants.push([{ ...head, value: base, parts: [base] }, ...cur.slice(1)]);
+    // `/usr/lib/git-core/git-push` is `git push`.
+    const sub = hasUnknown([head]) ? undefined : /^git-([A-Za-z0-9][A-Za-z0-9-]*)$/.exec(base)?.[1];
+    if (sub) variants.push([{ ...head, raw: "git", value: "git", parts: ["git"] }, { ...head, raw: sub, value: sub, parts: [sub] }, ...cur.slice(1)]);
+    for (const v of variants) {
+      forms.push(valueText(v), text(v));
+      if (hasUnknown(v)) templates.push(templateOf(v));
+    }
     if (assignmentName(head) !== undefined) {
-      cur = cur.slice(1);
-      push();
+      queue.push(cur.slice(1));
       continue;
     }
-    const next = stripWrapper(cur, true);
-    if (!next) break;
-    cur = next;
-    push();
+    const p = programsOf(cur, seg.redirects, seg.words);
+    scripts.push(...p.scripts);
+    queue.push(...p.commands);
+    computed ??= p.computed;
+    runsScript ||= p.runsScript;
+    const split = envSplitString(cur);
+    if (split) scripts.push([split.script, ...split.rest.map((w) => (hasUnknown([w]) ? w.raw : quoteWord(w.value)))].join(" "));
+    queue.push(...denyStrip(cur));
   }
-  return { forms: unique(forms), final: cur, scripts: unique(scripts) };
+  let final = [...words];
+  for (let guard = 0; guard < 32 && final.length > 0; guard++) {
+    const next = assignmentName(final[0] as Word) !== undefined ? final.slice(1) : denyStrip(final)[0];
+    if (!next || next.length === 0) break;
+    final = next;
+  }
+  return { forms: unique(forms), templates, final, scripts: unique(scripts), runsScript, ...(computed !== undefined ? { computed } : {}) };
 }
 
 function exactOnly(ws: readonly Word[]): boolean {

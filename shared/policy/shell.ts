@@ -4,6 +4,13 @@
 // and unquoted here-documents, because those run too. It never executes or expands anything.
 // Anything it cannot read with confidence is an error, and callers treat an error as "ask".
 
+/**
+ * A word as the shell may see it after expansion: literal text, and `null` for a part whose text is
+ * known only at run time (an expansion, a substitution, an unquoted glob, a brace expansion — the whole
+ * word then). `git pu"sh"` is `["git"]`…`["push"]`; `git push${IFS}x` has `["push", null, "x"]`.
+ */
+export type WordPart = string | null;
+
 /** One shell word. `value` has quotes and escapes removed; expansions (`$X`, `$( )`) stay as written. */
 export interface Word {
   raw: string;
@@ -14,8 +21,10 @@ export interface Word {
   quoted: boolean;
   /** contains `$name`, `${ }`, `$( )`, `$(( ))`, backticks or a process substitution */
   expansion: boolean;
-  /** contains an unquoted `*`, `?` or `[` */
+  /** contains an unquoted `*`, `?`, or `[` with a `]` after it */
   glob: boolean;
+  /** the value split into literal text and parts known only at run time (see WordPart) */
+  parts: WordPart[];
 }
 
 export type RedirectKind = "write" | "read" | "dup" | "heredoc" | "herestring";
@@ -26,6 +35,8 @@ export interface Redirect {
   kind: RedirectKind;
   /** the file (write/read), the here-string, or the here-doc delimiter */
   target: Word;
+  /** a here-document's text, once read (undefined when the input ended before it) */
+  body?: string;
 }
 
 /** One simple command: its words and redirections. `nested` commands came from a substitution. */
@@ -56,6 +67,7 @@ interface Heredoc {
   delim: string;
   quoted: boolean;
   stripTabs: boolean;
+  redirect: Redirect;
 }
 
 class Parser {
@@ -152,14 +164,14 @@ class Parser {
     }
     const target = this.readWord();
     let kind: RedirectKind;
-    if (op === "<<" || op === "<<-") {
-      kind = "heredoc";
-      this.heredocs.push({ delim: target.value, quoted: target.quoted, stripTabs: op === "<<-" });
-    } else if (op === "<<<") kind = "herestring";
+    if (op === "<<" || op === "<<-") kind = "heredoc";
+    else if (op === "<<<") kind = "herestring";
     else if ((op === ">&" || op === "<&") && /^(\d+-?|-)$/.test(target.value)) kind = "dup";
     else if (op === "<" || op === "<&") kind = "read";
     else kind = "write";
-    return { op, fd, kind, target };
+    const redirect: Redirect = { op, fd, kind, target };
+    if (kind === "heredoc") this.heredocs.push({ delim: target.value, quoted: target.quoted, stripTabs: op === "<<-", redirect });
+    return redirect;
   }
 
   private readHeredocBodies(): void {
@@ -174,6 +186,7 @@ class Parser {
         if ((h.stripTabs ? line.replace(/^\t+/, "") : line) === h.delim) break;
         body += line + "\n";
       }
+      h.redirect.body = body;
       // An unquoted delimiter means the body is expanded, so `$( )` inside it runs.
       if (!h.quoted) this.scanExpansions(body);
     }
@@ -204,6 +217,7 @@ class Parser {
       this.i += 2;
       this.parseList(true, true);
       acc.expansion = true;
+      acc.parts.push(null);
     }
     while (this.i < s.length) {
       const c = s[this.i] ?? "";
@@ -211,7 +225,7 @@ class Parser {
       if (c === "'") {
         const j = s.indexOf("'", this.i + 1);
         if (j === -1) throw new ShellSyntaxError("unterminated single quote");
-        acc.value += s.slice(this.i + 1, j);
+        lit(acc, s.slice(this.i + 1, j));
         acc.quoted = true;
         this.i = j + 1;
       } else if (c === '"') {
@@ -220,10 +234,10 @@ class Parser {
       } else if (c === "\\") {
         if (s[this.i + 1] === "\n") this.i += 2;
         else if (this.i + 1 >= s.length) {
-          acc.value += "\\";
+          lit(acc, "\\");
           this.i++;
         } else {
-          acc.value += s[this.i + 1];
+          lit(acc, s[this.i + 1] ?? "");
           acc.quoted = true;
           this.i += 2;
         }
@@ -232,12 +246,28 @@ class Parser {
       } else if (c === "`") {
         this.readBacktick(acc);
       } else {
-        if (c === "*" || c === "?" || c === "[") acc.glob = true;
-        acc.value += c;
+        // Unquoted `*`, `?` and `[…]` may match file names; `{a,b}` and `{1..3}` expand to several words.
+        const rest = s.slice(this.i + 1, this.wordEnd());
+        if (c === "*" || c === "?" || (c === "[" && rest.includes("]"))) {
+          acc.glob = true;
+          acc.value += c;
+          acc.parts.push(null);
+        } else {
+          if (c === "{" && /^[^}]*(,|\.\.)[^}]*\}/.test(rest)) acc.brace = true;
+          lit(acc, c);
+        }
         this.i++;
       }
     }
-    return { raw: s.slice(acc.start, this.i), value: acc.value, start: acc.start, end: this.i, quoted: acc.quoted, expansion: acc.expansion, glob: acc.glob };
+    const parts = acc.brace ? [null] : mergeParts(acc.parts);
+    return { raw: s.slice(acc.start, this.i), value: acc.value, start: acc.start, end: this.i, quoted: acc.quoted, expansion: acc.expansion, glob: acc.glob, parts };
+  }
+
+  /** Where the unquoted text from here runs into a blank or an operator (a rough end of the word). */
+  private wordEnd(): number {
+    let j = this.i;
+    while (j < this.s.length && !WORD_BREAK.has(this.s[j] ?? "")) j++;
+    return j;
   }
 
   private readDoubleQuoted(acc: Acc): void {
@@ -253,16 +283,16 @@ class Parser {
         const n = s[this.i + 1];
         if (n === "\n") this.i += 2;
         else if (n === "$" || n === "`" || n === '"' || n === "\\") {
-          acc.value += n;
+          lit(acc, n);
           this.i += 2;
         } else {
-          acc.value += "\\";
+          lit(acc, "\\");
           this.i++;
         }
       } else if (c === "$") this.readDollar(acc, true);
       else if (c === "`") this.readBacktick(acc);
       else {
-        acc.value += c;
+        lit(acc, c ?? "");
         this.i++;
       }
     }
@@ -314,7 +344,7 @@ class Parser {
       acc.expansion = true;
     } else if (n === "'" && !inDq) {
       this.i += 2;
-      acc.value += this.readAnsiC();
+      lit(acc, this.readAnsiC());
       acc.quoted = true;
       return;
     } else if (n === '"' && !inDq) {
@@ -329,11 +359,12 @@ class Parser {
       this.i += 2;
       acc.expansion = true;
     } else {
-      acc.value += "$";
+      lit(acc, "$");
       this.i++;
       return;
     }
     acc.value += s.slice(start, this.i);
+    acc.parts.push(null);
   }
 
   private readAnsiC(): string {
@@ -389,6 +420,7 @@ class Parser {
     this.i = j + 1;
     acc.expansion = true;
     acc.value += s.slice(start, this.i);
+    acc.parts.push(null);
   }
 }
 
@@ -398,9 +430,29 @@ interface Acc {
   quoted: boolean;
   expansion: boolean;
   glob: boolean;
+  brace: boolean;
+  parts: WordPart[];
 }
 
-const newAcc = (start: number): Acc => ({ start, value: "", quoted: false, expansion: false, glob: false });
+const newAcc = (start: number): Acc => ({ start, value: "", quoted: false, expansion: false, glob: false, brace: false, parts: [] });
+
+function lit(acc: Acc, text: string): void {
+  acc.value += text;
+  acc.parts.push(text);
+}
+
+/** Joins adjacent literal parts and adjacent unknown parts. */
+function mergeParts(parts: readonly WordPart[]): WordPart[] {
+  const out: WordPart[] = [];
+  for (const p of parts) {
+    const last = out[out.length - 1];
+    if (p === null) {
+      if (last !== null) out.push(null);
+    } else if (typeof last === "string") out[out.length - 1] = last + p;
+    else out.push(p);
+  }
+  return out;
+}
 const newSegment = (nested: boolean): Segment => ({ words: [], redirects: [], nested, end: "" });
 
 /** Splits a command line into the simple commands it would run. Never throws. */
