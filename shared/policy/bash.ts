@@ -340,15 +340,15 @@ function denyChain(words: readonly Word[], seg: Segment): DenyChain {
       forms.push(valueText(v), text(v));
       if (hasUnknown(v)) templates.push(templateOf(v));
     }
-    if (assignmentName(head) !== undefined) {
-      queue.push(cur.slice(1));
-      continue;
-    }
     const p = programsOf(cur, seg.redirects, seg.words);
     scripts.push(...p.scripts);
     queue.push(...p.commands);
     computed ??= p.computed;
     runsScript ||= p.runsScript;
+    if (assignmentName(head) !== undefined) {
+      queue.push(cur.slice(1));
+      continue;
+    }
     const split = envSplitString(cur);
     if (split) scripts.push([split.script, ...split.rest.map((w) => (hasUnknown([w]) ? w.raw : quoteWord(w.value)))].join(" "));
     queue.push(...denyStrip(cur));

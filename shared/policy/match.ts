@@ -98,6 +98,7 @@ export function mayMatch(rule: ShellRule, t: Template): boolean {
 function intersects(p: readonly Tok[], t: Template): boolean {
   const m = p.length;
   let states = new Uint8Array(m + 1);
+  let next = new Uint8Array(m + 1);
   states[0] = 1;
   const close = (s: Uint8Array) => {
     for (let i = 0; i < m; i++) if (s[i] && p[i] === STAR) s[i + 1] = 1;
@@ -111,7 +112,7 @@ function intersects(p: readonly Tok[], t: Template): boolean {
       continue;
     }
     for (const c of part) {
-      const next = new Uint8Array(m + 1);
+      next.fill(0);
       let any = false;
       for (let i = 0; i < m; i++) {
         if (!states[i]) continue;
@@ -122,7 +123,7 @@ function intersects(p: readonly Tok[], t: Template): boolean {
       }
       if (!any) return false;
       close(next);
-      states = next;
+      [states, next] = [next, states];
     }
   }
   return states[m] === 1;

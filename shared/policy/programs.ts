@@ -22,6 +22,12 @@ export const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "rbash", "zsh"
 const SHELL_LONG_WITH_ARG = ["--rcfile", "--init-file"];
 const FISH_LONG_WITH_ARG = ["--debug", "--debug-output", "--features", "--profile", "--profile-startup"];
 
+/** Variables whose value a program runs as a shell command (git(1) ENVIRONMENT, less(1), bash(1)). */
+const COMMAND_VARIABLES = /^(GIT_PAGER|PAGER|MANPAGER|GIT_EDITOR|GIT_SEQUENCE_EDITOR|EDITOR|VISUAL|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|LESSOPEN|PROMPT_COMMAND|GIT_CONFIG_VALUE_\d+)=/;
+
+/** git config keys whose value git runs as a command (git-config(1)): pagers, editors, ssh, helpers, drivers, `!` aliases. */
+const GIT_COMMAND_KEYS = /^alias\.|pager|editor|sshcommand|command|cmd|program|helper|driver|hook|external|fsmonitor|askpass|receivepack|uploadpack|\.(clean|smudge|process)$/i;
+
 type Invocation = { kind: "script"; word: Word } | { kind: "stdin" } | { kind: "file"; word: Word } | { kind: "computed" } | { kind: "none" };
 
 const unknown = (w: Word): boolean => w.parts.includes(null);
@@ -103,7 +109,8 @@ export function programsOf(ws: readonly Word[], redirects: readonly Redirect[], 
   const out: Programs = { scripts: [], commands: [], runsScript: false };
   const head = ws[0];
   if (!head || unknown(head)) return out;
-  const base = head.value.split("/").pop() ?? head.value;
+  // Leading assignments are looked past by the caller; only their values matter here.
+  const base = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.test(head.raw) ? "" : (head.value.split("/").pop() ?? head.value);
   const script = (w: Word, what: string) => {
     out.scripts.push(w.value);
     out.runsScript = true;
@@ -169,8 +176,15 @@ export function programsOf(ws: readonly Word[], redirects: readonly Redirect[], 
   } else if (base === "git") {
     const g = gitCommand(ws, segment);
     if (g) out.commands.push(g);
+    // `-c core.pager='…'`, `-c alias.x='!…'`: git runs such values as shell commands (git-config(1)).
+    for (let i = 1; i < ws.length - 1; i++) {
+      const kv = ws[i]?.value === "-c" ? /^([^=]*)=!?([\s\S]*)$/.exec(ws[i + 1]?.value ?? "") : null;
+      if (kv?.[1] !== undefined && kv[2] !== undefined && GIT_COMMAND_KEYS.test(kv[1])) out.scripts.push(kv[2]);
+    }
   }
   for (const w of ws) {
+    const run = COMMAND_VARIABLES.exec(w.raw) ? w.value.slice(w.value.indexOf("=") + 1) : undefined;
+    if (run !== undefined) out.scripts.push(run);
     // An exported function (`env 'BASH_FUNC_ls%%=() { git push; }' bash -c ls`) runs its body.
     const fn = /^BASH_FUNC_[^=]*=\s*\(\)\s*([\s\S]*)$/.exec(w.value);
     if (fn?.[1] !== undefined) out.scripts.push(fn[1]);
@@ -191,7 +205,7 @@ const GIT_WITH_ARG = ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--
 const GIT_STOP = ["-h", "--help", "-v", "--version"];
 
 export function gitCommand(ws: readonly Word[], segment: readonly Word[]): Word[] | undefined {
-  let alias = segment.some((w) => /^GIT_CONFIG(_[A-Z0-9_]+)?=/.test(w.raw) || /^GIT_CONFIG(_[A-Z0-9_]+)?=/.test(w.value));
+  let alias = segment.some((w) => /^GIT_CONFIG(_[A-Z0-9_]+)?=/.test(w.raw));
   let i = 1;
   for (; i < ws.length; i++) {
     const w = ws[i] as Word;
@@ -199,7 +213,7 @@ export function gitCommand(ws: readonly Word[], segment: readonly Word[]): Word[
     const name = w.value.split("=")[0] ?? "";
     if (GIT_WITH_ARG.includes(w.value)) {
       const arg = ws[i + 1];
-      if ((w.value === "-c" || w.value === "--config-env") && arg && (unknown(arg) || /^alias\./i.test(arg.value))) alias = true;
+      if ((w.value === "-c" || w.value === "--config-env") && arg && mayDefineAlias(arg)) alias = true;
       i++;
     } else if (name === "--config-env" && /^alias\./i.test(w.value.slice(name.length + 1))) alias = true;
   }
@@ -207,6 +221,13 @@ export function gitCommand(ws: readonly Word[], segment: readonly Word[]): Word[
   const rest = ws.slice(i);
   if (alias && rest[0]) rest[0] = unknownWord(rest[0].raw);
   return [ws[0] as Word, ...rest];
+}
+
+/** Whether `name=value` may name an alias: `alias.p=…`, or a name not known before it runs (`$K=push`). */
+function mayDefineAlias(arg: Word): boolean {
+  const first = arg.parts[0];
+  if (typeof first === "string" && first.includes("=")) return /^alias\./i.test(first);
+  return unknown(arg) || /^alias\./i.test(arg.value);
 }
 
 /** `function f { …`, `function f () …`: the words after the function's name. */

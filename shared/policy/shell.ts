@@ -213,6 +213,7 @@ class Parser {
   private readWord(): Word {
     const s = this.s;
     const acc = newAcc(this.i);
+    let roughEnd = -1;
     if ((s[this.i] === "<" || s[this.i] === ">") && s[this.i + 1] === "(") {
       this.i += 2;
       this.parseList(true, true);
@@ -247,13 +248,14 @@ class Parser {
         this.readBacktick(acc);
       } else {
         // Unquoted `*`, `?` and `[…]` may match file names; `{a,b}` and `{1..3}` expand to several words.
-        const rest = s.slice(this.i + 1, this.wordEnd());
-        if (c === "*" || c === "?" || (c === "[" && rest.includes("]"))) {
+        if (c === "[" || c === "{") roughEnd = roughEnd > this.i ? roughEnd : this.wordEnd();
+        const closed = c === "[" && s.indexOf("]", this.i + 1) !== -1 && s.indexOf("]", this.i + 1) < roughEnd;
+        if (c === "*" || c === "?" || closed) {
           acc.glob = true;
           acc.value += c;
           acc.parts.push(null);
         } else {
-          if (c === "{" && /^[^}]*(,|\.\.)[^}]*\}/.test(rest)) acc.brace = true;
+          if (c === "{" && /^[^}]*(,|\.\.)[^}]*\}/.test(s.slice(this.i + 1, roughEnd))) acc.brace = true;
           lit(acc, c);
         }
         this.i++;

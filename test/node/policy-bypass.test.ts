@@ -140,6 +140,11 @@ const GIT_OPTIONS: Row[] = [
   ["git -c alias.p=push p origin main", "ask", "runs"],
   ["git --config-env=alias.p=P p", "ask"],
   ["GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p", "ask"],
+  ["git -c $K=push p", "ask"],
+  // Values git runs as shell commands.
+  ["git -c alias.x='!git push' x", "deny", "runs"],
+  ["git -c core.pager='git push' log", "deny"],
+  ["GIT_SSH_COMMAND='git push' git fetch", "deny"],
 ];
 
 const COMPOUND: Row[] = [
@@ -213,6 +218,9 @@ describe("other deny and ask rules hold the same way", () => {
     ["Bash(npm publish:*) as ask", { allow: ["Bash"], ask: ["Bash(npm publish:*)"] }, "bash -O extglob -c 'npm publish'", "ask"],
     ["Bash(npm publish:*) as ask", { allow: ["Bash"], ask: ["Bash(npm publish:*)"] }, "echo npm publish | sh", "ask"],
     ["Bash(git push:*) as ask", { allow: ["Bash"], ask: ["Bash(git push:*)"] }, "git -C . push", "ask"],
+    // A word that expands to nothing vanishes: an exact rule may match then.
+    ["Bash(git push) exact", { allow: ["Bash"], deny: ["Bash(git push)"] }, "git push $EMPTY", "ask"],
+    ["Bash(git push) exact", { allow: ["Bash"], deny: ["Bash(git push)"] }, "git push origin", "allow"],
   ])("%s: %j → %s", (_rule, permissions, command, decision) => {
     const d = decide(command, permissions);
     expect(d.decision, d.reason).toBe(decision);
@@ -244,6 +252,8 @@ describe("the control group stays allowed: the fix does not turn everything into
     ["find . -name '*.o' -exec echo {} +", GIT_PUSH_DENIED, "allow"],
     ["ls | xargs", GIT_PUSH_DENIED, "allow"],
     ["[ -f x ] && echo y", GIT_PUSH_DENIED, "allow"],
+    ["git -c user.name=$NAME commit -m x", GIT_PUSH_DENIED, "allow"],
+    ["git log --format=%H | xargs -n1 git show", GIT_PUSH_DENIED, "allow"],
   ])("%j with %j → %s", (command, permissions, decision) => {
     const d = decide(command, permissions);
     expect(d.decision, d.reason).toBe(decision);
