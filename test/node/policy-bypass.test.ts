@@ -95,6 +95,13 @@ const SHELLS: Row[] = [
   ['eval "git $(echo push)"', "ask", "runs"],
   ['cmd=push; eval "git $cmd"', "ask", "runs"],
   ["trap 'git push' EXIT", "deny", "runs"],
+  ['x=\'git push\'; trap "$x" EXIT', "ask", "runs"],
+  ["exec 3<x.sh; bash <&3", "ask", "runs"],
+  ["OPTS=-c; bash $OPTS 'git push'", "ask", "runs"],
+  ["bash - <<< 'git push'", "deny", "runs"],
+  ["BASH_ENV=x.sh bash -c true", "ask", "runs"],
+  ["x='$(git push)'; echo ${x@P}", "ask", "runs"],
+  ["env 'BASH_FUNC_f%%=() { git push; }' bash -c f", "deny", "runs"],
 ];
 
 const WRAPPERS: Row[] = [
@@ -254,9 +261,21 @@ describe("the control group stays allowed: the fix does not turn everything into
     ["[ -f x ] && echo y", GIT_PUSH_DENIED, "allow"],
     ["git -c user.name=$NAME commit -m x", GIT_PUSH_DENIED, "allow"],
     ["git log --format=%H | xargs -n1 git show", GIT_PUSH_DENIED, "allow"],
+    ["git log $REF", GIT_PUSH_DENIED, "allow"],
   ])("%j with %j → %s", (command, permissions, decision) => {
     const d = decide(command, permissions);
     expect(d.decision, d.reason).toBe(decision);
+  });
+});
+
+describe("documented limits: what LineUp does not see (docs/permissions.md §4.1.1, \"Not seen\")", () => {
+  it.each<[string, PolicySource["permissions"]]>([
+    ["./x.sh", GIT_PUSH_DENIED],
+    ["python3 -c 'import os; os.system(\"git push\")'", GIT_PUSH_DENIED],
+    ["x='a[$(git push)]'; echo $((x))", GIT_PUSH_DENIED],
+    ["rm -r -f /tmp/x", { allow: ["Bash"], deny: ["Bash(rm -rf:*)"] }],
+  ])("%j is allowed under bare Bash: its meaning is beyond the rule", (command, permissions) => {
+    expect(decide(command, permissions).decision).toBe("allow");
   });
 });
 
@@ -277,7 +296,7 @@ describe("each `runs` row really runs git push under /bin/bash (stub git on PATH
     const r = spawnSync("/bin/bash", ["-c", command], {
       cwd: dir,
       env: { PATH: `${bin}:/usr/bin:/bin`, HOME: dir },
-      input: "",
+      stdio: ["ignore", "pipe", "pipe"],
       encoding: "utf8",
       timeout: 10_000,
     });
