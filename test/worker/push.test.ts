@@ -416,6 +416,22 @@ describe("Web Push from the inbox object", () => {
     w.agent.close();
   });
 
+  it("a revoked device's answer token from a push it already got is refused (404 invalid_token); the call still waits and the other device answers it", async () => {
+    const w = await world("/p/revoked-token");
+    const lost = await device(w, "Lost");
+    const kept = await device(w, "Kept");
+    confirm(w, "rv1");
+    await until(w.m.inbox_id, () => fake.for(lost.endpoint).length >= 1 && fake.for(kept.endpoint).length >= 1, "both pushes");
+    const tokenOf = (d: { endpoint: string }) => (fake.for(d.endpoint)[0]!.msg as PushCallMessage).token;
+    expect((await fetchWorker(`/api/inbox/devices/${lost.device_id}`, authed(w.m.machine_credential, { method: "DELETE" }))).status).toBe(204);
+    const r = await json("POST", "/api/push/answer", undefined, { token: tokenOf(lost), action: "yes" });
+    expect(r.status).toBe(404);
+    expect(await r.json()).toMatchObject({ error: { code: "invalid_token" } });
+    expect((await json("POST", "/api/push/answer", undefined, { token: tokenOf(kept), action: "no" })).status).toBe(200);
+    expect(await w.agent.next("tool.result")).toMatchObject({ call_id: "rv1", result: { message: "no" }, answered_by: kept.device_id });
+    w.agent.close();
+  });
+
   it("a subscription to a trailing-dot name kept from before the name rule (https://vm./) is checked again at send time: never fetched, logged failed invalid_endpoint (issue 26 §6)", async () => {
     const w = await world("/p/send-check");
     const vm = await device(w, "Stored");
