@@ -13,7 +13,13 @@ export function cut(s: string, n: number): string {
 // eslint-disable-next-line no-control-regex
 const UNSAFE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
-/** A one-line name without controls or bidi formatting characters: each becomes a space, runs of spaces one, trimmed. */
+const HAS_UNSAFE = new RegExp(UNSAFE.source);
+
+/**
+ * A one-line name without controls or bidi formatting characters: each becomes a space, runs of spaces one,
+ * trimmed. A name without any is returned exactly as given (a label round-trips as the contract says).
+ */
 export function plainName(s: string): string {
+  if (!HAS_UNSAFE.test(s)) return s;
   return s.replace(UNSAFE, " ").replace(/ {2,}/g, " ").trim();
 }
