@@ -10,6 +10,7 @@ import { MAX_VISIBILITY_FRAME, VisibilityFrame, type DeviceView } from "../share
 import { closeQuietly, sendIfOpen } from "../shared/sockets.js";
 import { generateVapidKeys, type VapidKeys } from "../shared/webpush.js";
 import type { LanUpgrade } from "./lan-static.js";
+import { sendPush, systemResolve, type Resolve } from "./push-send.js";
 
 type Sock = { device: string; ws: WebSocket; view?: DeviceView };
 
@@ -27,6 +28,8 @@ export class LanInboxes {
     private readonly answer: PushPorts["answer"],
     /** Tells a sealed session the inbox's new epoch (docs/e2e.md). */
     private readonly sessionEpoch: (sid: string, epoch: number) => void = () => undefined,
+    /** Resolves push services' names (adapter/push-send.ts); tests give their own. */
+    private readonly resolve: Resolve = systemResolve,
   ) {}
 
   /** This process's VAPID keys: made on first use, gone with the process (devices re-subscribe). */
@@ -52,11 +55,8 @@ export class LanInboxes {
         this.timers.set(id, t);
       },
       vapid: async () => ({ keys: await this.vapidKeys() }),
-      send: async (req) => {
-        const r = await fetch(req.url, req.init);
-        await r.body?.cancel().catch(() => undefined);
-        return { status: r.status, retryAfter: r.headers.get("retry-after") };
-      },
+      // Not fetch: node:http(s) with a resolver that checks every address and connects to the checked one.
+      send: (req) => sendPush(req, new URL(req.url).protocol === "http:", this.resolve),
       answer: this.answer,
     };
   }

@@ -5,6 +5,7 @@
 // token plays RELAY_KEY: it creates sessions. Session tokens are signed with a secret of this process.
 import { allowedHosts, staticFile, type LanUpgrade } from "./lan-static.js";
 import { LanInboxes } from "./lan-inbox.js";
+import { isLoopback, type Resolve } from "./push-send.js";
 import { Reporter, summarize } from "../shared/inbox-report.js";
 import { answerFromPush } from "../shared/push-answer.js";
 import { createServer, STATUS_CODES, type IncomingMessage } from "node:http";
@@ -36,6 +37,13 @@ export interface LanServerOptions {
   tokenSecret?: string;
   /** More `Host` names to answer (e.g. a reverse proxy's); its own addresses and names always are. */
   allowHosts?: string[];
+  /**
+   * Test-only: accept http://127.0.0.1|localhost|[::1] push endpoints (a fake push service on this machine),
+   * and only from requests whose socket peer is loopback. `lineup serve` never sets it (docs/push.md).
+   */
+  allowLocalPush?: boolean;
+  /** Test seam: resolves push services' names (default: the system resolver, `dns.lookup`). */
+  resolvePush?: Resolve;
   /** Test seam: wraps each session's store (e.g. to make a write fail half-way through a frame). */
   wrapStore?: (s: MemoryStore) => MemoryStore;
 }
@@ -214,6 +222,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       return r;
     },
     (sid, epoch) => void sessions.get(sid)?.engine.setE2eEpoch(epoch),
+    o.resolvePush,
   );
   let port = o.port;
   const hostAllowed = allowedHosts(() => port, o.host ?? "0.0.0.0", o.allowHosts ?? []);
@@ -243,7 +252,9 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     im: { status: 400, message: "im: the WuKongIM bridge is not available in direct LAN mode" },
     inboxes: { inbox: (id) => inboxes.inbox(id, c.env.upgrade) },
     // Web Push (docs/push.md, "LAN mode"): the page needs a secure context — https (a proxy) or localhost.
-    push: { publicKey: async () => (await inboxes.vapidKeys()).publicKey, allowLocalHttp: ["localhost", "127.0.0.1", "[::1]"].includes(new URL(c.req.url).hostname) },
+    // A local fake push service: only when the test-only option says so, and judged by the socket's peer —
+    // the Host header is the client's to write.
+    push: { publicKey: async () => (await inboxes.vapidKeys()).publicKey, allowLocalHttp: o.allowLocalPush === true && isLoopback(c.env.incoming?.socket.remoteAddress ?? "") },
     // The pre-shared token's sessions (not an inbox's), so the app's LAN form joins the one the agent uses.
     keySessions: async () =>
       [...sessions.values()]

@@ -34,6 +34,7 @@ import {
 } from "./inbox-protocol.js";
 import { CreateSessionBody, describeIssues, LIMITS } from "./protocol.js";
 import { b64url, randomId, safeEqual, signToken, tokenFrom } from "./tokens.js";
+import { plainName } from "./text.js";
 
 /** One inbox as the edge sees it (a Durable Object stub, or the LAN server's memory). */
 export interface EdgeInbox {
@@ -154,7 +155,7 @@ export function inboxRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: C
     const now = Date.now();
     const sid = randomId(16);
     const dirName = b.project_dir?.replace(/[\\/]+$/, "").split(/[\\/]/).pop();
-    const label = (b.label ?? [dirName, b.host].filter(Boolean).join(" · ")) || "agent";
+    const label = plainName(b.label ?? [dirName, b.host].filter(Boolean).join(" · ")) || "agent";
     const meta: SessionMeta = { session_id: sid, expires_at: now + (ttl.data ?? LIMITS.defaultSessionTtlS) * 1000, epoch: now, label, inbox: who.inbox };
     // A sealed session starts at the inbox's current epoch (docs/e2e.md); the inbox tells it of later ones.
     if (b.sealed === true) {

@@ -18,7 +18,11 @@ export interface EdgePush {
   publicKey(): Promise<string>;
   /** Makes a new key pair (devices re-subscribe on their next open); a server may not offer it. */
   rotate?(): Promise<string>;
-  /** True only when the relay itself is served on localhost (the dev key's rule): local fake push services. */
+  /**
+   * http://127.0.0.1|localhost|[::1] endpoints (a local fake push service) are fine for this request: the Worker
+   * when it is served on localhost (the dev key's rule); the LAN server only with its test-only `allowLocalPush`
+   * and a request whose socket peer is loopback — never because of the Host header.
+   */
   allowLocalHttp: boolean;
 }
 
@@ -67,23 +71,20 @@ export function pushRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: Co
     if (!p) return none(c);
     const b = await body(c, PushSubscribeBody);
     if (b instanceof Response) return b;
+    // Push services are public names on the default port: the relay (or a LAN server inside a home
+    // network) must not be made to POST to an address of the device's choosing (checked again at each send).
     let url: URL;
     try {
       url = checkEndpoint(b.subscription.endpoint, { allowLocalHttp: p.allowLocalHttp });
     } catch (e) {
       return fail(c, 400, "invalid_endpoint", e instanceof WebPushError ? e.message : "bad endpoint");
     }
-    // Push services are public names on the default port: the relay (or a LAN server inside a home
-    // network) must not be made to POST to an address of the device's choosing.
-    if (url.protocol === "https:" && (url.port !== "" || /^\[|^\d+\.\d+\.\d+\.\d+$/.test(url.hostname) || !url.hostname.includes("."))) {
-      return fail(c, 400, "invalid_endpoint", "push endpoints are https URLs of a push service's name on the default port, not an IP address");
-    }
     const p256dh = key(b.subscription.keys.p256dh, 65, true);
     const auth = key(b.subscription.keys.auth, 16, false);
     if (!p256dh || !auth) return fail(c, 400, "invalid_subscription_keys", "keys.p256dh must be a 65-byte P-256 point and keys.auth 16 bytes, base64url");
     const current = await p.publicKey();
     if (key(b.application_server_key, 65, true) !== current) return fail(c, 409, "stale_key", "the subscription was made with another key: unsubscribe, subscribe with GET /api/push/key's key, and register again");
-    const sub: PushSub = { endpoint: b.subscription.endpoint, p256dh, auth, key: current, local: !new URL(b.subscription.endpoint).protocol.startsWith("https"), lang: b.lang ?? "en", at: Date.now() };
+    const sub: PushSub = { endpoint: b.subscription.endpoint, p256dh, auth, key: current, local: url.protocol === "http:", lang: b.lang ?? "en", at: Date.now() };
     const h = host(c);
     const inbox = h.inboxes!.inbox(who.inbox);
     await inbox.pushSubscribe(who.id, sub, h.publicBase ?? new URL(c.req.url).origin);

@@ -10,6 +10,7 @@ import { DEVICE_ID_PREFIX } from "./inbox-protocol.js";
 import type { HistoryPage, HttpCallAnswer, HttpCallBody as EngineCallBody, SessionMeta } from "./engine.js";
 import { CreateSessionBody, describeIssues, HttpCallBody, jsonDepth, LIMITS, PROTOCOL, SESSION_ID_RE, type Role, type SessionCreated, type SessionStatus } from "./protocol.js";
 import { randomId, safeEqual, signToken, tokenFrom, verifyToken } from "./tokens.js";
+import { plainName } from "./text.js";
 
 /** How the edge hands a checked WebSocket upgrade to a session. */
 export interface SocketAuth {
@@ -249,7 +250,8 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
     if (!body.ok) return body.res;
     const parsed = CreateSessionBody.safeParse(body.value ?? {});
     if (!parsed.success) return fail(c, 400, "bad_request", describeIssues(parsed.error));
-    const { im, label, ttl_s } = parsed.data;
+    const { im, ttl_s } = parsed.data;
+    const label = parsed.data.label === undefined ? undefined : plainName(parsed.data.label);
     if (im && "status" in h.im) return fail(c, h.im.status, h.im.status === 503 ? "not_configured" : "bad_request", h.im.message);
     const sid = im && "sessionId" in h.im ? await h.im.sessionId(im) : randomId(16);
     const meta: SessionMeta = { session_id: sid, expires_at: now + (ttl_s ?? LIMITS.defaultSessionTtlS) * 1000, epoch: now, ...(label !== undefined ? { label } : {}), ...(im ? { im } : {}) };

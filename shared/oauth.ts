@@ -32,6 +32,8 @@ export const OAUTH_LIMITS = {
   cimdTimeoutMs: 5000,
   cimdCacheMinS: 60,
   cimdCacheMaxS: 3600,
+  /** Metadata documents fetched (not cached) per client address a minute, per isolate: the endpoint needs no credential. */
+  cimdFetchesPerMin: 20,
   /** A grant's last_used is written at most this often. */
   lastUsedEveryMs: 60_000,
 } as const;

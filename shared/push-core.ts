@@ -34,7 +34,7 @@ export interface PushSub {
   auth: string;
   /** The VAPID public key it was made with: pushes signed with another key would be refused. */
   key: string;
-  /** An http://127.0.0.1|localhost endpoint, accepted because the relay itself was on localhost. */
+  /** An http://127.0.0.1|localhost endpoint (a fake push service), accepted only where EdgePush.allowLocalHttp held. */
   local: boolean;
   lang: PushLang;
   at: number;
@@ -89,8 +89,8 @@ export interface PushPorts {
   /** Run `pump` at `at` (the one alarm), or never. */
   wake(at: number | undefined): void;
   vapid(): Promise<{ keys: VapidKeys; subject?: string }>;
-  /** One request to a push service; throws on a network error. */
-  send(req: PushRequest): Promise<{ status: number; retryAfter: string | null }>;
+  /** One request to a push service; throws on a network error. `refused`: not sent (e.g. `blocked_address`), failed for good. */
+  send(req: PushRequest): Promise<{ status: number; retryAfter: string | null; refused?: string }>;
   /** Routes the answer into the session as that device (a virtual app peer). */
   answer(sid: string, epoch: number, device: { id: string; name: string }, callId: string, answer: PushAnswerInput): Promise<SessionPushAnswer>;
 }
@@ -411,6 +411,7 @@ export class PushCore {
     let retryAfter: string | null = null;
     try {
       const r = await this.ports.send(req);
+      if (r.refused) return drop({ outcome: "failed", error: r.refused });
       status = r.status;
       retryAfter = r.retryAfter;
     } catch {

@@ -2,6 +2,7 @@
 // and TextEncoder only, so the same module runs in a Durable Object (workerd), Node 20+ and the LAN server.
 // It builds requests and classifies answers; sending (fetch), retries and subscription storage are the caller's.
 // Why our own code rather than a package: docs/push.md, "Library choice".
+import { publicUrlProblem } from "./public-host.js";
 import { concat, ecdh, exportRaw, fromB64url, hkdf, isKeyPair, own, toB64url, utf8, type Bytes } from "./webpush/bytes.js";
 
 // ── errors ───────────────────────────────────────────────────────────────────────────────────────
@@ -223,8 +224,10 @@ export async function vapidAuthorization(opts: VapidOptions): Promise<string> {
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /**
- * A push endpoint must be https. Plain http is accepted only for a loopback host and only with
- * `allowLocalHttp` (a fake push service in tests or on a developer machine). Returns the parsed URL.
+ * A push endpoint must be the https URL of a public name on the default port (`publicUrlProblem`: push
+ * services are public names, and a relay must not POST to an address a device picks). Plain http is
+ * accepted only for a loopback host and only with `allowLocalHttp` (a fake push service in tests or on a
+ * developer machine). Checked when a device subscribes and again before every send. Returns the parsed URL.
  */
 export function checkEndpoint(endpoint: string, opts: { allowLocalHttp: boolean }): URL {
   let u: URL;
@@ -235,7 +238,11 @@ export function checkEndpoint(endpoint: string, opts: { allowLocalHttp: boolean 
   }
   // Credentials in a URL would be sent to whoever runs the endpoint; no push service uses them.
   if (u.username || u.password) throw new WebPushError("invalid_endpoint", "push endpoint must not carry credentials");
-  if (u.protocol === "https:") return u;
+  if (u.protocol === "https:") {
+    const problem = publicUrlProblem(u);
+    if (problem) throw new WebPushError("invalid_endpoint", `push endpoints are https URLs of a push service's name on the default port: this one ${problem}`);
+    return u;
+  }
   if (u.protocol === "http:" && opts.allowLocalHttp && LOOPBACK_HOSTS.has(u.hostname)) return u;
   throw new WebPushError(
     "invalid_endpoint",
@@ -277,7 +284,7 @@ export interface PushRequestOptions {
 
 export interface PushRequest {
   url: string;
-  init: { method: "POST"; headers: Record<string, string>; body: Bytes };
+  init: { method: "POST"; headers: Record<string, string>; body: Bytes; redirect: "manual" };
 }
 
 /** Everything needed for `fetch(url, init)` to a push service: encrypted body and RFC 8030/8292 headers. */
@@ -312,7 +319,8 @@ export async function buildPushRequest(opts: PushRequestOptions): Promise<PushRe
   };
   if (opts.urgency !== undefined) headers.Urgency = opts.urgency;
   if (opts.topic !== undefined) headers.Topic = opts.topic;
-  return { url: url.href, init: { method: "POST", headers, body } };
+  // Never follow a redirect: a subscription endpoint answering 307 would make the sender POST wherever it points.
+  return { url: url.href, init: { method: "POST", headers, body, redirect: "manual" } };
 }
 
 // ── answers ──────────────────────────────────────────────────────────────────────────────────────

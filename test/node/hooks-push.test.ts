@@ -18,7 +18,7 @@ let fakePush: Awaited<ReturnType<typeof startFakePush>> | undefined;
 let fake: FakePushService;
 
 beforeAll(async () => {
-  lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN });
+  lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN, allowLocalPush: true });
   fakePush = await startFakePush();
   fake = fakePush.fake;
 });

@@ -4,7 +4,8 @@
 // - a scripted client with a Client ID Metadata Document served by a local fake on 127.0.0.1 (allowed
 //   because the relay itself is on 127.0.0.1), the code typed on the phone;
 // - the MCP SDK's own OAuth client (`auth()` + an OAuthClientProvider: discovery, dynamic registration,
-//   PKCE, resource), the code taken from the page's QR link, and its automatic refresh on a 401.
+//   PKCE, resource), the code taken from the page's QR link (sent on a tap), and its automatic refresh on a 401.
+// Also: a `#code=` link asks the relay nothing before the tap; a dripped metadata document is a clean refusal.
 // The PWA is built into a temp dir (LINEUP_TEST_WEB_DIR when set) and served by this file's own relay.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -26,7 +27,7 @@ import { freePort } from "../helpers/relay.js";
 const ROOT = join(import.meta.dirname, "../..");
 let browser: Browser;
 let relay: { url: string; proc: ChildProcess; dir: string; web?: string };
-let fake: { url: string; server: Server; callbacks: URLSearchParams[]; docFetches: number };
+let fake: { url: string; server: Server; callbacks: URLSearchParams[]; docFetches: number; drips: number };
 
 // ---------------------------------------------------------------- fixtures
 
@@ -59,13 +60,21 @@ async function startRelay(web: string): Promise<{ url: string; proc: ChildProces
 
 /** The app's side on 127.0.0.1: its metadata document and its redirect URI. */
 async function startFake(): Promise<typeof fake> {
-  const f = { url: "", server: createServer(), callbacks: [] as URLSearchParams[], docFetches: 0 };
+  const f = { url: "", server: createServer(), callbacks: [] as URLSearchParams[], docFetches: 0, drips: 0 };
   f.server.on("request", (req, res) => {
     const u = new URL(req.url ?? "/", f.url);
     if (u.pathname === "/client.json") {
       f.docFetches++;
       res.writeHead(200, { "content-type": "application/json", "cache-control": "max-age=300" });
       res.end(JSON.stringify({ client_id: `${f.url}/client.json`, client_name: "Fake Assistant", client_uri: f.url, redirect_uris: [`${f.url}/callback`], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" }));
+    } else if (u.pathname === "/drip.json") {
+      // A document that starts at once and then drips a byte every 250 ms, for far longer than 5 s.
+      f.drips++;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write("{");
+      let n = 0;
+      const t = setInterval(() => (++n > 60 || res.destroyed ? (clearInterval(t), res.end("}")) : res.write(" ")), 250);
+      res.on("close", () => clearInterval(t));
     } else if (u.pathname === "/callback" || u.pathname === "/sdk-callback") {
       f.callbacks.push(u.searchParams);
       res.writeHead(200, { "content-type": "text/html" });
@@ -304,8 +313,9 @@ describe("OAuth connectors against wrangler dev, consent in Chromium", () => {
     const { ctx: phoneCtx, page: phone } = await pairedPhone();
     const desk = await desktopPage(authUrl!.toString(), true);
     try {
-      // The QR code's link, opened on the phone, looks the code up at once; it leaves the address bar.
+      // The QR code's link, opened on the phone, fills the code in (it leaves the address bar); a tap looks it up.
       await phone.goto(desk.link);
+      await phone.getByRole("button", { name: "Continue" }).click();
       await allowOnPhone(phone, "SDK Connector", new URL(fake.url).host, "oauth-consent-qr-phone");
       expect(phone.url()).not.toContain("#code");
       await desk.page.waitForURL(/\/sdk-callback\?/, { timeout: 15_000 });
@@ -337,6 +347,43 @@ describe("OAuth connectors against wrangler dev, consent in Chromium", () => {
       await phoneCtx.close();
     }
   }, 150_000);
+
+  it("a /connect#code= link fills the code in but asks the relay nothing until the human taps Continue (issue 26 §10)", async () => {
+    const reg = (await (await fetch(`${relay.url}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "Link Clicker", redirect_uris: [`${fake.url}/callback`], token_endpoint_auth_method: "none" }) })).json()) as { client_id: string };
+    const q = new URLSearchParams({ response_type: "code", client_id: reg.client_id, redirect_uri: `${fake.url}/callback`, code_challenge: await pkceS256(randomId(48)), code_challenge_method: "S256", state: "s" });
+    const { ctx: phoneCtx, page: phone } = await pairedPhone();
+    const desk = await desktopPage(`${relay.url}/oauth/authorize?${q}`);
+    try {
+      const asked: string[] = [];
+      phone.on("request", (r) => {
+        const path = new URL(r.url()).pathname;
+        if (path.startsWith("/api/inbox/oauth/") && r.method() === "POST") asked.push(path);
+      });
+      const grantsLoaded = phone.waitForResponse((r) => new URL(r.url()).pathname === "/api/inbox/oauth/grants");
+      await phone.goto(desk.link);
+      await grantsLoaded; // the screen is up and has talked to the relay for its list
+      await phone.waitForLoadState("networkidle");
+      expect(asked).toEqual([]);
+      expect(await phone.locator(".connect-review").count()).toBe(0);
+      expect(await phone.locator("#connect-code").inputValue({ timeout: 5_000 })).toBe(desk.code);
+      expect(phone.url()).not.toContain("#code");
+      await phone.getByRole("button", { name: "Continue" }).click();
+      await phone.locator(".connect-review").waitFor({ timeout: 10_000 });
+      expect(asked).toEqual(["/api/inbox/oauth/lookup"]);
+    } finally {
+      await desk.ctx.close();
+      await phoneCtx.close();
+    }
+  }, 90_000);
+
+  it("a metadata document dripped slowly past the 5 s cap is refused in the generic words, never a 500 (issue 26 §7)", async () => {
+    const q = new URLSearchParams({ response_type: "code", client_id: `${fake.url}/drip.json`, redirect_uri: `${fake.url}/callback`, code_challenge: await pkceS256(randomId(48)), code_challenge_method: "S256" });
+    const r = await fetch(`${relay.url}/oauth/authorize?${q}`, { redirect: "manual" });
+    expect(r.status).toBe(400);
+    expect(r.headers.get("location")).toBeNull();
+    expect(await r.text()).toContain("is not a usable client metadata document");
+    expect(fake.drips).toBe(1);
+  }, 30_000);
 
   it("refusals on the real relay: bad PKCE verifier, wrong redirect_uri, wrong resource, reused code", async () => {
     const reg = (await (await fetch(`${relay.url}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "Refusals", redirect_uris: [`${fake.url}/callback`], token_endpoint_auth_method: "none" }) })).json()) as { client_id: string };

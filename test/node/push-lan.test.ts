@@ -1,6 +1,6 @@
 // Web Push outside workerd (docs/push.md): the payload always fits one record (a huge question is cut,
 // ids and token never), and the LAN server runs the same shared code — its inbox pushes a confirm to a
-// fake push service on 127.0.0.1 (accepted only because the server is addressed on localhost; VAPID and
+// fake push service on 127.0.0.1 (accepted only with the test-only allowLocalPush, from a loopback peer; VAPID and
 // http_ece checked) and an answer from the notification reaches the agent as that device.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -21,7 +21,7 @@ let fakePush: Awaited<ReturnType<typeof startFakePush>> | undefined;
 let fake: FakePushService;
 
 beforeAll(async () => {
-  lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN });
+  lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN, allowLocalPush: true });
   fakePush = await startFakePush();
   fake = fakePush.fake;
 });

@@ -338,9 +338,11 @@ describe("buildPushRequest", () => {
 });
 
 describe("checkEndpoint", () => {
-  it("accepts https endpoints, with or without a port", () => {
+  it("accepts https endpoints of public names on the default port; a port, an IP literal, a single-label or trailing-dot name is refused (issue 26 §6)", async () => {
     expect(checkEndpoint("https://fcm.googleapis.com/fcm/send/x", { allowLocalHttp: false }).host).toBe("fcm.googleapis.com");
-    expect(checkEndpoint("https://push.example:8443/x", { allowLocalHttp: false }).port).toBe("8443");
+    for (const e of ["https://push.example:8443/x", "https://10.0.0.1/x", "https://[::1]/x", "https://vm/x", "https://vm./x", "https://localhost./x", "https://a.localhost/x"]) {
+      await rejectsWith(() => checkEndpoint(e, { allowLocalHttp: true }), "invalid_endpoint");
+    }
   });
 
   it("accepts http on 127.0.0.1, localhost and [::1] only with allowLocalHttp", () => {

@@ -395,7 +395,7 @@ describe("Web Push from the inbox object", () => {
     const put = (body: unknown) => json("PUT", "/api/inbox/push", other.device_credential, body);
     expect((await put({ subscription: { ...sub, endpoint: "http://127.0.0.1:9/push" }, application_server_key: key })).status).toBe(400);
     expect((await put({ subscription: { ...sub, keys: { ...sub.keys, auth: "AAAA" } }, application_server_key: key })).status).toBe(400);
-    for (const endpoint of ["https://10.0.0.1/push", "https://push.test:8443/push", "https://intranet/push"]) {
+    for (const endpoint of ["https://10.0.0.1/push", "https://push.test:8443/push", "https://intranet/push", "https://vm./push", "https://localhost./push", "https://[::ffff:7f00:1]/push", "https://2130706433/push"]) {
       expect((await put({ subscription: { ...sub, endpoint }, application_server_key: key })).status, endpoint).toBe(400);
     }
     expect((await put({ subscription: sub, application_server_key: key, extra: 1 })).status).toBe(400);
@@ -413,6 +413,48 @@ describe("Web Push from the inbox object", () => {
     expect(fresh).not.toBe(key);
     expect((await put({ subscription: sub, application_server_key: key })).status).toBe(409);
     expect((await put({ subscription: sub, application_server_key: fresh })).status).toBe(200);
+    w.agent.close();
+  });
+
+  it("a revoked device's answer token from a push it already got is refused (404 invalid_token); the call still waits and the other device answers it", async () => {
+    const w = await world("/p/revoked-token");
+    const lost = await device(w, "Lost");
+    const kept = await device(w, "Kept");
+    confirm(w, "rv1");
+    await until(w.m.inbox_id, () => fake.for(lost.endpoint).length >= 1 && fake.for(kept.endpoint).length >= 1, "both pushes");
+    const tokenOf = (d: { endpoint: string }) => (fake.for(d.endpoint)[0]!.msg as PushCallMessage).token;
+    expect((await fetchWorker(`/api/inbox/devices/${lost.device_id}`, authed(w.m.machine_credential, { method: "DELETE" }))).status).toBe(204);
+    const r = await json("POST", "/api/push/answer", undefined, { token: tokenOf(lost), action: "yes" });
+    expect(r.status).toBe(404);
+    expect(await r.json()).toMatchObject({ error: { code: "invalid_token" } });
+    expect((await json("POST", "/api/push/answer", undefined, { token: tokenOf(kept), action: "no" })).status).toBe(200);
+    expect(await w.agent.next("tool.result")).toMatchObject({ call_id: "rv1", result: { message: "no" }, answered_by: kept.device_id });
+    w.agent.close();
+  });
+
+  it("a subscription to a trailing-dot name kept from before the name rule (https://vm./) is checked again at send time: never fetched, logged failed invalid_endpoint (issue 26 §6)", async () => {
+    const w = await world("/p/send-check");
+    const vm = await device(w, "Stored");
+    // As an older relay would have kept it: the endpoint rewritten in the inbox object's own SQLite.
+    await runInDurableObject(inboxStub(w.m.inbox_id), (_o, state) => {
+      const row = state.storage.sql.exec<{ v: string }>("SELECT v FROM inbox WHERE k = 'push'").one();
+      const d = JSON.parse(row.v) as { subs: Record<string, { endpoint: string }> };
+      d.subs[vm.device_id]!.endpoint = "https://vm./push/stored";
+      state.storage.sql.exec("UPDATE inbox SET v = ? WHERE k = 'push'", JSON.stringify(d));
+    });
+    await evictDurableObject(inboxStub(w.m.inbox_id)); // its memory held the old copy
+    const fetched: string[] = [];
+    const stubbed = vi.mocked(globalThis.fetch).getMockImplementation()!;
+    vi.mocked(globalThis.fetch).mockImplementation((input: RequestInfo | URL, init?: RequestInit) => {
+      fetched.push(new Request(input, init).url);
+      return stubbed(input, init);
+    });
+    confirm(w, "vm1");
+    await until(w.m.inbox_id, async () => (await info(vm.device_credential, w.s.session_id)).log.some((e) => e.call_id === "vm1"), "the attempt");
+    const log = (await info(vm.device_credential, w.s.session_id)).log.filter((e) => e.call_id === "vm1");
+    expect(log).toEqual([expect.objectContaining({ outcome: "failed", error: "invalid_endpoint" })]);
+    expect(log[0]!.retry_at).toBeUndefined();
+    expect(fetched.filter((u) => u.includes("vm."))).toEqual([]);
     w.agent.close();
   });
 

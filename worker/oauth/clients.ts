@@ -1,8 +1,11 @@
 // Who an OAuth client is. Two kinds, neither kept in storage:
-// - Client ID Metadata Documents (CIMD): the client_id is an https URL; its JSON document is fetched (no
-//   redirects, 5 KB, 5 s) and kept per isolate as its Cache-Control allows (1 min … 1 h). An http loopback
-//   client_id (a test's local fake) is accepted only when the relay itself is served on localhost — the
-//   rule of the dev relay key (worker/host.ts).
+// - Client ID Metadata Documents (CIMD): the client_id is an https URL of a public name (no IP literal,
+//   loopback, `.localhost`, single-label or trailing-dot name, no explicit port: shared/public-host.ts); its
+//   JSON document is fetched (no redirects, 5 KB, 5 s, at most OAUTH_LIMITS.cimdFetchesPerMin fetches a
+//   minute per client address) and kept per isolate as its Cache-Control allows (1 min … 1 h). Every
+//   failure reads the same to the requester (CIMD_REFUSED: no oracle of open, closed or slow ports); the
+//   detail goes to the log. An http loopback client_id (a test's local fake) is accepted only when the
+//   relay itself is served on localhost — the rule of the dev relay key (worker/host.ts).
 // - Dynamic Client Registration (RFC 7591): the registered metadata is signed into the client_id itself
 //   (`lcd1.<metadata>.<mac>`, HMAC with the relay's token secret), and a confidential client's secret is
 //   derived from it. Registration therefore stores nothing: an unauthenticated endpoint cannot fill storage.
@@ -16,12 +19,17 @@ import {
   type OAuthClient,
   type TokenAuthMethod,
 } from "../../shared/oauth.js";
+import { AuthBrake } from "../../shared/auth-brake.js";
 import { readCapped } from "../../shared/edge.js";
 import { describeIssues } from "../../shared/protocol.js";
+import { publicUrlProblem } from "../../shared/public-host.js";
+import { plainName } from "../../shared/text.js";
 import { b64url, hmac, randomId, safeEqual } from "../../shared/tokens.js";
 import type { z } from "zod";
 
-export type ClientAnswer = { ok: true; client: OAuthClient } | { ok: false; error: "invalid_client" | "invalid_client_metadata" | "invalid_redirect_uri"; description: string };
+export type ClientAnswer =
+  | { ok: true; client: OAuthClient }
+  | { ok: false; error: "invalid_client" | "invalid_client_metadata" | "invalid_redirect_uri" | "rate_limited"; description: string };
 
 export interface ClientContext {
   /** The relay's token secret (signs registered client ids). */
@@ -30,7 +38,12 @@ export interface ClientContext {
   base: string;
   /** The relay is served on localhost: http loopback metadata URLs are allowed (local tests and development). */
   local: boolean;
+  /** The requester's address (`CF-Connecting-IP`): metadata fetches are counted per address. */
+  addr?: string;
 }
+
+/** A client's display name: one line, no controls or bidi overrides (shared/text.ts), never empty. */
+const displayName = (n: string | undefined): string => plainName(n ?? "") || "Unnamed app";
 
 const DCR_PREFIX = "lcd1.";
 const enc = new TextEncoder();
@@ -68,7 +81,7 @@ export async function register(raw: unknown, ctx: ClientContext, now = Date.now(
   // RFC 7591 §2: without a method the default is client_secret_basic (a confidential client).
   const method = (m.token_endpoint_auth_method ?? "client_secret_basic") as TokenAuthMethod;
   if (!TOKEN_AUTH_METHODS.includes(method)) return { ok: false, error: "invalid_client_metadata", description: `token_endpoint_auth_method must be one of ${TOKEN_AUTH_METHODS.join(", ")}` };
-  const signed: Signed = { j: randomId(6), n: m.client_name ?? "Unnamed app", r: m.redirect_uris, m: method, t: Math.floor(now / 1000), ...(m.client_uri ? { u: m.client_uri } : {}) };
+  const signed: Signed = { j: randomId(6), n: displayName(m.client_name), r: m.redirect_uris, m: method, t: Math.floor(now / 1000), ...(m.client_uri ? { u: m.client_uri } : {}) };
   const json = JSON.stringify(signed);
   if (enc.encode(json).byteLength > OAUTH_LIMITS.maxRegisteredJson) return { ok: false, error: "invalid_client_metadata", description: `the client metadata is over ${OAUTH_LIMITS.maxRegisteredJson} bytes` };
   const payload = b64url(enc.encode(json));
@@ -106,13 +119,24 @@ async function registered(clientId: string, secret: string): Promise<ClientAnswe
   } catch {
     return unknown;
   }
-  return { ok: true, client: { client_id: clientId, kind: "registered", client_name: s.n, redirect_uris: s.r, auth: s.m, ...(s.u ? { client_uri: s.u } : {}) } };
+  return { ok: true, client: { client_id: clientId, kind: "registered", client_name: displayName(s.n), redirect_uris: s.r, auth: s.m, ...(s.u ? { client_uri: s.u } : {}) } };
 }
 
 // ---------------------------------------------------------------- CIMD
 
 const cache = new Map<string, { client: OAuthClient; until: number }>();
 const CACHE_MAX = 200;
+
+/**
+ * What the requester is told for every metadata-document client that cannot be used, whatever went wrong:
+ * a refused URL, no answer, a closed port, a timeout, a redirect, another status, an oversized, slow or
+ * invalid document all read the same, so the authorization endpoint is no probe of who answers where.
+ */
+export const CIMD_REFUSED =
+  "its client_id is not a usable client metadata document: an https URL of a public host name with a path, on the default port, answering 200 within 5 s with at most 5 KB of JSON that names itself as client_id, with client_name and redirect_uris and no secret";
+
+/** Metadata documents fetched per client address a minute (counted with the auth brake's window; per isolate). */
+const fetches = new AuthBrake(OAUTH_LIMITS.cimdFetchesPerMin);
 
 /** Why a URL cannot be a client id of a metadata document (draft §3), or undefined. */
 export function metadataUrlProblem(id: string, ctx: Pick<ClientContext, "base" | "local">): string | undefined {
@@ -123,7 +147,12 @@ export function metadataUrlProblem(id: string, ctx: Pick<ClientContext, "base" |
     return "client_id is not a URL";
   }
   const loopbackHttp = u.protocol === "http:" && isLoopbackHost(u.hostname);
-  if (u.protocol !== "https:" && !(loopbackHttp && ctx.local)) return "a client_id URL must use https";
+  if (loopbackHttp && ctx.local) {
+    // A local fake on a localhost relay (tests, development): loopback only, any port.
+  } else if (!ctx.local) {
+    const p = publicUrlProblem(u);
+    if (p) return `a client_id URL ${p}`;
+  } else if (u.protocol !== "https:") return "a client_id URL must use https";
   if (u.pathname === "/" || u.pathname === "") return "a client_id URL must have a path";
   if (u.hash || id.includes("#") || u.username || u.password) return "a client_id URL must not have a fragment or credentials";
   // The parser removes dot segments and normalises: only the canonical form is an identifier.
@@ -132,39 +161,56 @@ export function metadataUrlProblem(id: string, ctx: Pick<ClientContext, "base" |
   return undefined;
 }
 
+/** One answer for every refusal; the detail is logged for the operator (the host only: no query, no path). */
+function refused(id: string, detail: string): ClientAnswer {
+  let host = "?";
+  try {
+    host = new URL(id).host;
+  } catch {
+    /* not a URL */
+  }
+  console.warn(`oauth: client metadata document of ${host} refused: ${detail}`);
+  return { ok: false, error: "invalid_client", description: CIMD_REFUSED };
+}
+
 async function metadataDocument(id: string, ctx: ClientContext, fetcher: typeof fetch, now = Date.now()): Promise<ClientAnswer> {
   const problem = metadataUrlProblem(id, ctx);
-  if (problem) return { ok: false, error: "invalid_client", description: problem };
+  if (problem) return refused(id, problem);
   const hit = cache.get(id);
   if (hit && hit.until > now) return { ok: true, client: hit.client };
+  const addr = ctx.addr ?? "unknown";
+  if (fetches.blocked(addr, now)) {
+    return { ok: false, error: "rate_limited", description: `more than ${OAUTH_LIMITS.cimdFetchesPerMin} client metadata documents were fetched for this address in a minute; wait a minute` };
+  }
+  fetches.failed(addr, now); // counts this fetch
   let res: Response;
+  let text: string | undefined;
   try {
     res = await fetcher(id, { redirect: "manual", headers: { accept: "application/json" }, signal: AbortSignal.timeout(OAUTH_LIMITS.cimdTimeoutMs) });
-  } catch {
-    return { ok: false, error: "invalid_client", description: "the client metadata document could not be fetched" };
+    if (res.status !== 200) {
+      await res.body?.cancel().catch(() => undefined);
+      return refused(id, `HTTP ${res.status}`);
+    }
+    // The 5 s signal covers the body too: a document dripped slowly is aborted mid-read, and that is a refusal.
+    text = await readCapped(res, OAUTH_LIMITS.cimdMaxBytes);
+  } catch (e) {
+    return refused(id, `not fetched: ${(e as Error).name} ${(e as Error).message}`);
   }
-  if (res.status !== 200) {
-    await res.body?.cancel().catch(() => undefined);
-    return { ok: false, error: "invalid_client", description: `the client metadata document answered HTTP ${res.status}` };
-  }
-  const text = await readCapped(res, OAUTH_LIMITS.cimdMaxBytes);
-  if (text === undefined) return { ok: false, error: "invalid_client", description: `the client metadata document is over ${OAUTH_LIMITS.cimdMaxBytes} bytes` };
+  if (text === undefined) return refused(id, `over ${OAUTH_LIMITS.cimdMaxBytes} bytes`);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    return { ok: false, error: "invalid_client", description: "the client metadata document is not JSON" };
+    return refused(id, "not JSON");
   }
   const p = ClientMetadataDocument.safeParse(raw);
-  if (!p.success) return { ok: false, error: "invalid_client", description: `client metadata document: ${describeIssues(p.error)}` };
+  if (!p.success) return refused(id, describeIssues(p.error));
   const d = p.data;
-  if (d.client_id !== id) return { ok: false, error: "invalid_client", description: "the document's client_id is not its URL" };
+  if (d.client_id !== id) return refused(id, "the document's client_id is not its URL");
   const bad = checkMetadata(d);
-  if (bad) return { ok: false, error: "invalid_client", description: bad.description };
-  if (d.token_endpoint_auth_method !== undefined && d.token_endpoint_auth_method !== "none") {
-    return { ok: false, error: "invalid_client", description: "only public clients (token_endpoint_auth_method none) may use a metadata document here" };
-  }
-  const client: OAuthClient = { client_id: id, kind: "metadata_document", client_name: d.client_name, redirect_uris: d.redirect_uris, auth: "none", ...(d.client_uri ? { client_uri: d.client_uri } : {}) };
+  if (bad) return refused(id, bad.description);
+  if (d.token_endpoint_auth_method !== undefined && d.token_endpoint_auth_method !== "none") return refused(id, "not a public client (token_endpoint_auth_method)");
+  const client: OAuthClient = { client_id: id, kind: "metadata_document", client_name: displayName(d.client_name), redirect_uris: d.redirect_uris, auth: "none", ...(d.client_uri ? { client_uri: d.client_uri } : {}) };
   const maxAge = cacheSeconds(res.headers.get("cache-control"));
   if (maxAge > 0) {
     cache.delete(id);

@@ -166,11 +166,15 @@ export class OAuth extends DurableObject<Env> {
     if (!row || !g || row.expires <= now) return { ok: false, error: "invalid_grant", description: "unknown, expired or revoked refresh token" };
     if (g.client_id !== clientId) return { ok: false, error: "invalid_grant", description: "the refresh token was issued to another client" };
     if (resource !== undefined && resource !== g.resource) return { ok: false, error: "invalid_target", description: "resource is not the one of the grant" };
+    const since = row.used_at === null ? 0 : Math.round((now - row.used_at) / 1000);
     if (row.used_at !== null && now - row.used_at > OAUTH_LIMITS.refreshGraceMs) {
+      console.warn(`oauth: grant ${g.id} (${g.redirect_host}) revoked: a refresh token rotated ${since} s ago was replayed`);
       const revoked = this.dropGrant(row.grant_id);
       return { ok: false, error: "invalid_grant", description: "this refresh token was already rotated: the grant is revoked", ...(revoked ? { revoked } : {}) };
     }
     if (row.used_at === null) this.sql.exec("UPDATE secrets SET used_at = ? WHERE hash = ?", now, refreshHash);
+    // Within the grace a client retrying a lost answer looks exactly like a thief racing it: answered, and logged.
+    else console.warn(`oauth: grant ${g.id} (${g.redirect_host}): a refresh token rotated ${since} s ago was used again within the ${OAUTH_LIMITS.refreshGraceMs / 1000} s grace; answered with another pair`);
     return this.issue(g, t, now);
   }
 

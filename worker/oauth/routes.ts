@@ -5,14 +5,13 @@
 // (clients.ts). Consent happens on a paired device: the desktop page shows a code, the device's "Connect an
 // app" screen looks it up and decides (`/api/inbox/oauth/*`, device credential). Allow creates a session in
 // that device's inbox, labelled with the client's name; the grant's tokens act as that session's agent token.
-import type { Context, Hono } from "hono";
+import type { Hono } from "hono";
 import { checkCredential, sha256, type Holder } from "../../shared/edge-inbox.js";
 import { fail, readCapped, readJson, type EdgeEnv, type EdgeHost } from "../../shared/edge.js";
 import type { SessionMeta } from "../../shared/engine.js";
 import type { Attach } from "../../shared/inbox.js";
 import {
   canonicalResource,
-  CHALLENGE_RE,
   ConnectDecideBody,
   ConnectLookupBody,
   formatOAuthSecret,
@@ -24,7 +23,6 @@ import {
   oauthSecretInbox,
   pkceS256,
   redirectHost,
-  redirectMatches,
   resourceMatches,
   TOKEN_AUTH_METHODS,
   VERIFIER_RE,
@@ -36,29 +34,16 @@ import { describeIssues } from "../../shared/protocol.js";
 import { randomId, safeEqual } from "../../shared/tokens.js";
 import type { Env } from "../env.js";
 import { workerHost } from "../host.js";
-import { clientSecret, isMetadataDocumentId, register, resolveClient, type ClientContext } from "./clients.js";
-import type { AccessCheck, GrantRecord, OAuth, PendingRequest, TokenAnswer } from "./object.js";
-import { messagePage, PAGE_CSS, PAGE_HEADERS, WAIT_JS, waitPage } from "./page.js";
-
-type C = Context<EdgeEnv<Env>>;
+import { authorizeRoutes } from "./authorize.js";
+import { clientSecret, isMetadataDocumentId, register, resolveClient } from "./clients.js";
+import { baseOf, clientContext, grantsOf, pending, withParams, type C } from "./common.js";
+import type { AccessCheck, GrantRecord, PendingRequest, TokenAnswer } from "./object.js";
 
 export const PRM_PATH = "/.well-known/oauth-protected-resource";
 export const ASM_PATH = "/.well-known/oauth-authorization-server";
 
-/** The relay's OAuth identity is the origin the client talks to: the issuer must be the URL it fetched. */
-const baseOf = (c: C): string => new URL(c.req.url).origin;
-const isLocal = (url: string) => ["localhost", "127.0.0.1", "[::1]", "::1"].includes(new URL(url).hostname);
-
 /** The `resource_metadata` URL for `/mcp`'s 401 challenge (RFC 9728 §5.1). */
 export const resourceMetadataUrl = (base: string): string => `${base}${PRM_PATH}/mcp`;
-
-const stub = (env: Env, name: string): DurableObjectStub<OAuth> => env.OAUTH.get(env.OAUTH.idFromName(name));
-const pending = (env: Env) => stub(env, "pending");
-const grantsOf = (env: Env, inbox: string) => stub(env, `inbox:${inbox}`);
-
-async function clientContext(c: C, h: EdgeHost): Promise<ClientContext> {
-  return { secret: await h.tokenSecret(), base: baseOf(c), local: isLocal(c.req.url) };
-}
 
 /** The session an OAuth access token acts for on `/mcp`, if the token is live and meant for this relay's MCP server. */
 export async function checkAccessToken(env: Env, token: string, base: string): Promise<AccessCheck | undefined> {
@@ -87,16 +72,6 @@ function oauthError(c: C, error: OAuthError, description: string, status: 400 | 
   return c.json({ error, error_description: description }, status);
 }
 
-function html(c: C, body: string, status: 200 | 400 | 404 | 503 = 200): Response {
-  for (const [k, v] of Object.entries(PAGE_HEADERS)) c.header(k, v);
-  return c.html(body, status);
-}
-
-function withParams(uri: string, params: Record<string, string | undefined>): string {
-  const u = new URL(uri);
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) u.searchParams.set(k, v);
-  return u.toString();
-}
 
 /** The form body of a token-type request (JSON is tolerated); duplicated parameters are refused (RFC 6749 §3.2). */
 async function formOf(c: C): Promise<URLSearchParams | "too_large" | "duplicate"> {
@@ -219,90 +194,8 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
     });
   }
 
-  // ---- the authorization endpoint and its waiting page
-  app.get("/oauth/static/wait.js", (c) => {
-    c.header("content-type", "text/javascript; charset=utf-8");
-    c.header("cache-control", "public, max-age=300");
-    c.header("x-content-type-options", "nosniff");
-    return c.body(WAIT_JS);
-  });
-  app.get("/oauth/static/page.css", (c) => {
-    c.header("content-type", "text/css; charset=utf-8");
-    c.header("cache-control", "public, max-age=300");
-    c.header("x-content-type-options", "nosniff");
-    return c.body(PAGE_CSS);
-  });
-
-  app.get("/oauth/authorize", async (c) => {
-    const q = new URL(c.req.url).searchParams;
-    const rid = q.get("rid");
-    if (rid !== null) return waiting(c, rid);
-    const h = workerHost(c);
-    const base = baseOf(c);
-    const one = (k: string): string | undefined | null => {
-      const all = q.getAll(k);
-      return all.length > 1 ? null : all[0];
-    };
-    // Until the client and its redirect URI are known, errors are shown here: never redirect to an unchecked URI.
-    const clientId = one("client_id");
-    if (!clientId) return html(c, messagePage("Cannot connect this app", "The request names no client (client_id), or names more than one. Start connecting again from your app."), 400);
-    const r = await resolveClient(clientId, await clientContext(c, h));
-    if (!r.ok) return html(c, messagePage("Cannot connect this app", `The app could not be identified: ${r.description}.`), 400);
-    const client = r.client;
-    const givenRedirect = one("redirect_uri");
-    if (givenRedirect === null) return html(c, messagePage("Cannot connect this app", "The request names more than one redirect_uri."), 400);
-    const redirect = givenRedirect ?? (client.redirect_uris.length === 1 ? client.redirect_uris[0] : undefined);
-    if (!redirect || !client.redirect_uris.some((u) => redirectMatches(u, redirect))) {
-      return html(c, messagePage("Cannot connect this app", "The app's redirect_uri is not one it registered, so the answer cannot be sent back to it safely."), 400);
-    }
-    const state = one("state");
-    const back = (error: string, description: string) =>
-      c.redirect(withParams(redirect, { error, error_description: description, ...(typeof state === "string" ? { state: state.slice(0, OAUTH_LIMITS.maxStateChars) } : {}), iss: base }), 302);
-    if (state === null || (state !== undefined && state.length > OAUTH_LIMITS.maxStateChars)) return back("invalid_request", "state must be given once and at most 1024 characters");
-    if (one("response_type") !== "code") return back("unsupported_response_type", "only response_type=code is supported");
-    const challenge = one("code_challenge");
-    if (one("code_challenge_method") !== "S256" || !challenge || !CHALLENGE_RE.test(challenge)) return back("invalid_request", "PKCE is required: code_challenge with code_challenge_method=S256");
-    const resources = q.getAll("resource");
-    if (resources.length > 1 || (resources.length === 1 && !resourceMatches(resources[0]!, base))) return back("invalid_target", `this server's only resource is ${mcpResource(base)}`);
-    const scope = one("scope");
-    if (scope === null || (scope !== undefined && scope.length > 1024)) return back("invalid_scope", "scope must be given once");
-    const begun = await pending(c.env).begin(
-      {
-        client,
-        redirect_uri: redirect,
-        redirect_given: givenRedirect !== undefined,
-        ...(state !== undefined ? { state } : {}),
-        code_challenge: challenge,
-        resource: resources[0] ? canonicalResource(resources[0]) : mcpResource(base),
-        scope: OAUTH_SCOPE,
-        issuer: base,
-      },
-      h.clientAddr,
-    );
-    if (begun === "busy") return back("temporarily_unavailable", "too many open connection requests; try again in a few minutes");
-    // Post/redirect/get: reloading the page shows the same code instead of opening another request.
-    return c.redirect(`/oauth/authorize?rid=${encodeURIComponent(begun.rid)}`, 303);
-  });
-
-  async function waiting(c: C, rid: string): Promise<Response> {
-    const st = /^[A-Za-z0-9_-]{24}$/.test(rid) ? await pending(c.env).status(rid) : undefined;
-    if (!st) return html(c, messagePage("This request has expired", "Connection requests wait 10 minutes for your answer. Start connecting again from your app."), 404);
-    if (st.state === "done") {
-      for (const [k, v] of Object.entries(PAGE_HEADERS)) c.header(k, v);
-      return c.redirect(st.redirect, 303);
-    }
-    const h = workerHost(c);
-    const connect_url = `${h.publicBase ?? baseOf(c)}/connect#code=${st.code}`;
-    return html(c, waitPage({ rid, code: st.code, client_name: st.client_name, redirect_host: st.redirect_host, expires_at: st.expires_at, connect_url, claimed: st.state === "claimed" }));
-  }
-
-  app.get("/oauth/authorize/status", async (c) => {
-    c.header("cache-control", "no-store");
-    const rid = c.req.query("rid") ?? "";
-    const st = /^[A-Za-z0-9_-]{24}$/.test(rid) ? await pending(c.env).status(rid) : undefined;
-    if (!st) return c.json({ state: "expired" }, 404);
-    return c.json(st.state === "done" ? { state: "done", redirect: st.redirect } : { state: st.state, expires_at: st.expires_at });
-  });
+  // ---- the authorization endpoint and its waiting page (worker/oauth/authorize.ts)
+  authorizeRoutes(app);
 
   // ---- the token endpoint
   app.post("/oauth/token", async (c) => {

@@ -1,6 +1,6 @@
 // "Connect an app" (/connect, docs/mcp.md "OAuth connectors"): an OAuth connector (claude.ai, ChatGPT,
-// Claude Desktop…) shows a short code on the computer; this screen takes it — typed, or from the QR link's
-// `#code=` — shows who asks and where the answer goes, and Allow / Deny with this device's credential. Allow
+// Claude Desktop…) shows a short code on the computer; this screen takes it — typed, or filled in from the QR
+// link's `#code=` and sent only on a tap — shows who asks and where the answer goes, and Allow / Deny with this device's credential. Allow
 // creates a session in the inbox labelled with the app's name. Below, the inbox's connected apps (name,
 // connected, last used) with Revoke: a revoked app's tokens are refused at once.
 import { signal } from "@preact/signals";
@@ -126,10 +126,9 @@ export function ConnectApp() {
       setBusy(false);
     }
   };
-  // A `#code=` link looks the code up at once: the human only has to check and decide.
-  useEffect(() => {
-    if (code && ib) void lookup(code);
-  }, [ib?.saved.inbox_id]);
+  // A `#code=` link only fills the code in: nothing is asked of the relay until the human taps Continue (a
+  // link anyone can send must not act with this device's credential — not even a lookup, which counts
+  // against this address's brake when wrong — issue 26 §10).
 
   const decide = async (info: ConnectRequestInfo, allow: boolean) => {
     if (!ib) return;
