@@ -30,6 +30,10 @@ export const INBOX_LIMITS = {
   maxRecentText: 120,
   /** The inbox socket coalesces changes into one state frame per this many ms. */
   pushDebounceMs: 100,
+  /** Ending a revoked machine's session that could not be reached is retried after 1 s, 2 s, 4 s… at most
+   * this far apart, until it ended or expired (docs/inbox.md "Revocation"). */
+  endRetryBaseMs: 1000,
+  endRetryMaxMs: 60_000,
 } as const;
 
 /** Reserved client-id prefix: only a device credential connects as `dv_…` (its device id). */
