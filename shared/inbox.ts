@@ -241,7 +241,7 @@ export class InboxCore {
       this.ports.wakeEnding(now + INBOX_LIMITS.endRetryBaseMs);
       const gone: SessionReport = { agent_online: false, pending: 0, last_activity: now, waiting: [], ended: true };
       for (const s of r.ended) this.hooks.reported?.(s.session_id, s.waiting, [], gone);
-      await this.endSessions(r.ended.map((s) => s.session_id));
+      await this.endSessions(r.ended.map((s) => s.session_id), now);
     }
     return true;
   }
