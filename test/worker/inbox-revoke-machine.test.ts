@@ -109,7 +109,7 @@ describe("revoking an agent machine in workerd", () => {
   // The durable path: the revocation is written before any session is told, and the alarm finishes the
   // fan-out. Stored as the inbox writes it, then evicted before a single attempt (time cannot be moved in
   // workerd, so the retry is made due by editing the stored document, as test/worker/push.test.ts does).
-  it("a revocation recorded but not yet delivered: the edge refuses the session's tokens at once, and the inbox's alarm ends the session after an eviction", async () => {
+  it("a revocation recorded but not yet delivered: the edge and POST /mcp refuse the session's tokens at once, and the inbox's alarm ends the session after an eviction", async () => {
     const m = await inbox();
     const phone = await pair(m);
     const s = await session(m.machine_credential, "/p/durable");
@@ -135,6 +135,14 @@ describe("revoking an agent machine in workerd", () => {
     expect(st.status).toBe(404);
     expect(((await st.json()) as { error: { message: string } }).error.message).toMatch(/machine .*revoked/);
     expect((await connectRaw(s.session_id, s.agent_token)).status).toBe(404);
+    // The remote MCP endpoint takes the agent token too (docs/mcp.md): refused the same way.
+    const mcp = await fetchWorker("/mcp", {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.agent_token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(mcp.status).toBe(401);
+    expect(((await mcp.json()) as { error: { code: string } }).error.code).toBe("session_ended");
     expect(agent.closed).toBeUndefined();
 
     expect(await runDurableObjectAlarm(inboxStub(m.inbox_id))).toBe(true);
