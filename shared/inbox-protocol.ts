@@ -30,8 +30,9 @@ export const INBOX_LIMITS = {
   maxRecentText: 120,
   /** The inbox socket coalesces changes into one state frame per this many ms. */
   pushDebounceMs: 100,
-  /** Ending a revoked machine's session that could not be reached is retried after 1 s, 2 s, 4 s… at most
-   * this far apart, until it ended or expired (docs/inbox.md "Revocation"). */
+  /** Ending a revoked machine's sessions: the retry is armed this long after the revocation (it matters
+   * only if the inbox is evicted before its first attempt); after a failed attempt 2 s, 4 s… at most
+   * `endRetryMaxMs` apart, until the session ended or expired (docs/inbox.md "Revocation"). */
   endRetryBaseMs: 1000,
   endRetryMaxMs: 60_000,
 } as const;

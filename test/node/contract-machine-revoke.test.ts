@@ -56,7 +56,7 @@ describe.each(TARGETS)("$name", (tc) => {
       const h = await held;
       expect(h.status).toBe(404);
       expect(code(h)).toBe("session_not_found");
-      await live.next((f) => f.type === "inbox" && !JSON.stringify((f as unknown as InboxState).sessions).includes(s.session_id));
+      await live.next((f) => (f.type as string) === "inbox" && !JSON.stringify((f as unknown as InboxState).sessions).includes(s.session_id));
 
       // Nothing of it works any more: new sockets and HTTP, with either token, or the phone's credential.
       expect((await refused(wsUrl(run.T.url, s.session_id), { token: s.agent_token })).status).toBe(404);
