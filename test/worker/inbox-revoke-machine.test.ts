@@ -154,6 +154,18 @@ describe("revoking an agent machine in workerd", () => {
     expect(left).toBeUndefined();
   });
 
+  it("a session's tokens name its machine under the signature: naming another machine of the inbox instead is refused as forged", async () => {
+    const m = await inbox();
+    const phone = await pair(m);
+    const other = await join(phone);
+    const s = await session(m.machine_credential, "/p/signed");
+    const parts = s.agent_token.split(".");
+    expect(parts.slice(0, 1).concat(parts.slice(5, 7))).toEqual(["v3", m.inbox_id, m.machine_id]);
+    parts[6] = other.machine_id;
+    expect((await status(s, parts.join("."))).status).toBe(401);
+    expect((await status(s)).status).toBe(200);
+  });
+
   it("a machine gets fresh agent tokens only for the sessions it created, so a revoked machine holds none of another's", async () => {
     const m = await inbox();
     const phone = await pair(m);
