@@ -101,8 +101,8 @@ ${OPTIONS_HELP}`,
 
 list     the agent machines of this machine's inbox (this one is marked);
          --json prints one JSON array of {id, name, joined_at, last_seen, this_machine}
-revoke   removes a machine's credential (its sessions stay until they end). Revoking this machine
-         forgets its credential here too. Exit 1 if there is no such machine.
+revoke   removes a machine: its credential is refused and every session it created ends (sockets close
+         with 4004). Revoking this machine forgets its credential here too. Exit 1 if no such machine.
 
 ${OPTIONS_HELP}`,
 };
@@ -396,8 +396,8 @@ async function cmdMachines(argv: string[]): Promise<number> {
   }
   if (id === inbox.machineId) {
     forgetInbox(w.stateDir, w.relayUrl, inbox.machineCredential);
-    out(`revoked this machine (${id}, "${shown(mc.name)}") from inbox ${st.inbox_id} and forgot its credential; its running sessions stay until they end, new ones need a new inbox (relay key) or \`lineup join CODE\``);
-  } else out(`revoked machine ${id} ("${shown(mc.name)}"): its credential is refused from now on; its sessions stay until they end`);
+    out(`revoked this machine (${id}, "${shown(mc.name)}") from inbox ${st.inbox_id} and forgot its credential; the sessions it created have ended, new ones need a new inbox (relay key) or \`lineup join CODE\``);
+  } else out(`revoked machine ${id} ("${shown(mc.name)}"): its credential is refused from now on and the sessions it created have ended`);
   return 0;
 }
 

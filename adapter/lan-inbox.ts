@@ -20,6 +20,8 @@ export class LanInboxes {
   private readonly cores = new Map<string, { inbox: InboxCore; push: PushCore }>();
   private readonly pushData = new Map<string, PushData>();
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Per inbox: the retry of ending a revoked machine's sessions (shared/inbox.ts `finishEnding`). */
+  private readonly endingTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private vapid: Promise<VapidKeys> | undefined;
 
   constructor(
@@ -30,6 +32,8 @@ export class LanInboxes {
     private readonly sessionEpoch: (sid: string, epoch: number) => void = () => undefined,
     /** Resolves push services' names (adapter/push-send.ts); tests give their own. */
     private readonly resolve: Resolve = systemResolve,
+    /** Ends a revoked machine's session as DELETE does; false when that incarnation is gone already. */
+    private readonly endSession: (sid: string, epoch: number, reason: string) => Promise<boolean> = async () => false,
   ) {}
 
   /** This process's VAPID keys: made on first use, gone with the process (devices re-subscribe). */
@@ -82,6 +86,13 @@ export class LanInboxes {
         }),
       dropClient: async (sid, clientId, code, reason) => this.dropClient(sid, `app:${clientId}`, code, reason),
       sessionEpoch: async (sid, epoch) => this.sessionEpoch(sid, epoch),
+      endSession: (sid, epoch, reason) => this.endSession(sid, epoch, reason),
+      wakeEnding: (at) => {
+        clearTimeout(this.endingTimers.get(id));
+        const t = setTimeout(() => void this.cores.get(id)?.inbox.finishEnding(), Math.min(2 ** 31 - 1, Math.max(0, at - Date.now())));
+        t.unref();
+        this.endingTimers.set(id, t);
+      },
     }, {
       reported: (sid, before, after, r) => push.reported(sid, before, after, r),
       revoked: (device) => push.unsubscribe(device, true),
@@ -116,6 +127,7 @@ export class LanInboxes {
       e2eEpoch: async () => c.e2eEpoch(),
       rename: async (kind, mid, name) => c.rename(kind, mid, name),
       revoke: (kind, mid) => c.revoke(kind, mid),
+      machineLive: async (mid) => c.machineLive(mid),
       policy: async () => c.policy(),
       setPolicy: async (p, base) => c.setPolicy(p, base),
       connect: async (_req, device) => {
@@ -154,7 +166,7 @@ export class LanInboxes {
   }
 
   closeAll(): void {
-    for (const t of this.timers.values()) clearTimeout(t);
+    for (const t of [...this.timers.values(), ...this.endingTimers.values()]) clearTimeout(t);
     for (const set of this.sockets.values()) for (const s of set) closeQuietly(s.ws, 1001, "server stopping");
   }
 }

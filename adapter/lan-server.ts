@@ -155,9 +155,9 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     async history(epoch: number, before: number | undefined, limit: number) {
       return this.engine.current(epoch) ? this.engine.history(before, limit) : null;
     }
-    async destroy(epoch: number) {
+    async destroy(epoch: number, reason = "session deleted") {
       if (!this.engine.current(epoch)) return false;
-      this.end("session deleted");
+      this.end(reason);
       schedule();
       return true;
     }
@@ -223,6 +223,8 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     },
     (sid, epoch) => void sessions.get(sid)?.engine.setE2eEpoch(epoch),
     o.resolvePush,
+    // A revoked machine's session ends as DELETE ends it (docs/inbox.md "Revocation").
+    async (sid, epoch, reason) => (await sessions.get(sid)?.destroy(epoch, reason)) ?? false,
   );
   let port = o.port;
   const hostAllowed = allowedHosts(() => port, o.host ?? "0.0.0.0", o.allowHosts ?? []);

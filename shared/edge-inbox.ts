@@ -33,7 +33,7 @@ import {
   type ParsedCredential,
 } from "./inbox-protocol.js";
 import { CreateSessionBody, describeIssues, LIMITS } from "./protocol.js";
-import { b64url, randomId, safeEqual, signToken, tokenFrom } from "./tokens.js";
+import { b64url, randomId, safeEqual, signToken, tokenFrom, type TokenOwner } from "./tokens.js";
 import { plainName } from "./text.js";
 
 /** One inbox as the edge sees it (a Durable Object stub, or the LAN server's memory). */
@@ -49,6 +49,8 @@ export interface EdgeInbox {
   e2eEpoch(): Promise<number>;
   rename(kind: CredentialKind, id: string, name: string): Promise<DeviceInfo | MachineInfo | undefined>;
   revoke(kind: CredentialKind, id: string): Promise<boolean>;
+  /** Whether an agent machine is (still) a member: the tokens of the sessions it created name it. */
+  machineLive(id: string): Promise<boolean>;
   policy(): Promise<InboxPolicy | undefined>;
   setPolicy(p: Partial<InboxPolicy["permissions"]>, base?: number): Promise<InboxPolicy | "conflict" | undefined>;
   /** The inbox socket of a checked device (the edge has answered 426 to a plain GET already). */
@@ -71,7 +73,15 @@ const secret = () => randomId(32);
 const inboxId = () => randomId(9).replace(/^[-_]/, "i");
 
 /** A credential of the request, checked in its inbox. */
-export type Holder = ParsedCredential & { name: string; session?: { epoch: number; expires_at: number } };
+export type Holder = ParsedCredential & { name: string; session?: NonNullable<Extract<AuthAnswer, { ok: true }>["session"]> };
+
+/** A session token naming a machine that was revoked since (docs/inbox.md "Revocation"). Tokens without
+ * an owner (v1 sessions, OAuth's, those issued before owners existed) are not affected. */
+export async function ownerRevoked(host: EdgeHost, owner: TokenOwner | undefined): Promise<boolean> {
+  if (!owner) return false;
+  if (!host.inboxes) return true;
+  return !(await host.inboxes.inbox(owner.inbox).machineLive(owner.machine));
+}
 
 /** Checks a device or machine credential; with `sid`, also learns that session's epoch if it is the inbox's. */
 export async function checkCredential(host: EdgeHost, raw: string, sid?: string): Promise<Holder | undefined> {
@@ -156,7 +166,7 @@ export function inboxRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: C
     const sid = randomId(16);
     const dirName = b.project_dir?.replace(/[\\/]+$/, "").split(/[\\/]/).pop();
     const label = plainName(b.label ?? [dirName, b.host].filter(Boolean).join(" · ")) || "agent";
-    const meta: SessionMeta = { session_id: sid, expires_at: now + (ttl.data ?? LIMITS.defaultSessionTtlS) * 1000, epoch: now, label, inbox: who.inbox };
+    const meta: SessionMeta = { session_id: sid, expires_at: now + (ttl.data ?? LIMITS.defaultSessionTtlS) * 1000, epoch: now, label, inbox: who.inbox, machine: who.id };
     // A sealed session starts at the inbox's current epoch (docs/e2e.md); the inbox tells it of later ones.
     if (b.sealed === true) {
       const e2eEpoch = await inboxOf(c, who.inbox).e2eEpoch();
@@ -169,7 +179,11 @@ export function inboxRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: C
     if (b.project_dir !== undefined) attach.project_dir = b.project_dir;
     if (b.host !== undefined) attach.host = b.host;
     if (meta.sealed) attach.sealed = true;
-    await inboxOf(c, who.inbox).attach(attach);
+    // A machine revoked since its credential was checked: its new session must not outlive it.
+    if (!(await inboxOf(c, who.inbox).attach(attach))) {
+      await h.session(sid).destroy(made.epoch).catch(() => false);
+      return fail(c, 401, "unauthorized", "this machine was revoked");
+    }
     // A re-key between reading the epoch and attaching did not reach this session yet: tell it now.
     if (made.sealed) {
       const after = await inboxOf(c, who.inbox).e2eEpoch();
@@ -182,8 +196,10 @@ export function inboxRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: C
     const who = await holder(c, ["machine"]);
     if (who instanceof Response) return who;
     const again = await checkCredential(host(c), formatCredential(who), c.req.param("sid"));
-    if (!again?.session) return fail(c, 404, "session_not_found", "no live session of this inbox has that id");
-    const agent_token = await signToken(await host(c).tokenSecret(), c.req.param("sid"), "agent", again.session.expires_at, again.session.epoch);
+    // Only the machine that created the session: a revoked machine must hold no token of another's session.
+    if (!again?.session || (again.session.machine_id !== undefined && again.session.machine_id !== who.id)) return fail(c, 404, "session_not_found", "no live session of this machine has that id");
+    const owner = again.session.machine_id !== undefined ? { inbox: who.inbox, machine: again.session.machine_id } : undefined;
+    const agent_token = await signToken(await host(c).tokenSecret(), c.req.param("sid"), "agent", again.session.expires_at, again.session.epoch, owner);
     return c.json({ agent_token, expires_at: again.session.expires_at });
   });
 

@@ -4,7 +4,7 @@
 // 404s only the session knows. What differs between the servers is behind `EdgeHost`.
 import { Hono, type Context } from "hono";
 import { AuthBrake } from "./auth-brake.js";
-import { checkCredential, inboxRoutes, type EdgeInbox } from "./edge-inbox.js";
+import { checkCredential, inboxRoutes, ownerRevoked, type EdgeInbox } from "./edge-inbox.js";
 import type { EdgePush } from "./edge-push.js";
 import { DEVICE_ID_PREFIX } from "./inbox-protocol.js";
 import type { HistoryPage, HttpCallAnswer, HttpCallBody as EngineCallBody, SessionMeta } from "./engine.js";
@@ -148,13 +148,16 @@ export async function authorize(c: Context, host: EdgeHost, roles: readonly Role
   // 426 before 404: a deleted session's 404 comes from the session, after the edge's upgrade check.
   if (upgrade && c.req.header("upgrade")?.toLowerCase() !== "websocket") return fail(c, 426, "upgrade_required", "this endpoint takes a WebSocket upgrade");
   if (t.expired) return fail(c, 404, "session_not_found", "this session has expired");
+  // Its machine revoked: the session is ending (docs/inbox.md "Revocation"), refused before its object hears of it.
+  if (await ownerRevoked(host, t.owner)) return fail(c, 404, "session_not_found", "this session ended: the agent machine that created it was revoked");
   return { sid, role: t.role, epoch: t.epoch, viaSubprotocol };
 }
 
 export async function sessionObject(c: Context, h: EdgeHost, m: SessionMeta): Promise<SessionCreated> {
 const secret = await h.tokenSecret();
 const base = h.publicBase ?? new URL(c.req.url).origin;
-const [agent_token, app_token] = await Promise.all([signToken(secret, m.session_id, "agent", m.expires_at, m.epoch), signToken(secret, m.session_id, "app", m.expires_at, m.epoch)]);
+const owner = m.inbox !== undefined && m.machine !== undefined ? { inbox: m.inbox, machine: m.machine } : undefined;
+const [agent_token, app_token] = await Promise.all([signToken(secret, m.session_id, "agent", m.expires_at, m.epoch, owner), signToken(secret, m.session_id, "app", m.expires_at, m.epoch, owner)]);
 return {
   session_id: m.session_id,
   agent_token,

@@ -34,6 +34,8 @@ export interface SessionMeta {
   im?: { channel_id: string; channel_type: number; owner_uid?: string };
   /** The inbox this session is attached to (docs/inbox.md): it is told when the session changes. */
   inbox?: string;
+  /** The inbox machine that created it: its tokens name it, and revoking it ends the session. */
+  machine?: string;
   /** A sealed session (docs/e2e.md): set at creation, never changed. */
   sealed?: true;
   /** A sealed session's inbox epoch as last told by the inbox: envelopes below it are refused. */

@@ -30,6 +30,11 @@ export const INBOX_LIMITS = {
   maxRecentText: 120,
   /** The inbox socket coalesces changes into one state frame per this many ms. */
   pushDebounceMs: 100,
+  /** Ending a revoked machine's sessions: the retry is armed this long after the revocation (it matters
+   * only if the inbox is evicted before its first attempt); after a failed attempt 2 s, 4 s… at most
+   * `endRetryMaxMs` apart, until the session ended or expired (docs/inbox.md "Revocation"). */
+  endRetryBaseMs: 1000,
+  endRetryMaxMs: 60_000,
 } as const;
 
 /** Reserved client-id prefix: only a device credential connects as `dv_…` (its device id). */

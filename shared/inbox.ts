@@ -40,6 +40,17 @@ export interface InboxData {
   policy: InboxPolicy;
   /** The key state of end-to-end encryption (docs/e2e.md); absent in inboxes made before it. */
   e2e?: E2EData;
+  /** Sessions of revoked machines whose end has not reached them yet (docs/inbox.md "Revocation"), by id:
+   * written with the revocation itself, dropped once the session ended (or expired), retried until then. */
+  ending?: Record<string, Ending>;
+}
+
+interface Ending {
+  epoch: number;
+  expires_at: number;
+  /** When the next attempt is due, and how many failed. */
+  due: number;
+  tries: number;
 }
 
 export interface InboxPorts {
@@ -53,6 +64,11 @@ export interface InboxPorts {
   dropClient(sid: string, clientId: string, code: number, reason: string): Promise<void>;
   /** Tells a sealed session the inbox's new epoch (it refuses older envelopes from then on). */
   sessionEpoch(sid: string, epoch: number): Promise<void>;
+  /** Ends a session of a revoked machine as `DELETE /api/sessions/:sid` does (sockets close with 4004 and
+   * `reason`); false when that incarnation was gone already. Rejects when it could not be reached. */
+  endSession(sid: string, epoch: number, reason: string): Promise<boolean>;
+  /** Run `finishEnding` at `at` (the Worker's one alarm, the LAN server's timer). */
+  wakeEnding(at: number): void;
 }
 
 /** What else listens to the inbox (Web Push, shared/push-core.ts); called after each change was saved. */
@@ -63,7 +79,7 @@ export interface InboxHooks {
   revoked?(deviceId: string): void;
 }
 
-export type AuthAnswer = { ok: false } | { ok: true; name: string; session?: { epoch: number; expires_at: number } };
+export type AuthAnswer = { ok: false } | { ok: true; name: string; session?: { epoch: number; expires_at: number; machine_id?: string } };
 export type Attach = Omit<InboxSession, keyof SessionReport> & { epoch: number };
 
 export class InboxCore {
@@ -112,7 +128,7 @@ export class InboxCore {
     if (sid === undefined) return { ok: true, name: m.name };
     const s = d.sessions[sid];
     if (!s || s.expires_at <= now) return { ok: true, name: m.name };
-    return { ok: true, name: m.name, session: { epoch: s.epoch, expires_at: s.expires_at } };
+    return { ok: true, name: m.name, session: { epoch: s.epoch, expires_at: s.expires_at, ...(s.machine_id !== undefined ? { machine_id: s.machine_id } : {}) } };
   }
 
   /** The inbox's data as stored (a copy), for its listeners. */
@@ -125,10 +141,17 @@ export class InboxCore {
     return d && view(d, you);
   }
 
-  /** A new session of this inbox (its object was just created). Past the cap the least active goes. */
+  /** Whether agent machine `id` is a member (the edge's check of an inbox session's tokens). */
+  machineLive(id: string): boolean {
+    return this.ports.load()?.machines[id] !== undefined;
+  }
+
+  /** A new session of this inbox (its object was just created). Past the cap the least active goes.
+   * False when its machine was revoked meanwhile (the edge then deletes the session). */
   attach(s: Attach, now = Date.now()): boolean {
     return (
       this.change((d) => {
+        if (s.machine_id !== undefined && !d.machines[s.machine_id]) return false;
         d.sessions[s.session_id] = { ...s, agent_online: false, pending: 0, last_activity: now, waiting: [] };
         const all = Object.values(d.sessions).sort((a, b) => a.last_activity - b.last_activity);
         for (const old of all.slice(0, Math.max(0, all.length - INBOX_LIMITS.maxSessions))) delete d.sessions[old.session_id];
@@ -192,23 +215,75 @@ export class InboxCore {
 
   /**
    * Revokes a device or machine: its credential is gone at once; a device's sockets close with 4401 in
-   * the inbox and in every session of it before this resolves.
+   * the inbox and in every session of it before this resolves. A machine's sessions leave the list and
+   * are ended: recorded with the revocation (one write), tried here, retried from `finishEnding`.
    */
-  async revoke(kind: CredentialKind, id: string): Promise<boolean> {
-    const sessions = this.change((d) => {
+  async revoke(kind: CredentialKind, id: string, now = Date.now()): Promise<boolean> {
+    const r = this.change((d) => {
       const group = kind === "device" ? d.devices : d.machines;
       if (!group[id]) return undefined;
       delete group[id];
       if (d.e2e) revokeHolder(d.e2e, id);
-      return Object.keys(d.sessions);
+      const ended = kind === "machine" ? Object.values(d.sessions).filter((s) => s.machine_id === id) : [];
+      for (const s of ended) {
+        delete d.sessions[s.session_id];
+        (d.ending ??= {})[s.session_id] = { epoch: s.epoch, expires_at: s.expires_at, due: now + INBOX_LIMITS.endRetryBaseMs, tries: 0 };
+      }
+      return { sessions: Object.keys(d.sessions), ended };
     });
-    if (!sessions) return false;
+    if (!r) return false;
     if (kind === "device") {
       this.hooks.revoked?.(id);
       this.ports.closeDevice(id, CLOSE_REVOKED, "device revoked");
-      await Promise.all(sessions.map((sid) => this.ports.dropClient(sid, id, CLOSE_REVOKED, "device revoked").catch(() => undefined)));
+      await Promise.all(r.sessions.map((sid) => this.ports.dropClient(sid, id, CLOSE_REVOKED, "device revoked").catch(() => undefined)));
+    } else if (r.ended.length) {
+      // The retry is armed before the first attempt: an eviction from here on loses nothing.
+      this.ports.wakeEnding(now + INBOX_LIMITS.endRetryBaseMs);
+      const gone: SessionReport = { agent_online: false, pending: 0, last_activity: now, waiting: [], ended: true };
+      for (const s of r.ended) this.hooks.reported?.(s.session_id, s.waiting, [], gone);
+      await this.endSessions(r.ended.map((s) => s.session_id), now);
     }
     return true;
+  }
+
+  /** The sessions of revoked machines due now are ended (the alarm); the rest wait for their retry. */
+  async finishEnding(now = Date.now()): Promise<void> {
+    const ending = this.ports.load()?.ending ?? {};
+    await this.endSessions(Object.keys(ending).filter((sid) => ending[sid]!.due <= now), now);
+  }
+
+  /** The earliest retry of an ending session, if any (the Worker shares its alarm with Web Push). */
+  endingDue(): number | undefined {
+    const due = Object.values(this.ports.load()?.ending ?? {}).map((e) => e.due);
+    return due.length ? Math.min(...due) : undefined;
+  }
+
+  /** One attempt per session; idempotent (an ended incarnation answers false), so overlaps are harmless. */
+  private async endSessions(sids: string[], now = Date.now()): Promise<void> {
+    if (!sids.length) {
+      const at = this.endingDue();
+      if (at !== undefined) this.ports.wakeEnding(at);
+      return;
+    }
+    const load = () => this.ports.load()?.ending ?? {};
+    const tried = await Promise.all(
+      sids.map(async (sid) => {
+        const e = load()[sid];
+        if (!e || e.expires_at <= now) return { sid, ok: true }; // it ends by itself at its expiry
+        return this.ports.endSession(sid, e.epoch, "machine revoked").then(() => ({ sid, ok: true }), () => ({ sid, ok: false }));
+      }),
+    );
+    const left = this.change((d) => {
+      for (const { sid, ok } of tried) {
+        const e = d.ending?.[sid];
+        if (!e) continue;
+        if (ok) delete d.ending![sid];
+        else Object.assign(e, { tries: e.tries + 1, due: now + Math.min(INBOX_LIMITS.endRetryMaxMs, INBOX_LIMITS.endRetryBaseMs * 2 ** (e.tries + 1)) });
+      }
+      if (d.ending && Object.keys(d.ending).length === 0) delete d.ending;
+      return d.ending ? Math.min(...Object.values(d.ending).map((e) => e.due)) : undefined;
+    }, false);
+    if (left !== undefined) this.ports.wakeEnding(left);
   }
 
   // ---------------------------------------------------------------- end-to-end encryption (docs/e2e.md)

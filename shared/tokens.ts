@@ -1,10 +1,13 @@
 // Session tokens: `v2.<session>.<role>.<expiry>.<epoch>.<hmac>` signed with HMAC-SHA256 by the relay's
 // token secret (never RELAY_KEY, which every agent machine holds), so they are bound to one session, one
 // role and one incarnation of the session (`epoch`: a re-created session refuses the old tokens),
-// unforgeable, and their signature is checked without storage.
+// unforgeable, and their signature is checked without storage. A session an inbox machine created has
+// `v3.<session>.<role>.<expiry>.<epoch>.<inbox>.<machine>.<hmac>`: its owner, which the edge checks against
+// the inbox, so revoking the machine refuses the token at once (docs/inbox.md "Revocation").
 // Only [A-Za-z0-9._~-] appear, so a token is valid in a URL and as a WebSocket subprotocol.
 import type { Role } from "./protocol.js";
 import { SESSION_ID_RE } from "./protocol.js";
+import { INBOX_ID_RE, MACHINE_ID_RE } from "./inbox-protocol.js";
 
 const enc = new TextEncoder();
 
@@ -33,26 +36,36 @@ export async function hmac(secret: string, data: string): Promise<string> {
   return b64url(new Uint8Array(sig));
 }
 
-export async function signToken(secret: string, sessionId: string, role: Role, expiresAt: number, epoch: number): Promise<string> {
-  const body = `v2.${sessionId}.${role}.${expiresAt.toString(36)}.${epoch.toString(36)}`;
+/** The inbox machine that created a token's session. */
+export interface TokenOwner {
+  inbox: string;
+  machine: string;
+}
+
+export async function signToken(secret: string, sessionId: string, role: Role, expiresAt: number, epoch: number, owner?: TokenOwner): Promise<string> {
+  const head = `${sessionId}.${role}.${expiresAt.toString(36)}.${epoch.toString(36)}`;
+  const body = owner ? `v3.${head}.${owner.inbox}.${owner.machine}` : `v2.${head}`;
   return `${body}.${await hmac(secret, body)}`;
 }
 
 export type TokenCheck =
-  | { ok: true; sessionId: string; role: Role; expiresAt: number; epoch: number; expired: boolean }
+  | { ok: true; sessionId: string; role: Role; expiresAt: number; epoch: number; expired: boolean; owner?: TokenOwner }
   | { ok: false };
 
 /** Verifies signature and shape in constant time with respect to the signature. */
 export async function verifyToken(secret: string, token: string): Promise<TokenCheck> {
   if (token.length > 256) return { ok: false };
   const parts = token.split(".");
-  if (parts.length !== 6 || parts[0] !== "v2") return { ok: false };
-  const [, sessionId, role, exp, ep, sig] = parts as [string, string, string, string, string, string];
+  if (!((parts.length === 6 && parts[0] === "v2") || (parts.length === 8 && parts[0] === "v3"))) return { ok: false };
+  const [, sessionId, role, exp, ep] = parts as [string, string, string, string, string];
+  const sig = parts.at(-1)!;
+  const owner = parts.length === 8 ? { inbox: parts[5]!, machine: parts[6]! } : undefined;
   if (!SESSION_ID_RE.test(sessionId) || (role !== "agent" && role !== "app") || !/^[0-9a-z]{1,12}$/.test(exp) || !/^[0-9a-z]{1,12}$/.test(ep)) return { ok: false };
+  if (owner && !(INBOX_ID_RE.test(owner.inbox) && MACHINE_ID_RE.test(owner.machine))) return { ok: false };
   // Only the canonical encoding of a 32-byte HMAC: atob() also takes `=` padding and ignores the unused
   // low bits of the last character, so `<token>=` or a last character off by one bit would verify too.
   if (!/^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/.test(sig)) return { ok: false };
-  const body = `v2.${sessionId}.${role}.${exp}.${ep}`;
+  const body = parts.slice(0, -1).join(".");
   // crypto.subtle.verify compares in constant time; decoding the signature first keeps it that way.
   let sigBytes: Uint8Array<ArrayBuffer>;
   try {
@@ -63,7 +76,7 @@ export async function verifyToken(secret: string, token: string): Promise<TokenC
   const valid = await crypto.subtle.verify("HMAC", await hmacKey(secret), sigBytes, enc.encode(body));
   if (!valid) return { ok: false };
   const expiresAt = parseInt(exp, 36);
-  return { ok: true, sessionId, role, expiresAt, epoch: parseInt(ep, 36), expired: Date.now() >= expiresAt };
+  return { ok: true, sessionId, role, expiresAt, epoch: parseInt(ep, 36), expired: Date.now() >= expiresAt, ...(owner ? { owner } : {}) };
 }
 
 let eqKey: string | undefined;

@@ -115,6 +115,7 @@ function inboxStub(env: Env, id: string): EdgeInbox {
     e2eEpoch: () => stub.e2eEpoch(),
     rename: (kind, mid, name) => stub.rename(kind, mid, name),
     revoke: (kind, mid) => stub.revoke(kind, mid),
+    machineLive: (mid) => stub.machineLive(mid),
     policy: () => stub.policy(),
     setPolicy: (p, base) => stub.setPolicy(p, base),
     pushSubscribe: (d, sub, origin) => stub.pushSubscribe(d, sub, origin),

@@ -12,6 +12,8 @@ import { closeQuietly, sendIfOpen } from "../shared/sockets.js";
 import type { Env } from "./env.js";
 import { tagOf, workerPushPorts, type InboxSocketTag } from "./push.js";
 
+const earliest = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
+
 export class Inbox extends DurableObject<Env> {
   private readonly core: InboxCore;
   private readonly pushCore: PushCore;
@@ -24,6 +26,9 @@ export class Inbox extends DurableObject<Env> {
     sql.exec("CREATE TABLE IF NOT EXISTS inbox (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.pushPorts = workerPushPorts(ctx, env, () => this.core.read());
+    // One alarm for both: Web Push's next send and the retry of ending a revoked machine's sessions.
+    const pushWake = this.pushPorts.wake;
+    this.pushPorts.wake = (at) => pushWake(earliest(at, this.core.endingDue()));
     this.pushCore = new PushCore(this.pushPorts);
     this.core = new InboxCore({
       load: () => {
@@ -52,6 +57,13 @@ export class Inbox extends DurableObject<Env> {
         }),
       dropClient: (sid, clientId, code, reason) => env.SESSIONS.get(env.SESSIONS.idFromName(sid)).dropClient(`app:${clientId}`, code, reason),
       sessionEpoch: async (sid, epoch) => void (await env.SESSIONS.get(env.SESSIONS.idFromName(sid)).setE2eEpoch(epoch)),
+      endSession: async (sid, epoch, reason) => {
+        const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sid));
+        if (!(await stub.destroy(epoch, reason))) return false;
+        await stub.reset().catch(() => undefined); // as DELETE does (worker/host.ts): its sockets end now
+        return true;
+      },
+      wakeEnding: (at) => this.pushPorts.wake(earliest(at, this.pushCore.nextDue())),
     }, {
       reported: (sid, before, after, r) => this.pushCore.reported(sid, before, after, r),
       revoked: (id) => this.pushCore.unsubscribe(id, true),
@@ -92,6 +104,9 @@ export class Inbox extends DurableObject<Env> {
   async revoke(kind: CredentialKind, id: string) {
     return this.core.revoke(kind, id);
   }
+  async machineLive(id: string) {
+    return this.core.machineLive(id);
+  }
   async policy() {
     return this.core.policy();
   }
@@ -121,6 +136,7 @@ export class Inbox extends DurableObject<Env> {
 
   async alarm(): Promise<void> {
     this.pushPorts.alarmFired();
+    await this.core.finishEnding();
     await this.pushCore.pump();
   }
 

@@ -123,13 +123,14 @@ export class Session extends DurableObject<Env> {
     return this.engine.current(epoch) ? this.engine.history(before, limit) : null;
   }
 
-  async destroy(epoch: number): Promise<boolean> {
+  /** Ends this incarnation: `DELETE /api/sessions/:sid`, expiry, and its machine's revocation (`reason`). */
+  async destroy(epoch: number, reason = "session deleted"): Promise<boolean> {
     const m = this.engine.meta();
     if (!m || m.epoch !== epoch) return false;
     // Awaited: the reset that follows a delete would cancel a send left in the background.
     if (m.inbox) await this.inbox(m.inbox).report(m.session_id, m.epoch, { agent_online: false, pending: 0, last_activity: Date.now(), waiting: [], ended: true }).catch(() => undefined);
     this.reporter = undefined;
-    this.engine.end("session deleted");
+    this.engine.end(reason);
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     // deleteAll() drops the SQL tables as well; later requests (404s, late socket closes) still query them.

@@ -217,6 +217,10 @@ describe.each(targets)("the inbox on the $name", { timeout: 120_000 }, (t) => {
     // Revoked: its credential is refused, the adapter drops it and creates a new inbox (with the relay key).
     const rev = await runCli(["machines", "revoke", joined.machineId], envFor(t, first), first);
     expect(rev.code, rev.stderr).toBe(0);
+    expect(rev.stdout).toContain("the sessions it created have ended");
+    // Issue 26 §8: its session ended with it: the agent token gets 404, the phone's list drops it.
+    expect((await fetch(`${t.url}/api/sessions/${s.sessionId}`, { headers: { authorization: `Bearer ${s.agentToken}` } })).status).toBe(404);
+    expect((await inboxOf(t, phone.device_credential)).state!.sessions.map((x) => x.session_id)).not.toContain(s.sessionId);
     expect((await inboxOf(t, joined.machineCredential)).status).toBe(401);
     const said: string[] = [];
     const fresh = await ensureSession({ relayUrl: t.url, relayKey: t.key, stateDir: second, cwd: tempDir("lineup-proj-"), log: (l) => said.push(l) });

@@ -13,6 +13,8 @@ function core(): { inbox: InboxCore; data: () => InboxData } {
     closeDevice: () => {},
     dropClient: async () => {},
     sessionEpoch: async () => {},
+    endSession: async () => false,
+    wakeEnding: () => {},
   });
   return { inbox, data: () => doc! };
 }

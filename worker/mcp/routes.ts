@@ -8,6 +8,7 @@ import { parseBudgetHeader } from "../../shared/mcp/budget.js";
 import { tokenIdentity } from "../../shared/mcp/call-id.js";
 import { isClientTimeout } from "../../shared/mcp/hold.js";
 import { readCapped, type EdgeHost } from "../../shared/edge.js";
+import { ownerRevoked } from "../../shared/edge-inbox.js";
 import { isOAuthAccessToken } from "../../shared/oauth.js";
 import { verifyToken } from "../../shared/tokens.js";
 import type { Env } from "../env.js";
@@ -81,6 +82,7 @@ export function createMcpRoutes(options: Partial<McpRouteOptions> = {}): Hono<{ 
       if (!v.ok || !SESSION_ID_RE.test(v.sessionId)) return fail(c, 401, "unauthorized", "the token is not a valid LineUp session token", bearer(c, "invalid_token", "the token is not valid"));
       if (v.role !== "agent") return fail(c, 403, "forbidden", "an app token cannot act as the agent: use the session's agent token");
       if (v.expired) return fail(c, 401, "session_expired", "this token's session has expired; create a new session", bearer(c, "invalid_token", "the session has expired"));
+      if (await ownerRevoked(host, v.owner)) return fail(c, 401, "session_ended", "this token's session ended: the agent machine that created it was revoked", bearer(c, "invalid_token", "the session ended"));
       t = { sessionId: v.sessionId, epoch: v.epoch, identity: token };
     }
 
