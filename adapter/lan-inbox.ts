@@ -117,7 +117,7 @@ export class LanInboxes {
       rename: async (kind, mid, name) => c.rename(kind, mid, name),
       revoke: (kind, mid) => c.revoke(kind, mid),
       policy: async () => c.policy(),
-      setPolicy: async (p, base) => c.setPolicy(p, base),
+      setPolicy: async (w, base) => c.setPolicy(w, base),
       connect: async (_req, device) => {
         if (!up) return Response.json({ error: { code: "upgrade_required", message: "this endpoint takes a WebSocket upgrade" } }, { status: 426 });
         up.done = true;
