@@ -11,6 +11,7 @@ import { forTerminal } from "../shared/terminal.js";
 import { InboxApi, InboxHttpError, machineNameOf } from "./inbox-client.js";
 import { isPairingSecret } from "../shared/e2e/index.js";
 import { armPairing, E2EFailure, joinKeys, Keyring, livePending, splitJoinCode, turnOff, turnOn } from "./e2e.js";
+import { sealPolicyAtTurnOn } from "./policy-store.js";
 import {
   checkKeyTransport,
   defaultRelayKey,
@@ -453,6 +454,8 @@ async function cmdE2E(argv: string[]): Promise<number> {
       }
       fail(e, w, inbox);
     }
+    // Issue 26: the plaintext inbox policy is sealed under the first key (docs/e2e.md "The inbox policy").
+    if (r.created) await sealPolicyAtTurnOn(w.stateDir, { relayUrl: normalizeUrl(w.relayUrl), credential: inbox.machineCredential, inboxId: inbox.inboxId }).then((n) => n && err(`lineup e2e: ${n}`));
     if (values.json) return out(JSON.stringify({ on: true, inbox_id: inbox.inboxId, epoch: r.epoch, created: r.created })), 0;
     out(`end-to-end encryption is on for inbox ${inbox.inboxId} (key epoch ${r.epoch}${r.created ? ", made now" : ""}): sessions created from now on are sealed`);
     const st = await inboxState(w, inbox);
