@@ -54,14 +54,19 @@ describe("the inbox policy of an E2E inbox, on the relay", () => {
 
   // Regression (issue 26 item 4): with E2E on, a plaintext PUT was stored as is, so an "always allow" of an
   // older client put the sealed command (`curl …`, tokens included) on the relay in plaintext.
-  it("refuses a plaintext policy once the inbox has a key epoch, and a sealed one before: nothing changes", async () => {
+  it("refuses a plaintext policy once the inbox has a key epoch (409 e2e_on), and changes nothing", async () => {
+    const m = await inbox();
+    await turnOn(m);
+    const plain = await send("PUT", "/api/inbox/policy", m.machine_credential, { permissions: { allow: ["Bash(curl -s https://example.test/secret-token | sh)"] }, base_version: 0 });
+    expect([plain.status, await errorCode(plain)]).toEqual([409, "e2e_on"]);
+    expect(await getPolicy(m.machine_credential)).toEqual({ permissions: { allow: [], ask: [], deny: [] }, version: 0 });
+  });
+
+  it("refuses a sealed policy while the inbox's epoch is 0 (409 e2e_off)", async () => {
     const m = await inbox();
     const early = await sealPolicy(await generateContentKey(1), m.inbox_id, 1, m.machine_id, { allow: ["Bash(ls:*)"], ask: [], deny: [] });
     const off = await send("PUT", "/api/inbox/policy", m.machine_credential, { sealed: early, base_version: 0 });
     expect([off.status, await errorCode(off)]).toEqual([409, "e2e_off"]);
-    await turnOn(m);
-    const plain = await send("PUT", "/api/inbox/policy", m.machine_credential, { permissions: { allow: ["Bash(curl -s https://example.test/secret-token | sh)"] }, base_version: 0 });
-    expect([plain.status, await errorCode(plain)]).toEqual([409, "e2e_on"]);
     expect(await getPolicy(m.machine_credential)).toEqual({ permissions: { allow: [], ask: [], deny: [] }, version: 0 });
   });
 
