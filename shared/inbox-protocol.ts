@@ -197,10 +197,14 @@ const SealedPolicy = EnvelopeSchema.refine((e) => JSON.stringify(e).length <= SE
  * `PUT /api/inbox/policy`: plaintext lists while the inbox's epoch is 0; with E2E on only `sealed` (the
  * lists sealed under the current epoch for version `base_version + 1`, docs/e2e.md "The inbox policy").
  */
-export const InboxPolicyBody = z.union([
-  z.object({ permissions: PolicyLists, base_version: z.number().int().optional() }).strict(),
-  z.object({ sealed: SealedPolicy, base_version: z.number().int().min(0) }).strict(),
-]);
+const PlainPolicyBody = z.object({ permissions: PolicyLists, base_version: z.number().int().optional() }).strict();
+const SealedPolicyBody = z.object({ sealed: SealedPolicy, base_version: z.number().int().min(0) }).strict();
+export type InboxPolicyWrite = z.infer<typeof PlainPolicyBody> | z.infer<typeof SealedPolicyBody>;
+/** Picks the form by its key (`sealed` or not), so a refusal names the field at fault (a union would not). */
+export const InboxPolicyBody = {
+  safeParse: (v: unknown): z.ZodSafeParseResult<InboxPolicyWrite> =>
+    typeof v === "object" && v !== null && "sealed" in v ? SealedPolicyBody.safeParse(v) : PlainPolicyBody.safeParse(v),
+};
 export interface InboxPolicy {
   /** Empty lists while the policy is sealed. */
   permissions: { allow: string[]; ask: string[]; deny: string[] };
