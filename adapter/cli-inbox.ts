@@ -11,7 +11,7 @@ import { forTerminal } from "../shared/terminal.js";
 import { InboxApi, InboxHttpError, machineNameOf } from "./inbox-client.js";
 import { isPairingSecret } from "../shared/e2e/index.js";
 import { armPairing, E2EFailure, joinKeys, Keyring, livePending, splitJoinCode, turnOff, turnOn } from "./e2e.js";
-import { sealPolicyAtTurnOn } from "./policy-store.js";
+import { distrustPlaintextCache, sealPolicyAtTurnOn } from "./policy-store.js";
 import {
   checkKeyTransport,
   defaultRelayKey,
@@ -305,6 +305,7 @@ async function cmdJoin(argv: string[]): Promise<number> {
       fail(e, w, inbox);
     }
     err(`lineup join: got the inbox's end-to-end key (epoch ${e2e.epoch}) from ${e2e.sponsor}; comparison code ${e2e.comparisonCode} (the app shows the same)`);
+    distrustPlaintextCache(w.stateDir, inbox.inboxId); // issue 26: from now on only a sealed policy allows
   }
   if (values.json) return out(JSON.stringify({ relay_url: w.relayUrl, inbox_id: inbox.inboxId, machine_id: inbox.machineId, name, ...(e2e ? { e2e_epoch: e2e.epoch } : {}) })), 0;
   out(`joined inbox ${inbox.inboxId} on ${w.relayUrl} as machine ${inbox.machineId} ("${shown(name)}"); its sessions from now on are attached to this inbox`);

@@ -301,6 +301,15 @@ export async function sealPolicyAtTurnOn(stateDir: string, access: InboxAccess, 
   }
 }
 
+/**
+ * `lineup join CODE#SECRET` brought this machine the keys of an inbox that had E2E on already: a plaintext copy
+ * it cached before was fetched while the relay was not trusted with the policy, so its allow rules stop counting.
+ */
+export function distrustPlaintextCache(stateDir: string, inboxId: string): void {
+  const c = readInboxPolicyCache(stateDir);
+  if (c && c.inboxId === inboxId && c.auth !== "sealed") writeInboxPolicyCache(stateDir, { ...c, auth: "plaintext", keys: true });
+}
+
 /** Whether the cache should be refreshed: missing, for another inbox, older than the TTL, or behind a version somebody saw. */
 export function cacheIsStale(c: InboxPolicyCache | undefined, access: InboxAccess, now = Date.now(), seenVersion?: number): boolean {
   if (!c || c.relayUrl !== access.relayUrl || c.inboxId !== access.inboxId) return true;

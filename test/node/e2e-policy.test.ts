@@ -3,7 +3,7 @@
 // never leaves the machine in plaintext. The relay is the real `wrangler dev`; a proxy in front of it
 // (relay-proxy.ts) plays the relay that lies — it rewrites `GET /api/inbox/policy` answers and records
 // every request body the adapter sends. The hooks run through the real bin, as Claude Code runs them.
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { syncOnce } from "../../adapter/e2e.js";
@@ -212,6 +212,34 @@ describe("the inbox policy leaves an E2E machine only sealed", () => {
     const again = await pre(p, command);
     expect(decision(again)).toBe("allow");
     expect(reason(again)).toContain("(sealed)");
+  }, 120_000);
+
+  it("a plaintext copy seen with E2E on is sealed again keeping only the allow rules this machine trusted before E2E; after lineup join none is trusted", async () => {
+    const p = project();
+    await cli(p, ["e2e", "on", "--json"]);
+    const inbox = findInbox(p.stateDir, lying.url)!;
+    // The copy this machine fetched before it held keys (the plaintext model): it allowed `make`.
+    const preE2E = { relayUrl: lying.url, inboxId: inbox.inboxId, version: 0, permissions: { allow: ["Bash(make:*)"], ask: [], deny: [] }, fetchedAt: Date.now() - 60_000, auth: "plaintext", keys: false };
+    writeFileSync(cacheFile(p), JSON.stringify(preE2E));
+    // The relay serves a plaintext copy adding `curl … | sh` and a deny.
+    servePolicy((a) => ({ permissions: { allow: ["Bash(make:*)", ...CURL_ALLOW.allow], ask: [], deny: ["Bash(rm -rf *)"] }, version: a.version }));
+    try {
+      await refresh(p);
+    } finally {
+      lying.rewrite = undefined;
+    }
+    const now = await stored(p);
+    const m = await machine(p);
+    expect(await openPolicy(m.current(), inbox.inboxId, now.version, now.sealed_by!, now.sealed)).toEqual({ allow: ["Bash(make:*)"], ask: [], deny: ["Bash(rm -rf *)"] });
+    expect(decision(await pre(p, "make build"))).toBe("allow");
+    expect(decision(await pre(p, CURL_SH))).toBe("ask");
+    expect(decision(await pre(p, "rm -rf build"))).toBe("deny");
+    // `lineup join CODE#SECRET` (adapter/cli-inbox.ts) stops trusting such a copy: the inbox had E2E on already.
+    writeFileSync(cacheFile(p), JSON.stringify({ ...preE2E, fetchedAt: Date.now(), permissions: { ...CURL_ALLOW } }));
+    expect(decision(await pre(p, CURL_SH))).toBe("allow");
+    const { distrustPlaintextCache } = await import("../../adapter/policy-store.js");
+    distrustPlaintextCache(p.stateDir, inbox.inboxId);
+    expect(decision(await pre(p, CURL_SH))).toBe("ask");
   }, 120_000);
 
   // Regression (issue 26 item 3, migration): turning E2E on left the existing policy in plaintext on the relay.
