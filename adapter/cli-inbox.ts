@@ -11,6 +11,7 @@ import { forTerminal } from "../shared/terminal.js";
 import { InboxApi, InboxHttpError, machineNameOf } from "./inbox-client.js";
 import { isPairingSecret } from "../shared/e2e/index.js";
 import { armPairing, E2EFailure, joinKeys, Keyring, livePending, splitJoinCode, turnOff, turnOn } from "./e2e.js";
+import { distrustPlaintextCache, sealPolicyAtTurnOn } from "./policy-store.js";
 import {
   checkKeyTransport,
   defaultRelayKey,
@@ -304,6 +305,7 @@ async function cmdJoin(argv: string[]): Promise<number> {
       fail(e, w, inbox);
     }
     err(`lineup join: got the inbox's end-to-end key (epoch ${e2e.epoch}) from ${e2e.sponsor}; comparison code ${e2e.comparisonCode} (the app shows the same)`);
+    distrustPlaintextCache(w.stateDir, inbox.inboxId); // issue 26: from now on only a sealed policy allows
   }
   if (values.json) return out(JSON.stringify({ relay_url: w.relayUrl, inbox_id: inbox.inboxId, machine_id: inbox.machineId, name, ...(e2e ? { e2e_epoch: e2e.epoch } : {}) })), 0;
   out(`joined inbox ${inbox.inboxId} on ${w.relayUrl} as machine ${inbox.machineId} ("${shown(name)}"); its sessions from now on are attached to this inbox`);
@@ -453,6 +455,8 @@ async function cmdE2E(argv: string[]): Promise<number> {
       }
       fail(e, w, inbox);
     }
+    // Issue 26: the plaintext inbox policy is sealed under the first key (docs/e2e.md "The inbox policy").
+    if (r.created) await sealPolicyAtTurnOn(w.stateDir, { relayUrl: normalizeUrl(w.relayUrl), credential: inbox.machineCredential, inboxId: inbox.inboxId }).then((n) => n && err(`lineup e2e: ${n}`));
     if (values.json) return out(JSON.stringify({ on: true, inbox_id: inbox.inboxId, epoch: r.epoch, created: r.created })), 0;
     out(`end-to-end encryption is on for inbox ${inbox.inboxId} (key epoch ${r.epoch}${r.created ? ", made now" : ""}): sessions created from now on are sealed`);
     const st = await inboxState(w, inbox);

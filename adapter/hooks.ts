@@ -290,7 +290,8 @@ async function permissionRequest(cx: Ctx, text: string): Promise<number> {
   const projectDir = projectDirFor(input.cwd, cx.o, cx.env);
   const req: PermissionAsk = { agent: cx.o.agent ?? "Claude Code", toolName: input.tool_name, input: input.tool_input, cwd: input.cwd };
   const pcx: PolicyContext = { projectDir, stateDir: cx.o.stateDir, relayUrl: cx.o.relayUrl, env: cx.env };
-  const { decision } = decideByPolicy(req, pcx);
+  const { decision, gathered } = decideByPolicy(req, pcx);
+  for (const n of gathered.notes ?? []) cx.say(n);
   const meta = { ...(decision.rule ? { rule: decision.rule } : {}), ...(decision.source ? { source: decision.source } : {}) };
   if (decision.decision === "allow") {
     logIt(pcx, req, "allow", "policy", meta);
@@ -335,6 +336,7 @@ function preToolUse(cx: Ctx, text: string): number {
   const req: PermissionAsk = { agent: cx.o.agent ?? "Claude Code", toolName: input.tool_name, input: input.tool_input, cwd: input.cwd };
   const pcx: PolicyContext = { projectDir, stateDir: cx.o.stateDir, relayUrl: cx.o.relayUrl, env: cx.env };
   const { decision, gathered } = decideByPolicy(req, pcx);
+  for (const n of gathered.notes ?? []) cx.say(n);
   // Disk only: a stale inbox copy is refreshed by a detached process for the calls after this one.
   if (gathered.access && cacheIsStale(gathered.inbox, gathered.access)) refreshInBackground(pcx.stateDir, pcx.relayUrl, cx.env);
   if (decision.decision === "ask") return 0;

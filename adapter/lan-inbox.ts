@@ -129,7 +129,7 @@ export class LanInboxes {
       revoke: (kind, mid) => c.revoke(kind, mid),
       machineLive: async (mid) => c.machineLive(mid),
       policy: async () => c.policy(),
-      setPolicy: async (p, base) => c.setPolicy(p, base),
+      setPolicy: async (w, base) => c.setPolicy(w, base),
       connect: async (_req, device) => {
         if (!up) return Response.json({ error: { code: "upgrade_required", message: "this endpoint takes a WebSocket upgrade" } }, { status: 426 });
         up.done = true;

@@ -5,6 +5,7 @@ import { homedir } from "node:os";
 import { evaluate, proposeRules, validatePolicyFile, type PolicyDecision } from "../shared/policy.js";
 import type { ToolResultBody } from "../shared/protocol.js";
 import { logDecision, subjectOf } from "./permission-log.js";
+import { holdsKeys } from "./policy-seal.js";
 import { addInboxRule, addLocalRule, gatherPolicy, type GatheredPolicy, type PolicyContext } from "./policy-store.js";
 
 export interface PermissionAsk {
@@ -88,8 +89,10 @@ export async function recordAlways(rule: string, gathered: GatheredPolicy, state
   const local = addLocalRule(gathered.localFile, rule);
   notes.push(local.added ? `added ${rule} to ${local.file}` : local.reason === "present" ? `${rule} is already in ${local.file}` : `could not add ${rule} to ${local.file}: ${local.message ?? local.reason}`);
   if (gathered.access && inboxTimeoutMs >= 200) {
+    // With E2E keys the rule goes out sealed, never in plaintext (docs/e2e.md "The inbox policy").
+    const sealed = holdsKeys(stateDir, gathered.access);
     const ok = await addInboxRule(stateDir, gathered.access, rule, "allow", inboxTimeoutMs);
-    notes.push(ok ? `added ${rule} to the inbox policy` : "the inbox policy could not be updated now (the local file has the rule)");
+    notes.push(ok ? `added ${rule} to the inbox policy${sealed ? " (sealed)" : ""}` : "the inbox policy could not be updated now (the local file has the rule)");
   }
   return notes;
 }

@@ -7,6 +7,7 @@ import { join, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { forTerminal } from "../shared/terminal.js";
 import { defaultStateDir } from "./state.js";
+import { inboxPolicyNotes } from "./policy-store.js";
 
 export interface LoggedDecision {
   at: number;
@@ -157,6 +158,8 @@ export function runPermissionsLog(argv: string[], print: (s: string) => void = (
   const stateDir = values["state-dir"] ? resolve(values["state-dir"]) : defaultStateDir();
   const dir = resolve(values.project ?? process.cwd());
   const related = (p: string | undefined) => p !== undefined && (p === dir || dir.startsWith(p.endsWith(sep) ? p : p + sep) || p.startsWith(dir + sep));
+  // Issue 26: when the relay's inbox policy did not authenticate, say so first (stderr: --json stays clean).
+  for (const n of inboxPolicyNotes(stateDir)) process.stderr.write(`note: ${forTerminal(n)}\n`);
   const list = readDecisions(stateDir).filter((d) => values.all || related(d.project)).slice(-limit);
   if (values.json) {
     for (const d of list) print(JSON.stringify(d));

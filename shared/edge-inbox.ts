@@ -7,7 +7,7 @@ import { fail, readJson, sessionObject, type EdgeEnv, type EdgeHost } from "./ed
 import { codeIdOf, e2eRoutes } from "./edge-e2e.js";
 import { pushRoutes } from "./edge-push.js";
 import type { E2EAnswer, E2ERequest } from "./e2e-inbox.js";
-import type { AuthAnswer, Attach } from "./inbox.js";
+import type { AuthAnswer, Attach, PolicyRefusal, PolicyWrite } from "./inbox.js";
 import type { PushSub } from "./push-core.js";
 import type { PushAnswerInput, PushAnswerResult, PushAttentionResult, PushInfo, PushSettings } from "./push-protocol.js";
 import {
@@ -36,6 +36,14 @@ import { CreateSessionBody, describeIssues, LIMITS } from "./protocol.js";
 import { b64url, randomId, safeEqual, signToken, tokenFrom, type TokenOwner } from "./tokens.js";
 import { plainName } from "./text.js";
 
+/** The 409 answers of `PUT /api/inbox/policy` (docs/inbox.md, docs/e2e.md "The inbox policy"). */
+const POLICY_REFUSALS: Record<PolicyRefusal, string> = {
+  conflict: "the policy changed meanwhile: read it again and retry with its version",
+  e2e_on: "this inbox is end-to-end encrypted: the policy is written sealed under its content key, never in plaintext",
+  e2e_off: "end-to-end encryption is off for this inbox (epoch 0): write the policy in plaintext",
+  stale_epoch: "the sealed policy is not of the inbox's current key epoch: fetch the new key and seal it again",
+};
+
 /** One inbox as the edge sees it (a Durable Object stub, or the LAN server's memory). */
 export interface EdgeInbox {
   create(inboxId: string, machine: { id: string; name: string; hash: string }): Promise<boolean>;
@@ -52,7 +60,7 @@ export interface EdgeInbox {
   /** Whether an agent machine is (still) a member: the tokens of the sessions it created name it. */
   machineLive(id: string): Promise<boolean>;
   policy(): Promise<InboxPolicy | undefined>;
-  setPolicy(p: Partial<InboxPolicy["permissions"]>, base?: number): Promise<InboxPolicy | "conflict" | undefined>;
+  setPolicy(w: PolicyWrite, base?: number): Promise<InboxPolicy | PolicyRefusal | undefined>;
   /** The inbox socket of a checked device (the edge has answered 426 to a plain GET already). */
   connect(req: Request, deviceId: string, subprotocol: boolean): Promise<Response>;
   // Web Push (shared/edge-push.ts, shared/push-core.ts)
@@ -273,9 +281,10 @@ export function inboxRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: C
     if (who instanceof Response) return who;
     const b = await body(c, InboxPolicyBody);
     if (b instanceof Response) return b;
-    const clean = Object.fromEntries(Object.entries(b.permissions).filter(([, v]) => v !== undefined)) as Partial<InboxPolicy["permissions"]>;
-    const r = await inboxOf(c, who.inbox).setPolicy(clean, b.base_version);
-    if (r === "conflict") return fail(c, 409, "conflict", "the policy changed meanwhile: read it again and retry with its version");
+    const write: PolicyWrite =
+      "sealed" in b ? { sealed: b.sealed, by: who.id } : { permissions: Object.fromEntries(Object.entries(b.permissions).filter(([, v]) => v !== undefined)) as Partial<InboxPolicy["permissions"]> };
+    const r = await inboxOf(c, who.inbox).setPolicy(write, b.base_version);
+    if (typeof r === "string") return fail(c, 409, r, POLICY_REFUSALS[r]);
     return r ? c.json(r) : fail(c, 401, "unauthorized", "no such inbox");
   });
 

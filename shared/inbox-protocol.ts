@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { ClosedCall } from "./push-protocol.js";
 import type { Envelope } from "./e2e/envelope.js";
 import { TERMINAL_CLOSE } from "./backoff.js";
+import { EnvelopeSchema } from "./protocol.js";
 
 export const INBOX_LIMITS = {
   /** Single-use pairing and join codes live this long. */
@@ -192,12 +193,31 @@ export interface InboxState {
 
 export const POLICY_LIMITS = { maxRules: 200, maxRuleChars: 512 } as const;
 const Rules = z.array(z.string().min(1).max(POLICY_LIMITS.maxRuleChars)).max(POLICY_LIMITS.maxRules);
-export const InboxPolicyBody = z
-  .object({ permissions: z.object({ allow: Rules.optional(), ask: Rules.optional(), deny: Rules.optional() }).strict(), base_version: z.number().int().optional() })
-  .strict();
+/** The policy's plaintext lists: what `PUT` takes while E2E is off, and what a sealed policy holds inside. */
+export const PolicyLists = z.object({ allow: Rules.optional(), ask: Rules.optional(), deny: Rules.optional() }).strict();
+/** A sealed policy's envelope, as JSON: ≤ 512 KiB (three full lists of ASCII rules take about 415 KiB sealed). */
+export const SEALED_POLICY_MAX_CHARS = 512 * 1024;
+const SealedPolicy = EnvelopeSchema.refine((e) => JSON.stringify(e).length <= SEALED_POLICY_MAX_CHARS, `a sealed policy is at most ${SEALED_POLICY_MAX_CHARS} characters`);
+/**
+ * `PUT /api/inbox/policy`: plaintext lists while the inbox's epoch is 0; with E2E on only `sealed` (the
+ * lists sealed under the current epoch for version `base_version + 1`, docs/e2e.md "The inbox policy").
+ */
+const PlainPolicyBody = z.object({ permissions: PolicyLists, base_version: z.number().int().optional() }).strict();
+const SealedPolicyBody = z.object({ sealed: SealedPolicy, base_version: z.number().int().min(0) }).strict();
+export type InboxPolicyWrite = z.infer<typeof PlainPolicyBody> | z.infer<typeof SealedPolicyBody>;
+/** Picks the form by its key (`sealed` or not), so a refusal names the field at fault (a union would not). */
+export const InboxPolicyBody = {
+  safeParse: (v: unknown): z.ZodSafeParseResult<InboxPolicyWrite> =>
+    typeof v === "object" && v !== null && "sealed" in v ? SealedPolicyBody.safeParse(v) : PlainPolicyBody.safeParse(v),
+};
 export interface InboxPolicy {
+  /** Empty lists while the policy is sealed. */
   permissions: { allow: string[]; ask: string[]; deny: string[] };
   version: number;
+  /** docs/e2e.md "The inbox policy": the lists sealed under the content key, opaque to the relay… */
+  sealed?: Envelope;
+  /** …and the holder id of the member that stored it (`holder:<id>` in its associated data). */
+  sealed_by?: string;
 }
 
 /** Close code of a revoked device's sockets (inbox and sessions): terminal, do not reconnect. */

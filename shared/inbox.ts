@@ -16,6 +16,7 @@ import {
   type WaitingCall,
 } from "./inbox-protocol.js";
 import type { ClosedCall } from "./push-protocol.js";
+import type { Envelope } from "./e2e/envelope.js";
 import { cut } from "./text.js";
 import { e2eState, e2eSummary, e2eWrite, emptyE2E, prunePairings, recordPairing, revokeHolder, type E2EAnswer, type E2EData, type E2ERequest } from "./e2e-inbox.js";
 
@@ -78,6 +79,10 @@ export interface InboxHooks {
   /** A device was revoked (its push subscription goes too). */
   revoked?(deviceId: string): void;
 }
+
+/** A write of the inbox policy: plaintext lists (E2E off), or the sealed envelope and its author's id. */
+export type PolicyWrite = { permissions: Partial<InboxPolicy["permissions"]> } | { sealed: Envelope; by: string };
+export type PolicyRefusal = "conflict" | "e2e_on" | "e2e_off" | "stale_epoch";
 
 export type AuthAnswer = { ok: false } | { ok: true; name: string; session?: { epoch: number; expires_at: number; machine_id?: string } };
 export type Attach = Omit<InboxSession, keyof SessionReport> & { epoch: number };
@@ -329,13 +334,26 @@ export class InboxCore {
     return this.ports.load()?.policy;
   }
 
-  /** Replaces the lists given; "conflict" when `base` is not the current version. */
-  setPolicy(p: Partial<InboxPolicy["permissions"]>, base?: number): InboxPolicy | "conflict" | undefined {
-    return this.change((d) => {
-      if (base !== undefined && base !== d.policy.version) return "conflict" as const;
-      d.policy = { permissions: { ...d.policy.permissions, ...p }, version: d.policy.version + 1 };
-      return d.policy;
-    });
+  /**
+   * Plaintext: replaces the lists given (only while the inbox's epoch is 0, else "e2e_on"). Sealed
+   * (docs/e2e.md "The inbox policy"): replaces the whole policy with the envelope, which must be of the
+   * current epoch ("stale_epoch"; "e2e_off" at epoch 0). "conflict" when `base` is not the current version.
+   * A refusal changes nothing.
+   */
+  setPolicy(w: PolicyWrite, base?: number): InboxPolicy | PolicyRefusal | undefined {
+    const d = this.ports.load();
+    if (!d) return undefined;
+    const epoch = d.e2e?.epoch ?? 0;
+    if ("sealed" in w ? epoch === 0 : epoch > 0) return "sealed" in w ? "e2e_off" : "e2e_on";
+    if ("sealed" in w && w.sealed.e !== epoch) return "stale_epoch";
+    if (base !== undefined && base !== d.policy.version) return "conflict";
+    d.policy =
+      "sealed" in w
+        ? { permissions: { allow: [], ask: [], deny: [] }, version: d.policy.version + 1, sealed: w.sealed, sealed_by: w.by }
+        : { permissions: { ...d.policy.permissions, ...w.permissions }, version: d.policy.version + 1 };
+    this.ports.save(d);
+    this.push(d);
+    return d.policy;
   }
 }
 

@@ -4,7 +4,7 @@
 // too: its document is a second row, its sends run from the object's one alarm.
 import { DurableObject } from "cloudflare:workers";
 import type { E2ERequest } from "../shared/e2e-inbox.js";
-import { InboxCore, type Attach, type InboxData } from "../shared/inbox.js";
+import { InboxCore, type Attach, type InboxData, type PolicyWrite } from "../shared/inbox.js";
 import type { CredentialKind, InboxPolicy, SessionReport } from "../shared/inbox-protocol.js";
 import { PushCore, type PushSub } from "../shared/push-core.js";
 import { MAX_VISIBILITY_FRAME, VisibilityFrame, type PushAnswerInput, type PushSettings } from "../shared/push-protocol.js";
@@ -110,8 +110,8 @@ export class Inbox extends DurableObject<Env> {
   async policy() {
     return this.core.policy();
   }
-  async setPolicy(p: Partial<InboxPolicy["permissions"]>, base?: number) {
-    return this.core.setPolicy(p, base);
+  async setPolicy(w: PolicyWrite, base?: number) {
+    return this.core.setPolicy(w, base);
   }
 
   // ---------------------------------------------------------------- Web Push (shared/edge-push.ts)

@@ -30,9 +30,14 @@ async function call(inbox: SavedInbox, method: "GET" | "PUT", body?: unknown): P
     throw new PolicyHttpError(r.status, e?.error?.code ?? `http_${r.status}`, e?.error?.message ?? `HTTP ${r.status}`);
   }
   const p = (await r.json()) as InboxPolicy;
-  return { version: p.version, permissions: { allow: p.permissions.allow ?? [], ask: p.permissions.ask ?? [], deny: p.permissions.deny ?? [] } };
+  const out: InboxPolicy = { version: p.version, permissions: { allow: p.permissions.allow ?? [], ask: p.permissions.ask ?? [], deny: p.permissions.deny ?? [] } };
+  // docs/e2e.md "The inbox policy": sealed, it is opened by the E2E chunk (web/src/e2e/policy.ts).
+  if (p.sealed) Object.assign(out, { sealed: p.sealed, ...(p.sealed_by !== undefined ? { sealed_by: p.sealed_by } : {}) });
+  return out;
 }
 
 export const getPolicy = (inbox: SavedInbox) => call(inbox, "GET");
 /** Replaces all three lists; 409 `conflict` when somebody saved since `baseVersion`. */
 export const putPolicy = (inbox: SavedInbox, lists: Lists, baseVersion: number) => call(inbox, "PUT", { permissions: lists, base_version: baseVersion });
+/** Replaces the policy with a sealed one (E2E on): `{sealed, base_version}` from web/src/e2e/policy.ts. */
+export const putSealedPolicy = (inbox: SavedInbox, body: { sealed: unknown; base_version: number }) => call(inbox, "PUT", body);

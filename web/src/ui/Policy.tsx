@@ -1,11 +1,18 @@
 // The inbox's permission policy (docs/permissions.md): three lists of Claude Code rules — allow, ask,
 // deny — that every agent machine of the inbox applies before asking the human. List, add (checked with
-// the same parser the adapter uses), remove, save with the version it was read at (409: reload).
+// the same parser the adapter uses), remove, save with the version it was read at (409: reload). With
+// E2E on it is opened and saved sealed under the inbox's key (docs/e2e.md "The inbox policy").
 import { useEffect, useState } from "preact/hooks";
 import { validatePolicyFile } from "../../../shared/policy.js";
 import type { SavedInbox } from "../storage.js";
 import { pt, type PKey } from "../tools/permission-i18n.js";
-import { getPolicy, policyInboxes, putPolicy, PolicyHttpError, type Lists } from "../tools/policy-api.js";
+import { getPolicy, policyInboxes, putPolicy, putSealedPolicy, PolicyHttpError, type Lists } from "../tools/policy-api.js";
+import type { InboxLink, PolicyView } from "../e2e/index.js";
+import { e2eOf } from "../e2e-watch.js";
+import { api } from "../inbox.js";
+import { inboxes } from "../sessions.js";
+import { Lock } from "./Icon.js";
+import { pe } from "./policy-e2e-i18n.js";
 import "../tools/permission.css";
 
 const LISTS = ["deny", "ask", "allow"] as const;
@@ -63,17 +70,34 @@ function RuleList({ list, rules, onChange }: { list: List; rules: string[]; onCh
   );
 }
 
+/** The inbox as a link for the E2E keyring (its live connection when there is one) and its key epoch. */
+function linkOf(inbox: SavedInbox): { ib: InboxLink; epoch: number } {
+  const conn = inboxes.value.find((x) => x.saved.origin === inbox.origin && x.saved.inbox_id === inbox.inbox_id);
+  const ib: InboxLink = conn ?? { saved: inbox, request: <T,>(method: string, path: string, body?: unknown) => api<T>(inbox.origin, method, path, inbox.device_credential, body) };
+  return { ib, epoch: e2eOf(conn?.state.value)?.epoch ?? 0 };
+}
+
 function Editor({ inbox }: { inbox: SavedInbox }) {
   const [lists, setLists] = useState<Lists | null>(null);
   const [version, setVersion] = useState(0);
   const [dirty, setDirty] = useState(false);
   const [msg, setMsg] = useState<{ text: string; error: boolean } | null>(null);
   const [busy, setBusy] = useState(false);
-  const load = async (keepMsg = false) => {
+  // Issue 26: with E2E on (or a sealed policy) the lists are opened and saved sealed by the E2E chunk.
+  const [view, setView] = useState<PolicyView | null>(null);
+  const load = async (keepMsg = false, e2e = false) => {
     setBusy(true);
     try {
       const p = await getPolicy(inbox);
-      setLists(p.permissions);
+      const { ib, epoch } = linkOf(inbox);
+      if (p.sealed || epoch > 0 || e2e) {
+        const v = await (await import("../e2e/index.js")).openInboxPolicy(ib, p);
+        setView(v);
+        setLists(v.lists ?? null);
+      } else {
+        setView(null);
+        setLists(p.permissions);
+      }
       setVersion(p.version);
       setDirty(false);
       if (!keepMsg) setMsg(null);
@@ -88,13 +112,30 @@ function Editor({ inbox }: { inbox: SavedInbox }) {
     if (!lists) return;
     setBusy(true);
     try {
+      if (view) {
+        const body = await (await import("../e2e/index.js")).sealInboxPolicy(linkOf(inbox).ib, lists, version);
+        if (!body) {
+          setMsg({ text: pe("noKeyToSave"), error: true });
+          return;
+        }
+        const p = await putSealedPolicy(inbox, body);
+        setView({ state: "sealed", lists, epoch: body.sealed.e });
+        setVersion(p.version);
+        setDirty(false);
+        setMsg({ text: pe("sealedSaved", { v: p.version }), error: false });
+        return;
+      }
       const p = await putPolicy(inbox, lists, version);
       setLists(p.permissions);
       setVersion(p.version);
       setDirty(false);
       setMsg({ text: pt("saved", { v: p.version }), error: false });
     } catch (e) {
-      if (e instanceof PolicyHttpError && e.status === 409) {
+      if (e instanceof PolicyHttpError && e.code === "e2e_on") {
+        // The inbox turned E2E on after this screen read its state: read it again, sealed.
+        setMsg({ text: e.message, error: true });
+        await load(true, true);
+      } else if (e instanceof PolicyHttpError && e.status === 409) {
         setMsg({ text: pt("conflict"), error: true });
         await load(true);
       } else setMsg({ text: pt("saveFailed", { e: e instanceof Error ? e.message : String(e) }), error: true });
@@ -102,16 +143,32 @@ function Editor({ inbox }: { inbox: SavedInbox }) {
       setBusy(false);
     }
   };
+  if (view && !view.lists) {
+    // Sealed under a key this device lacks, or changed on the way: nothing to show, nothing to save over.
+    return (
+      <div class="policy" data-version={version} data-sealed={view.state}>
+        <p class="err" role="alert">{pe(view.state, { e: view.epoch ?? 0 })}</p>
+        <div class="policy-actions">
+          <button class="btn" type="button" disabled={busy} onClick={() => void load()}>{pt("reload")}</button>
+        </div>
+      </div>
+    );
+  }
   if (!lists) return msg ? <p class="err" role="alert">{msg.text}</p> : <p class="hint">{pt("loading")}</p>;
   return (
-    <div class="policy" data-version={version}>
+    <div class="policy" data-version={version} {...(view ? { "data-sealed": view.state } : {})}>
       <p class="hint">{pt("version", { v: version })}{dirty ? ` · ${pt("unsaved")}` : ""}</p>
+      {view && (
+        <p class={view.state === "sealed" ? "hint policy-sealed" : "policy-warn"} role={view.state === "sealed" ? undefined : "status"}>
+          <Lock sealed={view.state === "sealed"} /> {pe(view.state, { e: view.epoch ?? 0 })}
+        </p>
+      )}
       {LISTS.map((l) => (
         <RuleList key={l} list={l} rules={lists[l]} onChange={(next) => { setLists({ ...lists, [l]: next }); setDirty(true); setMsg(null); }} />
       ))}
       {msg && <p class={msg.error ? "err" : "hint"} role={msg.error ? "alert" : "status"}>{msg.text}</p>}
       <div class="policy-actions">
-        <button class="btn primary" type="button" disabled={!dirty || busy} onClick={() => void save()}>{pt("save")}</button>
+        <button class="btn primary" type="button" disabled={(!dirty && !(view && view.state !== "sealed")) || busy} onClick={() => void save()}>{pt("save")}</button>
         <button class="btn" type="button" disabled={busy} onClick={() => void load()}>{pt("reload")}</button>
       </div>
     </div>
