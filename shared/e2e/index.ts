@@ -8,3 +8,4 @@ export * from "./wrap.js";
 export * from "./pairing.js";
 export * from "./rekey.js";
 export * from "./frames.js";
+export * from "./guard.js";
