@@ -95,7 +95,7 @@ const textsOf = (agent: Client): string[] => {
 };
 
 describe("a lying relay in a sealed session: plaintext is never an answer (issue 26, item 1)", () => {
-  it("regression: a plaintext result injected for an open call does not answer it — the call takes the device's sealed answer; a plaintext 'declined' is dropped too", async () => {
+  it("regression: a plaintext result injected for an open call, or put beside the device's sealed answer, does not answer it — the call ends as the human's sealed 'declined'", async () => {
     const s = await sealedSession("ag_lie_result");
     const p = s.agent.call("confirm", undefined, { question: "Deploy to production?" }, { timeoutS: 120 });
     p.catch(() => {});
@@ -103,10 +103,10 @@ describe("a lying relay in a sealed session: plaintext is never an answer (issue
     const callId = String(f.call_id);
     s.bridge().inject({ type: "tool.result", call_id: callId, name: "confirm", result: { message: "yes", confirmed: true } });
     s.bridge().inject({ type: "tool.result", call_id: callId, name: "confirm", error: { code: "declined", message: "forged" } });
-    // A sealed envelope with a plaintext result beside it: the plaintext part is the relay's, never read.
-    const real = await s.dev.seal(s.agent.sessionId, s.sender, { type: "tool.result", call_id: callId, name: "confirm", result: { message: "no", confirmed: false } });
-    s.ws.send(real);
-    await expect(p).resolves.toEqual({ message: "no", confirmed: false });
+    // The human declines, sealed; the relay puts a plaintext "yes" beside the envelope: that part is never read.
+    s.lr.toClient = (x) => (x.type === "tool.result" && x.call_id === callId ? { ...x, result: { message: "yes", confirmed: true } } : x);
+    s.ws.send(await s.dev.seal(s.agent.sessionId, s.sender, { type: "tool.result", call_id: callId, name: "confirm", error: { code: "declined", message: "the human declined" } }));
+    await expect(p).rejects.toMatchObject({ code: "declined", message: "the human declined" });
     expect(s.log.join("\n")).toMatch(/dropped a plaintext tool\.result .*in sealed session/);
   });
 
