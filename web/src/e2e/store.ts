@@ -1,7 +1,8 @@
 // IndexedDB of the end-to-end layer (docs/e2e.md "Storage"), shared by the app and its service worker:
 // per inbox the device's non-extractable ECDH key pair (structured clone keeps it usable, never readable),
 // the wraps it received (one per epoch) and its trusted roster; and the pairing secrets this device made
-// as a sponsor until their hello is answered. Content keys are never stored: they are unwrapped at load.
+// as a sponsor until their hello is answered; and the sessions pinned sealed (issue 26: once seen sealed, a
+// relay's word cannot make them plaintext again). Content keys are never stored: they are unwrapped at load.
 // Nothing here imports the app (the service worker bundles this file alone).
 import type { HolderPublic, WrappedKey } from "../../../shared/e2e/wrap.js";
 
@@ -39,8 +40,17 @@ export interface JoinPending {
   expires_at: number;
 }
 
+/** A session this device saw sealed (its hello, its status or its inbox said so): pinned for good. */
+export interface SealedPin {
+  /** `${origin} ${session_id}` */
+  id: string;
+  at: number;
+}
+
 const DB = "lineup-e2e";
-const STORES = ["devices", "sponsor", "joining"] as const;
+/** Version 2 added "pins"; a version-1 database gets it on open (the other stores are kept). */
+const VERSION = 2;
+const STORES = ["devices", "sponsor", "joining", "pins"] as const;
 type StoreName = (typeof STORES)[number];
 
 export const recordId = (origin: string, inboxId: string): string => `${origin} ${inboxId}`;
@@ -48,11 +58,18 @@ export const recordId = (origin: string, inboxId: string): string => `${origin} 
 let opening: Promise<IDBDatabase> | undefined;
 function db(): Promise<IDBDatabase> {
   opening ??= new Promise<IDBDatabase>((res, rej) => {
-    const r = indexedDB.open(DB, 1);
+    const r = indexedDB.open(DB, VERSION);
     r.onupgradeneeded = () => {
-      for (const s of STORES) if (!r.result.objectStoreNames.contains(s)) r.result.createObjectStore(s, { keyPath: s === "devices" ? "id" : "code_id" });
+      for (const s of STORES) if (!r.result.objectStoreNames.contains(s)) r.result.createObjectStore(s, { keyPath: s === "devices" || s === "pins" ? "id" : "code_id" });
     };
-    r.onsuccess = () => res(r.result);
+    r.onsuccess = () => {
+      // A newer copy of this code (the app after an update, or its service worker) upgrading: step aside.
+      r.result.onversionchange = () => {
+        r.result.close();
+        opening = undefined;
+      };
+      res(r.result);
+    };
     r.onerror = () => {
       opening = undefined;
       rej(r.error ?? new Error("indexedDB"));
@@ -86,3 +103,11 @@ export const deleteSponsor = (codeId: string): Promise<unknown> => tx("sponsor",
 export const joinPending = (): Promise<JoinPending[]> => tx<JoinPending[]>("joining", "readonly", (s) => s.getAll() as IDBRequest<JoinPending[]>);
 export const putJoin = (x: JoinPending): Promise<unknown> => tx("joining", "readwrite", (s) => s.put(x));
 export const deleteJoin = (codeId: string): Promise<unknown> => tx("joining", "readwrite", (s) => s.delete(codeId));
+
+export const pinId = (origin: string, sid: string): string => `${origin} ${sid}`;
+/** True when `sid` of `origin` was pinned sealed on this device; false too when IndexedDB is not there. */
+export const isPinned = (origin: string, sid: string): Promise<boolean> =>
+  typeof indexedDB === "undefined" ? Promise.resolve(false) : tx<SealedPin | undefined>("pins", "readonly", (s) => s.get(pinId(origin, sid)) as IDBRequest<SealedPin | undefined>).then((p) => p !== undefined, () => false);
+/** Pins a session sealed (idempotent; nothing unpins it: a pin is a few bytes). */
+export const pinSealed = (origin: string, sid: string): Promise<unknown> =>
+  typeof indexedDB === "undefined" ? Promise.resolve() : tx("pins", "readwrite", (s) => s.put({ id: pinId(origin, sid), at: Date.now() } satisfies SealedPin)).catch(() => undefined);
