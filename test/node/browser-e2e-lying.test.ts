@@ -55,7 +55,7 @@ async function routeSessions(ctx: BrowserContext, lie: { frame: (f: Json) => Jso
 const pinOf = (page: Page, sid: string) =>
   page.evaluate(async (id) => {
     const db = await new Promise<IDBDatabase>((res, rej) => {
-      const r = indexedDB.open("lineup-e2e");
+      const r = indexedDB.open("lineup-e2e-pins");
       r.onsuccess = () => res(r.result);
       r.onerror = () => rej(r.error);
     });

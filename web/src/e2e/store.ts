@@ -1,8 +1,10 @@
 // IndexedDB of the end-to-end layer (docs/e2e.md "Storage"), shared by the app and its service worker:
 // per inbox the device's non-extractable ECDH key pair (structured clone keeps it usable, never readable),
 // the wraps it received (one per epoch) and its trusted roster; and the pairing secrets this device made
-// as a sponsor until their hello is answered; and the sessions pinned sealed (issue 26: once seen sealed, a
-// relay's word cannot make them plaintext again). Content keys are never stored: they are unwrapped at load.
+// as a sponsor until their hello is answered. Content keys are never stored: they are unwrapped at load.
+// Beside it, its own small database of the sessions pinned sealed (issue 26: once seen sealed, a relay's word
+// cannot make a session plaintext again) — separate, so the keys' database keeps its version and an older
+// copy of the app or service worker is never blocked by an upgrade.
 // Nothing here imports the app (the service worker bundles this file alone).
 import type { HolderPublic, WrappedKey } from "../../../shared/e2e/wrap.js";
 
@@ -40,17 +42,8 @@ export interface JoinPending {
   expires_at: number;
 }
 
-/** A session this device saw sealed (its hello, its status or its inbox said so): pinned for good. */
-export interface SealedPin {
-  /** `${origin} ${session_id}` */
-  id: string;
-  at: number;
-}
-
 const DB = "lineup-e2e";
-/** Version 2 added "pins"; a version-1 database gets it on open (the other stores are kept). */
-const VERSION = 2;
-const STORES = ["devices", "sponsor", "joining", "pins"] as const;
+const STORES = ["devices", "sponsor", "joining"] as const;
 type StoreName = (typeof STORES)[number];
 
 export const recordId = (origin: string, inboxId: string): string => `${origin} ${inboxId}`;
@@ -58,18 +51,11 @@ export const recordId = (origin: string, inboxId: string): string => `${origin} 
 let opening: Promise<IDBDatabase> | undefined;
 function db(): Promise<IDBDatabase> {
   opening ??= new Promise<IDBDatabase>((res, rej) => {
-    const r = indexedDB.open(DB, VERSION);
+    const r = indexedDB.open(DB, 1);
     r.onupgradeneeded = () => {
-      for (const s of STORES) if (!r.result.objectStoreNames.contains(s)) r.result.createObjectStore(s, { keyPath: s === "devices" || s === "pins" ? "id" : "code_id" });
+      for (const s of STORES) if (!r.result.objectStoreNames.contains(s)) r.result.createObjectStore(s, { keyPath: s === "devices" ? "id" : "code_id" });
     };
-    r.onsuccess = () => {
-      // A newer copy of this code (the app after an update, or its service worker) upgrading: step aside.
-      r.result.onversionchange = () => {
-        r.result.close();
-        opening = undefined;
-      };
-      res(r.result);
-    };
+    r.onsuccess = () => res(r.result);
     r.onerror = () => {
       opening = undefined;
       rej(r.error ?? new Error("indexedDB"));
@@ -104,10 +90,48 @@ export const joinPending = (): Promise<JoinPending[]> => tx<JoinPending[]>("join
 export const putJoin = (x: JoinPending): Promise<unknown> => tx("joining", "readwrite", (s) => s.put(x));
 export const deleteJoin = (codeId: string): Promise<unknown> => tx("joining", "readwrite", (s) => s.delete(codeId));
 
+/** A session this device saw sealed (its hello, its status or its inbox said so): pinned for good. */
+export interface SealedPin {
+  /** `${origin} ${session_id}` */
+  id: string;
+  at: number;
+}
+
+const PINS_DB = "lineup-e2e-pins";
+let openingPins: Promise<IDBDatabase> | undefined;
+function pinsDb(): Promise<IDBDatabase> {
+  openingPins ??= new Promise<IDBDatabase>((res, rej) => {
+    const r = indexedDB.open(PINS_DB, 1);
+    r.onupgradeneeded = () => r.result.createObjectStore("pins", { keyPath: "id" });
+    r.onsuccess = () => res(r.result);
+    r.onerror = () => {
+      openingPins = undefined;
+      rej(r.error ?? new Error("indexedDB"));
+    };
+  });
+  return openingPins;
+}
+
+function pinTx<T>(mode: IDBTransactionMode, fn: (s: IDBObjectStore) => IDBRequest<T>): Promise<T> {
+  if (typeof indexedDB === "undefined") return Promise.reject(new Error("no indexedDB"));
+  return pinsDb().then(
+    (d) =>
+      new Promise<T>((res, rej) => {
+        const t = d.transaction("pins", mode);
+        const r = fn(t.objectStore("pins"));
+        t.oncomplete = () => res(r.result);
+        t.onerror = () => rej(t.error ?? new Error("indexedDB"));
+        t.onabort = () => rej(t.error ?? new Error("indexedDB"));
+      }),
+  );
+}
+
 export const pinId = (origin: string, sid: string): string => `${origin} ${sid}`;
-/** True when `sid` of `origin` was pinned sealed on this device; false too when IndexedDB is not there. */
+/** True when `sid` of `origin` was pinned sealed on this device (false too when IndexedDB cannot be read). */
 export const isPinned = (origin: string, sid: string): Promise<boolean> =>
-  typeof indexedDB === "undefined" ? Promise.resolve(false) : tx<SealedPin | undefined>("pins", "readonly", (s) => s.get(pinId(origin, sid)) as IDBRequest<SealedPin | undefined>).then((p) => p !== undefined, () => false);
+  pinTx<SealedPin | undefined>("readonly", (s) => s.get(pinId(origin, sid)) as IDBRequest<SealedPin | undefined>).then(
+    (p) => p !== undefined,
+    () => false,
+  );
 /** Pins a session sealed (idempotent; nothing unpins it: a pin is a few bytes). */
-export const pinSealed = (origin: string, sid: string): Promise<unknown> =>
-  typeof indexedDB === "undefined" ? Promise.resolve() : tx("pins", "readwrite", (s) => s.put({ id: pinId(origin, sid), at: Date.now() } satisfies SealedPin)).catch(() => undefined);
+export const pinSealed = (origin: string, sid: string): Promise<unknown> => pinTx("readwrite", (s) => s.put({ id: pinId(origin, sid), at: Date.now() } satisfies SealedPin)).catch(() => undefined);
