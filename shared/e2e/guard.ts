@@ -43,7 +43,7 @@ export function screenSealed(f: Frame): Screened {
     case "hello":
       return { frame: f.peers === undefined ? f : { ...f, peers: screenPeers(f.peers) } };
     case "presence":
-      return { frame: { ...f, agent: screenAgent(f.agent) } };
+      return { frame: f.agent === undefined ? f : { ...f, agent: screenAgent(f.agent) } };
     case "tool.call":
       return sealed ? { frame: omit(f, ["arguments"]) } : { drop: "a plaintext tool.call (its arguments would be the relay's)" };
     case "tool.result": {
