@@ -31,7 +31,7 @@ import {
   type ToolResultOut,
 } from "../shared/protocol.js";
 import { randomId } from "../shared/tokens.js";
-import { isE2EError, openFrame, sealFrame, sealPreview, sealReseal, type ContentKey, type Frame } from "../shared/e2e/index.js";
+import { isE2EError, openFrame, plaintextTools, screenSealed, sealFrame, sealPreview, sealReseal, type ContentKey, type Frame } from "../shared/e2e/index.js";
 import { checkArguments } from "../shared/schema.js";
 import { E2EFailure, Keyring } from "./e2e.js";
 import { checkCallArguments, openToolList, previewOf, schemaOf } from "./e2e-frames.js";
@@ -189,8 +189,10 @@ export class Client implements AgentClient {
   // ---- sealed sessions (docs/e2e.md): everything goes through two queues, so frames keep their order
   // while sealing and opening (async WebCrypto) happen.
   private readonly keyring: Keyring | undefined;
-  /** The inbox epoch the relay named in `hello`: set only for a sealed session. */
+  /** The inbox epoch the relay named in `hello`: set only for a sealed session (and never unset). */
   private sealedEpoch: number | undefined;
+  /** Pinned sealed by this machine's state file (issue 26): the relay's hello cannot make it plaintext. */
+  private readonly expectSealed: boolean;
   private outQ: Promise<void> = Promise.resolve();
   private inQ: Promise<void> = Promise.resolve();
   private readonly answeredWire = new Map<string, Frame>();
@@ -220,6 +222,8 @@ export class Client implements AgentClient {
     log?: (line: string) => void;
     /** The inbox's E2E keys: needed to join a sealed session (adapter/e2e.ts). */
     keyring?: Keyring;
+    /** The state file says this session was created sealed: a `hello` without `sealed` is refused (e2e_downgrade). */
+    expectSealed?: boolean;
   }) {
     this.relayUrl = normalizeUrl(o.relayUrl);
     this.sessionId = o.sessionId;
@@ -233,6 +237,7 @@ export class Client implements AgentClient {
     this.backoff = new Backoff(o.backoff);
     for (const t of o.tools ?? []) this.defs.set(t.name, parseDef(t));
     this.keyring = o.keyring;
+    this.expectSealed = o.expectSealed === true;
     this.offEpoch = this.keyring?.onEpoch((ck) => this.onNewEpoch(ck));
   }
 
@@ -310,6 +315,17 @@ export class Client implements AgentClient {
           return;
         }
         const sealedHello = (frame as { sealed?: { epoch?: unknown } }).sealed;
+        if (sealedHello === undefined && (this.expectSealed || this.sealed)) {
+          // A relay that drops `sealed` would get every frame in plaintext: refused before anything is sent.
+          const e = new LineUpError(
+            "e2e_downgrade",
+            `session ${this.sessionId} is end-to-end encrypted (${this.expectSealed ? "this machine created it sealed" : "its earlier hello said so"}), but the relay at ${this.relayUrl} now says it is not: refused, nothing was sent. A relay cannot unseal a session; check LINEUP_RELAY_URL, or start a new session`,
+          );
+          this.stop(e);
+          first?.reject(e);
+          ws.close(1000, "e2e_downgrade");
+          return;
+        }
         if (sealedHello !== undefined) {
           const epoch = typeof sealedHello.epoch === "number" ? sealedHello.epoch : 0;
           if (!this.keyring) {
@@ -323,7 +339,9 @@ export class Client implements AgentClient {
           // A newer epoch than we hold: fetch it before sealing anything (the relay would refuse the old one).
           if (epoch > (this.keyring.current()?.epoch ?? 0)) this.outQ = this.outQ.then(() => this.refreshKeys());
         }
-        this.onHello(frame);
+        // Sealed: the presence it carries loses a plaintext status detail (shared/e2e/guard.ts).
+        const screened = this.sealed ? screenSealed(frame as unknown as Frame) : undefined;
+        this.onHello(screened && "frame" in screened ? (screened.frame as unknown as typeof frame) : frame);
         first?.resolve();
         return;
       }
@@ -561,8 +579,15 @@ export class Client implements AgentClient {
     }
   }
 
-  private async openAndHandle(f: RelayFrame): Promise<void> {
-    const raw = f as unknown as Frame;
+  private async openAndHandle(relayFrame: RelayFrame): Promise<void> {
+    // What the relay may say in plaintext here is screened first (issue 26): content only inside envelopes,
+    // and of its own only errors that end a call — never a result, a call, a message or a description.
+    const screened = screenSealed(relayFrame as unknown as Frame);
+    const dropped = plaintextTools(relayFrame as unknown as Frame);
+    if (dropped.length) this.log(`end-to-end: dropped plaintext tool definition(s) ${dropped.join(", ")} the relay sent in a sealed session`);
+    if ("drop" in screened) return this.log(`end-to-end: dropped ${screened.drop} in sealed session ${this.sessionId}${typeof (relayFrame as { call_id?: unknown }).call_id === "string" ? ` (call ${(relayFrame as { call_id: string }).call_id})` : ""}`);
+    const raw = screened.frame;
+    const f = raw as unknown as RelayFrame;
     if (f.type === "tool.list") {
       const tools = await openToolList(this.keyring!.keyOf, this.sessionId, raw, this.log);
       this.appTools = tools;
@@ -582,6 +607,8 @@ export class Client implements AgentClient {
       }
       return this.handleFrame(f);
     }
+    // The history budget's placeholder of an old sealed message: nothing in it to hand over.
+    if (f.type === "message" && raw.sealed === undefined) return;
     if (raw.sealed === undefined || (f.type !== "tool.call" && f.type !== "tool.result" && f.type !== "tool.cancel" && f.type !== "message")) return this.handleFrame(f);
     let opened: Frame;
     try {
@@ -971,6 +998,8 @@ export interface ResolvedSession {
   /** The persisted client id for `clientName` (or the given clientId). */
   clientId: string;
   appUrl?: string;
+  /** The state file saved this session as created sealed: pinned, a plaintext hello is refused. */
+  sealed?: boolean;
 }
 
 /**
@@ -989,6 +1018,7 @@ export async function resolveSession(opts: ConnectOptions = {}): Promise<Resolve
       const saved = loadState(stateDir).sessions.find((s) => s.sessionId === sessionId);
       const r: ResolvedSession = { relayUrl, stateDir, sessionId, token, clientId: opts.clientId ?? clientIdFor(stateDir, sessionId, name) };
       if (saved?.appUrl) r.appUrl = saved.appUrl;
+      if (saved?.sealed === true) r.sealed = true;
       return r;
     }
     const saved = await ensureSession({
@@ -1006,6 +1036,7 @@ export async function resolveSession(opts: ConnectOptions = {}): Promise<Resolve
       clientId: opts.clientId ?? (name === "agent" ? saved.clientId : clientIdFor(stateDir, saved.sessionId, name)),
     };
     if (saved.appUrl) r.appUrl = saved.appUrl;
+    if (saved.sealed === true) r.sealed = true;
     return r;
   } catch (e) {
     throw stateErr(e);
@@ -1021,6 +1052,7 @@ export async function connectAgent(opts: ConnectOptions = {}): Promise<Client> {
   const keyring = await openKeyring(r, opts.log);
   const client = new Client({
     ...(keyring ? { keyring } : {}),
+    ...(r.sealed ? { expectSealed: true } : {}),
     relayUrl: r.relayUrl,
     sessionId: r.sessionId,
     token: r.token,

@@ -403,6 +403,8 @@ export async function withInbox<T>(
       return { inbox, value: await fn(inbox) };
     } catch (e) {
       if (!(e instanceof InboxHttpError && e.status === 401) || attempt > 0) throw e;
+      // With E2E on, a refusal (true, or a lying relay's) never drops the keys for a new, plaintext inbox.
+      if (inbox.e2e?.on) throw new StateError("auth", `the relay refused this machine's inbox credential (${inbox.machineId} in inbox ${inbox.inboxId}); end-to-end encryption is on, so no new (plaintext) inbox is made by itself: \`lineup e2e off\` first to start over`);
       forgetInbox(o.stateDir, o.relayUrl, inbox.machineCredential);
       (o.log ?? stderrLog)(`the relay refused this machine's inbox credential (${inbox.machineId} in inbox ${inbox.inboxId}: revoked, or the relay's storage was reset); creating a new inbox`);
     }
@@ -429,7 +431,8 @@ async function createInboxSession(o: { relayUrl: string; relayKey: string; state
     });
     return r?.value;
   } catch (e) {
-    // An inbox saved for a relay that no longer has the endpoint: sessions as before.
+    // An inbox saved for a relay that no longer has the endpoint: sessions as before — never while E2E is on.
+    if (e instanceof InboxHttpError && e.status === 404 && findInbox(o.stateDir, o.relayUrl)?.e2e?.on) throw new StateError("e2e_downgrade", `end-to-end encryption is on, but the relay at ${o.relayUrl} says it has no inbox sessions (404): refusing to make a plaintext session instead`);
     if (e instanceof InboxHttpError && e.status === 404) return undefined;
     if (e instanceof StateError) throw e;
     throw inboxStateError(e, "creating a session in the inbox");

@@ -131,7 +131,8 @@ export async function openFrame(keyOf: KeyOf, session_id: string, frame: Frame):
   if (typeof inner !== "object" || inner === null || Array.isArray(inner)) throw new E2EError("bad_format", "sealed part is not an object");
   const allowed = SEALED_FIELDS[type] ?? [];
   const out: Frame = {};
-  for (const [k, v] of Object.entries(frame)) if (k !== "sealed" && k !== "preview") out[k] = v;
+  // A sealed field in plaintext beside the envelope is the relay's, never the author's: left out (issue 26).
+  for (const [k, v] of Object.entries(frame)) if (k !== "sealed" && k !== "preview" && !allowed.includes(k)) out[k] = v;
   for (const [k, v] of Object.entries(inner)) {
     if (!allowed.includes(k)) throw new E2EError("bad_format", `sealed part of ${type} has an unexpected field ${k}`);
     out[k] = v;

@@ -9,3 +9,4 @@ export * from "./pairing.js";
 export * from "./rekey.js";
 export * from "./frames.js";
 export * from "./policy.js";
+export * from "./guard.js";

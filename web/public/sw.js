@@ -202,6 +202,18 @@ async function sealedCall(m) {
   return n;
 }
 
+/** A plaintext push for a session the app pinned sealed (issue 26): the relay's words only. Nothing of it is
+ * shown as the agent's, no action answers from here (an answer would go out in plaintext): the generic
+ * text, and a tap opens the app, which reads the sealed call itself. */
+function pinnedPlain(m) {
+  const L = stringsOf(m.lang);
+  if (m.kind === "update") return notificationOf({ ...m, answer: undefined, sealed: true });
+  const n = notificationOf({ ...m, kind: m.kind === "attention" ? "attention" : "call", body: m.kind === "attention" ? "" : L.fallback, reminder: false, options: undefined, confirm: undefined });
+  n.options.actions = [];
+  n.options.data = { ...n.options.data, token: undefined, tool: undefined };
+  return n;
+}
+
 async function onPush(m) {
   if (m && m.v === 1 && m.sealed && typeof m.sealed === "object" && m.kind !== "update" && typeof m.sid === "string" && typeof m.call === "string") {
     const n = await sealedCall(m);
@@ -210,7 +222,8 @@ async function onPush(m) {
   if (!m || m.v !== 1 || typeof m.sid !== "string" || typeof m.call !== "string") {
     return self.registration.showNotification("LineUp", { body: stringsOf().fallback, tag: "lineup:other" });
   }
-  const n = notificationOf(m);
+  const pinned = self.lineupE2E ? await self.lineupE2E.pinned(m.sid) : false;
+  const n = pinned ? pinnedPlain(m) : notificationOf(m);
   return self.registration.showNotification(n.title, n.options);
 }
 

@@ -20,6 +20,8 @@ import { applyCanvas, snapshotPng, type CanvasInstance } from "./tools/canvas.js
 import type { Key } from "./i18n.js";
 import { deviceId, randomId, readJson, remove, writeJson, type SavedSession } from "./storage.js";
 import type { InboxLink, SessionCrypto } from "./e2e/index.js";
+import { isPinned, pinSealed } from "./e2e/store.js";
+import { screenSealed } from "../../shared/e2e/guard.js";
 
 /** A frame as JSON, before it is known to be one of the protocol's (sealed frames are opened first). */
 type Loose = Record<string, unknown>;
@@ -102,6 +104,9 @@ type OutFrame =
   | { type: "tool.ack"; call_id: string }
   | { type: "message"; id: string; content: ContentBlock[] };
 
+/** An agent status without its plaintext detail (a sealed session's detail is sealed). */
+const plainAgent = (a: PeerState["agent"]): PeerState["agent"] => (a.status?.detail !== undefined ? { ...a, status: { state: a.status.state } } : a);
+
 /** Strips big base64 payloads before a log goes to localStorage. */
 function slim(e: CallEntry): CallEntry {
   const big = (v: unknown) => JSON.stringify(v ?? null).length > MAX_STORED_CONTENT;
@@ -159,6 +164,9 @@ export class SessionConn {
   private outChain: Promise<void> = Promise.resolve();
   /** Plaintext of recent sealed frames sent (memory only): re-sealed after a `stale_epoch`. */
   private recentOut = new Map<string, OutFrame>();
+  /** Pinned sealed in IndexedDB (issue 26): undefined until read; nothing connects before. */
+  private pinned: boolean | undefined;
+  private readonly pinRead: Promise<void>;
 
   constructor(
     readonly saved: SavedSession,
@@ -170,6 +178,10 @@ export class SessionConn {
     this.calls.value = readJson<CallEntry[]>(`calls.${this.sid}`, []);
     this.boardMap = new Map(readJson<CanvasInstance[]>(`boards.${this.sid}`, []).map((b) => [b.id, b]));
     this.boards.value = [...this.boardMap.values()];
+    this.pinRead = isPinned(saved.origin, this.sid).then((p) => {
+      this.pinned = p;
+      if (p) this.markSealed();
+    });
   }
 
   // ------------------------------------------------------------------ lifecycle
@@ -260,6 +272,11 @@ export class SessionConn {
 
   private connect(): void {
     if (this.stopped) return;
+    if (this.pinned === undefined) {
+      // A pinned session's first frame must already be read as sealed: wait for the pin (one IndexedDB read).
+      void this.pinRead.then(() => !this.ws && this.connect());
+      return;
+    }
     this.helloed = false;
     this.phase.value = this.backoff.attempts === 0 ? "connecting" : "offline";
     let ws: WebSocket;
@@ -328,6 +345,7 @@ export class SessionConn {
 
   /** GET /api/sessions/:sid with the token as a Bearer header: label, presence, pending count, message history. */
   async refreshStatus(): Promise<number> {
+    await this.pinRead;
     try {
       const r = await fetch(new URL(`/api/sessions/${encodeURIComponent(this.sid)}`, this.saved.origin), {
         headers: { authorization: `Bearer ${this.saved.token}` },
@@ -337,7 +355,8 @@ export class SessionConn {
       if (!r.ok) return r.status;
       const s = (await r.json()) as SessionStatus;
       batch(() => {
-        if (!this.helloed) this.presence.value = { agent: s.agent, apps: s.apps };
+        // A sealed session's status detail is sealed: a plaintext one would be the relay's.
+        if (!this.helloed) this.presence.value = { agent: this.sealed.value || (s as { sealed?: unknown }).sealed === true ? plainAgent(s.agent) : s.agent, apps: s.apps };
         this.remotePending.value = s.pending_calls;
         if (s.label && s.label !== this.label.value) {
           this.label.value = s.label;
@@ -389,8 +408,13 @@ export class SessionConn {
     this.renew();
   }
 
-  /** The session is sealed: from now on nothing of it is written to localStorage in plaintext. */
-  private markSealed(): void {
+  /** The session is sealed (its hello, its status or its inbox said so): from now on nothing of it is written
+   * to localStorage in plaintext, and it is pinned sealed (issue 26) — a relay's later word cannot unseal it. */
+  markSealed(): void {
+    if (!this.pinned) {
+      this.pinned = true;
+      void pinSealed(this.saved.origin, this.sid);
+    }
     if (this.sealed.value) return;
     this.sealed.value = true;
     remove(`calls.${this.sid}`);
@@ -431,8 +455,18 @@ export class SessionConn {
   }
 
   /** A frame of a sealed session: opened (and validated) before the v1 handling sees it. */
-  private async onSealedFrame(raw: RelayFrame): Promise<void> {
-    const f = raw as unknown as Loose;
+  private async onSealedFrame(relayFrame: RelayFrame): Promise<void> {
+    const sent = relayFrame as unknown as Loose;
+    if (sent.type === "hello" && sent.sealed === undefined) {
+      // Pinned sealed, and the relay says plaintext: refused before anything is sent (issue 26).
+      this.stop({ key: "stoppedDowngrade" });
+      return;
+    }
+    // Plaintext content is dropped, relay-made errors only end calls (shared/e2e/guard.ts).
+    const screened = screenSealed(sent);
+    if ("drop" in screened) return;
+    const f = screened.frame;
+    const raw = f as unknown as RelayFrame;
     if (f.type === "hello") this.markSealed();
     const c = await this.cryptoP();
     switch (f.type) {

@@ -115,6 +115,8 @@ function makeInbox(saved: SavedInbox): InboxConn {
       const mine = st.devices.find((d) => d.id === ib.saved.device_id);
       if (mine && mine.name !== ib.saved.name) setDeviceName(ib, mine.name);
       syncConns();
+      // Issue 26: a session the inbox lists as sealed is pinned sealed on this device from now on.
+      for (const info of st.sessions) if (info.sealed === true) conns.get(info.session_id)?.markSealed();
       watchE2E(ib, st); // issue 19: pairings to answer, a re-key due, or this device without a key
     },
     onRevoked: () => revokeInbox(ib),

@@ -4,7 +4,7 @@
 // notification. Nothing it opens is stored or logged: the notification shows it and that is all.
 import { openPreview, sealFrame, type ContentKey, type Envelope, type Preview } from "../../shared/e2e/index.js";
 import { holderSelf, unwrapContentKey } from "../../shared/e2e/wrap.js";
-import { getKeys, recordId, type DeviceKeys } from "./e2e/store.js";
+import { getKeys, isPinned, recordId, type DeviceKeys } from "./e2e/store.js";
 
 interface SealedPush {
   inbox: string;
@@ -71,4 +71,7 @@ async function sealAnswer(m: SealedPush, action: string): Promise<Envelope | nul
   }
 }
 
-(self as unknown as { lineupE2E: unknown }).lineupE2E = { open, sealAnswer };
+/** True when the app pinned this session sealed (issue 26): a plaintext push for it is the relay's word only. */
+const pinned = (sid: string): Promise<boolean> => isPinned(self.location.origin, sid).catch(() => false);
+
+(self as unknown as { lineupE2E: unknown }).lineupE2E = { open, sealAnswer, pinned };

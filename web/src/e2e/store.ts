@@ -2,6 +2,9 @@
 // per inbox the device's non-extractable ECDH key pair (structured clone keeps it usable, never readable),
 // the wraps it received (one per epoch) and its trusted roster; and the pairing secrets this device made
 // as a sponsor until their hello is answered. Content keys are never stored: they are unwrapped at load.
+// Beside it, its own small database of the sessions pinned sealed (issue 26: once seen sealed, a relay's word
+// cannot make a session plaintext again) — separate, so the keys' database keeps its version and an older
+// copy of the app or service worker is never blocked by an upgrade.
 // Nothing here imports the app (the service worker bundles this file alone).
 import type { HolderPublic, WrappedKey } from "../../../shared/e2e/wrap.js";
 
@@ -86,3 +89,49 @@ export const deleteSponsor = (codeId: string): Promise<unknown> => tx("sponsor",
 export const joinPending = (): Promise<JoinPending[]> => tx<JoinPending[]>("joining", "readonly", (s) => s.getAll() as IDBRequest<JoinPending[]>);
 export const putJoin = (x: JoinPending): Promise<unknown> => tx("joining", "readwrite", (s) => s.put(x));
 export const deleteJoin = (codeId: string): Promise<unknown> => tx("joining", "readwrite", (s) => s.delete(codeId));
+
+/** A session this device saw sealed (its hello, its status or its inbox said so): pinned for good. */
+export interface SealedPin {
+  /** `${origin} ${session_id}` */
+  id: string;
+  at: number;
+}
+
+const PINS_DB = "lineup-e2e-pins";
+let openingPins: Promise<IDBDatabase> | undefined;
+function pinsDb(): Promise<IDBDatabase> {
+  openingPins ??= new Promise<IDBDatabase>((res, rej) => {
+    const r = indexedDB.open(PINS_DB, 1);
+    r.onupgradeneeded = () => r.result.createObjectStore("pins", { keyPath: "id" });
+    r.onsuccess = () => res(r.result);
+    r.onerror = () => {
+      openingPins = undefined;
+      rej(r.error ?? new Error("indexedDB"));
+    };
+  });
+  return openingPins;
+}
+
+function pinTx<T>(mode: IDBTransactionMode, fn: (s: IDBObjectStore) => IDBRequest<T>): Promise<T> {
+  if (typeof indexedDB === "undefined") return Promise.reject(new Error("no indexedDB"));
+  return pinsDb().then(
+    (d) =>
+      new Promise<T>((res, rej) => {
+        const t = d.transaction("pins", mode);
+        const r = fn(t.objectStore("pins"));
+        t.oncomplete = () => res(r.result);
+        t.onerror = () => rej(t.error ?? new Error("indexedDB"));
+        t.onabort = () => rej(t.error ?? new Error("indexedDB"));
+      }),
+  );
+}
+
+export const pinId = (origin: string, sid: string): string => `${origin} ${sid}`;
+/** True when `sid` of `origin` was pinned sealed on this device (false too when IndexedDB cannot be read). */
+export const isPinned = (origin: string, sid: string): Promise<boolean> =>
+  pinTx<SealedPin | undefined>("readonly", (s) => s.get(pinId(origin, sid)) as IDBRequest<SealedPin | undefined>).then(
+    (p) => p !== undefined,
+    () => false,
+  );
+/** Pins a session sealed (idempotent; nothing unpins it: a pin is a few bytes). */
+export const pinSealed = (origin: string, sid: string): Promise<unknown> => pinTx("readwrite", (s) => s.put({ id: pinId(origin, sid), at: Date.now() } satisfies SealedPin)).catch(() => undefined);

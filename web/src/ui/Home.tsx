@@ -36,8 +36,10 @@ function waitingOf(e: Entry, c: SessionConn | undefined, label: string): WaitIte
     const l = byId.get(w.call_id);
     listed.add(w.call_id);
     if (l && l.state !== "pending") continue; // answered or closed here; the inbox follows shortly
-    // The relay's text is the agent's markdown on one line: shown without its markers.
-    out.push({ sid: e.sid, callId: w.call_id, name: w.name, text: plainLine(w.text, 280) || (l ? waitText(l) : ""), at: w.created_at, label });
+    // The relay's text is the agent's markdown on one line: shown without its markers. A sealed session's
+    // is "" — one the relay puts there anyway is its own words, never shown as the agent's (issue 26).
+    const relayText = c?.sealed.value || e.info?.sealed === true ? "" : plainLine(w.text, 280);
+    out.push({ sid: e.sid, callId: w.call_id, name: w.name, text: relayText || (l ? waitText(l) : ""), at: w.created_at, label });
   }
   // For an inbox session only a connected session's own list is as fresh as the inbox's.
   const trustLocal = !e.info || c?.phase.value === "online";
