@@ -19,6 +19,8 @@ export interface BridgeAgent {
   readonly presence: { apps: number };
   readonly appTools: ToolDef[];
   readonly connected: boolean;
+  /** A sealed (E2E) session: each new question gets a fresh call id on the wire (see open()). */
+  readonly sealed?: boolean;
   /** Set once the client stopped for good (e.g. the session was deleted): the bridge then connects anew. */
   readonly lastError?: { code: string; message: string } | undefined;
   call(name: string, action: string | undefined, args?: Record<string, unknown>, opts?: { timeoutS?: number; signal?: AbortSignal; callId?: string }): Promise<ToolResultBody>;
@@ -201,7 +203,11 @@ export class Bridge {
         this.status(conn);
         // The wait counts from the host's call: time spent connecting comes off the relay's deadline.
         const remainingS = Math.max(1, Math.ceil(p.timeoutS - (Date.now() - started) / 1000));
-        const result = await conn.agent.call(p.tool, p.action, p.args, { timeoutS: remainingS, signal: cancel.signal, callId });
+        // Sealed sessions: the id on the wire is fresh per question. A deterministic id would let a relay
+        // replay the human's sealed answer to an earlier, identical question (the envelope's AAD binds the
+        // call id, nothing else of the question): issue 26. Joining by `callId` still works in this process.
+        const wireId = conn.agent.sealed === true ? `${callId}_${randomId(9)}` : callId;
+        const result = await conn.agent.call(p.tool, p.action, p.args, { timeoutS: remainingS, signal: cancel.signal, callId: wireId });
         return { kind: "result", result };
       } catch (e) {
         const { code, message } = codeOf(e);
