@@ -21,7 +21,6 @@ import type { Key } from "./i18n.js";
 import { deviceId, randomId, readJson, remove, writeJson, type SavedSession } from "./storage.js";
 import type { InboxLink, SessionCrypto } from "./e2e/index.js";
 import { isPinned, pinSealed } from "./e2e/store.js";
-import { screenSealed } from "../../shared/e2e/guard.js";
 
 /** A frame as JSON, before it is known to be one of the protocol's (sealed frames are opened first). */
 type Loose = Record<string, unknown>;
@@ -462,13 +461,13 @@ export class SessionConn {
       this.stop({ key: "stoppedDowngrade" });
       return;
     }
+    const c = await this.cryptoP();
     // Plaintext content is dropped, relay-made errors only end calls (shared/e2e/guard.ts).
-    const screened = screenSealed(sent);
+    const screened = c.screen(sent);
     if ("drop" in screened) return;
     const f = screened.frame;
     const raw = f as unknown as RelayFrame;
     if (f.type === "hello") this.markSealed();
-    const c = await this.cryptoP();
     switch (f.type) {
       case "hello":
         this.noKey.value = !c.hasKey;

@@ -3,7 +3,7 @@
 // schemas before anything is rendered (docs/e2e.md rule 2: validation moves to the receiver). The lazy
 // `e2e` chunk: plaintext sessions never load it.
 import { BUILTIN_TOOLS } from "../../../shared/builtin-tools.js";
-import { E2EError, openFrame, sealFrame, type Frame } from "../../../shared/e2e/index.js";
+import { E2EError, openFrame, screenSealed, sealFrame, type Frame, type Screened } from "../../../shared/e2e/index.js";
 import type { ToolDef } from "../../../shared/protocol.js";
 import { checkArguments } from "../../../shared/schema.js";
 import { keyringFor, type InboxLink, type Keyring } from "./keyring.js";
@@ -17,6 +17,9 @@ export interface SessionCrypto {
   seal(f: Frame): Promise<Frame>;
   /** `stale_epoch` or an envelope of an epoch we do not hold: fetch the key state again. */
   refresh(): Promise<void>;
+  /** Plaintext content dropped, relay-made errors kept to end calls (shared/e2e/guard.ts, issue 26): in the
+   * lazy chunk, so plaintext sessions never load it. */
+  screen(f: Frame): Screened;
   /** Null when the arguments fit the tool's schema, else why not. */
   check(name: string, action: string | undefined, args: unknown, tools?: readonly ToolDef[]): string | null;
 }
@@ -75,6 +78,10 @@ class Sealed implements SessionCrypto {
   async refresh(): Promise<void> {
     if (!this.kr && this.ib) this.kr = await keyringFor(this.ib);
     await this.kr?.refresh();
+  }
+
+  screen(f: Frame): Screened {
+    return screenSealed(f);
   }
 
   check(name: string, action: string | undefined, args: unknown, tools?: readonly ToolDef[]): string | null {
