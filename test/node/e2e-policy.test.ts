@@ -94,16 +94,15 @@ describe("a relay that lies about the inbox policy cannot allow for an E2E machi
   // Regression (issue 26 item 3): the adapter cached GET /api/inbox/policy as served and applied its allow
   // rules, PreToolUse included, so a relay could silently allow `curl … | sh` on an E2E machine.
   it("a plaintext allow served while E2E is on does not allow `curl … | sh`; its deny still applies, and the logs say why", async () => {
-    servePolicy(() => ({ permissions: { ...CURL_ALLOW, deny: ["Bash(rm -rf *)"] }, version: 7 }));
+    // Only allow rules first: with any Bash deny/ask rule present, `… | sh` (a program read from a pipe) asks
+    // on its own (issue 26 §5), which would hide what this test is about.
+    servePolicy(() => ({ permissions: CURL_ALLOW, version: 7 }));
     try {
       rmSync(cacheFile(p), { force: true });
       expect((await refresh(p)).code).toBe(0);
       const r = await pre(p, CURL_SH);
       expect([r.code, decision(r)]).toEqual([0, "ask"]); // no output: Claude Code's own dialog, as with no rule
       expect(r.stderr).toContain("the relay's inbox policy v7 does not count: the relay served it in plaintext");
-      const rm = await pre(p, "rm -rf build");
-      expect(decision(rm)).toBe("deny");
-      expect(reason(rm)).toContain("Bash(rm -rf *) (inbox policy v7 (not authenticated: deny/ask only))");
       const perms = await runCli(["permissions"], envFor(p), p.dir);
       expect(perms.stderr).toContain("note: the relay's inbox policy v7 does not count");
       // Control: the same lie reaches a machine of the inbox that holds no E2E keys (the plaintext model,
@@ -112,6 +111,13 @@ describe("a relay that lies about the inbox policy cannot allow for an E2E machi
       const env = envFor(plain, { LINEUP_MACHINE_CREDENTIAL: findInbox(p.stateDir, lying.url)!.machineCredential });
       expect((await runHook(["refresh-policy"], undefined, env, plain.dir)).code).toBe(0);
       expect(decision(await pre(plain, CURL_SH, env))).toBe("allow");
+      // An unauthenticated copy still adds its deny rules.
+      servePolicy(() => ({ permissions: { ...CURL_ALLOW, deny: ["Bash(rm -rf *)"] }, version: 8 }));
+      rmSync(cacheFile(p), { force: true });
+      expect((await refresh(p)).code).toBe(0);
+      const rm = await pre(p, "rm -rf build");
+      expect(decision(rm)).toBe("deny");
+      expect(reason(rm)).toContain("Bash(rm -rf *) (inbox policy v8 (not authenticated: deny/ask only))");
     } finally {
       lying.rewrite = undefined;
     }
