@@ -14,7 +14,7 @@ export default defineConfig({
               bindings: {
                 RELAY_KEY: "test-relay-key-0123456789abcdef-0123",
                 ALLOWED_ORIGINS: "https://allowed.example",
-                // WuKongIM bridge tests (test/worker/wukongim-*.test.ts) stub fetch for this host.
+                // WuKongIM bridge tests (test/workerd/wukongim-*.test.ts) stub fetch for this host.
                 WUKONGIM_API_URL: "http://wukongim.test",
                 WUKONGIM_MANAGER_TOKEN: "test-manager-token",
                 WUKONGIM_WEBHOOK_SECRET: "test-webhook-secret",
@@ -23,12 +23,12 @@ export default defineConfig({
             },
           }),
         ],
-        test: { name: "workers", include: ["test/worker/**/*.test.ts", "test/reliability/**/*.test.ts"], testTimeout: 20_000 },
+        test: { name: "workers", include: ["test/workerd/**/*.test.ts"], testTimeout: 20_000 },
       },
       {
         test: {
           name: "node",
-          include: ["test/node/**/*.test.ts"],
+          include: ["test/{unit,contract,browser,system}/**/*.test.ts"],
           environment: "node",
           globalSetup: ["test/helpers/global-setup.ts"],
           testTimeout: 60_000,

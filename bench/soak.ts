@@ -7,8 +7,8 @@
 // timed out, none different — and that no session is left with open calls. Exit code 1 on any failure.
 import { rmSync, writeFileSync } from "node:fs";
 import WebSocket from "ws";
-import { CALCULATOR } from "../shared/builtin-tools.js";
-import type { SessionCreated } from "../shared/protocol.js";
+import { CALCULATOR } from "../shared/contract/builtin-tools.js";
+import type { SessionCreated } from "../shared/contract/protocol.js";
 import { freePort } from "../test/helpers/relay.js";
 import { snapshotRelay, startWrangler, type Proc } from "./lib/proc.js";
 import { createSession } from "./lib/clients.js";

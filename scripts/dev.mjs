@@ -1,6 +1,6 @@
 // `npm run dev`: builds the PWA, then runs the relay (wrangler dev, workerd) on http://127.0.0.1:8787
 // serving the PWA, and rebuilds the PWA on change. No secrets needed: on localhost the relay accepts
-// the documented dev key (shared/defaults.ts).
+// the documented dev key (shared/contract/defaults.ts).
 //
 // `npm run dev -- --lan`: also answers on this machine's LAN address and sets PUBLIC_URL to it, so links and
 // QR codes open on a phone on the same network. The dev key must keep working only for requests from this

@@ -4,7 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { parse } from "smol-toml";
-import { parseConfig } from "../shared/config.js";
+import { parseConfig } from "../shared/edge/config.js";
 
 const toml = parse(readFileSync(new URL("../wrangler.toml", import.meta.url), "utf8")) as { vars?: Record<string, unknown> };
 const vars = Object.fromEntries(Object.entries(toml.vars ?? {}).map(([k, v]) => [k, String(v)]));

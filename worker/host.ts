@@ -1,12 +1,12 @@
-// The Worker's side of the shared edge (shared/edge.ts): keys and secrets from bindings, sessions as
+// The Worker's side of the shared edge (shared/edge/app.ts): keys and secrets from bindings, sessions as
 // Durable Object stubs, the PWA from static assets.
 import type { Context } from "hono";
-import { parseConfig, type ConfigResult } from "../shared/config.js";
-import { DEV_RELAY_KEY } from "../shared/defaults.js";
-import { AuthBrake, type EdgeEnv, type EdgeHost, type EdgeSession } from "../shared/edge.js";
-import type { EdgeInbox } from "../shared/edge-inbox.js";
-import type { HttpCallAnswer } from "../shared/engine.js";
-import { hmac } from "../shared/tokens.js";
+import { parseConfig, type ConfigResult } from "../shared/edge/config.js";
+import { DEV_RELAY_KEY } from "../shared/contract/defaults.js";
+import { AuthBrake, type EdgeEnv, type EdgeHost, type EdgeSession } from "../shared/edge/app.js";
+import type { EdgeInbox } from "../shared/edge/inbox.js";
+import type { HttpCallAnswer } from "../shared/session/engine.js";
+import { hmac } from "../shared/edge/tokens.js";
 import type { Env } from "./env.js";
 import { relaySecrets, relayVapid, rotateVapid } from "./relay.js";
 

@@ -1,14 +1,14 @@
-// One Durable Object per inbox (docs/inbox.md): the shared inbox logic (shared/inbox.ts) over one SQLite
+// One Durable Object per inbox (docs/inbox.md): the shared inbox logic (shared/inbox/core.ts) over one SQLite
 // row and hibernatable sockets tagged with their device id. The edge has checked the credential (in
-// `auth`, here) before anything else is called. Web Push (shared/push-core.ts, worker/push.ts) lives here
+// `auth`, here) before anything else is called. Web Push (shared/inbox/push.ts, worker/push.ts) lives here
 // too: its document is a second row, its sends run from the object's one alarm.
 import { DurableObject } from "cloudflare:workers";
-import type { E2ERequest } from "../shared/e2e-inbox.js";
-import { InboxCore, type Attach, type InboxData, type PolicyWrite } from "../shared/inbox.js";
-import type { CredentialKind, InboxPolicy, SessionReport } from "../shared/inbox-protocol.js";
-import { PushCore, type PushSub } from "../shared/push-core.js";
-import { MAX_VISIBILITY_FRAME, VisibilityFrame, type PushAnswerInput, type PushSettings } from "../shared/push-protocol.js";
-import { closeQuietly, sendIfOpen } from "../shared/sockets.js";
+import type { E2ERequest } from "../shared/inbox/e2e.js";
+import { InboxCore, type Attach, type InboxData, type PolicyWrite } from "../shared/inbox/core.js";
+import type { CredentialKind, InboxPolicy, SessionReport } from "../shared/contract/inbox.js";
+import { PushCore, type PushSub } from "../shared/inbox/push.js";
+import { MAX_VISIBILITY_FRAME, VisibilityFrame, type PushAnswerInput, type PushSettings } from "../shared/contract/push.js";
+import { closeQuietly, sendIfOpen } from "../shared/session/sockets.js";
 import type { Env } from "./env.js";
 import { tagOf, workerPushPorts, type InboxSocketTag } from "./push.js";
 
@@ -91,7 +91,7 @@ export class Inbox extends DurableObject<Env> {
   async redeem(kind: "pair" | "join", codeHash: string, member: { id: string; name: string; hash: string }, codeId?: string) {
     return this.core.redeem(kind, codeHash, member, codeId);
   }
-  // End-to-end encryption's key state (shared/e2e-inbox.ts, docs/e2e.md)
+  // End-to-end encryption's key state (shared/inbox/e2e.ts, docs/e2e.md)
   async e2e(who: { kind: CredentialKind; id: string }, req: E2ERequest) {
     return this.core.e2e(who, req);
   }
@@ -114,7 +114,7 @@ export class Inbox extends DurableObject<Env> {
     return this.core.setPolicy(w, base);
   }
 
-  // ---------------------------------------------------------------- Web Push (shared/edge-push.ts)
+  // ---------------------------------------------------------------- Web Push (shared/edge/push.ts)
   async pushSubscribe(deviceId: string, sub: PushSub, origin: string) {
     this.pushCore.subscribe(deviceId, sub, origin);
   }

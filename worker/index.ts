@@ -1,6 +1,6 @@
-// The Worker: the shared edge (shared/edge.ts) over Durable Object sessions (worker/host.ts), plus the
+// The Worker: the shared edge (shared/edge/app.ts) over Durable Object sessions (worker/host.ts), plus the
 // Worker-only routes. WebSocket upgrades are routed in Hono and handed raw to the session's object.
-import { createEdge } from "../shared/edge.js";
+import { createEdge } from "../shared/edge/app.js";
 import type { Env } from "./env.js";
 import { workerHost } from "./host.js";
 import { mcpRoutes } from "./mcp/routes.js";

@@ -1,10 +1,10 @@
-// The Inbox object's side of Web Push (shared/push-core.ts, docs/push.md): its document in the object's
+// The Inbox object's side of Web Push (shared/inbox/push.ts, docs/push.md): its document in the object's
 // SQLite, the one alarm, the relay's VAPID keys, `fetch` to push services, device views from socket
 // attachments and answers routed into the session objects.
-import { parseConfig } from "../shared/config.js";
-import type { InboxData } from "../shared/inbox.js";
-import type { PushData, PushPorts } from "../shared/push-core.js";
-import type { DeviceView } from "../shared/push-protocol.js";
+import { parseConfig } from "../shared/edge/config.js";
+import type { InboxData } from "../shared/inbox/core.js";
+import type { PushData, PushPorts } from "../shared/inbox/push.js";
+import type { DeviceView } from "../shared/contract/push.js";
 import type { Env } from "./env.js";
 import { relayVapid } from "./relay.js";
 

@@ -3,8 +3,8 @@
 // agent machine holds that key; it must create sessions, not enter them). The Worker reads the secrets
 // once per isolate; this object is not on any session's path.
 import { DurableObject } from "cloudflare:workers";
-import { randomId } from "../shared/tokens.js";
-import { generateVapidKeys, type VapidKeys } from "../shared/webpush.js";
+import { randomId } from "../shared/edge/tokens.js";
+import { generateVapidKeys, type VapidKeys } from "../shared/crypto/webpush/index.js";
 import type { Env } from "./env.js";
 
 export interface RelaySecrets {

@@ -1,16 +1,16 @@
 // One Durable Object per session: the hibernation entry points, the alarm and the IM wiring around the
-// shared session engine (shared/engine.ts), whose ports are implemented here with hibernatable sockets
+// shared session engine (shared/session/engine.ts), whose ports are implemented here with hibernatable sockets
 // (identity in tags and attachments), `transactionSync` and the one alarm. Memory is only a cache.
 import { DurableObject } from "cloudflare:workers";
-import { parseConfig } from "../shared/config.js";
-import { SessionEngine, type HistoryPage, type HttpCallAnswer, type HttpCallBody, type SessionMeta, type Target } from "../shared/engine.js";
-import { Reporter, summarize } from "../shared/inbox-report.js";
-import { answerFromPush } from "../shared/push-answer.js";
-import type { PushAnswerInput, SessionPushAnswer } from "../shared/push-protocol.js";
-import { LIMITS, type Role, type SessionStatus } from "../shared/protocol.js";
-import type { Peer } from "../shared/router.js";
-import { closeQuietly, sendIfOpen } from "../shared/sockets.js";
-import { randomId } from "../shared/tokens.js";
+import { parseConfig } from "../shared/edge/config.js";
+import { SessionEngine, type HistoryPage, type HttpCallAnswer, type HttpCallBody, type SessionMeta, type Target } from "../shared/session/engine.js";
+import { Reporter, summarize } from "../shared/session/report.js";
+import { answerFromPush } from "../shared/session/push-answer.js";
+import type { PushAnswerInput, SessionPushAnswer } from "../shared/contract/push.js";
+import { LIMITS, type Role, type SessionStatus } from "../shared/contract/protocol.js";
+import type { Peer } from "../shared/session/router.js";
+import { closeQuietly, sendIfOpen } from "../shared/session/sockets.js";
+import { randomId } from "../shared/edge/tokens.js";
 import type { Env } from "./env.js";
 import { SqlStore } from "./sql-store.js";
 import { WuKongImBridge, type ImInbound } from "./wukongim/bridge.js";
@@ -226,7 +226,7 @@ export class Session extends DurableObject<Env> {
     this.engine.forget(key);
   }
 
-  /** An answer tapped on a notification, as that device (the inbox checked its token): shared/push-answer.ts. */
+  /** An answer tapped on a notification, as that device (the inbox checked its token): shared/session/push-answer.ts. */
   async pushAnswer(epoch: number, device: { id: string; name: string }, callId: string, answer: PushAnswerInput): Promise<SessionPushAnswer> {
     if (!this.engine.current(epoch)) return { status: "closed", outcome: "ended" };
     const r = answerFromPush(this.engine, this.store, device, callId, answer);

@@ -2,8 +2,8 @@
 // the session's byte usage, its number of open calls, a lower bound of its earliest due time and the parsed
 // registrations, each read once per wake and kept in step with every write, all of which go through this class
 // (a rolled-back transaction, or the alarm, forgets them: they are read again).
-import { LIMITS, utf8Length, type MessageOut, type Role, type ToolDef } from "../shared/protocol.js";
-import { deliveriesOf, type CallRow, type Registration, type Store, type StoredMessage } from "../shared/store.js";
+import { LIMITS, utf8Length, type MessageOut, type Role, type ToolDef } from "../shared/contract/protocol.js";
+import { deliveriesOf, type CallRow, type Registration, type Store, type StoredMessage } from "../shared/session/store.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);

@@ -13,7 +13,7 @@ try {
   process.exit(2);
 }
 register();
-const { main } = await import("../cli.ts");
+const { main } = await import("../cli/main.ts");
 const code = await main(process.argv.slice(2));
 process.exitCode = code;
 // Long-running commands resolve only when they are done; nothing else should keep the process alive.

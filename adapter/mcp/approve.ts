@@ -4,8 +4,8 @@
 // (docs/permissions.md §7.6). Same policy as the hooks; "ask" becomes a permission card on the phone.
 // There is no terminal dialog to fall back to, so no answer in time is a deny — never a silent allow.
 import { PermissionPromptInput, permissionPromptResult, type PermissionPromptPayload } from "../../shared/policy/hooks.js";
-import { askHuman, decideByPolicy, logIt, permissionArgs, recordAlways, suggestionsFor, type CallingAgent, type PermissionAsk } from "../permission-flow.js";
-import { cacheIsStale, findInboxAccess, readInboxPolicyCache, refreshInboxPolicy, type PolicyContext } from "../policy-store.js";
+import { askHuman, decideByPolicy, logIt, permissionArgs, recordAlways, suggestionsFor, type CallingAgent, type PermissionAsk } from "../permissions/flow.js";
+import { cacheIsStale, findInboxAccess, readInboxPolicyCache, refreshInboxPolicy, type PolicyContext } from "../permissions/policy-store.js";
 
 export const APPROVE = "approve";
 

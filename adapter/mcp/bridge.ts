@@ -4,8 +4,8 @@
 // Catalog, planning and result shaping are shared with the relay's `POST /mcp` (shared/mcp/).
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolDef, ToolResultBody } from "../../shared/protocol.js";
-import { randomId } from "../../shared/tokens.js";
+import type { ToolDef, ToolResultBody } from "../../shared/contract/protocol.js";
+import { randomId } from "../../shared/edge/tokens.js";
 import { waitBudget } from "../../shared/mcp/budget.js";
 import { mcpCallId } from "../../shared/mcp/call-id.js";
 import { AWAIT_ANSWER, buildCatalog, type PlannedCall } from "../../shared/mcp/catalog.js";

@@ -5,11 +5,11 @@ import { resolve } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import qrcode from "qrcode-terminal";
-import { connectAgent, type AgentClient } from "../client.js";
-import { announceSession } from "../cli-inbox.js";
-import { defaultStateDir, ensureSession, normalizeUrl } from "../state.js";
-import { LIMITS } from "../../shared/protocol.js";
-import { DEV_RELAY_URL } from "../../shared/defaults.js";
+import { connectAgent, type AgentClient } from "../client/index.js";
+import { announceSession } from "../cli/inbox.js";
+import { defaultStateDir, ensureSession, normalizeUrl } from "../client/state.js";
+import { LIMITS } from "../../shared/contract/protocol.js";
+import { DEV_RELAY_URL } from "../../shared/contract/defaults.js";
 import { SERVER_INSTRUCTIONS } from "../../shared/mcp/catalog.js";
 import { Bridge, type Connection } from "./bridge.js";
 import { approveConfig } from "./approve.js"; // issue 17: the headless permission prompt tool

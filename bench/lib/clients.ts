@@ -1,9 +1,9 @@
 // Raw `ws` clients speaking the lineup/1 contract (no adapter): an agent that makes calculator calls and
 // times them, and apps that answer every call at once. The baselines carry the very same frames.
 import WebSocket from "ws";
-import { CALCULATOR } from "../../shared/builtin-tools.js";
-import { DEV_RELAY_KEY } from "../../shared/defaults.js";
-import type { SessionCreated } from "../../shared/protocol.js";
+import { CALCULATOR } from "../../shared/contract/builtin-tools.js";
+import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
+import type { SessionCreated } from "../../shared/contract/protocol.js";
 
 /** relay; the durable floor; the durable floor plus the relay's alarm writes; the bare object; Node. */
 export type SystemName = "relay" | "durable" | "durable_alarm" | "do" | "node";

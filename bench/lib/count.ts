@@ -4,10 +4,10 @@
 // SQLite statements (reads and writes), commits (a Durable Object event with writes ends in one), and
 // alarm moves (syncAlarm writes only when the earliest due time changed; emulated here exactly).
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { CALCULATOR } from "../../shared/builtin-tools.js";
-import { SessionEngine, type SessionMeta } from "../../shared/engine.js";
-import type { Peer } from "../../shared/router.js";
-import type { Store } from "../../shared/store.js";
+import { CALCULATOR } from "../../shared/contract/builtin-tools.js";
+import { SessionEngine, type SessionMeta } from "../../shared/session/engine.js";
+import type { Peer } from "../../shared/session/router.js";
+import type { Store } from "../../shared/session/store.js";
 
 type Value = string | number | null | ArrayBuffer;
 

@@ -342,7 +342,7 @@ Per connected session and per call, relay vs durable floor (the floor's figures 
 ${rr(r.alarm_vs_durable.throughput)} its throughput; the relay is ${rr(rt.latency_p50.vs_durable_alarm)} the p50 and ${rr(rt.throughput.vs_durable_alarm)} the throughput of *that*.
 With one call in flight the earliest due time moves twice per call (to the new call's deadline, then back to
 the session's expiry once it is answered). The relay now moves its alarm **only earlier**: an alarm left early
-by an answered call fires, finds nothing due and re-arms (test/worker/contract-deadlines.test.ts, "the alarm
+by an answered call fires, finds nothing due and re-arms (test/workerd/contract-deadlines.test.ts, "the alarm
 is never later than the earliest due time"), so a steady stream of calls writes the alarm almost never — the
 figures above are measured with that rule.
 
@@ -449,17 +449,17 @@ Every guarantee is kept; every change is on the frame path named in issue 14:
 
 | change | where | statements saved per call |
 |---|---|---:|
-| registrations read once per frame, not per lookup (call: check + providers; result: who may answer + app type) | shared/router.ts | 2 reads (+ 2 \`JSON.parse\`) |
-| a call is inserted already checked, not inserted and then marked checked | shared/router.ts | 1 write |
-| the duplicate-call rule reads the call only when the insert finds its id taken (\`ON CONFLICT DO NOTHING\`) or a refusal is about to be stored | shared/router.ts, worker/sql-store.ts | 1 read |
-| closing a call no longer reads its deliveries apart; the budget uses the bytes read with the row | worker/sql-store.ts, shared/router.ts | 2 reads |
-| the ack is one \`DELETE … WHERE done AND caller RETURNING\`; a done call has no deliveries to clear | worker/sql-store.ts, shared/router.ts | 2 (1 read, 1 write) |
+| registrations read once per frame, not per lookup (call: check + providers; result: who may answer + app type) | shared/session/router.ts | 2 reads (+ 2 \`JSON.parse\`) |
+| a call is inserted already checked, not inserted and then marked checked | shared/session/router.ts | 1 write |
+| the duplicate-call rule reads the call only when the insert finds its id taken (\`ON CONFLICT DO NOTHING\`) or a refusal is about to be stored | shared/session/router.ts, worker/sql-store.ts | 1 read |
+| closing a call no longer reads its deliveries apart; the budget uses the bytes read with the row | worker/sql-store.ts, shared/session/router.ts | 2 reads |
+| the ack is one \`DELETE … WHERE done AND caller RETURNING\`; a done call has no deliveries to clear | worker/sql-store.ts, shared/session/router.ts | 2 (1 read, 1 write) |
 | the number of open calls is counted once per wake and kept in step (like the byte usage) | worker/sql-store.ts | 1 read |
 | the earliest due time is kept as a **lower bound**: a call's insert or a result's expiry can only lower it, and a result or ack that removes a due time leaves it (the alarm only moves earlier, so a bound that is too early costs one early alarm, never a late one). Forgotten on rollback and by the alarm | worker/sql-store.ts, worker/session.ts | 3 reads (the \`MIN\` query on call, result and ack) |
 | the alarm only ever moves earlier (no \`setAlarm()\` when a later deadline is added or the earliest call is answered) | worker/session.ts | 2 alarm writes |
 | parsed registrations kept per wake (dropped by every write to them, forgotten on rollback and by the alarm) | worker/sql-store.ts | 2 reads (+ 2 \`JSON.parse\`) |
 | socket identities deserialized once per wake, not per frame | worker/session.ts | — (a few µs per socket per frame) |
-| deliveries kept in the call's own row (a JSON column \`deliv\`): written by the call's insert, read with the row by the result, cleared by the result's update; a device catching up later is one update of the row. The old \`deliveries\` table is migrated and dropped on the first wake | shared/router.ts, shared/store.ts, worker/sql-store.ts | 2 writes (the delivery insert, its delete at the result) |
+| deliveries kept in the call's own row (a JSON column \`deliv\`): written by the call's insert, read with the row by the result, cleared by the result's update; a device catching up later is one update of the row. The old \`deliveries\` table is migrated and dropped on the first wake | shared/session/router.ts, shared/session/store.ts, worker/sql-store.ts | 2 writes (the delivery insert, its delete at the result) |
 
 ${abSection(x)}
 ## Writes the contract forces beyond the floor

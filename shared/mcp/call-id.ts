@@ -2,8 +2,8 @@
 // and arguments) gets the same LineUp call_id, so the relay's contract rule for identical repeats does the
 // joining: an open call is not asked twice, a finished-but-unacked call sends its kept result again. Nothing
 // random goes in; once the result is acked the id is free, so asking the same thing later is a new card.
-import { canonicalJson } from "../protocol.js";
-import { b64url } from "../tokens.js";
+import { canonicalJson } from "../contract/protocol.js";
+import { b64url } from "../edge/tokens.js";
 import { CALL_ID_RE, type PlannedCall } from "./catalog.js";
 
 const enc = new TextEncoder();

@@ -2,9 +2,9 @@
 // LineUp tool becomes one MCP tool with a FLAT object schema. Some model APIs reject a top-level
 // oneOf/anyOf/allOf, so a toolset/app tool is flattened to `{action: enum, ...every action's properties}` and
 // the relay (or checkArguments before sending) validates the chosen action's real schema.
-import { BUILTIN_TOOLS, HUMAN_TOOL_NAMES } from "../builtin-tools.js";
-import type { ActionDef, ToolDef } from "../protocol.js";
-import { LIMITS } from "../protocol.js";
+import { BUILTIN_TOOLS, HUMAN_TOOL_NAMES } from "../contract/builtin-tools.js";
+import type { ActionDef, ToolDef } from "../contract/protocol.js";
+import { LIMITS } from "../contract/protocol.js";
 
 export type JsonSchema = Record<string, unknown>;
 

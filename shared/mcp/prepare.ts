@@ -1,9 +1,9 @@
 // The transport-independent front half of a tools/call: which of the bridge's tools it is, the planned LineUp
 // call, and every check that can be made before anything reaches the human (bad input is answered at once, even
 // while no app is open to check it). Used by `lineup mcp` (adapter/mcp/bridge.ts) and `POST /mcp`.
-import { BUILTIN_TOOLS } from "../builtin-tools.js";
-import type { ToolDef } from "../protocol.js";
-import { checkArguments } from "../schema.js";
+import { BUILTIN_TOOLS } from "../contract/builtin-tools.js";
+import type { ToolDef } from "../contract/protocol.js";
+import { checkArguments } from "../contract/schema.js";
 import { AWAIT_ANSWER, buildCatalog, canonicalTool, GENERIC_CALL, GENERIC_LIST, planCall, planGenericCall, schemaFor, type PlannedCall } from "./catalog.js";
 import { isMcpCallId } from "./call-id.js";
 import { errorToMcp, type McpCallResult } from "./results.js";

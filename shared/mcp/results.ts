@@ -1,7 +1,7 @@
 // LineUp results → MCP tool results, shared by `lineup mcp` and `POST /mcp`. The text block comes first (hosts
 // that show only the first block still see the answer and a line per attachment), then the attachments as MCP
 // content blocks. No SDK types here: these shapes are the MCP spec's and fit SDK v1 and v2 alike.
-import type { ContentBlock, ToolResultBody } from "../protocol.js";
+import type { ContentBlock, ToolResultBody } from "../contract/protocol.js";
 
 export type McpContent =
   | { type: "text"; text: string }

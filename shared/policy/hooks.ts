@@ -236,7 +236,7 @@ export function cursorPermissionOutput(permission: CursorPermissionOutput["permi
   };
 }
 
-/** A Cursor shell command as a request for shared/policy.ts (Cursor's shell is checked with Bash rules). */
+/** A Cursor shell command as a request for shared/policy/index.ts (Cursor's shell is checked with Bash rules). */
 export function cursorShellRequest(input: CursorBeforeShellInput): { tool_name: "Bash"; tool_input: { command: string }; cwd?: string } {
   const cwd = input.cwd ?? input.workspace_roots?.[0];
   return { tool_name: "Bash", tool_input: { command: input.command }, ...(cwd !== undefined ? { cwd } : {}) };

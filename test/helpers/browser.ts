@@ -3,8 +3,8 @@
 import { mkdirSync } from "node:fs";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import WebSocket from "ws";
-import { DEV_RELAY_KEY } from "../../shared/defaults.js";
-import type { RelayFrame, SessionCreated } from "../../shared/protocol.js";
+import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
+import type { RelayFrame, SessionCreated } from "../../shared/contract/protocol.js";
 
 export const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 export const DESKTOP = { viewport: { width: 1280, height: 860 }, deviceScaleFactor: 1 };

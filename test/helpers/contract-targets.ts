@@ -1,13 +1,13 @@
 // The two servers that speak the wire contract, for suites parameterized with `describe.each`:
 // the relay in workerd (the shared `wrangler dev` from global setup) and the adapter's direct LAN mode
-// (adapter/lan-server.ts, where the pre-shared token plays RELAY_KEY). A target whose code is missing
+// (adapter/lan/server.ts, where the pre-shared token plays RELAY_KEY). A target whose code is missing
 // is skipped with its reason in the suite's name.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, inject } from "vitest";
 import { Pool } from "./raw-client.js";
 import { freePort } from "./relay.js";
-import { DEV_RELAY_KEY } from "../../shared/defaults.js";
+import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import { TEST_TOKEN_SECRET } from "./test-secrets.js";
 
 export interface Target {
@@ -28,7 +28,7 @@ export interface TargetCase {
   start(relayUrl: string, opts?: LanOpts): Promise<Target>;
 }
 
-const LAN_FILE = fileURLToPath(new URL("../../adapter/lan-server.ts", import.meta.url));
+const LAN_FILE = fileURLToPath(new URL("../../adapter/lan/server.ts", import.meta.url));
 export const LAN_TOKEN = "lan-test-token-0123456789";
 const LAN_TOKEN_SECRET = "lan-token-secret-0123456789abcdef0123456";
 
@@ -51,9 +51,9 @@ export const TARGETS: TargetCase[] = [
     start: async (relayUrl) => ({ url: relayUrl, key: DEV_RELAY_KEY, tokenSecret: TEST_TOKEN_SECRET, stop: async () => {} }),
   },
   {
-    name: existsSync(LAN_FILE) ? "direct LAN server (adapter/lan-server.ts)" : "direct LAN server — SKIPPED: adapter/lan-server.ts does not exist yet",
+    name: existsSync(LAN_FILE) ? "direct LAN server (adapter/lan/server.ts)" : "direct LAN server — SKIPPED: adapter/lan/server.ts does not exist yet",
     kind: "lan",
-    skip: existsSync(LAN_FILE) ? undefined : "adapter/lan-server.ts does not exist yet",
+    skip: existsSync(LAN_FILE) ? undefined : "adapter/lan/server.ts does not exist yet",
     start: async (_relayUrl, opts = {}) => {
       // A variable specifier keeps the type checker from requiring the file while it does not exist.
       const spec = LAN_FILE;

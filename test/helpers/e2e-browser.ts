@@ -1,12 +1,12 @@
 // Shared by the sealed-session browser tests (browser-e2e-sealed, browser-e2e-push): the agent machine
 // played by the test — it turns E2E on for a fresh inbox, sponsors the page's pairing (answers its hello
-// with makePairReply), and drives a sealed session over a raw socket with shared/e2e/frames.ts.
+// with makePairReply), and drives a sealed session over a raw socket with shared/crypto/e2e/frames.ts.
 import type { Page } from "playwright-core";
 import { expect } from "vitest";
-import { DEV_RELAY_KEY } from "../../shared/defaults.js";
-import * as E2E from "../../shared/e2e/index.js";
-import type { CodeIssued, MachineCreated } from "../../shared/inbox-protocol.js";
-import type { SessionCreated } from "../../shared/protocol.js";
+import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
+import * as E2E from "../../shared/crypto/e2e/index.js";
+import type { CodeIssued, MachineCreated } from "../../shared/contract/inbox.js";
+import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { Agent, type Frame } from "./browser.js";
 
 export async function api<T>(relay: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T }> {

@@ -3,8 +3,8 @@
 // Topic) and decrypts every body with http_ece, an implementation independent of ours. Used inside workerd
 // (global fetch stubbed) and from Node behind a real HTTP server on 127.0.0.1 (the Chromium test).
 import { decodeJwt, importJWK, jwtVerify } from "jose";
-import type { PushMessage } from "../../shared/push-protocol.js";
-import { fromB64url, toB64url } from "../../shared/webpush/bytes.js";
+import type { PushMessage } from "../../shared/contract/push.js";
+import { fromB64url, toB64url } from "../../shared/crypto/webpush/bytes.js";
 
 // node:crypto, node:buffer and http_ece by their few members used here: this file is type-checked by the
 // workers project too, which has no Node types (workerd runs them under nodejs_compat).

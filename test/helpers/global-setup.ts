@@ -8,7 +8,7 @@ let relay: RunningRelay | undefined;
 
 export async function setup(project: TestProject) {
   // A configured TOKEN_SECRET, so suites can sign expired or tampered tokens as the relay would; the
-  // relay's own generated secret is covered by test/node/relay-secret.test.ts.
+  // relay's own generated secret is covered by test/system/relay-secret.test.ts.
   relay = await startRelay({ vars: { RATE_LIMIT_PER_S: "5000", RATE_LIMIT_BURST: "10000", TOKEN_SECRET: TEST_TOKEN_SECRET } });
   project.provide("relayUrl", relay.url);
   process.env.LINEUP_TEST_RELAY = relay.url;

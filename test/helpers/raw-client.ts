@@ -1,7 +1,7 @@
 // A raw client for tests that check the wire contract from outside, as the hidden tests do: the `ws`
 // package over a real socket plus fetch. It knows nothing of the adapter: frames in, frames out.
 import WebSocket from "ws";
-import type { RelayFrame, SessionCreated, ToolDef } from "../../shared/protocol.js";
+import type { RelayFrame, SessionCreated, ToolDef } from "../../shared/contract/protocol.js";
 
 export type Frame = RelayFrame & Record<string, unknown>;
 /** A received frame: parsed JSON, `{type:"pong"}` for the heartbeat, `{type:"<non-json>", raw}` otherwise. */

@@ -1,8 +1,8 @@
-// A session of the pure routing core (shared/router.ts) driven by hand, for unit tests: live peers, a
+// A session of the pure routing core (shared/session/router.ts) driven by hand, for unit tests: live peers, a
 // clock, and every frame the router addressed to each key.
-import { parseFrameValue, type RelayFrame, type Role } from "../../shared/protocol.js";
-import { HTTP_PEER, keyOf, Router, type Out, type Peer } from "../../shared/router.js";
-import { MemoryStore } from "../../shared/store.js";
+import { parseFrameValue, type RelayFrame, type Role } from "../../shared/contract/protocol.js";
+import { HTTP_PEER, keyOf, Router, type Out, type Peer } from "../../shared/session/router.js";
+import { MemoryStore } from "../../shared/session/store.js";
 
 export type F = RelayFrame & Record<string, unknown>;
 

@@ -164,7 +164,7 @@ function actionsFor(m, L) {
   return [];
 }
 
-/** The notification of one push message (shared/push-protocol.ts, PushMessage). */
+/** The notification of one push message (shared/contract/push.ts, PushMessage). */
 function notificationOf(m) {
   const L = stringsOf(m.lang);
   const data = { kind: m.kind, inbox: m.inbox, sid: m.sid, call: m.call, lang: m.lang, url: `/s/${m.sid}?call=${encodeURIComponent(m.call)}` };

@@ -26,7 +26,7 @@ export function callText(c: Pick<CallEntry, "args">): string {
   return plainLine(asked(c));
 }
 
-/** All of what it asks on one line, as the relay's inbox lists it (shared/inbox-report.ts callText). */
+/** All of what it asks on one line, as the relay's inbox lists it (shared/session/report.ts callText). */
 export function waitText(c: Pick<CallEntry, "args">): string {
   return plainLine(asked(c).replace(/\s+/g, " "), 280);
 }

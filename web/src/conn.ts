@@ -12,9 +12,9 @@ import type {
   ToolDef,
   ToolError,
   ToolResultBody,
-} from "../../shared/protocol.js";
-import { Backoff, isTerminalClose, TERMINAL_CLOSE } from "../../shared/backoff.js";
-import { BUILTIN_TOOLS } from "../../shared/builtin-tools.js";
+} from "../../shared/contract/protocol.js";
+import { Backoff, isTerminalClose, TERMINAL_CLOSE } from "../../shared/client/backoff.js";
+import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
 import { calculate, type Answer } from "./tools/calculator.js";
 import { applyCanvas, snapshotPng, type CanvasInstance } from "./tools/canvas.js";
 import type { Key } from "./i18n.js";
@@ -143,7 +143,7 @@ export class SessionConn {
 
   private ws: WebSocket | null = null;
   private helloed = false;
-  /** The adapter's reconnect policy (shared/backoff.ts): the attempt count resets only after a connection
+  /** The adapter's reconnect policy (shared/client/backoff.ts): the attempt count resets only after a connection
    * stayed up, so a relay that accepts and drops at once is not hammered at the base delay. */
   private readonly backoff = new Backoff();
   private openedAt = 0;
@@ -462,7 +462,7 @@ export class SessionConn {
       return;
     }
     const c = await this.cryptoP();
-    // Plaintext content is dropped, relay-made errors only end calls (shared/e2e/guard.ts).
+    // Plaintext content is dropped, relay-made errors only end calls (shared/crypto/e2e/guard.ts).
     const screened = c.screen(sent);
     if ("drop" in screened) return;
     const f = screened.frame;

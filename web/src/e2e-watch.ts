@@ -3,7 +3,7 @@
 // revoked; a device without a key of an E2E inbox is told to pair again. Tiny on purpose: the crypto is a
 // dynamic import, fetched only once an inbox actually has E2E turned on.
 import { signal } from "@preact/signals";
-import type { InboxState } from "../../shared/inbox-protocol.js";
+import type { InboxState } from "../../shared/contract/inbox.js";
 import type { InboxConn } from "./inbox.js";
 
 export interface InboxE2E {

@@ -3,8 +3,8 @@
 // agent machines, sessions with their online state and waiting calls. A close with 4401, or a 401 from any
 // inbox endpoint, means this device was removed: the caller forgets the inbox.
 import { signal } from "@preact/signals";
-import type { CodeIssued, DeviceInfo, DevicePaired, InboxState } from "../../shared/inbox-protocol.js";
-import { Backoff, isTerminalClose, TERMINAL_CLOSE } from "../../shared/backoff.js";
+import type { CodeIssued, DeviceInfo, DevicePaired, InboxState } from "../../shared/contract/inbox.js";
+import { Backoff, isTerminalClose, TERMINAL_CLOSE } from "../../shared/client/backoff.js";
 import { readJson, remove, writeJson, type SavedInbox } from "./storage.js";
 
 const PING_MS = 20_000;

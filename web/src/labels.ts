@@ -1,7 +1,7 @@
 // What a person calls a session of their inbox: the project directory's name and the host
 // ("api-server · laptop"), never the session id. Two sessions that would read the same get as many parent
 // directories as it takes to tell them apart; a long name keeps its end, which is what differs.
-import type { InboxSession } from "../../shared/inbox-protocol.js";
+import type { InboxSession } from "../../shared/contract/inbox.js";
 
 const MAX = 48;
 

@@ -4,7 +4,7 @@
 // none (a relay, whose key only creates). A pasted link (`#s=…&t=…`) is joined as it is. A failure says
 // which of these it was: the agent refuses this page's origin, an https page cannot reach plain http, the
 // address does not answer, or the token is wrong.
-import type { SessionCreated } from "../../shared/protocol.js";
+import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { lang, t } from "./i18n.js";
 import { addSession } from "./sessions.js";
 import { parsePairing } from "./storage.js";

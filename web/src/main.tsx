@@ -27,7 +27,7 @@ async function pairDevice(code: string, secret?: string): Promise<void> {
   notice.value = { key: "pairing", tone: "info" };
   try {
     const name = await deviceName();
-    // Codes are `<inbox>.<secret>` (shared/edge-inbox.ts); only used to find an existing pairing here.
+    // Codes are `<inbox>.<secret>` (shared/edge/inbox.ts); only used to find an existing pairing here.
     const known = secret ? inboxes.value.find((x) => x.saved.origin === location.origin && x.saved.inbox_id === code.split(".")[0]) : undefined;
     let ib = known;
     let shown = known?.saved.name ?? name;

@@ -5,14 +5,14 @@
 // opening the app at a call's card when a notification is tapped. Only inboxes of this page's origin: a
 // service worker receives pushes for its own origin only.
 import { effect, signal } from "@preact/signals";
-import type { PushInfo, PushLogEntry, PushSettings } from "../../shared/push-protocol.js";
+import type { PushInfo, PushLogEntry, PushSettings } from "../../shared/contract/push.js";
 import { lang } from "./i18n.js";
 import type { InboxConn } from "./inbox.js";
 import { focusCall, navigate, path } from "./router.js";
 import { inboxes } from "./sessions.js";
 import { readJson, writeJson } from "./storage.js";
 
-/** PUSH_LIMITS.visibleEveryMs of shared/push-protocol.ts (importing its values would pull zod into the bundle). */
+/** PUSH_LIMITS.visibleEveryMs of shared/contract/push.ts (importing its values would pull zod into the bundle). */
 const VISIBLE_EVERY_MS = 30_000;
 
 export type PushPhase = "unsupported" | "off" | "on" | "denied" | "busy";

@@ -2,7 +2,7 @@
 // lists their sessions live) and the guest sessions of v1 links. Every session — of an inbox or a guest —
 // gets one SessionConn, started at load, so automatic tools keep answering and the home list is live.
 import { computed, signal } from "@preact/signals";
-import type { InboxSession } from "../../shared/inbox-protocol.js";
+import type { InboxSession } from "../../shared/contract/inbox.js";
 import { SessionConn } from "./conn.js";
 import { InboxConn } from "./inbox.js";
 import { labelsFor } from "./labels.js";

@@ -2,8 +2,8 @@
 // vite.config.ts into /sw-e2e.js (an IIFE: sw.js is a classic worker and loads it with importScripts).
 // It opens a sealed call's preview with this device's key from IndexedDB, and seals an answer given on a
 // notification. Nothing it opens is stored or logged: the notification shows it and that is all.
-import { openPreview, sealFrame, type ContentKey, type Envelope, type Preview } from "../../shared/e2e/index.js";
-import { holderSelf, unwrapContentKey } from "../../shared/e2e/wrap.js";
+import { openPreview, sealFrame, type ContentKey, type Envelope, type Preview } from "../../shared/crypto/e2e/index.js";
+import { holderSelf, unwrapContentKey } from "../../shared/crypto/e2e/wrap.js";
 import { getKeys, isPinned, recordId, type DeviceKeys } from "./e2e/store.js";
 
 interface SealedPush {
@@ -44,7 +44,7 @@ async function open(m: SealedPush): Promise<Preview | null> {
   }
 }
 
-/** The same result the app's card sends for that tap (shared/push-answer.ts resultFor). */
+/** The same result the app's card sends for that tap (shared/session/push-answer.ts resultFor). */
 function resultFor(name: string, p: Preview, action: string): Record<string, unknown> | undefined {
   if (name === "confirm") return action === "yes" ? { message: "yes", confirmed: true } : action === "no" ? { message: "no", confirmed: false } : undefined;
   if (name === "permission") return action === "allow" || action === "deny" ? { message: action, behavior: action } : undefined;

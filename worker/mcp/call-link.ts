@@ -3,7 +3,7 @@
 // connection (client id derived from the call_id), so the relay's kept results, identical-repeat rule and
 // acks work exactly as for any agent. A dropped socket (eviction with close, deploy) is reconnected and the
 // call resumed: kept results come again after hello, and a probe tells an open call from a forgotten one.
-import type { ToolResultOut } from "../../shared/protocol.js";
+import type { ToolResultOut } from "../../shared/contract/protocol.js";
 import type { CallEnd } from "../../shared/mcp/results.js";
 import { LineupSocket } from "./lineup-socket.js";
 import { LinkError, type SessionLink } from "./port.js";

@@ -2,11 +2,11 @@
 // in another isolate, and names only a JSON-RPC request id. The waiting request therefore holds a second,
 // empty LineUp connection, a watcher `~w.<r>.<nonce>`, where `r` is derived from (token, User-Agent, request
 // id); the cancelling request connects as the signal `~s.<r>`, and the session closes every watcher of `r`
-// with 4409 — that close is the cancel (shared/engine.ts `rendezvous`). Watchers sit side by side: two
+// with 4409 — that close is the cancel (shared/session/engine.ts `rendezvous`). Watchers sit side by side: two
 // clients of one token with the same request id in flight do not cancel each other by waiting. The signal
 // lingers a moment, so a cancel that overtakes its tools/call (the watcher connects after it) still lands.
 import { shortHash } from "../../shared/mcp/call-id.js";
-import { randomId } from "../../shared/tokens.js";
+import { randomId } from "../../shared/edge/tokens.js";
 import { LineupSocket } from "./lineup-socket.js";
 import type { SessionLink } from "./port.js";
 

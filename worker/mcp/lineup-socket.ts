@@ -1,6 +1,6 @@
 // One LineUp v1 agent connection from the Worker into a session's object: frames as parsed objects, the close
 // as a promise, a `ping` every 30 s (answered by the runtime's auto-response, so it never wakes the object).
-import type { PeerState, RelayFrame, ToolDef } from "../../shared/protocol.js";
+import type { PeerState, RelayFrame, ToolDef } from "../../shared/contract/protocol.js";
 import { LinkError, type SessionLink } from "./port.js";
 
 const HELLO_TIMEOUT_MS = 10_000;

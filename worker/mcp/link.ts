@@ -1,7 +1,7 @@
 // The interim SessionLink: a WebSocket upgrade into the session's object through the edge's own session port
 // (`EdgeSession.connect`, as `GET /api/sessions/:sid/ws` uses it), with the role and epoch of the checked
 // agent token, admitted as one of the engine's reserved internal callers (`~mcp…`, `~w.…`, `~s.…`).
-import type { EdgeSession } from "../../shared/edge.js";
+import type { EdgeSession } from "../../shared/edge/app.js";
 import { LinkError, type SessionLink } from "./port.js";
 
 /** A link for one token's session incarnation (`epoch`): sessions refuse the tokens of a re-created one. */

@@ -3,14 +3,14 @@
 // SDK v2 handler serves 2025-03-26 … 2025-11-25 (stateless legacy leg) and 2026-07-28 (`server/discover`).
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { Hono, type Context } from "hono";
-import { jsonDepth, LIMITS, SESSION_ID_RE } from "../../shared/protocol.js";
+import { jsonDepth, LIMITS, SESSION_ID_RE } from "../../shared/contract/protocol.js";
 import { parseBudgetHeader } from "../../shared/mcp/budget.js";
 import { tokenIdentity } from "../../shared/mcp/call-id.js";
 import { isClientTimeout } from "../../shared/mcp/hold.js";
-import { readCapped, type EdgeHost } from "../../shared/edge.js";
-import { ownerRevoked } from "../../shared/edge-inbox.js";
-import { isOAuthAccessToken } from "../../shared/oauth.js";
-import { verifyToken } from "../../shared/tokens.js";
+import { readCapped, type EdgeHost } from "../../shared/edge/app.js";
+import { ownerRevoked } from "../../shared/edge/inbox.js";
+import { isOAuthAccessToken } from "../../shared/contract/oauth.js";
+import { verifyToken } from "../../shared/edge/tokens.js";
 import type { Env } from "../env.js";
 import { workerHost } from "../host.js";
 import { checkAccessToken, resourceMetadataUrl } from "../oauth/routes.js";

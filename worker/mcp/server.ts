@@ -3,7 +3,7 @@
 // session object (call-link.ts) so the object hibernates while the Worker holds the client's stream.
 import { Server, type CallToolResult, type Tool } from "@modelcontextprotocol/server";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/server/validators/cf-worker";
-import { LIMITS, type ToolDef } from "../../shared/protocol.js";
+import { LIMITS, type ToolDef } from "../../shared/contract/protocol.js";
 import { NO_PROGRESS_BUDGET_S, waitBudget } from "../../shared/mcp/budget.js";
 import { mcpCallId } from "../../shared/mcp/call-id.js";
 import { AWAIT_ANSWER, buildCatalog, GENERIC_LIST, SERVER_INSTRUCTIONS, type PlannedCall } from "../../shared/mcp/catalog.js";

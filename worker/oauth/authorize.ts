@@ -11,8 +11,8 @@
 // resource, state, scope, too many open requests — is shown on the relay's own page. RFC 6749 §4.1.2.1's
 // error redirect is used only for the human's decision (access_denied) and failures after it.
 import type { Hono } from "hono";
-import type { EdgeEnv } from "../../shared/edge.js";
-import { canonicalResource, CHALLENGE_RE, mcpResource, OAUTH_LIMITS, OAUTH_SCOPE, redirectMatches, resourceMatches } from "../../shared/oauth.js";
+import type { EdgeEnv } from "../../shared/edge/app.js";
+import { canonicalResource, CHALLENGE_RE, mcpResource, OAUTH_LIMITS, OAUTH_SCOPE, redirectMatches, resourceMatches } from "../../shared/contract/oauth.js";
 import type { Env } from "../env.js";
 import { workerHost } from "../host.js";
 import { resolveClient } from "./clients.js";

@@ -1,6 +1,6 @@
 // Who an OAuth client is. Two kinds, neither kept in storage:
 // - Client ID Metadata Documents (CIMD): the client_id is an https URL of a public name (no IP literal,
-//   loopback, `.localhost`, single-label or trailing-dot name, no explicit port: shared/public-host.ts); its
+//   loopback, `.localhost`, single-label or trailing-dot name, no explicit port: shared/edge/public-host.ts); its
 //   JSON document is fetched (no redirects, 5 KB, 5 s, at most OAUTH_LIMITS.cimdFetchesPerMin fetches a
 //   minute per client address) and kept per isolate as its Cache-Control allows (1 min … 1 h). Every
 //   failure reads the same to the requester (CIMD_REFUSED: no oracle of open, closed or slow ports); the
@@ -18,13 +18,13 @@ import {
   TOKEN_AUTH_METHODS,
   type OAuthClient,
   type TokenAuthMethod,
-} from "../../shared/oauth.js";
-import { AuthBrake } from "../../shared/auth-brake.js";
-import { readCapped } from "../../shared/edge.js";
-import { describeIssues } from "../../shared/protocol.js";
-import { publicUrlProblem } from "../../shared/public-host.js";
-import { plainName } from "../../shared/text.js";
-import { b64url, hmac, randomId, safeEqual } from "../../shared/tokens.js";
+} from "../../shared/contract/oauth.js";
+import { AuthBrake } from "../../shared/edge/auth-brake.js";
+import { readCapped } from "../../shared/edge/app.js";
+import { describeIssues } from "../../shared/contract/protocol.js";
+import { publicUrlProblem } from "../../shared/edge/public-host.js";
+import { plainName } from "../../shared/text/cut.js";
+import { b64url, hmac, randomId, safeEqual } from "../../shared/edge/tokens.js";
 import type { z } from "zod";
 
 export type ClientAnswer =
@@ -42,7 +42,7 @@ export interface ClientContext {
   addr?: string;
 }
 
-/** A client's display name: one line, no controls or bidi overrides (shared/text.ts), never empty. */
+/** A client's display name: one line, no controls or bidi overrides (shared/text/cut.ts), never empty. */
 const displayName = (n: string | undefined): string => plainName(n ?? "") || "Unnamed app";
 
 const DCR_PREFIX = "lcd1.";

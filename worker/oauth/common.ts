@@ -1,7 +1,7 @@
 // What the OAuth routes share (worker/oauth/routes.ts, worker/oauth/authorize.ts): the relay's OAuth identity,
 // the OAuth object's two roles, the context clients are resolved in, and the pages' response helpers.
 import type { Context } from "hono";
-import type { EdgeEnv, EdgeHost } from "../../shared/edge.js";
+import type { EdgeEnv, EdgeHost } from "../../shared/edge/app.js";
 import type { Env } from "../env.js";
 import type { ClientContext } from "./clients.js";
 import type { OAuth } from "./object.js";

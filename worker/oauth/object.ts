@@ -5,8 +5,8 @@
 // Every method is synchronous SQL (no await between read and write), so a code or refresh token is spent
 // exactly once even under concurrent requests. Secrets never reach it: the Worker passes SHA-256 hashes.
 import { DurableObject } from "cloudflare:workers";
-import { OAUTH_LIMITS, redirectHost, USER_CODE_ALPHABET, type GrantInfo, type OAuthClient } from "../../shared/oauth.js";
-import { randomId } from "../../shared/tokens.js";
+import { OAUTH_LIMITS, redirectHost, USER_CODE_ALPHABET, type GrantInfo, type OAuthClient } from "../../shared/contract/oauth.js";
+import { randomId } from "../../shared/edge/tokens.js";
 import type { Env } from "../env.js";
 
 /** An authorization request, checked by the Worker, waiting for consent. */

@@ -2,9 +2,8 @@
 // and waits while the human decides on a paired phone. No inline script or style (the CSP below): the page
 // polls with a small static script, and without scripts a meta refresh reloads it; every text from a
 // client is escaped.
-/// <reference path="../../web/src/vendor.d.ts" />
-import { formatUserCode } from "../../shared/oauth.js";
-import { qrPath } from "../../web/src/qr.js";
+import { formatUserCode } from "../../shared/contract/oauth.js";
+import { qrPath } from "../../shared/text/qr.js";
 
 export const PAGE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";

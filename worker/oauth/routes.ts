@@ -6,10 +6,10 @@
 // app" screen looks it up and decides (`/api/inbox/oauth/*`, device credential). Allow creates a session in
 // that device's inbox, labelled with the client's name; the grant's tokens act as that session's agent token.
 import type { Hono } from "hono";
-import { checkCredential, sha256, type Holder } from "../../shared/edge-inbox.js";
-import { fail, readCapped, readJson, type EdgeEnv, type EdgeHost } from "../../shared/edge.js";
-import type { SessionMeta } from "../../shared/engine.js";
-import type { Attach } from "../../shared/inbox.js";
+import { checkCredential, sha256, type Holder } from "../../shared/edge/inbox.js";
+import { fail, readCapped, readJson, type EdgeEnv, type EdgeHost } from "../../shared/edge/app.js";
+import type { SessionMeta } from "../../shared/session/engine.js";
+import type { Attach } from "../../shared/inbox/core.js";
 import {
   canonicalResource,
   ConnectDecideBody,
@@ -29,9 +29,9 @@ import {
   type ConnectRequestInfo,
   type GrantInfo,
   type OAuthClient,
-} from "../../shared/oauth.js";
-import { describeIssues } from "../../shared/protocol.js";
-import { randomId, safeEqual } from "../../shared/tokens.js";
+} from "../../shared/contract/oauth.js";
+import { describeIssues } from "../../shared/contract/protocol.js";
+import { randomId, safeEqual } from "../../shared/edge/tokens.js";
 import type { Env } from "../env.js";
 import { workerHost } from "../host.js";
 import { authorizeRoutes } from "./authorize.js";

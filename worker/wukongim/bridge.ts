@@ -3,11 +3,11 @@
 // messages to it like to any app; this class turns them into WuKongIM `/message/send` requests through a
 // SQLite outbox (retried from the DO's single alarm — no timers, hibernation wipes memory), and turns
 // webhook messages back into frames from that peer, under the router's usual rules.
-import { ASK_QUESTION, CHOICE, CONFIRM, INPUT, WORK_REPORT } from "../../shared/builtin-tools.js";
-import { LIMITS, parseFrameValue, type ClientFrame, type PeerState, type RelayFrame, type SessionStatus, type ToolDef } from "../../shared/protocol.js";
-import type { Bridge } from "../../shared/engine.js";
-import { keyOf, type Out, type Peer } from "../../shared/router.js";
-import { deliveriesOf, type Store } from "../../shared/store.js";
+import { ASK_QUESTION, CHOICE, CONFIRM, INPUT, WORK_REPORT } from "../../shared/contract/builtin-tools.js";
+import { LIMITS, parseFrameValue, type ClientFrame, type PeerState, type RelayFrame, type SessionStatus, type ToolDef } from "../../shared/contract/protocol.js";
+import type { Bridge } from "../../shared/session/engine.js";
+import { keyOf, type Out, type Peer } from "../../shared/session/router.js";
+import { deliveriesOf, type Store } from "../../shared/session/store.js";
 import type { Env } from "../env.js";
 import { inboundContent, newCode, parseCodeReply, renderCall, renderContent, textAnswer } from "./text.js";
 import { LINEUP_TYPE, sendBody, sendMessage, TEXT_TYPE, WK_LIMITS, wkConfig, type SendBody, type WkConfig } from "./wire.js";

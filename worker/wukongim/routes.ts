@@ -3,8 +3,8 @@
 // untrusted. WuKongIM counts only HTTP 200 as success and retries otherwise, so we answer fast and do the
 // session work after the acknowledgement (waitUntil → the session's Durable Object).
 import { Hono, type Context } from "hono";
-import { readCapped } from "../../shared/edge.js";
-import { safeEqual } from "../../shared/tokens.js";
+import { readCapped } from "../../shared/edge/app.js";
+import { safeEqual } from "../../shared/edge/tokens.js";
 import type { Env } from "../env.js";
 import type { ImChannel, ImInbound, ImMessage } from "./bridge.js";
 import { decodePayload, LINEUP_TYPE, mentions, parseWebhook, TEXT_TYPE, WK_LIMITS, type WebhookEvent, type WkMessage } from "./wire.js";

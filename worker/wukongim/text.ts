@@ -1,6 +1,6 @@
 // The human-readable side of the bridge: how a call looks in a plain IM app, and how a plain text reply
 // ("#K3F 2") becomes the call's result. Pure functions, no I/O.
-import type { ContentBlock, ToolResultBody } from "../../shared/protocol.js";
+import type { ContentBlock, ToolResultBody } from "../../shared/contract/protocol.js";
 import { WK_LIMITS } from "./wire.js";
 
 /** Short codes: `#` + 3–8 capital letters or digits. We issue 4 from an alphabet without 0/O/1/I. */

@@ -3,6 +3,6 @@
 import "./strings.js"; // its strings join the app's (web/src/i18n.ts) as soon as the chunk is there
 export { sessionCrypto, checkCall, type SessionCrypto } from "./session.js";
 export { comparisons, hasKeys, joinPairing, keyringFor, resumeJoins, Keyring, type E2EState, type InboxLink } from "./keyring.js";
-export { newPairingSecret, parsePairingFragment, isE2EError } from "../../../shared/e2e/index.js";
+export { newPairingSecret, parsePairingFragment, isE2EError } from "../../../shared/crypto/e2e/index.js";
 export { recordId, deleteKeys } from "./store.js";
 export { openInboxPolicy, sealInboxPolicy, type PolicyState, type PolicyView } from "./policy.js";

@@ -22,7 +22,7 @@ import {
   type HolderSelf,
   type PairReply,
   type WrappedKey,
-} from "../../../shared/e2e/index.js";
+} from "../../../shared/crypto/e2e/index.js";
 import { ApiError } from "../inbox.js";
 import { deleteJoin, deleteSponsor, getKeys, joinPending, putJoin, putKeys, putSponsor, recordId, sponsorSecrets, type DeviceKeys } from "./store.js";
 

@@ -1,8 +1,8 @@
 // The inbox policy of an end-to-end encrypted inbox in the app (issue 26; docs/e2e.md "The inbox policy"):
 // opened with this device's content keys for the policy screen, sealed under the current key when saved.
 // Part of the lazy E2E chunk: the screen loads it only when the inbox has E2E on or the policy is sealed.
-import { openPolicy, sealPolicy, type Envelope, type PolicyLists } from "../../../shared/e2e/index.js";
-import type { InboxPolicy } from "../../../shared/inbox-protocol.js";
+import { openPolicy, sealPolicy, type Envelope, type PolicyLists } from "../../../shared/crypto/e2e/index.js";
+import type { InboxPolicy } from "../../../shared/contract/inbox.js";
 import { keyringFor, type InboxLink } from "./keyring.js";
 
 /**

@@ -2,10 +2,10 @@
 // of its epoch, seals what this device sends, and validates opened arguments against the app's own tool
 // schemas before anything is rendered (docs/e2e.md rule 2: validation moves to the receiver). The lazy
 // `e2e` chunk: plaintext sessions never load it.
-import { BUILTIN_TOOLS } from "../../../shared/builtin-tools.js";
-import { E2EError, openFrame, screenSealed, sealFrame, type Frame, type Screened } from "../../../shared/e2e/index.js";
-import type { ToolDef } from "../../../shared/protocol.js";
-import { checkArguments } from "../../../shared/schema.js";
+import { BUILTIN_TOOLS } from "../../../shared/contract/builtin-tools.js";
+import { E2EError, openFrame, screenSealed, sealFrame, type Frame, type Screened } from "../../../shared/crypto/e2e/index.js";
+import type { ToolDef } from "../../../shared/contract/protocol.js";
+import { checkArguments } from "../../../shared/contract/schema.js";
 import { keyringFor, type InboxLink, type Keyring } from "./keyring.js";
 
 export interface SessionCrypto {
@@ -17,7 +17,7 @@ export interface SessionCrypto {
   seal(f: Frame): Promise<Frame>;
   /** `stale_epoch` or an envelope of an epoch we do not hold: fetch the key state again. */
   refresh(): Promise<void>;
-  /** Plaintext content dropped, relay-made errors kept to end calls (shared/e2e/guard.ts, issue 26): in the
+  /** Plaintext content dropped, relay-made errors kept to end calls (shared/crypto/e2e/guard.ts, issue 26): in the
    * lazy chunk, so plaintext sessions never load it. */
   screen(f: Frame): Screened;
   /** Null when the arguments fit the tool's schema, else why not. */

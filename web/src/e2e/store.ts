@@ -6,7 +6,7 @@
 // cannot make a session plaintext again) — separate, so the keys' database keeps its version and an older
 // copy of the app or service worker is never blocked by an upgrade.
 // Nothing here imports the app (the service worker bundles this file alone).
-import type { HolderPublic, WrappedKey } from "../../../shared/e2e/wrap.js";
+import type { HolderPublic, WrappedKey } from "../../../shared/crypto/e2e/wrap.js";
 
 export interface DeviceKeys {
   /** `${origin} ${inbox_id}` */

@@ -1,7 +1,7 @@
 // Turns files, photos and voice notes into MCP content blocks (base64). A frame is at most 1 MiB
 // (LIMITS.maxFrameBytes), so attachments are capped at MAX_ATTACH_BYTES raw in all and big photos are
 // re-encoded smaller first.
-import type { ContentBlock } from "../../../shared/protocol.js";
+import type { ContentBlock } from "../../../shared/contract/protocol.js";
 
 /** Raw bytes of all attachments of one answer or message: base64 (4/3) plus JSON stays under 1 MiB. */
 export const MAX_ATTACH_BYTES = 700 * 1024;

@@ -1,5 +1,5 @@
 // calculator (toolset): answered by the app itself, no human (../shared/spec/builtin-tools.md).
-import type { ToolError, ToolResultBody } from "../../../shared/protocol.js";
+import type { ToolError, ToolResultBody } from "../../../shared/contract/protocol.js";
 
 export type Answer = { result: ToolResultBody } | { error: ToolError };
 

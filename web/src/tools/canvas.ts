@@ -1,6 +1,6 @@
 // canvas (app): open → draw/undo/clear/snapshot → close, answered by the app itself. Instances are kept
 // per session in localStorage so an agent's later `draw` still finds its board after a reload.
-import type { ContentBlock } from "../../../shared/protocol.js";
+import type { ContentBlock } from "../../../shared/contract/protocol.js";
 import { randomId } from "../storage.js";
 import type { Answer } from "./calculator.js";
 

@@ -1,7 +1,7 @@
 // Pure helpers of the permission card: what a tool input is (a shell command, a file edit, a path, a URL,
 // or just JSON), a line diff of an edit's old and new text, and the rules to offer. No DOM, so Node tests
 // run them.
-import { proposeRules, validatePolicyFile } from "../../../shared/policy.js";
+import { proposeRules, validatePolicyFile } from "../../../shared/policy/index.js";
 
 export type InputView =
   | { kind: "bash"; command: string; description?: string }

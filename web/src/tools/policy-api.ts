@@ -1,6 +1,6 @@
 // The inbox policy over HTTP (docs/inbox.md): GET / PUT /api/inbox/policy with this device's credential.
 // The credential comes from the inboxes the PWA stored at pairing (storage.ts loadInboxes).
-import type { InboxPolicy } from "../../../shared/inbox-protocol.js";
+import type { InboxPolicy } from "../../../shared/contract/inbox.js";
 import { loadInboxes, type SavedInbox } from "../storage.js";
 
 export type Lists = { allow: string[]; ask: string[]; deny: string[] };

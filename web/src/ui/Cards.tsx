@@ -1,7 +1,7 @@
 // A pending tool call as a card in the thread; once it is settled it collapses to a row with what was asked
 // and how it ended, in words (approved, changes requested and declined each look different).
 import { useEffect, useState } from "preact/hooks";
-import { BUILTIN_TOOLS } from "../../../shared/builtin-tools.js";
+import { BUILTIN_TOOLS } from "../../../shared/contract/builtin-tools.js";
 import { plainLine } from "../calltext.js";
 import type { CallEntry, SessionConn } from "../conn.js";
 import { t, type Key } from "../i18n.js";

@@ -1,7 +1,7 @@
 // Text plus attachments (files, photos, voice notes): the chat box and the reply box of ask_question /
 // work_report share it.
 import { useRef, useState } from "preact/hooks";
-import type { ContentBlock } from "../../../shared/protocol.js";
+import type { ContentBlock } from "../../../shared/contract/protocol.js";
 import { t } from "../i18n.js";
 import { Icon } from "./Icon.js";
 import { MAX_ATTACH_BYTES, toAttachment, totalBytes, VoiceRecorder, type Attachment } from "../tools/attachments.js";

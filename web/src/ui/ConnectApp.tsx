@@ -5,7 +5,7 @@
 // connected, last used) with Revoke: a revoked app's tokens are refused at once.
 import { signal } from "@preact/signals";
 import { useEffect, useState } from "preact/hooks";
-import type { ConnectRequestInfo, GrantInfo } from "../../../shared/oauth.js";
+import type { ConnectRequestInfo, GrantInfo } from "../../../shared/contract/oauth.js";
 import { ct } from "../connect-i18n.js";
 import { ApiError, type InboxConn } from "../inbox.js";
 import { navigate } from "../router.js";

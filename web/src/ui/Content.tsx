@@ -1,6 +1,6 @@
 // Shows MCP content blocks: text (markdown), images, audio players, and files as download links.
 // Each block has its own error boundary, so one that cannot be shown leaves the others (and the thread).
-import type { ContentBlock } from "../../../shared/protocol.js";
+import type { ContentBlock } from "../../../shared/contract/protocol.js";
 import { t } from "../i18n.js";
 import { Markdown } from "../tools/markdown.js";
 import { dataUrl } from "../tools/attachments.js";

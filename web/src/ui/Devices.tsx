@@ -2,7 +2,7 @@
 // machines (revoke), and single-use codes that add a device (a #pair= link, as a QR code) or an agent
 // machine (`lineup join CODE`). Everything shown comes live from the inbox socket.
 import { useEffect, useState } from "preact/hooks";
-import type { CodeIssued } from "../../../shared/inbox-protocol.js";
+import type { CodeIssued } from "../../../shared/contract/inbox.js";
 import type { InboxConn } from "../inbox.js";
 import { t } from "../i18n.js";
 import { inboxes, setDeviceName } from "../sessions.js";
@@ -98,7 +98,7 @@ function Qr({ text }: { text: string }) {
   useEffect(() => {
     let live = true;
     // Loaded on demand: the encoder is not part of the initial bundle.
-    import("../qr.js")
+    import("../../../shared/text/qr.js")
       .then((m) => live && setQr(m.qrPath(text)))
       .catch(() => live && setQr("failed"));
     return () => {

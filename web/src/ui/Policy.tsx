@@ -3,7 +3,7 @@
 // the same parser the adapter uses), remove, save with the version it was read at (409: reload). With
 // E2E on it is opened and saved sealed under the inbox's key (docs/e2e.md "The inbox policy").
 import { useEffect, useState } from "preact/hooks";
-import { validatePolicyFile } from "../../../shared/policy.js";
+import { validatePolicyFile } from "../../../shared/policy/index.js";
 import type { SavedInbox } from "../storage.js";
 import { pt, type PKey } from "../tools/permission-i18n.js";
 import { getPolicy, policyInboxes, putPolicy, putSealedPolicy, PolicyHttpError, type Lists } from "../tools/policy-api.js";

@@ -1,0 +1,388 @@
+// One inbox's logic, run by the Worker's Inbox object (worker/inbox.ts) and the LAN server
+// (adapter/lan/inbox.ts) alike. Its whole state is one small JSON document (≤ 32 devices, 16 machines,
+// 200 sessions): every change is read → modify → write with no await in between, so concurrent requests
+// never interleave inside one. Secrets never reach it: the edge hashes them and passes the hash.
+import {
+  CLOSE_REVOKED,
+  INBOX_LIMITS,
+  type CredentialKind,
+  type DeviceInfo,
+  type InboxPolicy,
+  type InboxSession,
+  type InboxState,
+  type MachineInfo,
+  type RecentCall,
+  type SessionReport,
+  type WaitingCall,
+} from "../contract/inbox.js";
+import type { ClosedCall } from "../contract/push.js";
+import type { Envelope } from "../crypto/e2e/envelope.js";
+import { cut } from "../text/cut.js";
+import { e2eState, e2eSummary, e2eWrite, emptyE2E, prunePairings, recordPairing, revokeHolder, type E2EAnswer, type E2EData, type E2ERequest } from "./e2e.js";
+
+interface Member {
+  name: string;
+  hash: string;
+  since: number;
+  last_seen: number;
+}
+interface Code {
+  kind: "pair" | "join";
+  hash: string;
+  expires_at: number;
+}
+export interface InboxData {
+  inbox_id: string;
+  created_at: number;
+  devices: Record<string, Member>;
+  machines: Record<string, Member>;
+  sessions: Record<string, InboxSession & { epoch: number }>;
+  codes: Code[];
+  policy: InboxPolicy;
+  /** The key state of end-to-end encryption (docs/e2e.md); absent in inboxes made before it. */
+  e2e?: E2EData;
+  /** Sessions of revoked machines whose end has not reached them yet (docs/inbox.md "Revocation"), by id:
+   * written with the revocation itself, dropped once the session ended (or expired), retried until then. */
+  ending?: Record<string, Ending>;
+}
+
+interface Ending {
+  epoch: number;
+  expires_at: number;
+  /** When the next attempt is due, and how many failed. */
+  due: number;
+  tries: number;
+}
+
+export interface InboxPorts {
+  load(): InboxData | undefined;
+  save(d: InboxData): void;
+  /** Sends to every open inbox socket: `frame(deviceId)` builds each device's own view. */
+  broadcast(frame: (deviceId: string) => string): void;
+  /** Closes the inbox sockets of one device. */
+  closeDevice(deviceId: string, code: number, reason: string): void;
+  /** Closes a client's connections to one session (revocation reaches every session of the inbox). */
+  dropClient(sid: string, clientId: string, code: number, reason: string): Promise<void>;
+  /** Tells a sealed session the inbox's new epoch (it refuses older envelopes from then on). */
+  sessionEpoch(sid: string, epoch: number): Promise<void>;
+  /** Ends a session of a revoked machine as `DELETE /api/sessions/:sid` does (sockets close with 4004 and
+   * `reason`); false when that incarnation was gone already. Rejects when it could not be reached. */
+  endSession(sid: string, epoch: number, reason: string): Promise<boolean>;
+  /** Run `finishEnding` at `at` (the Worker's one alarm, the LAN server's timer). */
+  wakeEnding(at: number): void;
+}
+
+/** What else listens to the inbox (Web Push, shared/inbox/push.ts); called after each change was saved. */
+export interface InboxHooks {
+  /** A live session's report arrived: its Waiting list before and after (after is empty when it ended). */
+  reported?(sid: string, before: WaitingCall[], after: WaitingCall[], r: SessionReport): void;
+  /** A device was revoked (its push subscription goes too). */
+  revoked?(deviceId: string): void;
+}
+
+/** A write of the inbox policy: plaintext lists (E2E off), or the sealed envelope and its author's id. */
+export type PolicyWrite = { permissions: Partial<InboxPolicy["permissions"]> } | { sealed: Envelope; by: string };
+export type PolicyRefusal = "conflict" | "e2e_on" | "e2e_off" | "stale_epoch";
+
+export type AuthAnswer = { ok: false } | { ok: true; name: string; session?: { epoch: number; expires_at: number; machine_id?: string } };
+export type Attach = Omit<InboxSession, keyof SessionReport> & { epoch: number };
+
+export class InboxCore {
+  constructor(
+    private readonly ports: InboxPorts,
+    private readonly hooks: InboxHooks = {},
+  ) {}
+
+  private change<T>(fn: (d: InboxData) => T, push = true): T | undefined {
+    const d = this.ports.load();
+    if (!d) return undefined;
+    const r = fn(d);
+    this.ports.save(d);
+    if (push) this.push(d);
+    return r;
+  }
+
+  private push(d: InboxData): void {
+    this.ports.broadcast((id) => JSON.stringify(view(d, { kind: "device", id })));
+  }
+
+  /** Makes the inbox with its first machine; false when it exists (ids are random: never in practice). */
+  create(inboxId: string, machine: { id: string; name: string; hash: string }, now = Date.now()): boolean {
+    if (this.ports.load()) return false;
+    this.ports.save({
+      inbox_id: inboxId,
+      created_at: now,
+      devices: {},
+      machines: { [machine.id]: { name: machine.name, hash: machine.hash, since: now, last_seen: now } },
+      sessions: {},
+      codes: [],
+      policy: { permissions: { allow: [], ask: [], deny: [] }, version: 0 },
+    });
+    return true;
+  }
+
+  /** Checks a credential by its hash; with `sid`, also that the session is one of this inbox. */
+  auth(kind: CredentialKind, id: string, hash: string, sid?: string, now = Date.now()): AuthAnswer {
+    const d = this.ports.load();
+    const m = d && (kind === "device" ? d.devices : d.machines)[id];
+    if (!d || !m || m.hash !== hash) return { ok: false };
+    if (now - m.last_seen >= INBOX_LIMITS.lastSeenEveryMs) {
+      m.last_seen = now;
+      this.ports.save(d);
+    }
+    if (sid === undefined) return { ok: true, name: m.name };
+    const s = d.sessions[sid];
+    if (!s || s.expires_at <= now) return { ok: true, name: m.name };
+    return { ok: true, name: m.name, session: { epoch: s.epoch, expires_at: s.expires_at, ...(s.machine_id !== undefined ? { machine_id: s.machine_id } : {}) } };
+  }
+
+  /** The inbox's data as stored (a copy), for its listeners. */
+  read(): InboxData | undefined {
+    return this.ports.load();
+  }
+
+  state(you: { kind: CredentialKind; id: string }): InboxState | undefined {
+    const d = this.ports.load();
+    return d && view(d, you);
+  }
+
+  /** Whether agent machine `id` is a member (the edge's check of an inbox session's tokens). */
+  machineLive(id: string): boolean {
+    return this.ports.load()?.machines[id] !== undefined;
+  }
+
+  /** A new session of this inbox (its object was just created). Past the cap the least active goes.
+   * False when its machine was revoked meanwhile (the edge then deletes the session). */
+  attach(s: Attach, now = Date.now()): boolean {
+    return (
+      this.change((d) => {
+        if (s.machine_id !== undefined && !d.machines[s.machine_id]) return false;
+        d.sessions[s.session_id] = { ...s, agent_online: false, pending: 0, last_activity: now, waiting: [] };
+        const all = Object.values(d.sessions).sort((a, b) => a.last_activity - b.last_activity);
+        for (const old of all.slice(0, Math.max(0, all.length - INBOX_LIMITS.maxSessions))) delete d.sessions[old.session_id];
+        return true;
+      }) ?? false
+    );
+  }
+
+  /** A session's own report (it changed); `ended` removes it. Unknown sessions are ignored. */
+  report(sid: string, epoch: number, r: SessionReport): void {
+    const d = this.ports.load();
+    const s = d?.sessions[sid];
+    if (!d || !s || s.epoch !== epoch) return;
+    const before = s.waiting;
+    if (r.ended) delete d.sessions[sid];
+    else {
+      Object.assign(s, { agent_online: r.agent_online, pending: r.pending, last_activity: r.last_activity, waiting: r.waiting.slice(0, INBOX_LIMITS.maxWaitingPerSession) });
+      const recent = recentAfter(s.recent ?? [], before, r.closed ?? [], r.last_activity);
+      if (recent.length) s.recent = recent;
+      else delete s.recent;
+    }
+    this.ports.save(d);
+    this.push(d);
+    this.hooks.reported?.(sid, before, r.ended ? [] : s.waiting, r);
+  }
+
+  issueCode(kind: "pair" | "join", hash: string, now = Date.now()): number | undefined {
+    const expires = now + INBOX_LIMITS.codeTtlMs;
+    return this.change((d) => {
+      d.codes = d.codes.filter((c) => c.expires_at > now).slice(-(INBOX_LIMITS.maxOpenCodes - 1));
+      d.codes.push({ kind, hash, expires_at: expires });
+      return expires;
+    }, false);
+  }
+
+  /** Spends a code once; "invalid" for unknown, used and expired alike, "full" past the member cap. With
+   * `codeId` (docs/e2e.md), the new member is recorded as the joiner of that pairing. */
+  redeem(kind: "pair" | "join", codeHash: string, member: { id: string; name: string; hash: string }, codeId?: string, now = Date.now()): "ok" | "invalid" | "full" {
+    const d = this.ports.load();
+    if (!d) return "invalid";
+    const i = d.codes.findIndex((c) => c.kind === kind && c.hash === codeHash && c.expires_at > now);
+    if (i < 0) return "invalid";
+    const group = kind === "pair" ? d.devices : d.machines;
+    if (Object.keys(group).length >= (kind === "pair" ? INBOX_LIMITS.maxDevices : INBOX_LIMITS.maxMachines)) return "full";
+    const [spent] = d.codes.splice(i, 1);
+    group[member.id] = { name: member.name, hash: member.hash, since: now, last_seen: now };
+    if (codeId !== undefined) recordPairing((d.e2e ??= emptyE2E()), codeId, member.id, spent!.expires_at, now);
+    this.ports.save(d);
+    this.push(d);
+    return "ok";
+  }
+
+  rename(kind: CredentialKind, id: string, name: string): DeviceInfo | MachineInfo | undefined {
+    return this.change((d) => {
+      const m = (kind === "device" ? d.devices : d.machines)[id];
+      if (!m) return undefined;
+      m.name = name;
+      return kind === "device" ? deviceInfo(id, m) : machineInfo(id, m);
+    });
+  }
+
+  /**
+   * Revokes a device or machine: its credential is gone at once; a device's sockets close with 4401 in
+   * the inbox and in every session of it before this resolves. A machine's sessions leave the list and
+   * are ended: recorded with the revocation (one write), tried here, retried from `finishEnding`.
+   */
+  async revoke(kind: CredentialKind, id: string, now = Date.now()): Promise<boolean> {
+    const r = this.change((d) => {
+      const group = kind === "device" ? d.devices : d.machines;
+      if (!group[id]) return undefined;
+      delete group[id];
+      if (d.e2e) revokeHolder(d.e2e, id);
+      const ended = kind === "machine" ? Object.values(d.sessions).filter((s) => s.machine_id === id) : [];
+      for (const s of ended) {
+        delete d.sessions[s.session_id];
+        (d.ending ??= {})[s.session_id] = { epoch: s.epoch, expires_at: s.expires_at, due: now + INBOX_LIMITS.endRetryBaseMs, tries: 0 };
+      }
+      return { sessions: Object.keys(d.sessions), ended };
+    });
+    if (!r) return false;
+    if (kind === "device") {
+      this.hooks.revoked?.(id);
+      this.ports.closeDevice(id, CLOSE_REVOKED, "device revoked");
+      await Promise.all(r.sessions.map((sid) => this.ports.dropClient(sid, id, CLOSE_REVOKED, "device revoked").catch(() => undefined)));
+    } else if (r.ended.length) {
+      // The retry is armed before the first attempt: an eviction from here on loses nothing.
+      this.ports.wakeEnding(now + INBOX_LIMITS.endRetryBaseMs);
+      const gone: SessionReport = { agent_online: false, pending: 0, last_activity: now, waiting: [], ended: true };
+      for (const s of r.ended) this.hooks.reported?.(s.session_id, s.waiting, [], gone);
+      await this.endSessions(r.ended.map((s) => s.session_id), now);
+    }
+    return true;
+  }
+
+  /** The sessions of revoked machines due now are ended (the alarm); the rest wait for their retry. */
+  async finishEnding(now = Date.now()): Promise<void> {
+    const ending = this.ports.load()?.ending ?? {};
+    await this.endSessions(Object.keys(ending).filter((sid) => ending[sid]!.due <= now), now);
+  }
+
+  /** The earliest retry of an ending session, if any (the Worker shares its alarm with Web Push). */
+  endingDue(): number | undefined {
+    const due = Object.values(this.ports.load()?.ending ?? {}).map((e) => e.due);
+    return due.length ? Math.min(...due) : undefined;
+  }
+
+  /** One attempt per session; idempotent (an ended incarnation answers false), so overlaps are harmless. */
+  private async endSessions(sids: string[], now = Date.now()): Promise<void> {
+    if (!sids.length) {
+      const at = this.endingDue();
+      if (at !== undefined) this.ports.wakeEnding(at);
+      return;
+    }
+    const load = () => this.ports.load()?.ending ?? {};
+    const tried = await Promise.all(
+      sids.map(async (sid) => {
+        const e = load()[sid];
+        if (!e || e.expires_at <= now) return { sid, ok: true }; // it ends by itself at its expiry
+        return this.ports.endSession(sid, e.epoch, "machine revoked").then(() => ({ sid, ok: true }), () => ({ sid, ok: false }));
+      }),
+    );
+    const left = this.change((d) => {
+      for (const { sid, ok } of tried) {
+        const e = d.ending?.[sid];
+        if (!e) continue;
+        if (ok) delete d.ending![sid];
+        else Object.assign(e, { tries: e.tries + 1, due: now + Math.min(INBOX_LIMITS.endRetryMaxMs, INBOX_LIMITS.endRetryBaseMs * 2 ** (e.tries + 1)) });
+      }
+      if (d.ending && Object.keys(d.ending).length === 0) delete d.ending;
+      return d.ending ? Math.min(...Object.values(d.ending).map((e) => e.due)) : undefined;
+    }, false);
+    if (left !== undefined) this.ports.wakeEnding(left);
+  }
+
+  // ---------------------------------------------------------------- end-to-end encryption (docs/e2e.md)
+
+  /** The key endpoints, as a member `who` of the inbox (the edge checked the credential). A refusal
+   * changes nothing; a re-key tells every sealed session of the inbox the new epoch before it resolves. */
+  async e2e(who: { kind: CredentialKind; id: string }, req: E2ERequest, now = Date.now()): Promise<E2EAnswer> {
+    const d = this.ports.load();
+    if (!d) return { status: 404, code: "not_found", message: "no such inbox" };
+    const e = structuredClone(d.e2e ?? emptyE2E());
+    if (req.op === "get") {
+      prunePairings(e, now);
+      return { status: 200, body: e2eState(e, who.id, now) };
+    }
+    let r: E2EAnswer;
+    if (req.op === "claim") {
+      const i = d.codes.findIndex((c) => c.hash === req.codeHash && c.expires_at > now);
+      if (i < 0) return { status: 404, code: "invalid_code", message: "this code is unknown, was already used or has expired" };
+      const [spent] = d.codes.splice(i, 1);
+      recordPairing(e, req.code_id, who.id, spent!.expires_at, now);
+      r = { status: 200, body: { code_id: req.code_id } };
+    } else {
+      const members = new Set([...Object.keys(d.devices), ...Object.keys(d.machines)]);
+      r = e2eWrite(e, d.inbox_id, who.id, members, req, now);
+      if (r.status >= 400) return r;
+    }
+    d.e2e = e;
+    this.ports.save(d);
+    this.push(d);
+    if (req.op === "put") {
+      const sealed = Object.values(d.sessions).filter((s) => s.sealed === true && s.expires_at > now);
+      await Promise.all(sealed.map((s) => this.ports.sessionEpoch(s.session_id, e.epoch).catch(() => undefined)));
+    }
+    return r;
+  }
+
+  /** The inbox's current epoch (0: E2E off): a sealed session starts at it. */
+  e2eEpoch(): number {
+    return this.ports.load()?.e2e?.epoch ?? 0;
+  }
+
+  policy(): InboxPolicy | undefined {
+    return this.ports.load()?.policy;
+  }
+
+  /**
+   * Plaintext: replaces the lists given (only while the inbox's epoch is 0, else "e2e_on"). Sealed
+   * (docs/e2e.md "The inbox policy"): replaces the whole policy with the envelope, which must be of the
+   * current epoch ("stale_epoch"; "e2e_off" at epoch 0). "conflict" when `base` is not the current version.
+   * A refusal changes nothing.
+   */
+  setPolicy(w: PolicyWrite, base?: number): InboxPolicy | PolicyRefusal | undefined {
+    const d = this.ports.load();
+    if (!d) return undefined;
+    const epoch = d.e2e?.epoch ?? 0;
+    if ("sealed" in w ? epoch === 0 : epoch > 0) return "sealed" in w ? "e2e_off" : "e2e_on";
+    if ("sealed" in w && w.sealed.e !== epoch) return "stale_epoch";
+    if (base !== undefined && base !== d.policy.version) return "conflict";
+    d.policy =
+      "sealed" in w
+        ? { permissions: { allow: [], ask: [], deny: [] }, version: d.policy.version + 1, sealed: w.sealed, sealed_by: w.by }
+        : { permissions: { ...d.policy.permissions, ...w.permissions }, version: d.policy.version + 1 };
+    this.ports.save(d);
+    this.push(d);
+    return d.policy;
+  }
+}
+
+const deviceInfo = (id: string, m: Member): DeviceInfo => ({ id, name: m.name, paired_at: m.since, last_seen: m.last_seen });
+const machineInfo = (id: string, m: Member): MachineInfo => ({ id, name: m.name, joined_at: m.since, last_seen: m.last_seen });
+
+function view(d: InboxData, you: { kind: CredentialKind; id: string }): InboxState {
+  const now = Date.now();
+  return {
+    type: "inbox",
+    inbox_id: d.inbox_id,
+    you,
+    devices: Object.entries(d.devices).map(([id, m]) => deviceInfo(id, m)),
+    machines: Object.entries(d.machines).map(([id, m]) => machineInfo(id, m)),
+    sessions: Object.values(d.sessions)
+      .filter((s) => s.expires_at > now)
+      .sort((a, b) => b.last_activity - a.last_activity)
+      .map(({ epoch: _e, ...s }) => ({ ...s, sealed: s.sealed === true })),
+    policy_version: d.policy.version,
+    e2e: e2eSummary(d.e2e, now),
+  };
+}
+
+/** The recent list after a report: the calls that just left (as they were listed), newest last, bounded. */
+function recentAfter(recent: RecentCall[], before: WaitingCall[], closed: ClosedCall[], now: number): RecentCall[] {
+  const added = closed.flatMap((c): RecentCall[] => {
+    const w = before.find((b) => b.call_id === c.call_id);
+    if (!w) return [];
+    return [{ ...c, name: w.name, text: cut(w.text, INBOX_LIMITS.maxRecentText), at: now }];
+  });
+  return [...recent, ...added].filter((x) => now - x.at < INBOX_LIMITS.recentTtlMs).slice(-INBOX_LIMITS.maxRecentPerSession);
+}

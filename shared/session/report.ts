@@ -1,0 +1,124 @@
+// What a session attached to an inbox tells it: agent online, the calls waiting for a human and their
+// question text. Sent only when it changed (a hibernation forgets the last one: the next change re-sends,
+// which the inbox takes idempotently), so ordinary frames cost no call to the inbox.
+import { INBOX_LIMITS, type SessionReport, type WaitingCall } from "../contract/inbox.js";
+import { PUSH_LIMITS, type ClosedCall } from "../contract/push.js";
+import type { Peer } from "./router.js";
+import type { CallRow, Store } from "./store.js";
+import type { SealedArgs } from "./sealed.js";
+
+/** The human-readable line of a call for the Waiting list. */
+export function callText(name: string, args: unknown): string {
+  const a = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
+  const pick = (...keys: string[]) => keys.map((k) => a[k]).find((v): v is string => typeof v === "string" && v.trim() !== "");
+  let text: string | undefined;
+  if (name === "permission") {
+    const input = (a.input && typeof a.input === "object" ? a.input : {}) as Record<string, unknown>;
+    const detail = [input.command, input.file_path, input.url, input.pattern].find((v): v is string => typeof v === "string");
+    text = `${typeof a.tool_name === "string" ? a.tool_name : "tool"}${detail ? `: ${detail}` : ""}`;
+  } else text = pick("question", "summary", "title", "prompt", "message");
+  const t = (text ?? name).replace(/\s+/g, " ").trim();
+  return t.length > INBOX_LIMITS.maxWaitingText ? `${t.slice(0, INBOX_LIMITS.maxWaitingText - 1)}…` : t;
+}
+
+/** The bounded extras a notification needs (docs/push.md): confirm labels, a short single choice's options. */
+/** The notification extras of a call (confirm labels, a short single choice's options), cut for a push; also a sealed call's preview (adapter/e2e/frames.ts). */
+export function pushExtras(name: string, args: unknown): Pick<WaitingCall, "yes_label" | "no_label" | "options"> {
+  const a = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
+  const cut = (v: unknown) => {
+    if (typeof v !== "string" || v.trim() === "") return undefined;
+    const t = v.replace(/\s+/g, " ").trim();
+    return t.length > PUSH_LIMITS.maxLabel ? `${t.slice(0, PUSH_LIMITS.maxLabel - 1)}…` : t;
+  };
+  const out: Pick<WaitingCall, "yes_label" | "no_label" | "options"> = {};
+  if (name === "confirm") {
+    const yes = cut(a.yes_label);
+    const no = cut(a.no_label);
+    if (yes) out.yes_label = yes;
+    if (no) out.no_label = no;
+  } else if (name === "choice" && a.multiple !== true && Array.isArray(a.options) && a.options.length >= 1 && a.options.length <= PUSH_LIMITS.maxOptions) {
+    const opts = a.options.map(cut);
+    if (opts.every((o): o is string => o !== undefined)) out.options = opts;
+  }
+  return out;
+}
+
+/** How a call that left the Waiting list ended, from its kept row (none: it was cancelled and dropped). */
+function outcomeOf(store: Store, callId: string): ClosedCall {
+  const row = store.getCall(callId);
+  if (!row) return { call_id: callId, outcome: "cancelled" };
+  if (row.status === "open") return { call_id: callId, outcome: "error" }; // still open but no longer listed (past the 20)
+  let f: { answered_by?: unknown; result?: { message?: unknown }; error?: { code?: unknown }; sealed?: unknown } = {};
+  try {
+    f = JSON.parse(row.result ?? "{}") as typeof f;
+  } catch {
+    /* our own JSON */
+  }
+  const by = typeof f.answered_by === "string" ? f.answered_by : undefined;
+  const out: ClosedCall = { call_id: callId, outcome: f.result || f.sealed ? "answered" : f.error?.code === "timeout" ? "timeout" : f.error?.code === "declined" ? "declined" : "error" };
+  if (by) out.by = by;
+  const msg = f.result?.message;
+  if (typeof msg === "string" && msg !== "") out.answer = msg.length > PUSH_LIMITS.maxAnswer ? `${msg.slice(0, PUSH_LIMITS.maxAnswer - 1)}…` : msg;
+  return out;
+}
+
+/** The listed call ids of the last report, kept in the session's own storage so an eviction forgets nothing. */
+const LISTED_KEY = "inbox.listed";
+
+/** A sealed call's entry (docs/e2e.md): no text, labels or options — its sealed preview and its caller. */
+function sealedEntry(c: CallRow): WaitingCall {
+  const w: WaitingCall = { call_id: c.call_id, name: c.name, text: "", created_at: c.created_at, deadline_at: c.deadline, sealed: true, from: c.caller };
+  try {
+    const a = JSON.parse(c.args || "{}") as Partial<SealedArgs>;
+    if (a.preview) w.preview = a.preview;
+  } catch {
+    /* our own JSON */
+  }
+  return w;
+}
+
+export function summarize(store: Store, peers: readonly Peer[], now: number, sealed = false): SessionReport {
+  // Unchecked calls too: a call waits unchecked until a device that serves it connects once.
+  const open = store.openCalls().filter((c) => c.caller_role === "agent");
+  const waiting: WaitingCall[] = open
+    .sort((x, y) => x.created_at - y.created_at)
+    .slice(0, INBOX_LIMITS.maxWaitingPerSession)
+    .map((c) => {
+      if (sealed) return sealedEntry(c);
+      let args: unknown = {};
+      try {
+        args = JSON.parse(c.args || "{}");
+      } catch {
+        /* kept args are our own JSON; an empty one reads as {} */
+      }
+      return { call_id: c.call_id, name: c.name, text: callText(c.name, args), created_at: c.created_at, deadline_at: c.deadline, ...pushExtras(c.name, args) };
+    });
+  const agent_online = peers.some((p) => p.role === "agent" && !p.clientId.startsWith("~"));
+  const report: SessionReport = { agent_online, pending: open.length, last_activity: now, waiting };
+  // Which listed calls left since the last report, and how: the inbox updates their notifications.
+  let listed: string[] = [];
+  try {
+    listed = JSON.parse(store.meta(LISTED_KEY) ?? "[]") as string[];
+  } catch {
+    /* our own JSON */
+  }
+  const ids = waiting.map((w) => w.call_id);
+  const left = listed.filter((id) => !ids.includes(id));
+  if (left.length) report.closed = left.map((id) => outcomeOf(store, id));
+  if (left.length || ids.some((id) => !listed.includes(id))) store.setMeta(LISTED_KEY, JSON.stringify(ids));
+  return report;
+}
+
+/** Remembers what was last sent, so only changes go out. */
+export class Reporter {
+  private last = "";
+
+  constructor(private readonly send: (r: SessionReport) => void) {}
+
+  maybe(r: SessionReport): void {
+    const key = JSON.stringify([r.agent_online, r.pending, r.waiting.map((w) => [w.call_id, w.text, w.preview?.n]), r.ended ?? false]);
+    if (key === this.last) return;
+    this.last = key;
+    this.send(r);
+  }
+}

@@ -1,0 +1,65 @@
+// The relay's side of sealed sessions (docs/e2e.md "Wiring"): pure checks and frame shapes the router calls.
+// The relay never opens anything: it checks envelopes' shape (shared/contract/protocol.ts), their epoch, their size,
+// and forwards them with their author named for the associated data.
+import type { Envelope, MessageOut, RelayFrame, SealedFrame, SealedMessageOut, SealedToolCallOut, SealedToolDef, ToolDef } from "../contract/protocol.js";
+import type { CallRow } from "./store.js";
+
+/** What a sealed call keeps in its row's `args` column instead of the arguments. */
+export interface SealedArgs {
+  sealed: Envelope;
+  preview?: Envelope;
+}
+
+/** Every envelope a frame carries. */
+function envelopesOf(f: SealedFrame): Envelope[] {
+  if (f.type === "tool.list") return (f.tools ?? []).map((t) => t.sealed);
+  const out: Envelope[] = [];
+  if ("sealed" in f && f.sealed) out.push(f.sealed);
+  if ("preview" in f && f.preview) out.push(f.preview);
+  return out;
+}
+
+/** The lowest epoch below `current` among a frame's envelopes (refused: `stale_epoch`), or undefined. */
+export function staleEpoch(f: SealedFrame, current: number): number | undefined {
+  let low: number | undefined;
+  for (const e of envelopesOf(f)) if (e.e < current && (low === undefined || e.e < low)) low = e.e;
+  return low;
+}
+
+export const sealedArgs = (sealed: Envelope, preview: Envelope | undefined): SealedArgs => (preview ? { sealed, preview } : { sealed });
+
+/** A sealed call as forwarded to its providers: the envelopes, the caller as `sender`, never arguments. */
+export function sealedCallFrame(c: CallRow): SealedToolCallOut {
+  const a = JSON.parse(c.args) as SealedArgs;
+  const f: SealedToolCallOut = { type: "tool.call", call_id: c.call_id, name: c.name, sealed: a.sealed, deadline: c.deadline, from: c.caller_role, sender: c.caller };
+  if (a.preview) f.preview = a.preview;
+  if (c.action !== null) f.action = c.action;
+  if (c.timeout_s !== null) f.timeout_s = c.timeout_s;
+  return f;
+}
+
+/** A sealed tool list's entries as kept in a registration: each names its author (`sender`, the AAD's). The
+ * catalog code reads only `name`, `type` and action names of them, so they share ToolDef's storage. */
+export function sealedTools(tools: readonly SealedToolDef[], sender: string): ToolDef[] {
+  return tools.map((t) => ({ ...t, sender }) as unknown as ToolDef);
+}
+
+/** The history budget's placeholder for a sealed message: the whole envelope goes (docs/e2e.md). */
+export function elidedSealed(m: SealedMessageOut): SealedMessageOut {
+  const { sealed: _s, ...rest } = m;
+  return { ...rest, elided: true };
+}
+
+/**
+ * A sealed frame in the v1 frame slots (outputs, the kept history). Only clients of a sealed session ever get
+ * one, and they open it (shared/crypto/e2e/frames.ts openFrame) before reading v1 fields; the relay's own code that
+ * reads those fields (placeholders, the IM bridge, push texts) checks `isSealedMessage` or the session's flag.
+ */
+export function asWire(f: SealedToolCallOut): RelayFrame;
+export function asWire(f: SealedMessageOut): MessageOut;
+export function asWire(f: SealedToolCallOut | SealedMessageOut): RelayFrame {
+  return f as unknown as RelayFrame;
+}
+
+/** A kept message of a sealed session (it has `sealed`, or nothing once elided, never `content`). */
+export const isSealedMessage = (m: MessageOut | SealedMessageOut): m is SealedMessageOut => !("content" in m);
