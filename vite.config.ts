@@ -1,10 +1,10 @@
 import preact from "@preact/preset-vite";
 import { build } from "esbuild";
 import { defineConfig, type Plugin } from "vite";
-import { headersFile } from "./shared/csp.js";
+import { headersFile } from "./shared/edge/csp.js";
 
 // Workers static assets apply the rules of dist/web/_headers to every file they serve (the file itself is
-// not served); the values come from shared/csp.ts, which the LAN server uses too.
+// not served); the values come from shared/edge/csp.ts, which the LAN server uses too.
 function securityHeaders(): Plugin {
   return {
     name: "lineup-security-headers",

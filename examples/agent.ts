@@ -6,7 +6,7 @@
 //
 // Environment: LINEUP_RELAY_URL, LINEUP_RELAY_KEY, LINEUP_SESSION + LINEUP_TOKEN, LINEUP_STATE_DIR
 // (see docs/adapter.md). Set EXAMPLE_TIMEOUT_S to bound how long the human has (default 600 s).
-import { connectAgent, LineUpError } from "../adapter/client.js";
+import { connectAgent, LineUpError } from "../adapter/client/index.js";
 
 const timeoutS = Number(process.env.EXAMPLE_TIMEOUT_S ?? 600);
 const agent = await connectAgent({ log: (line) => console.error(`[lineup] ${line}`) });
