@@ -4,7 +4,6 @@ import type { Context } from "hono";
 import { parseConfig, type ConfigResult } from "../shared/edge/config.js";
 import { DEV_RELAY_KEY } from "../shared/contract/defaults.js";
 import { AuthBrake, type EdgeEnv, type EdgeHost, type EdgeSession } from "../shared/edge/app.js";
-import type { EdgeInbox } from "../shared/edge/inbox.js";
 import type { HttpCallAnswer } from "../shared/session/engine.js";
 import { hmac } from "../shared/edge/tokens.js";
 import type { Env } from "./env.js";
@@ -62,7 +61,8 @@ export function workerHost(c: Context<EdgeEnv<Env>>): EdgeHost {
     clientAddr: c.req.header("cf-connecting-ip") ?? "unknown",
     brake,
     session: (sid) => sessionStub(env, sid),
-    inboxes: { inbox: (id) => inboxStub(env, id) },
+    // The object's stub is the inbox service itself (shared/inbox/service.ts): no forward per operation.
+    inboxes: { inbox: (id) => env.INBOXES.get(env.INBOXES.idFromName(id)), connect: (id, req, deviceId, subprotocol) => inboxConnect(env, id, req, deviceId, subprotocol) },
     // http://127.0.0.1 push endpoints only while the relay itself is on localhost (the dev key's rule).
     push: { publicKey: async () => (await relayVapid(env)).publicKey, rotate: async () => (await rotateVapid(env)).publicKey, allowLocalHttp: isLocal(c.req.url) },
     im:
@@ -102,34 +102,11 @@ function sessionStub(env: Env, sid: string): EdgeSession {
   };
 }
 
-function inboxStub(env: Env, id: string): EdgeInbox {
-  const stub = env.INBOXES.get(env.INBOXES.idFromName(id));
-  return {
-    create: (inboxId, m) => stub.create(inboxId, m),
-    auth: (kind, mid, hash, sid) => stub.auth(kind, mid, hash, sid),
-    state: (you) => stub.state(you),
-    attach: (s) => stub.attach(s),
-    issueCode: (kind, hash) => stub.issueCode(kind, hash),
-    redeem: (kind, hash, m, codeId) => stub.redeem(kind, hash, m, codeId),
-    e2e: (who, req) => stub.e2e(who, req),
-    e2eEpoch: () => stub.e2eEpoch(),
-    rename: (kind, mid, name) => stub.rename(kind, mid, name),
-    revoke: (kind, mid) => stub.revoke(kind, mid),
-    machineLive: (mid) => stub.machineLive(mid),
-    policy: () => stub.policy(),
-    setPolicy: (p, base) => stub.setPolicy(p, base),
-    pushSubscribe: (d, sub, origin) => stub.pushSubscribe(d, sub, origin),
-    pushUnsubscribe: (d) => stub.pushUnsubscribe(d),
-    pushInfo: (d, sid) => stub.pushInfo(d, sid),
-    pushSettings: (p) => stub.pushSettings(p),
-    pushAnswer: (hash, action) => stub.pushAnswer(hash, action),
-    pushAttention: (sid, text) => stub.pushAttention(sid, text),
-    connect(req, deviceId, subprotocol) {
-      const headers = new Headers();
-      for (const [k, v] of req.headers) if (!k.startsWith("x-lineup-")) headers.set(k, v);
-      headers.set("x-lineup-device", deviceId);
-      if (subprotocol) headers.set("x-lineup-subprotocol", "1");
-      return stub.fetch(new Request(req, { headers }));
-    },
-  };
+/** The inbox socket of a device the edge checked: the object reads who it is from x-lineup-* headers only the edge sets. */
+function inboxConnect(env: Env, id: string, req: Request, deviceId: string, subprotocol: boolean): Promise<Response> {
+  const headers = new Headers();
+  for (const [k, v] of req.headers) if (!k.startsWith("x-lineup-")) headers.set(k, v);
+  headers.set("x-lineup-device", deviceId);
+  if (subprotocol) headers.set("x-lineup-subprotocol", "1");
+  return env.INBOXES.get(env.INBOXES.idFromName(id)).fetch(new Request(req, { headers }));
 }

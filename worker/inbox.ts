@@ -3,20 +3,24 @@
 // `auth`, here) before anything else is called. Web Push (shared/inbox/push.ts, worker/push.ts) lives here
 // too: its document is a second row, its sends run from the object's one alarm.
 import { DurableObject } from "cloudflare:workers";
-import type { E2ERequest } from "../shared/inbox/e2e.js";
-import { InboxCore, type Attach, type InboxData, type PolicyWrite } from "../shared/inbox/core.js";
-import type { CredentialKind, InboxPolicy, SessionReport } from "../shared/contract/inbox.js";
-import { PushCore, type PushSub } from "../shared/inbox/push.js";
-import { MAX_VISIBILITY_FRAME, VisibilityFrame, type PushAnswerInput, type PushSettings } from "../shared/contract/push.js";
+import { InboxCore, type InboxData } from "../shared/inbox/core.js";
+import { PushCore } from "../shared/inbox/push.js";
+import { adoptInboxOps, type InboxRpc } from "../shared/inbox/service.js";
+import { MAX_VISIBILITY_FRAME, VisibilityFrame } from "../shared/contract/push.js";
 import { closeQuietly, sendIfOpen } from "../shared/session/sockets.js";
 import type { Env } from "./env.js";
 import { tagOf, workerPushPorts, type InboxSocketTag } from "./push.js";
 
 const earliest = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
 
+// Its RPC surface is InboxOps' (shared/inbox/service.ts), adopted onto this class below: declared here, written there once.
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the methods are put on the prototype by adoptInboxOps, right after the class.
+export interface Inbox extends InboxRpc {}
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: see the interface above.
 export class Inbox extends DurableObject<Env> {
-  private readonly core: InboxCore;
-  private readonly pushCore: PushCore;
+  /** Read by the adopted InboxOps methods (never over RPC: only prototype methods are). */
+  readonly core: InboxCore;
+  readonly push: PushCore;
   private readonly pushPorts: ReturnType<typeof workerPushPorts>;
   private cache: InboxData | undefined;
 
@@ -29,7 +33,7 @@ export class Inbox extends DurableObject<Env> {
     // One alarm for both: Web Push's next send and the retry of ending a revoked machine's sessions.
     const pushWake = this.pushPorts.wake;
     this.pushPorts.wake = (at) => pushWake(earliest(at, this.core.endingDue()));
-    this.pushCore = new PushCore(this.pushPorts);
+    this.push = new PushCore(this.pushPorts);
     this.core = new InboxCore({
       load: () => {
         if (!this.cache) {
@@ -63,81 +67,17 @@ export class Inbox extends DurableObject<Env> {
         await stub.reset().catch(() => undefined); // as DELETE does (worker/host.ts): its sockets end now
         return true;
       },
-      wakeEnding: (at) => this.pushPorts.wake(earliest(at, this.pushCore.nextDue())),
+      wakeEnding: (at) => this.pushPorts.wake(earliest(at, this.push.nextDue())),
     }, {
-      reported: (sid, before, after, r) => this.pushCore.reported(sid, before, after, r),
-      revoked: (id) => this.pushCore.unsubscribe(id, true),
+      reported: (sid, before, after, r) => this.push.reported(sid, before, after, r),
+      revoked: (id) => this.push.unsubscribe(id, true),
     });
-  }
-
-  async create(inboxId: string, machine: { id: string; name: string; hash: string }) {
-    return this.core.create(inboxId, machine);
-  }
-  async auth(kind: CredentialKind, id: string, hash: string, sid?: string) {
-    return this.core.auth(kind, id, hash, sid);
-  }
-  async state(you: { kind: CredentialKind; id: string }) {
-    return this.core.state(you);
-  }
-  async attach(s: Attach) {
-    return this.core.attach(s);
-  }
-  async report(sid: string, epoch: number, r: SessionReport) {
-    this.core.report(sid, epoch, r);
-  }
-  async issueCode(kind: "pair" | "join", hash: string) {
-    return this.core.issueCode(kind, hash);
-  }
-  async redeem(kind: "pair" | "join", codeHash: string, member: { id: string; name: string; hash: string }, codeId?: string) {
-    return this.core.redeem(kind, codeHash, member, codeId);
-  }
-  // End-to-end encryption's key state (shared/inbox/e2e.ts, docs/e2e.md)
-  async e2e(who: { kind: CredentialKind; id: string }, req: E2ERequest) {
-    return this.core.e2e(who, req);
-  }
-  async e2eEpoch() {
-    return this.core.e2eEpoch();
-  }
-  async rename(kind: CredentialKind, id: string, name: string) {
-    return this.core.rename(kind, id, name);
-  }
-  async revoke(kind: CredentialKind, id: string) {
-    return this.core.revoke(kind, id);
-  }
-  async machineLive(id: string) {
-    return this.core.machineLive(id);
-  }
-  async policy() {
-    return this.core.policy();
-  }
-  async setPolicy(w: PolicyWrite, base?: number) {
-    return this.core.setPolicy(w, base);
-  }
-
-  // ---------------------------------------------------------------- Web Push (shared/edge/push.ts)
-  async pushSubscribe(deviceId: string, sub: PushSub, origin: string) {
-    this.pushCore.subscribe(deviceId, sub, origin);
-  }
-  async pushUnsubscribe(deviceId: string) {
-    this.pushCore.unsubscribe(deviceId);
-  }
-  async pushInfo(deviceId: string | undefined, sid?: string) {
-    return this.pushCore.info(deviceId, sid);
-  }
-  async pushSettings(p: Partial<PushSettings>) {
-    return this.pushCore.setSettings(p);
-  }
-  async pushAnswer(hash: string, answer: PushAnswerInput) {
-    return this.pushCore.answer(hash, answer);
-  }
-  async pushAttention(sid: string, text: string | undefined) {
-    return this.pushCore.attention(sid, text);
   }
 
   async alarm(): Promise<void> {
     this.pushPorts.alarmFired();
     await this.core.finishEnding();
-    await this.pushCore.pump();
+    await this.push.pump();
   }
 
   /** The inbox socket of a device the edge checked (worker/host.ts sets the x-lineup-* headers). */
@@ -175,3 +115,4 @@ export class Inbox extends DurableObject<Env> {
     closeQuietly(ws, code, "bye");
   }
 }
+adoptInboxOps(Inbox);

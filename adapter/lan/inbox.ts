@@ -3,9 +3,10 @@
 // Push state and VAPID keys (shared/inbox/push.ts; docs/push.md, "LAN mode"): one timer per inbox stands in
 // for the alarm.
 import type { WebSocket, WebSocketServer } from "ws";
-import type { EdgeInbox } from "../../shared/edge/inbox.js";
+import type { EdgeHost } from "../../shared/edge/app.js";
 import { InboxCore, type InboxData } from "../../shared/inbox/core.js";
 import { PushCore, type PushData, type PushPorts } from "../../shared/inbox/push.js";
+import { InboxOps } from "../../shared/inbox/service.js";
 import { MAX_VISIBILITY_FRAME, VisibilityFrame, type DeviceView } from "../../shared/contract/push.js";
 import { closeQuietly, sendIfOpen } from "../../shared/session/sockets.js";
 import { generateVapidKeys, type VapidKeys } from "../../shared/crypto/webpush/index.js";
@@ -17,7 +18,7 @@ type Sock = { device: string; ws: WebSocket; view?: DeviceView };
 export class LanInboxes {
   private readonly data = new Map<string, InboxData>();
   private readonly sockets = new Map<string, Set<Sock>>();
-  private readonly cores = new Map<string, { inbox: InboxCore; push: PushCore }>();
+  private readonly cores = new Map<string, InboxOps>();
   private readonly pushData = new Map<string, PushData>();
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   /** Per inbox: the retry of ending a revoked machine's sessions (shared/inbox/core.ts `finishEnding`). */
@@ -48,7 +49,7 @@ export class LanInboxes {
         return d && (structuredClone(d) as PushData);
       },
       save: (d) => void this.pushData.set(id, structuredClone(d)),
-      inbox: () => this.core(id).read(),
+      inbox: () => this.ops(id).core.read(),
       views: (device) => [...(this.sockets.get(id) ?? [])].flatMap((s) => (s.device === device && s.view ? [s.view] : [])),
       wake: (at) => {
         clearTimeout(this.timers.get(id));
@@ -65,7 +66,8 @@ export class LanInboxes {
     };
   }
 
-  private both(id: string): { inbox: InboxCore; push: PushCore } {
+  /** The inbox's service (shared/inbox/service.ts), made on first use. */
+  private ops(id: string): InboxOps {
     const had = this.cores.get(id);
     if (had) return had;
     const push = new PushCore(this.pushPorts(id));
@@ -89,7 +91,7 @@ export class LanInboxes {
       endSession: (sid, epoch, reason) => this.endSession(sid, epoch, reason),
       wakeEnding: (at) => {
         clearTimeout(this.endingTimers.get(id));
-        const t = setTimeout(() => void this.cores.get(id)?.inbox.finishEnding(), Math.min(2 ** 31 - 1, Math.max(0, at - Date.now())));
+        const t = setTimeout(() => void this.cores.get(id)?.core.finishEnding(), Math.min(2 ** 31 - 1, Math.max(0, at - Date.now())));
         t.unref();
         this.endingTimers.set(id, t);
       },
@@ -97,74 +99,49 @@ export class LanInboxes {
       reported: (sid, before, after, r) => push.reported(sid, before, after, r),
       revoked: (device) => push.unsubscribe(device, true),
     });
-    const both = { inbox, push };
-    this.cores.set(id, both);
-    return both;
+    const ops = new InboxOps(inbox, push);
+    this.cores.set(id, ops);
+    return ops;
   }
 
-  private core(id: string): InboxCore {
-    return this.both(id).inbox;
+  /** The edge's view of the inboxes for one request; `up` is its WebSocket upgrade, if any. */
+  edge(up: LanUpgrade | undefined): NonNullable<EdgeHost["inboxes"]> {
+    return { inbox: (id) => this.ops(id), connect: async (id, _req, device) => this.connect(id, up, device) };
   }
 
-  /** The inbox's edge view; `up` is the request's WebSocket upgrade, if any. */
-  inbox(id: string, up: LanUpgrade | undefined): EdgeInbox {
-    const c = this.core(id);
-    const push = this.both(id).push;
-    return {
-      pushSubscribe: async (d, sub, origin) => push.subscribe(d, sub, origin),
-      pushUnsubscribe: async (d) => push.unsubscribe(d),
-      pushInfo: async (d, sid) => push.info(d, sid),
-      pushSettings: async (p) => push.setSettings(p),
-      pushAnswer: (hash, action) => push.answer(hash, action),
-      pushAttention: async (sid, text) => push.attention(sid, text),
-      create: async (inboxId, m) => c.create(inboxId, m),
-      auth: async (kind, mid, hash, sid) => c.auth(kind, mid, hash, sid),
-      state: async (you) => c.state(you),
-      attach: async (s) => c.attach(s),
-      issueCode: async (kind, hash) => c.issueCode(kind, hash),
-      redeem: async (kind, hash, m, codeId) => c.redeem(kind, hash, m, codeId),
-      e2e: (who, req) => c.e2e(who, req),
-      e2eEpoch: async () => c.e2eEpoch(),
-      rename: async (kind, mid, name) => c.rename(kind, mid, name),
-      revoke: (kind, mid) => c.revoke(kind, mid),
-      machineLive: async (mid) => c.machineLive(mid),
-      policy: async () => c.policy(),
-      setPolicy: async (w, base) => c.setPolicy(w, base),
-      connect: async (_req, device) => {
-        if (!up) return Response.json({ error: { code: "upgrade_required", message: "this endpoint takes a WebSocket upgrade" } }, { status: 426 });
-        up.done = true;
-        this.wss.handleUpgrade(up.req, up.socket, up.head, (ws) => {
-          const entry: Sock = { device, ws };
-          const set = this.sockets.get(id) ?? new Set();
-          set.add(entry);
-          this.sockets.set(id, set);
-          ws.on("message", (data: Buffer) => {
-            const text = data.toString();
-            if (text === "ping") return void sendIfOpen(ws, "pong");
-            // The one frame a device may send: what it shows (push suppression); anything else is ignored.
-            if (text.length > MAX_VISIBILITY_FRAME) return;
-            try {
-              const f = VisibilityFrame.safeParse(JSON.parse(text));
-              if (f.success) entry.view = { view: f.data.view, ...(f.data.session_id ? { session_id: f.data.session_id } : {}), at: Date.now() };
-            } catch {
-              /* not JSON */
-            }
-          });
-          ws.on("close", () => set.delete(entry));
-          ws.on("error", () => ws.terminate());
-          const s = c.state({ kind: "device", id: device });
-          if (s) sendIfOpen(ws, JSON.stringify(s));
-        });
-        return new Response(null, { status: 204 });
-      },
-    };
+  /** A checked device's inbox socket: this process's `ws` server takes the upgrade. */
+  private connect(id: string, up: LanUpgrade | undefined, device: string): Response {
+    if (!up) return Response.json({ error: { code: "upgrade_required", message: "this endpoint takes a WebSocket upgrade" } }, { status: 426 });
+    up.done = true;
+    this.wss.handleUpgrade(up.req, up.socket, up.head, (ws) => {
+      const entry: Sock = { device, ws };
+      const set = this.sockets.get(id) ?? new Set();
+      set.add(entry);
+      this.sockets.set(id, set);
+      ws.on("message", (data: Buffer) => {
+        const text = data.toString();
+        if (text === "ping") return void sendIfOpen(ws, "pong");
+        // The one frame a device may send: what it shows (push suppression); anything else is ignored.
+        if (text.length > MAX_VISIBILITY_FRAME) return;
+        try {
+          const f = VisibilityFrame.safeParse(JSON.parse(text));
+          if (f.success) entry.view = { view: f.data.view, ...(f.data.session_id ? { session_id: f.data.session_id } : {}), at: Date.now() };
+        } catch {
+          /* not JSON */
+        }
+      });
+      ws.on("close", () => set.delete(entry));
+      ws.on("error", () => ws.terminate());
+      const s = this.ops(id).core.state({ kind: "device", id: device });
+      if (s) sendIfOpen(ws, JSON.stringify(s));
+    });
+    return new Response(null, { status: 204 });
   }
 
   /** A session's report to its inbox (shared/session/report.ts). */
   report(inbox: string, sid: string, epoch: number, r: Parameters<InboxCore["report"]>[2]): void {
-    this.core(inbox).report(sid, epoch, r);
+    this.ops(inbox).core.report(sid, epoch, r);
   }
-
   closeAll(): void {
     for (const t of [...this.timers.values(), ...this.endingTimers.values()]) clearTimeout(t);
     for (const set of this.sockets.values()) for (const s of set) closeQuietly(s.ws, 1001, "server stopping");

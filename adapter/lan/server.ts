@@ -252,7 +252,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       };
     },
     im: { status: 400, message: "im: the WuKongIM bridge is not available in direct LAN mode" },
-    inboxes: { inbox: (id) => inboxes.inbox(id, c.env.upgrade) },
+    inboxes: inboxes.edge(c.env.upgrade),
     // Web Push (docs/push.md, "LAN mode"): the page needs a secure context — https (a proxy) or localhost.
     // A local fake push service: only when the test-only option says so, and judged by the socket's peer —
     // the Host header is the client's to write.

@@ -4,7 +4,8 @@
 // 404s only the session knows. What differs between the servers is behind `EdgeHost`.
 import { Hono, type Context } from "hono";
 import { AuthBrake } from "./auth-brake.js";
-import { checkCredential, inboxRoutes, ownerRevoked, type EdgeInbox } from "./inbox.js";
+import { checkCredential, inboxRoutes, ownerRevoked } from "./inbox.js";
+import type { InboxService } from "../inbox/service.js";
 import type { EdgePush } from "./push.js";
 import { DEVICE_ID_PREFIX } from "../contract/inbox.js";
 import type { HistoryPage, HttpCallAnswer, HttpCallBody as EngineCallBody, SessionMeta } from "../session/engine.js";
@@ -63,8 +64,9 @@ export interface EdgeHost {
   assets(req: Request): Promise<Response>;
   /** The `Host` values this server answers (DNS rebinding); undefined: any (the Worker's hosts are Cloudflare's). */
   hostAllowed?(host: string): boolean;
-  /** Inboxes (docs/inbox.md); a server without them answers their endpoints 404. */
-  inboxes?: { inbox(id: string): EdgeInbox };
+  /** Inboxes (docs/inbox.md); a server without them answers their endpoints 404. `connect`: a checked device's inbox socket
+   * (the edge has answered 426 to a plain GET already). */
+  inboxes?: { inbox(id: string): InboxService; connect(inbox: string, req: Request, deviceId: string, subprotocol: boolean): Promise<Response> };
   /** Web Push (docs/push.md, shared/edge/push.ts); a server without it answers its endpoints 404. */
   push?: EdgePush;
   /** Live sessions the key created, outside any inbox, newest first: the LAN server lists them so the app's

@@ -44,34 +44,6 @@ const POLICY_REFUSALS: Record<PolicyRefusal, string> = {
   stale_epoch: "the sealed policy is not of the inbox's current key epoch: fetch the new key and seal it again",
 };
 
-/** One inbox as the edge sees it (a Durable Object stub, or the LAN server's memory). */
-export interface EdgeInbox {
-  create(inboxId: string, machine: { id: string; name: string; hash: string }): Promise<boolean>;
-  auth(kind: CredentialKind, id: string, hash: string, sid?: string): Promise<AuthAnswer>;
-  state(you: { kind: CredentialKind; id: string }): Promise<InboxState | undefined>;
-  attach(s: Attach): Promise<boolean>;
-  issueCode(kind: "pair" | "join", hash: string): Promise<number | undefined>;
-  redeem(kind: "pair" | "join", codeHash: string, member: { id: string; name: string; hash: string }, codeId?: string): Promise<"ok" | "invalid" | "full">;
-  // End-to-end encryption's key state (shared/inbox/e2e.ts, shared/edge/e2e.ts)
-  e2e(who: { kind: CredentialKind; id: string }, req: E2ERequest): Promise<E2EAnswer>;
-  e2eEpoch(): Promise<number>;
-  rename(kind: CredentialKind, id: string, name: string): Promise<DeviceInfo | MachineInfo | undefined>;
-  revoke(kind: CredentialKind, id: string): Promise<boolean>;
-  /** Whether an agent machine is (still) a member: the tokens of the sessions it created name it. */
-  machineLive(id: string): Promise<boolean>;
-  policy(): Promise<InboxPolicy | undefined>;
-  setPolicy(w: PolicyWrite, base?: number): Promise<InboxPolicy | PolicyRefusal | undefined>;
-  /** The inbox socket of a checked device (the edge has answered 426 to a plain GET already). */
-  connect(req: Request, deviceId: string, subprotocol: boolean): Promise<Response>;
-  // Web Push (shared/edge/push.ts, shared/inbox/push.ts)
-  pushSubscribe(deviceId: string, sub: PushSub, origin: string): Promise<void>;
-  pushUnsubscribe(deviceId: string): Promise<void>;
-  pushInfo(deviceId: string | undefined, sid?: string): Promise<PushInfo>;
-  pushSettings(p: Partial<PushSettings>): Promise<PushSettings>;
-  pushAnswer(hash: string, answer: PushAnswerInput): Promise<PushAnswerResult>;
-  pushAttention(sid: string, text: string | undefined): Promise<PushAttentionResult>;
-}
-
 export async function sha256(s: string): Promise<string> {
   return b64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s))));
 }
@@ -159,7 +131,7 @@ export function inboxRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: C
     if (who instanceof Response) return who;
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return fail(c, 426, "upgrade_required", "this endpoint takes a WebSocket upgrade");
     const offered = (c.req.header("sec-websocket-protocol") ?? "").split(",").map((s) => s.trim());
-    return inboxOf(c, who.inbox).connect(c.req.raw, who.id, offered.includes("lineup.v1"));
+    return host(c).inboxes!.connect(who.inbox, c.req.raw, who.id, offered.includes("lineup.v1"));
   });
 
   app.post("/api/inbox/sessions", async (c) => {
