@@ -48,8 +48,9 @@ function configOf(env: Env): ConfigResult {
 
 const brake = new AuthBrake();
 
-export function workerHost(c: Context<EdgeEnv<Env>>): EdgeHost {
-  const env = c.env;
+/** Generic over the app's variables: the edge's app and the Worker's own sub-apps (worker/mcp) make hosts alike. */
+export function workerHost<E extends { Bindings: Env }>(c: Context<E>): EdgeHost {
+  const env: Env = c.env;
   const cfg = configOf(env);
   return {
     relayKey: relayKey(env, c.req.url),

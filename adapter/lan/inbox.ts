@@ -3,7 +3,7 @@
 // Push state and VAPID keys (shared/inbox/push.ts; docs/push.md, "LAN mode"): one timer per inbox stands in
 // for the alarm.
 import type { WebSocket, WebSocketServer } from "ws";
-import type { EdgeHost } from "../../shared/edge/app.js";
+import type { EdgeHost } from "../../shared/edge/host.js";
 import { InboxCore, type InboxData } from "../../shared/inbox/core.js";
 import { PushCore, type PushData, type PushPorts } from "../../shared/inbox/push.js";
 import { InboxOps } from "../../shared/inbox/service.js";

@@ -8,7 +8,7 @@ import { Client as McpClient, StreamableHTTPClientTransport, type CallToolResult
 import { OAuthClientInformationFullSchema, OAuthMetadataSchema, OAuthProtectedResourceMetadataSchema, OAuthTokensSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
-import { sha256 } from "../../shared/edge/inbox.js";
+import { sha256 } from "../../shared/edge/credential.js";
 import type { InboxState, MachineCreated } from "../../shared/contract/inbox.js";
 import type { ConnectRequestInfo, GrantInfo } from "../../shared/contract/oauth.js";
 import { randomId } from "../../shared/edge/tokens.js";

@@ -8,7 +8,7 @@ import { parseBudgetHeader } from "../../shared/mcp/budget.js";
 import { tokenIdentity } from "../../shared/mcp/call-id.js";
 import { isClientTimeout } from "../../shared/mcp/hold.js";
 import { readCapped, type EdgeHost } from "../../shared/edge/app.js";
-import { ownerRevoked } from "../../shared/edge/inbox.js";
+import { ownerRevoked } from "../../shared/edge/credential.js";
 import { isOAuthAccessToken } from "../../shared/contract/oauth.js";
 import { verifyToken } from "../../shared/edge/tokens.js";
 import type { Env } from "../env.js";

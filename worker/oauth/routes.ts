@@ -6,7 +6,8 @@
 // app" screen looks it up and decides (`/api/inbox/oauth/*`, device credential). Allow creates a session in
 // that device's inbox, labelled with the client's name; the grant's tokens act as that session's agent token.
 import type { Hono } from "hono";
-import { checkCredential, sha256, type Holder } from "../../shared/edge/inbox.js";
+import { checkCredential, sha256 } from "../../shared/edge/credential.js";
+import type { Holder } from "../../shared/edge/host.js";
 import { fail, readCapped, readJson, type EdgeEnv, type EdgeHost } from "../../shared/edge/app.js";
 import type { SessionMeta } from "../../shared/session/engine.js";
 import type { Attach } from "../../shared/inbox/core.js";
