@@ -7,6 +7,7 @@ import type { EdgeHost } from "../../shared/edge/host.js";
 import { InboxCore, type InboxData } from "../../shared/inbox/core.js";
 import { PushCore, type PushData, type PushPorts } from "../../shared/inbox/push.js";
 import { InboxOps } from "../../shared/inbox/service.js";
+import { httpError } from "../../shared/contract/protocol.js";
 import { MAX_VISIBILITY_FRAME, VisibilityFrame, type DeviceView } from "../../shared/contract/push.js";
 import { closeQuietly, sendIfOpen } from "../../shared/session/sockets.js";
 import { generateVapidKeys, type VapidKeys } from "../../shared/crypto/webpush/index.js";
@@ -111,7 +112,7 @@ export class LanInboxes {
 
   /** A checked device's inbox socket: this process's `ws` server takes the upgrade. */
   private connect(id: string, up: LanUpgrade | undefined, device: string): Response {
-    if (!up) return Response.json({ error: { code: "upgrade_required", message: "this endpoint takes a WebSocket upgrade" } }, { status: 426 });
+    if (!up) return Response.json(httpError("upgrade_required", "this endpoint takes a WebSocket upgrade"), { status: 426 });
     up.done = true;
     this.wss.handleUpgrade(up.req, up.socket, up.head, (ws) => {
       const entry: Sock = { device, ws };

@@ -7,7 +7,7 @@ import { zValidator } from "@hono/zod-validator";
 import { z } from "zod";
 import { describeIssues, httpError, jsonDepth, LIMITS } from "../contract/protocol.js";
 
-export type Status = 400 | 401 | 403 | 404 | 409 | 413 | 426 | 429 | 500 | 503;
+export type Status = 400 | 401 | 403 | 404 | 409 | 413 | 426 | 429 | 500 | 502 | 503;
 
 /** The error envelope `{ error: { code, message, ...extra } }` with its status: every refusal of the servers' edge. */
 export function fail(c: Context, status: Status, code: string, message: string, extra?: Record<string, unknown>): Response {

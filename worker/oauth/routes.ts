@@ -5,10 +5,12 @@
 // (clients.ts). Consent happens on a paired device: the desktop page shows a code, the device's "Connect an
 // app" screen looks it up and decides (`/api/inbox/oauth/*`, device credential). Allow creates a session in
 // that device's inbox, labelled with the client's name; the grant's tokens act as that session's agent token.
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
+import { createMiddleware } from "hono/factory";
 import { checkCredential, sha256 } from "../../shared/edge/credential.js";
 import type { Holder } from "../../shared/edge/host.js";
-import { fail, readCapped, readJson, type EdgeEnv, type EdgeHost } from "../../shared/edge/app.js";
+import { body, fail, readCapped, readJson } from "../../shared/edge/http.js";
+import type { EdgeEnv, EdgeHost } from "../../shared/edge/host.js";
 import type { SessionMeta } from "../../shared/session/engine.js";
 import type { Attach } from "../../shared/inbox/core.js";
 import {
@@ -31,7 +33,6 @@ import {
   type GrantInfo,
   type OAuthClient,
 } from "../../shared/contract/oauth.js";
-import { describeIssues } from "../../shared/contract/protocol.js";
 import { randomId, safeEqual } from "../../shared/edge/tokens.js";
 import type { Env } from "../env.js";
 import { workerHost } from "../host.js";
@@ -263,38 +264,32 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
   });
 
   // ---- the PWA's "Connect an app" (device credential)
-  async function holder(c: C, kinds: readonly Holder["kind"][]): Promise<Holder | Response> {
-    const h = workerHost(c);
-    if (h.brake.blocked(h.clientAddr, Date.now())) {
-      c.header("retry-after", "60");
-      return fail(c, 429, "rate_limited", `more than ${h.brake.perMin} wrong credentials or codes in a minute from this address; wait a minute`);
-    }
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
-    const who = token ? await checkCredential(h, token) : undefined;
-    if (!who) {
-      if (token) h.brake.failed(h.clientAddr, Date.now());
-      return fail(c, 401, "unauthorized", "an inbox credential is required; a revoked one is refused");
-    }
-    if (!kinds.includes(who.kind)) return fail(c, 403, "forbidden", `this endpoint needs a ${kinds.join(" or ")} credential`);
-    return who;
-  }
-  async function bodyOf<T>(c: C, schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: Parameters<typeof describeIssues>[0] } }): Promise<T | Response> {
-    const b = await readJson(c);
-    if (!b.ok) return b.res;
-    const p = schema.safeParse(b.value ?? {});
-    return p.success ? p.data : fail(c, 400, "bad_request", describeIssues(p.error));
-  }
-  const invalidCode = (c: C) => {
+  /** Middleware: the device (or machine) credential of the PWA's requests, as `c.var.holder`; Bearer only, behind the brake. */
+  const holder = (...kinds: Holder["kind"][]) =>
+    createMiddleware<EdgeEnv<Env> & { Variables: { holder: Holder } }>(async (c, next) => {
+      const h = c.var.host;
+      if (h.brake.blocked(h.clientAddr, Date.now())) {
+        c.header("retry-after", "60");
+        return fail(c, 429, "rate_limited", `more than ${h.brake.perMin} wrong credentials or codes in a minute from this address; wait a minute`);
+      }
+      const token = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
+      const who = token ? await checkCredential(h, token) : undefined;
+      if (!who) {
+        if (token) h.brake.failed(h.clientAddr, Date.now());
+        return fail(c, 401, "unauthorized", "an inbox credential is required; a revoked one is refused");
+      }
+      if (!kinds.includes(who.kind)) return fail(c, 403, "forbidden", `this endpoint needs a ${kinds.join(" or ")} credential`);
+      c.set("holder", who);
+      await next();
+    });
+  const invalidCode = <E extends EdgeEnv<Env>>(c: Context<E>) => {
     const h = workerHost(c);
     h.brake.failed(h.clientAddr, Date.now());
     return fail(c, 404, "invalid_code", "no open connection request has this code (it is wrong, was already answered, or expired after 10 minutes)");
   };
 
-  app.post("/api/inbox/oauth/lookup", async (c) => {
-    const who = await holder(c, ["device"]);
-    if (who instanceof Response) return who;
-    const b = await bodyOf(c, ConnectLookupBody);
-    if (b instanceof Response) return b;
+  app.post("/api/inbox/oauth/lookup", holder("device"), ...body(ConnectLookupBody), async (c) => {
+    const b = c.req.valid("json");
     const code = normalizeUserCode(b.code);
     const p = code ? await pending(c.env).peek(code) : undefined;
     if (!code || !p) return invalidCode(c);
@@ -313,11 +308,9 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
     return c.json(info);
   });
 
-  app.post("/api/inbox/oauth/decide", async (c) => {
-    const who = await holder(c, ["device"]);
-    if (who instanceof Response) return who;
-    const b = await bodyOf(c, ConnectDecideBody);
-    if (b instanceof Response) return b;
+  app.post("/api/inbox/oauth/decide", holder("device"), ...body(ConnectDecideBody), async (c) => {
+    const who = c.var.holder;
+    const b = c.req.valid("json");
     const code = normalizeUserCode(b.code);
     const p = code ? await pending(c.env).claim(code) : undefined;
     if (!code || !p) return invalidCode(c);
@@ -336,7 +329,7 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
   });
 
   /** Allow: a session in the device's inbox, the grant, and the code for the client's redirect. */
-  async function allow(c: C, who: Holder, p: PendingRequest & { rid: string }, backTo: (params: Record<string, string>) => string): Promise<Response> {
+  async function allow<E extends EdgeEnv<Env>>(c: Context<E>, who: Holder, p: PendingRequest & { rid: string }, backTo: (params: Record<string, string>) => string): Promise<Response> {
     const h = workerHost(c);
     // The session the app will act as: in this device's inbox, labelled with the client's name.
     const now = Date.now();
@@ -386,15 +379,12 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
     return c.json({ allowed: true, grant: info satisfies GrantInfo }, 201);
   }
 
-  app.get("/api/inbox/oauth/grants", async (c) => {
-    const who = await holder(c, ["device", "machine"]);
-    if (who instanceof Response) return who;
-    return c.json({ grants: await grantsOf(c.env, who.inbox).grants() });
+  app.get("/api/inbox/oauth/grants", holder("device", "machine"), async (c) => {
+    return c.json({ grants: await grantsOf(c.env, c.var.holder.inbox).grants() });
   });
 
-  app.delete("/api/inbox/oauth/grants/:id", async (c) => {
-    const who = await holder(c, ["device", "machine"]);
-    if (who instanceof Response) return who;
+  app.delete("/api/inbox/oauth/grants/:id", holder("device", "machine"), async (c) => {
+    const who = c.var.holder;
     const id = c.req.param("id");
     const ended = GRANT_ID_RE.test(id) ? await grantsOf(c.env, who.inbox).revoke(id) : undefined;
     if (!ended) return fail(c, 404, "not_found", "no such connected app in this inbox");

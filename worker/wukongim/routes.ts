@@ -3,7 +3,7 @@
 // untrusted. WuKongIM counts only HTTP 200 as success and retries otherwise, so we answer fast and do the
 // session work after the acknowledgement (waitUntil → the session's Durable Object).
 import { Hono, type Context } from "hono";
-import { readCapped } from "../../shared/edge/app.js";
+import { fail, readCapped } from "../../shared/edge/http.js";
 import { safeEqual } from "../../shared/edge/tokens.js";
 import type { Env } from "../env.js";
 import type { ImChannel, ImInbound, ImMessage } from "./bridge.js";
@@ -14,7 +14,7 @@ type C = Context<{ Bindings: Env }>;
 
 export const wukongimRoutes = new Hono<{ Bindings: Env }>();
 
-const notFound = (c: C) => c.json({ error: { code: "not_found", message: "no such endpoint" } }, 404);
+const notFound = (c: C) => fail(c, 404, "not_found", "no such endpoint");
 
 wukongimRoutes.post("/:secret", async (c) => {
   const secret = c.env.WUKONGIM_WEBHOOK_SECRET;
@@ -25,7 +25,7 @@ wukongimRoutes.post("/:secret", async (c) => {
   const text = await readCapped(c.req.raw, WK_LIMITS.maxWebhookBytes);
   if (text === undefined) return tooLarge(c);
   const parsed = parseWebhook(event, text);
-  if (!parsed.ok) return c.json({ error: { code: "bad_request", message: parsed.message } }, 400);
+  if (!parsed.ok) return fail(c, 400, "bad_request", parsed.message);
 
   const work = dispatch(c.env, parsed.value).catch((e: unknown) => console.error("wukongim: dispatch failed", (e as Error).message));
   c.executionCtx.waitUntil(work);
@@ -34,14 +34,14 @@ wukongimRoutes.post("/:secret", async (c) => {
     // TSDD deployments: WuKongIM has one webhook target, so every event goes on to TSDD unchanged, and
     // WuKongIM hears 200 only once TSDD did (otherwise it retries; our side de-duplicates).
     const status = await forward(c.env.WUKONGIM_FORWARD_URL, event, text, c.req.header("content-type"));
-    if (status !== 200) return c.json({ error: { code: "forward_failed", message: `TangSengDaoDao answered ${status || "nothing"}` } }, 502);
+    if (status !== 200) return fail(c, 502, "forward_failed", `TangSengDaoDao answered ${status || "nothing"}`);
   }
   return c.json({ ok: true }, 200);
 });
 
 wukongimRoutes.all("*", (c) => notFound(c));
 
-const tooLarge = (c: C) => c.json({ error: { code: "too_large", message: `body over ${WK_LIMITS.maxWebhookBytes} bytes` } }, 413);
+const tooLarge = (c: C) => fail(c, 413, "too_large", `body over ${WK_LIMITS.maxWebhookBytes} bytes`);
 
 async function forward(base: string, event: string, body: string, contentType: string | undefined): Promise<number> {
   try {
