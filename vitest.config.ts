@@ -1,8 +1,9 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-// Two kinds of tests: `workers` run inside workerd (the real Worker and Durable Object, with eviction
-// and alarm helpers); `node` drive real processes from outside (wrangler dev, the CLI, MCP, Chromium).
+// Three kinds of tests: `workers` run inside workerd (the real Worker and Durable Object, with eviction
+// and alarm helpers); `unit` are pure Node tests (test/unit/, in parallel, no relay); `node` drive real
+// processes from outside (test/{contract,browser,system}/: one `wrangler dev`, the CLI, MCP, Chromium).
 export default defineConfig({
   test: {
     projects: [
@@ -26,9 +27,13 @@ export default defineConfig({
         test: { name: "workers", include: ["test/workerd/**/*.test.ts"], testTimeout: 20_000 },
       },
       {
+        // Pure code, no server: runs file-parallel and never waits for the relay below.
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node", testTimeout: 60_000 },
+      },
+      {
         test: {
           name: "node",
-          include: ["test/{unit,contract,browser,system}/**/*.test.ts"],
+          include: ["test/{contract,browser,system}/**/*.test.ts"],
           environment: "node",
           globalSetup: ["test/helpers/global-setup.ts"],
           testTimeout: 60_000,

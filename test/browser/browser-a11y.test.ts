@@ -4,23 +4,15 @@
 // least 44×44 px. Screenshots of each screen are kept in test-artifacts/screenshots/.
 // The app comes from LINEUP_TEST_WEB_DIR when set (a fresh `vite build --outDir`), else dist/web.
 import { AxeBuilder } from "@axe-core/playwright";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { CodeIssued, MachineCreated } from "../../shared/contract/inbox.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
-import { Agent, launch, newContext, shot, warmUp } from "../helpers/browser.js";
+import { Agent, shot, useBrowser } from "../helpers/browser.js";
 
-let browser: Browser;
-const relay = () => inject("relayUrl");
-
-beforeAll(async () => {
-  browser = await launch();
-  await warmUp(relay());
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const fx = useBrowser();
+const relay = fx.relay;
 
 async function ok<T>(method: string, path: string, token?: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
@@ -60,7 +52,7 @@ describe("axe-core WCAG 2.1 AA and 44 px targets on the main screens", () => {
     const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
     const s = await ok<SessionCreated>("POST", "/api/inbox/sessions", m.machine_credential, { project_dir: "/home/me/work/clients/acme/billing-service", host: "laptop" });
     const agent = await Agent.connect(s);
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       const code = await ok<CodeIssued>("POST", "/api/inbox/pairings", m.machine_credential, {});

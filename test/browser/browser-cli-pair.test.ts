@@ -1,21 +1,13 @@
 // The inbox as a newcomer meets it, with the real CLI and Chromium: `lineup pair` once, `lineup call` from
 // two project directories, both questions in "Waiting for you", answered there; then `lineup devices
 // revoke` from the terminal and the app says so within 5 s while its credential gets 401.
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { launch, newContext, warmUp } from "../helpers/browser.js";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { useBrowser } from "../helpers/browser.js";
 import { runCli, spawnCli, tempDir } from "../helpers/adapter-helpers.js";
 
-let browser: Browser;
-const relay = () => inject("relayUrl");
-
-beforeAll(async () => {
-  browser = await launch();
-  await warmUp(relay());
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const fx = useBrowser();
+const relay = fx.relay;
 
 const stored = async (page: Page): Promise<{ device_id: string; device_credential: string }[]> =>
   JSON.parse((await page.evaluate(() => localStorage.getItem("lineup.inboxes"))) ?? "[]") as { device_id: string; device_credential: string }[];
@@ -34,7 +26,7 @@ describe("pair once from the CLI, answer two projects, revoke from the CLI", () 
     const { url } = JSON.parse(lines[0]!) as { url: string };
     expect(url).toContain("#pair=");
 
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     const calls = [
       spawnCli(["call", "confirm", "--args", JSON.stringify({ question: "Deploy the API now?" })], env, projA),

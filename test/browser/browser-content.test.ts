@@ -2,33 +2,25 @@
 // unsafe links stay inert, pathological text does not hang the page, one block that fails to render does
 // not take the thread down, nothing widens a phone's page, and the app's security headers are served and
 // violated by nothing the app does. The agent side is a raw socket.
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { BrowserContext, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { APP_SECURITY_HEADERS } from "../../shared/edge/csp.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
-import { Agent, createSession, launch, newContext, pair, shot, warmUp } from "../helpers/browser.js";
+import { Agent, createSession, pair, shot, useBrowser } from "../helpers/browser.js";
 
-let browser: Browser;
-const relay = () => inject("relayUrl");
+const fx = useBrowser();
+const relay = fx.relay;
 
 // A 2x2 PNG and a few bytes of audio, so image and audio blocks render through data: URLs.
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==";
 const WAV = Buffer.from("UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=", "base64").toString("base64");
-
-beforeAll(async () => {
-  browser = await launch();
-  await warmUp(relay());
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
 
 type Setup = { s: SessionCreated; agent: Agent; ctx: BrowserContext; page: Page };
 
 async function setup(label: string, before?: (ctx: BrowserContext) => Promise<void>): Promise<Setup> {
   const s = await createSession(relay(), label);
   const agent = await Agent.connect(s);
-  const ctx = await newContext(browser, "phone");
+  const ctx = await fx.context("phone");
   await before?.(ctx);
   const page = await ctx.newPage();
   await pair(page, s);

@@ -5,50 +5,48 @@
 // an answer that Node opens.
 import { readFileSync } from "node:fs";
 import { build } from "esbuild";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import * as E2E from "../../shared/crypto/e2e/index.js";
 import type * as V from "../../shared/crypto/e2e/vectors.js";
-import { launch } from "../helpers/browser.js";
+import { useBrowser } from "../helpers/browser.js";
 
 type Api = typeof E2E & typeof V;
 type PageGlobals = { E2E: Api };
 const FIXTURE = "test/fixtures/e2e-vectors.json";
 
-let browser: Browser;
 let bundle: string;
 
-beforeAll(async () => {
-  const out = await build({
-    stdin: {
-      contents: 'import * as a from "./index.ts"; import * as b from "./vectors.ts"; globalThis.E2E = { ...a, ...b };',
-      resolveDir: "shared/crypto/e2e",
-      loader: "ts",
-    },
-    bundle: true,
-    format: "iife",
-    target: "es2022",
-    write: false,
-  });
-  bundle = out.outputFiles[0]!.text;
-  browser = await launch();
-});
-
-afterAll(async () => {
-  await browser?.close();
+const fx = useBrowser({
+  relay: false,
+  timeoutMs: 120_000,
+  setup: async () => {
+    const out = await build({
+      stdin: {
+        contents: 'import * as a from "./index.ts"; import * as b from "./vectors.ts"; globalThis.E2E = { ...a, ...b };',
+        resolveDir: "shared/crypto/e2e",
+        loader: "ts",
+      },
+      bundle: true,
+      format: "iife",
+      target: "es2022",
+      write: false,
+    });
+    bundle = out.outputFiles[0]!.text;
+  },
 });
 
 async function load(page: Page): Promise<void> {
   // A page of the relay's origin: http://127.0.0.1 is a secure context (crypto.subtle) with IndexedDB.
   // CDP evaluation is not subject to the page's CSP.
-  await page.goto(`${inject("relayUrl")}/api/push/key`);
+  await page.goto(`${fx.relay()}/api/push/key`);
   await page.evaluate(bundle);
   expect(await page.evaluate(() => isSecureContext && typeof (globalThis as unknown as PageGlobals).E2E.seal === "function")).toBe(true);
 }
 
 describe("e2e core in Chromium", () => {
   it("opens the Node-sealed vectors and rebuilds them byte for byte", async () => {
-    const page = await browser.newPage();
+    const page = await fx.browser.newPage();
     await load(page);
     const vectors = JSON.parse(readFileSync(FIXTURE, "utf8")) as V.Vectors;
     const problems = await page.evaluate((v) => (globalThis as unknown as PageGlobals).E2E.checkVectors(v), vectors);
@@ -68,7 +66,7 @@ describe("e2e core in Chromium", () => {
     const secret = E2E.newPairingSecret();
     const machine = await E2E.holderSelf("mc_laptop0001", await E2E.generateHolderKeyPair({ extractable: true }));
     const key = await E2E.generateContentKey(1);
-    const page = await browser.newPage();
+    const page = await fx.browser.newPage();
     await load(page);
 
     // The device key: made non-extractable and stored as a CryptoKeyPair in IndexedDB.

@@ -3,22 +3,14 @@
 // relay as a lying relay would — it injects plaintext frames into the session's socket, drops `sealed` from
 // `hello` (and from GET /api/sessions/:sid), and records every frame the page sent. A plaintext push for a
 // pinned session goes to the real service worker through CDP ServiceWorker.deliverPushMessage.
-import type { Browser, BrowserContext, Page, WebSocketRoute } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { BrowserContext, Page, WebSocketRoute } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { registrationId, shown, worker } from "../helpers/browser-push.js";
-import { launch, newContext, shot, warmUp } from "../helpers/browser.js";
+import { shot, useBrowser } from "../helpers/browser.js";
 import { Machine, SealedAgent, pairSealed } from "../helpers/e2e-browser.js";
 
-let browser: Browser;
-const relay = () => inject("relayUrl");
-
-beforeAll(async () => {
-  browser = await launch();
-  await warmUp(relay());
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const fx = useBrowser();
+const relay = fx.relay;
 
 type Json = Record<string, unknown>;
 interface Routed {
@@ -72,7 +64,7 @@ const forSession = (all: Routed[], sid: string) => all.filter((r) => r.url.inclu
 describe("a lying relay and the PWA (issue 26)", () => {
   it("regression: a plaintext call, message and status detail injected into a sealed session are not shown, and nothing answers them", async () => {
     const mc = await Machine.create(relay());
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     const lie = { frame: (f: Json): Json | undefined => f };
     const routed = await routeSessions(ctx, lie);
@@ -107,7 +99,7 @@ describe("a lying relay and the PWA (issue 26)", () => {
 
   it("regression: a relay that drops `sealed` from hello (and from the session's status) is refused with e2e_downgrade, and the page sends nothing", async () => {
     const mc = await Machine.create(relay());
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     let page = await ctx.newPage();
     const lie = { frame: (f: Json): Json | undefined => f };
     const routed = await routeSessions(ctx, lie);
@@ -156,7 +148,7 @@ describe("a lying relay and the PWA (issue 26)", () => {
   it("regression: the service worker shows a plaintext push for a pinned session as the generic text, with no answer buttons", async () => {
     const mc = await Machine.create(relay());
     const origin = new URL(relay()).origin;
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     await ctx.grantPermissions(["notifications"], { origin });
     const page = await ctx.newPage();
     try {

@@ -4,23 +4,15 @@
 // an envelope, which the machine opens. A plaintext policy from before E2E is shown with a warning and
 // saved sealed.
 import { AxeBuilder } from "@axe-core/playwright";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import * as E2E from "../../shared/crypto/e2e/index.js";
 import type { InboxPolicy } from "../../shared/contract/inbox.js";
-import { launch, newContext, shot, warmUp } from "../helpers/browser.js";
+import { shot, useBrowser } from "../helpers/browser.js";
 import { Machine, ok, pairSealed } from "../helpers/e2e-browser.js";
 
-let browser: Browser;
-const relay = () => inject("relayUrl");
-
-beforeAll(async () => {
-  browser = await launch();
-  await warmUp(relay());
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const fx = useBrowser();
+const relay = fx.relay;
 
 async function openEditor(page: Page): Promise<void> {
   await page.goto(`${relay()}/settings`);
@@ -39,7 +31,7 @@ function recordPuts(page: Page): string[] {
 describe("the policy screen of an E2E inbox", () => {
   it("opens a sealed policy with the device's key and saves it sealed: the relay gets only an envelope", async () => {
     const mc = await Machine.create(relay());
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     try {
       const page = await ctx.newPage();
       const paired = await pairSealed(page, mc);
@@ -78,7 +70,7 @@ describe("the policy screen of an E2E inbox", () => {
     const lists = { allow: ["Bash(make:*)"], ask: [], deny: ["Bash(rm -rf *)"] };
     await ok(relay(), "PUT", "/api/inbox/policy", mc.cred, { permissions: lists, base_version: 0 });
     await mc.turnOn();
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     try {
       const page = await ctx.newPage();
       await pairSealed(page, mc);

@@ -4,8 +4,8 @@
 // worker, which opens it with this device's key from IndexedDB and shows the question; a synthetic
 // notificationclick on "Yes" is sealed there and reaches the agent as a sealed tool.result. A preview that
 // does not open shows the generic "An agent is waiting for you", never anything else.
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { CONFIRM } from "../../shared/contract/builtin-tools.js";
 import * as E2E from "../../shared/crypto/e2e/index.js";
@@ -13,24 +13,21 @@ import type { CodeIssued, DevicePaired } from "../../shared/contract/inbox.js";
 import type { FakePushService } from "../helpers/fake-push.js";
 import { startFakePush } from "../helpers/fake-push-server.js";
 import { registrationId, shown, stubPushManager, tap } from "../helpers/browser-push.js";
-import { launch, newContext, shot, warmUp } from "../helpers/browser.js";
+import { shot, useBrowser } from "../helpers/browser.js";
 import { Machine, SealedAgent, ok, pairSealed } from "../helpers/e2e-browser.js";
 
-let browser: Browser;
 let fakePush: Awaited<ReturnType<typeof startFakePush>> | undefined;
 let fake: FakePushService;
-const relay = () => inject("relayUrl");
-
-beforeAll(async () => {
-  browser = await launch();
-  fakePush = await startFakePush();
-  fake = fakePush.fake;
-  await warmUp(relay());
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await fakePush?.close();
+const fx = useBrowser({
+  setup: async () => {
+    fakePush = await startFakePush();
+    fake = fakePush.fake;
+  },
+  teardown: async () => {
+    await fakePush?.close();
+  },
 });
+const relay = fx.relay;
 
 /** As in browser-push.test.ts: a PushManager whose subscription points at the fake push service. */
 const callOf = (m: Record<string, unknown>) => m.call as string | undefined;
@@ -39,7 +36,7 @@ describe("push for sealed sessions", () => {
   it("the service worker opens the sealed preview, seals the answer from a notification, falls back when it cannot open, and 'answered elsewhere' names only the device", async () => {
     const mc = await Machine.create(relay());
     const origin = new URL(relay()).origin;
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     await ctx.grantPermissions(["notifications"], { origin });
     await ctx.addInitScript(stubPushManager, fake.base);
     let page: Page = await ctx.newPage();

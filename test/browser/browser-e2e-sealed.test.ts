@@ -6,23 +6,15 @@
 // ciphertext; a device revoked from the Devices screen (which re-keys) cannot open a call made afterwards.
 import { AxeBuilder } from "@axe-core/playwright";
 import { build } from "esbuild";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { BrowserContext, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import * as E2E from "../../shared/crypto/e2e/index.js";
-import { launch, newContext, shot, warmUp } from "../helpers/browser.js";
+import { shot, useBrowser } from "../helpers/browser.js";
 import { Machine, SealedAgent, api, ok, pairSealed } from "../helpers/e2e-browser.js";
 
-let browser: Browser;
-const relay = () => inject("relayUrl");
+const fx = useBrowser();
+const relay = fx.relay;
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==", "base64");
-
-beforeAll(async () => {
-  browser = await launch();
-  await warmUp(relay());
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
 
 async function axe(page: Page): Promise<string[]> {
   const r = await new AxeBuilder({ page }).analyze();
@@ -40,7 +32,7 @@ interface Setup {
 
 async function setup(label: string, locale = "en-US"): Promise<Setup> {
   const mc = await Machine.create(relay());
-  const ctx = await newContext(browser, "phone", locale);
+  const ctx = await fx.context("phone", locale);
   const page = await ctx.newPage();
   const paired = await pairSealed(page, mc);
   expect(paired.urlAfter).not.toContain("#");
@@ -53,7 +45,7 @@ async function setup(label: string, locale = "en-US"): Promise<Setup> {
 describe("sealed sessions in the browser", () => {
   it("pairs from #pair=…&k=…, removes the fragment at once, and never keeps a key in localStorage", async () => {
     const mc = await Machine.create(relay());
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       const link = await mc.pairingLink();
@@ -214,7 +206,7 @@ describe("sealed sessions in the browser", () => {
 
   it("a device paired before E2E was turned on is told to pair again (home and session) and shows nothing sealed; pairing again claims the code and opens it", async () => {
     const mc = await Machine.create(relay(), { on: false });
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       await page.goto(await mc.plainLink());
@@ -255,7 +247,7 @@ describe("sealed sessions in the browser", () => {
 
   it("rekey_needed in the inbox state (a holder revoked elsewhere): the online device holding the key re-keys", async () => {
     const { mc, agent, ctx, page, sid } = await setup("rekey-needed");
-    const ctxB = await newContext(browser, "phone");
+    const ctxB = await fx.context("phone");
     const pageB = await ctxB.newPage();
     try {
       await agent.appTools();
@@ -320,7 +312,7 @@ describe("sealed sessions in the browser", () => {
 
   it("a paired device sponsors another (link with &k=, same comparison code); revoking it re-keys; the revoked device cannot open a call made afterwards", async () => {
     const { mc, agent, ctx, page, sid } = await setup("revoke");
-    const ctxB = await newContext(browser, "phone");
+    const ctxB = await fx.context("phone");
     const pageB = await ctxB.newPage();
     try {
       await agent.appTools();

@@ -3,28 +3,20 @@
 // directories, sessions appearing live, revocation, the device id bound to its credential, and the thread
 // fixes (who answered elsewhere and what, a collapsed ask_question's question, a blank input refused).
 import { AxeBuilder } from "@axe-core/playwright";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { CodeIssued, DevicePaired, MachineCreated } from "../../shared/contract/inbox.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
-import { Agent, createSession, launch, newContext, shot, warmUp } from "../helpers/browser.js";
+import { Agent, createSession, shot, useBrowser } from "../helpers/browser.js";
 import { plainLine } from "../../web/src/calltext.js";
 import { browserName, deviceKind } from "../../web/src/devname.js";
 import { labelsFor } from "../../web/src/labels.js";
 import type { InboxSession } from "../../shared/contract/inbox.js";
 
-let browser: Browser;
-const relay = () => inject("relayUrl");
-
-beforeAll(async () => {
-  browser = await launch();
-  await warmUp(relay());
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const fx = useBrowser();
+const relay = fx.relay;
 
 async function call<T>(method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T }> {
   const headers: Record<string, string> = {};
@@ -145,7 +137,7 @@ describe("the PWA as an inbox", () => {
     const s2 = await inboxSession(m, "/home/me/web-app", "desktop");
     const a1 = await Agent.connect(s1);
     const a2 = await Agent.connect(s2);
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       const me = await pairPage(page, m);
@@ -237,7 +229,7 @@ describe("the PWA as an inbox", () => {
     const code = await pairing(m.machine_credential);
     // Spend the code elsewhere first.
     await ok<DevicePaired>("POST", "/api/pair", undefined, { code: code.code, name: "other" });
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       await page.goto(code.url!);
@@ -264,7 +256,7 @@ describe("the PWA as an inbox", () => {
     const m = await createInbox();
     const s = await inboxSession(m, "/home/me/revoke-me", "laptop");
     const agent = await Agent.connect(s);
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       const me = await pairPage(page, m);
@@ -291,7 +283,7 @@ describe("the PWA as an inbox", () => {
     const m = await createInbox();
     const s = await inboxSession(m, "/home/me/bound", "laptop");
     const agent = await Agent.connect(s);
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       const me = await pairPage(page, m);
@@ -324,8 +316,8 @@ describe("the PWA as an inbox", () => {
     const m = await createInbox();
     const s = await inboxSession(m, "/home/me/two-devices", "laptop");
     const agent = await Agent.connect(s);
-    const a = await newContext(browser, "phone");
-    const b = await newContext(browser, "desktop");
+    const a = await fx.context("phone");
+    const b = await fx.context("desktop");
     try {
       const pa = await a.newPage();
       const pb = await b.newPage();
@@ -382,7 +374,7 @@ describe("the PWA as an inbox", () => {
 
   it("the devices screen makes a pairing link with a QR code and a join code with its command, and revokes another device", async () => {
     const m = await createInbox();
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       await pairPage(page, m);
@@ -417,7 +409,7 @@ describe("the PWA as an inbox", () => {
     const m = await createInbox();
     const s = await inboxSession(m, "/home/me/contrast", "laptop");
     const agent = await Agent.connect(s);
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       await pairPage(page, m);

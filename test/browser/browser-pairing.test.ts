@@ -1,26 +1,17 @@
 // The PWA in real Chromium against the local relay, with a scripted agent: pairing, answering `choice`,
 // first answer wins across two devices, and opening offline from the service worker's cache.
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
-import { Agent, createSession, launch, warmUp, newContext, pair, shot } from "../helpers/browser.js";
+import { Agent, createSession, pair, shot, useBrowser } from "../helpers/browser.js";
 
-let browser: Browser;
-const relay = () => inject("relayUrl");
-
-beforeAll(async () => {
-  browser = await launch();
-  await warmUp(relay());
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const fx = useBrowser();
+const relay = fx.relay;
 
 describe("the PWA pairs and answers", () => {
   it("pairs from an app_url, keeps the token out of the address bar, and registers the built-in tools", async () => {
     const s = await createSession(relay(), "Pairing agent");
     const agent = await Agent.connect(s);
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       await pair(page, s);
@@ -50,7 +41,7 @@ describe("the PWA pairs and answers", () => {
   it("answering a choice card sends the chosen option to the agent, and the card collapses to it", async () => {
     const s = await createSession(relay(), "Choice agent");
     const agent = await Agent.connect(s);
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       await pair(page, s);
@@ -86,8 +77,8 @@ describe("the PWA pairs and answers", () => {
   it("with two devices the first answer wins and the other device shows it was answered elsewhere", async () => {
     const s = await createSession(relay(), "Race agent");
     const agent = await Agent.connect(s);
-    const a = await newContext(browser, "phone");
-    const b = await newContext(browser, "desktop");
+    const a = await fx.context("phone");
+    const b = await fx.context("desktop");
     try {
       const pa = await a.newPage();
       const pb = await b.newPage();
@@ -113,7 +104,7 @@ describe("the PWA pairs and answers", () => {
   it("a call that times out or is cancelled by the agent collapses and says so", async () => {
     const s = await createSession(relay(), "Cancel agent");
     const agent = await Agent.connect(s);
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       await pair(page, s);
@@ -136,8 +127,8 @@ describe("the PWA pairs and answers", () => {
   it("an answer queued offline that lost the race says another device answered first", async () => {
     const s = await createSession(relay(), "Lost race agent");
     const agent = await Agent.connect(s);
-    const a = await newContext(browser, "phone");
-    const b = await newContext(browser, "phone");
+    const a = await fx.context("phone");
+    const b = await fx.context("phone");
     try {
       const pa = await a.newPage();
       const pb = await b.newPage();
@@ -167,7 +158,7 @@ describe("the PWA pairs and answers", () => {
 
   it("Settings pairs with a direct agent by address and token, and Forget removes a session from the device", async () => {
     // The relay accepts POST /api/sessions with a Bearer key exactly as `lineup serve` does with its token.
-    const ctx = await newContext(browser, "desktop");
+    const ctx = await fx.context("desktop");
     const page = await ctx.newPage();
     try {
       await page.goto(`${relay()}/settings`);
@@ -196,7 +187,7 @@ describe("the PWA pairs and answers", () => {
   it("a second tab of the same device takes over and the first says why it stopped (close 4409)", async () => {
     const s = await createSession(relay(), "Tabs agent");
     const agent = await Agent.connect(s);
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     try {
       const first = await ctx.newPage();
       await pair(first, s);
@@ -213,7 +204,7 @@ describe("the PWA pairs and answers", () => {
   it("reloaded while offline the app still opens, and an answer given offline is sent on reconnect", async () => {
     const s = await createSession(relay(), "Offline agent");
     const agent = await Agent.connect(s);
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     const page = await ctx.newPage();
     try {
       await pair(page, s);

@@ -5,11 +5,11 @@
 // The app comes from LINEUP_TEST_WEB_DIR when set (a fresh `vite build --outDir`), else dist/web.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
-import { launch, newContext, pair, shot } from "../helpers/browser.js";
+import { pair, shot, useBrowser } from "../helpers/browser.js";
 import { connect, wsUrl } from "../helpers/raw-client.js";
 import { freePort } from "../helpers/relay.js";
 import { newSession } from "../helpers/adapter-helpers.js";
@@ -17,15 +17,15 @@ import { inboxPolicyStub, permissionRequest, project, runHook } from "../helpers
 
 const TOKEN = "browser-permission-token-0123456789";
 let lan: LanServer;
-let browser: Browser;
 
-beforeAll(async () => {
-  lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN, ...(process.env.LINEUP_TEST_WEB_DIR ? { webDir: process.env.LINEUP_TEST_WEB_DIR } : {}) });
-  browser = await launch();
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await lan?.close();
+const fx = useBrowser({
+  relay: false,
+  setup: async () => {
+    lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN, ...(process.env.LINEUP_TEST_WEB_DIR ? { webDir: process.env.LINEUP_TEST_WEB_DIR } : {}) });
+  },
+  teardown: async () => {
+    await lan?.close();
+  },
 });
 
 /** A session whose agent is online (so pairing completes), and a paired phone page. */
@@ -34,7 +34,7 @@ async function phone(locale = "en-US"): Promise<{ s: SessionCreated; page: Page;
   // A raw socket (its queue is attached before `open`: the in-process relay says hello at once).
   const agent = await connect(wsUrl(lan.url, s.session_id), { token: s.agent_token, clientId: "agent-main" });
   await agent.next("hello");
-  const ctx = await newContext(browser, "phone", locale);
+  const ctx = await fx.context("phone", locale);
   const page = await ctx.newPage();
   await pair(page, s);
   // The app's catalog has `permission` before the hook asks (else the call would be unknown_tool).
@@ -167,7 +167,7 @@ describe("the policy editor in Settings", () => {
     };
     const m = await post<{ machine_credential: string }>("/api/inboxes", TOKEN, { machine_name: "laptop" });
     const code = await post<{ url: string }>("/api/inbox/pairings", m.machine_credential);
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     try {
       const page = await ctx.newPage();
       await page.goto(code.url);
@@ -187,7 +187,7 @@ describe("the policy editor in Settings", () => {
   it("lists, adds (checked), removes and saves the inbox policy with the device credential", async () => {
     const device = `lud1.inboxABCDEFG.dv_device0001.${"d".repeat(43)}`;
     const stub = await inboxPolicyStub(device, { allow: ["Bash(npm test:*)"], deny: ["Read(./.env)"] });
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     try {
       const page = await ctx.newPage();
       await page.goto(`${lan.url}/settings`);

@@ -6,8 +6,8 @@
 // `ServiceWorker.deliverPushMessage`; its notifications are read with `registration.getNotifications()`
 // and answered with a synthetic `notificationclick`, as a tap on "Yes" would.
 // The app comes from LINEUP_TEST_WEB_DIR when set (a fresh `vite build --outDir`), else dist/web.
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { CONFIRM } from "../../shared/contract/builtin-tools.js";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
@@ -17,23 +17,20 @@ import type { SessionCreated } from "../../shared/contract/protocol.js";
 import type { FakePushService } from "../helpers/fake-push.js";
 import { startFakePush } from "../helpers/fake-push-server.js";
 import { registrationId, shown, stubPushManager, tap } from "../helpers/browser-push.js";
-import { Agent, launch, newContext, shot, warmUp } from "../helpers/browser.js";
+import { Agent, shot, useBrowser } from "../helpers/browser.js";
 
-let browser: Browser;
 let fakePush: Awaited<ReturnType<typeof startFakePush>> | undefined;
 let fake: FakePushService;
-const relay = () => inject("relayUrl");
-
-beforeAll(async () => {
-  browser = await launch();
-  fakePush = await startFakePush();
-  fake = fakePush.fake;
-  await warmUp(relay());
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await fakePush?.close();
+const fx = useBrowser({
+  setup: async () => {
+    fakePush = await startFakePush();
+    fake = fakePush.fake;
+  },
+  teardown: async () => {
+    await fakePush?.close();
+  },
 });
+const relay = fx.relay;
 
 async function ok<T>(method: string, path: string, token?: string, body?: unknown): Promise<T> {
   const r = await fetch(`${relay()}${path}`, { method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
@@ -49,7 +46,7 @@ describe("Web Push in Chromium", () => {
     const agent = await Agent.connect(s, "agent-push");
     const origin = new URL(relay()).origin;
 
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     await ctx.grantPermissions(["notifications"], { origin });
     await ctx.addInitScript(stubPushManager, fake.base);
     let page: Page = await ctx.newPage();
@@ -166,7 +163,7 @@ describe("Web Push in Chromium", () => {
   it("Settings: the subscription is registered again whenever the app opens, the reminder controls save the inbox's setting, and the switch turns it all off", async () => {
     const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
     const origin = new URL(relay()).origin;
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     await ctx.grantPermissions(["notifications"], { origin });
     await ctx.addInitScript(stubPushManager, fake.base);
     const page = await ctx.newPage();
@@ -218,7 +215,7 @@ describe("Web Push in Chromium", () => {
 
   it("asks the browser's permission only from the switch's tap, never on load; says so when it is blocked", async () => {
     const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
-    const ctx = await newContext(browser, "phone"); // notifications not granted: the prompt is answered "denied"
+    const ctx = await fx.context("phone"); // notifications not granted: the prompt is answered "denied"
     await ctx.addInitScript(() => {
       const w = window as unknown as { __asked: number };
       w.__asked = 0;
@@ -244,7 +241,7 @@ describe("Web Push in Chromium", () => {
   });
 
   it("the switch is “通知” in Chinese, behind the home screen's “设置” button", async () => {
-    const ctx = await newContext(browser, "phone", "zh-CN");
+    const ctx = await fx.context("phone", "zh-CN");
     const page = await ctx.newPage();
     const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
     const code = await ok<CodeIssued>("POST", "/api/inbox/pairings", m.machine_credential);

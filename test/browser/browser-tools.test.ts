@@ -1,29 +1,21 @@
 // The built-in tools in real Chromium: canvas (automatic, SVG + PNG snapshot), calculator (automatic),
 // ask_question with an image attachment, work_report approve / request changes, chat both ways, and
 // the Chinese UI. The agent side is a raw socket.
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { BrowserContext, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
-import { Agent, createSession, launch, warmUp, newContext, pair, shot } from "../helpers/browser.js";
+import { Agent, createSession, pair, shot, useBrowser } from "../helpers/browser.js";
 
-let browser: Browser;
-const relay = () => inject("relayUrl");
+const fx = useBrowser();
+const relay = fx.relay;
 
 // A 2x2 PNG, so the "image" the human attaches is a real one.
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==", "base64");
 
-beforeAll(async () => {
-  browser = await launch();
-  await warmUp(relay());
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
-
 async function setup(kind: "phone" | "desktop", label: string, locale = "en-US"): Promise<{ s: SessionCreated; agent: Agent; ctx: BrowserContext; page: Page }> {
   const s = await createSession(relay(), label);
   const agent = await Agent.connect(s);
-  const ctx = await newContext(browser, kind, locale);
+  const ctx = await fx.context(kind, locale);
   const page = await ctx.newPage();
   await pair(page, s);
   await agent.appTools();

@@ -6,26 +6,18 @@
 // how each call ended; a choice is selected, then submitted; short deadlines count down; the "Direct LAN
 // agent" form lands in the agent's own session and says when an origin is refused.
 // The app comes from LINEUP_TEST_WEB_DIR when set (a fresh `vite build --outDir`), else dist/web.
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { BrowserContext, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { startLanServer } from "../../adapter/lan/server.js";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { CodeIssued, MachineCreated } from "../../shared/contract/inbox.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
-import { Agent, createSession, launch, newContext, pair, shot, warmUp } from "../helpers/browser.js";
+import { Agent, createSession, pair, shot, useBrowser } from "../helpers/browser.js";
 import { connect, wsUrl } from "../helpers/raw-client.js";
 import { freePort } from "../helpers/relay.js";
 
-let browser: Browser;
-const relay = () => inject("relayUrl");
-
-beforeAll(async () => {
-  browser = await launch();
-  await warmUp(relay());
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const fx = useBrowser();
+const relay = fx.relay;
 
 async function ok<T>(method: string, path: string, token?: string, body?: unknown, base = relay()): Promise<T> {
   const headers: Record<string, string> = {};
@@ -43,7 +35,7 @@ type Setup = { s: SessionCreated; agent: Agent; ctx: BrowserContext; page: Page;
 async function setup(label: string, kind: "phone" | "desktop" = "phone", locale = "en-US"): Promise<Setup> {
   const s = await createSession(relay(), label);
   const agent = await Agent.connect(s);
-  const ctx = await newContext(browser, kind, locale);
+  const ctx = await fx.context(kind, locale);
   const page = await ctx.newPage();
   await pair(page, s);
   await agent.appTools();
@@ -122,8 +114,8 @@ describe("whose message is whose", () => {
     const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
     const s = await ok<SessionCreated>("POST", "/api/inbox/sessions", m.machine_credential, { project_dir: "/home/me/own", host: "laptop" });
     const agent = await Agent.connect(s);
-    const a = await newContext(browser, "phone");
-    const b = await newContext(browser, "desktop");
+    const a = await fx.context("phone");
+    const b = await fx.context("desktop");
     try {
       const pa = await a.newPage();
       const pb = await b.newPage();
@@ -168,7 +160,7 @@ describe("whose message is whose", () => {
 
   it("in a guest session, a message from another browser holding the link is the human's too", async () => {
     const { s, agent, page, close } = await setup("Guest own agent");
-    const other = await newContext(browser, "desktop");
+    const other = await fx.context("desktop");
     try {
       const p2 = await other.newPage();
       await pair(p2, s);
@@ -445,7 +437,7 @@ describe("the Direct LAN agent form", () => {
   it("lands in the session `lineup serve` made, where the question waits; from another origin it says the origin is refused", async () => {
     const token = "usability-lan-token-0123456789";
     const lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token, ...(process.env.LINEUP_TEST_WEB_DIR ? { webDir: process.env.LINEUP_TEST_WEB_DIR } : {}) });
-    const ctx = await newContext(browser, "phone");
+    const ctx = await fx.context("phone");
     try {
       // What `lineup serve` does at start: one session with the pre-shared token, its agent online and asking.
       const served = await ok<SessionCreated>("POST", "/api/sessions", token, { label: "lineup serve /srv/app" }, lan.url);

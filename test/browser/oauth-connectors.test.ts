@@ -15,17 +15,16 @@ import { join } from "node:path";
 import { AxeBuilder } from "@axe-core/playwright";
 import { auth, Client as McpClient, StreamableHTTPClientTransport, type CallToolResult, type OAuthClientProvider } from "@modelcontextprotocol/client";
 import { OAuthMetadataSchema, OAuthProtectedResourceMetadataSchema, OAuthTokensSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BrowserContext, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { CodeIssued, MachineCreated } from "../../shared/contract/inbox.js";
 import { pkceS256 } from "../../shared/contract/oauth.js";
 import { randomId } from "../../shared/edge/tokens.js";
-import { launch, newContext, shot } from "../helpers/browser.js";
+import { shot, useBrowser } from "../helpers/browser.js";
 import { freePort } from "../helpers/relay.js";
 
 const ROOT = join(import.meta.dirname, "../..");
-let browser: Browser;
 let relay: { url: string; proc: ChildProcess; dir: string; web?: string };
 let fake: { url: string; server: Server; callbacks: URLSearchParams[]; docFetches: number; drips: number };
 
@@ -91,32 +90,33 @@ async function startFake(): Promise<typeof fake> {
   return f;
 }
 
-beforeAll(async () => {
-  let web = process.env.LINEUP_TEST_WEB_DIR;
-  let built: string | undefined;
-  if (!web) {
-    built = web = mkdtempSync(join(tmpdir(), "lineup-oauth-web-"));
-    const b = spawnSync("npx", ["vite", "build", "--outDir", web, "--emptyOutDir", "--logLevel", "warn"], { cwd: ROOT, encoding: "utf8" });
-    if (b.status !== 0) throw new Error(`vite build failed:\n${b.stdout}\n${b.stderr}`);
-  }
-  relay = { ...(await startRelay(web)), ...(built ? { web: built } : {}) };
-  fake = await startFake();
-  browser = await launch();
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await new Promise<void>((r) => (fake?.server ? fake.server.close(() => r()) : r()));
-  if (relay?.proc.pid !== undefined && relay.proc.exitCode === null) {
-    try {
-      process.kill(-relay.proc.pid, "SIGTERM");
-    } catch {
-      relay.proc.kill("SIGTERM");
+const fx = useBrowser({
+  relay: false,
+  timeoutMs: 180_000,
+  setup: async () => {
+    let web = process.env.LINEUP_TEST_WEB_DIR;
+    let built: string | undefined;
+    if (!web) {
+      built = web = mkdtempSync(join(tmpdir(), "lineup-oauth-web-"));
+      const b = spawnSync("npx", ["vite", "build", "--outDir", web, "--emptyOutDir", "--logLevel", "warn"], { cwd: ROOT, encoding: "utf8" });
+      if (b.status !== 0) throw new Error(`vite build failed:\n${b.stdout}\n${b.stderr}`);
     }
-  }
-  await new Promise((r) => setTimeout(r, 200));
-  if (relay?.dir) rmSync(relay.dir, { recursive: true, force: true });
-  if (relay?.web) rmSync(relay.web, { recursive: true, force: true });
+    relay = { ...(await startRelay(web)), ...(built ? { web: built } : {}) };
+    fake = await startFake();
+  },
+  teardown: async () => {
+    await new Promise<void>((r) => (fake?.server ? fake.server.close(() => r()) : r()));
+    if (relay?.proc.pid !== undefined && relay.proc.exitCode === null) {
+      try {
+        process.kill(-relay.proc.pid, "SIGTERM");
+      } catch {
+        relay.proc.kill("SIGTERM");
+      }
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    if (relay?.dir) rmSync(relay.dir, { recursive: true, force: true });
+    if (relay?.web) rmSync(relay.web, { recursive: true, force: true });
+  },
 });
 
 // ---------------------------------------------------------------- helpers
@@ -135,7 +135,7 @@ const mcpPost = (token: string) =>
 async function pairedPhone(): Promise<{ ctx: BrowserContext; page: Page; m: MachineCreated }> {
   const m = (await (await fetch(`${relay.url}/api/inboxes`, { method: "POST", headers: { authorization: `Bearer ${DEV_RELAY_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ machine_name: "laptop" }) })).json()) as MachineCreated;
   const code = (await (await fetch(`${relay.url}/api/inbox/pairings`, { method: "POST", headers: { authorization: `Bearer ${m.machine_credential}` } })).json()) as CodeIssued;
-  const ctx = await newContext(browser, "phone");
+  const ctx = await fx.context("phone");
   const page = await ctx.newPage();
   await page.goto(code.url!);
   await expect.poll(async () => JSON.parse((await page.evaluate(() => localStorage.getItem("lineup.inboxes"))) ?? "[]").length, { timeout: 15_000 }).toBe(1);
@@ -144,7 +144,7 @@ async function pairedPhone(): Promise<{ ctx: BrowserContext; page: Page; m: Mach
 
 /** The desktop browser on the authorization URL: the code it shows and the QR code's link. */
 async function desktopPage(url: string, withApp = false): Promise<{ ctx: BrowserContext; page: Page; code: string; link: string }> {
-  const ctx = await newContext(browser, "desktop");
+  const ctx = await fx.context("desktop");
   const page = await ctx.newPage();
   const problems: string[] = [];
   page.on("console", (m) => m.type() === "error" && problems.push(m.text()));

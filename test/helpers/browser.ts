@@ -1,7 +1,9 @@
-// Browser end-to-end helpers: Debian's Chromium driven by playwright-core (never `playwright install`),
-// a scripted agent over a raw `ws` socket, and screenshots into test-artifacts/screenshots/.
+// Browser end-to-end helpers: the one browser fixture of every browser test file (useBrowser), Debian's
+// Chromium driven by playwright-core (never `playwright install`), a scripted agent over a raw `ws` socket,
+// and screenshots into test-artifacts/screenshots/.
 import { mkdirSync } from "node:fs";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, inject } from "vitest";
 import WebSocket from "ws";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { RelayFrame, SessionCreated } from "../../shared/contract/protocol.js";
@@ -23,6 +25,53 @@ export async function newContext(browser: Browser, kind: "phone" | "desktop" = "
   const ctx = await browser.newContext({ ...(kind === "phone" ? PHONE : DESKTOP), locale, serviceWorkers: "allow" });
   await ctx.grantPermissions(["microphone"]);
   return ctx;
+}
+
+export interface BrowserFixtureOptions {
+  /** Warm the shared relay (the node project's `wrangler dev`) up before the file's first test. Default true;
+   * false for files that start a server of their own or need none. */
+  relay?: boolean;
+  /** The file's own servers or fakes: started after Chromium (and before the warm-up), stopped after it closes. */
+  setup?: () => Promise<void>;
+  teardown?: () => Promise<void>;
+  /** Bound of the set-up; default 60 s. */
+  timeoutMs?: number;
+}
+
+export interface BrowserFixture {
+  /** The file's Chromium, launched before its first test and closed after its last. */
+  readonly browser: Browser;
+  /** The shared relay's URL (from the node project's global setup). */
+  relay(): string;
+  /** A fresh browser context on a phone (default) or a desktop, in `locale`. */
+  context(kind?: "phone" | "desktop", locale?: string): Promise<BrowserContext>;
+}
+
+/**
+ * The one set-up of a browser test file, called once at its top level: launches Chromium before the file's
+ * first test (then the file's own `setup`, then warms the shared relay up), and closes it after the last
+ * (then the file's `teardown`).
+ */
+export function useBrowser(opts: BrowserFixtureOptions = {}): BrowserFixture {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launch();
+    await opts.setup?.();
+    if (opts.relay !== false) await warmUp(inject("relayUrl"));
+  }, opts.timeoutMs ?? 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await opts.teardown?.();
+  });
+  const fixture: BrowserFixture = {
+    get browser(): Browser {
+      if (!browser) throw new Error("useBrowser: Chromium is launched in beforeAll; use the fixture inside tests and hooks");
+      return browser;
+    },
+    relay: () => inject("relayUrl"),
+    context: (kind = "phone", locale = "en-US") => newContext(fixture.browser, kind, locale),
+  };
+  return fixture;
 }
 
 export async function shot(page: Page, name: string): Promise<void> {
