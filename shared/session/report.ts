@@ -6,6 +6,7 @@ import { PUSH_LIMITS, type ClosedCall } from "../contract/push.js";
 import type { Peer } from "./router.js";
 import type { CallRow, Store } from "./store.js";
 import type { SealedArgs } from "./sealed.js";
+import { cut } from "../text/cut.js";
 
 /** The human-readable line of a call for the Waiting list. */
 export function callText(name: string, args: unknown): string {
@@ -18,26 +19,22 @@ export function callText(name: string, args: unknown): string {
     text = `${typeof a.tool_name === "string" ? a.tool_name : "tool"}${detail ? `: ${detail}` : ""}`;
   } else text = pick("question", "summary", "title", "prompt", "message");
   const t = (text ?? name).replace(/\s+/g, " ").trim();
-  return t.length > INBOX_LIMITS.maxWaitingText ? `${t.slice(0, INBOX_LIMITS.maxWaitingText - 1)}…` : t;
+  return cut(t, INBOX_LIMITS.maxWaitingText);
 }
 
 /** The bounded extras a notification needs (docs/push.md): confirm labels, a short single choice's options. */
 /** The notification extras of a call (confirm labels, a short single choice's options), cut for a push; also a sealed call's preview (adapter/e2e/frames.ts). */
 export function pushExtras(name: string, args: unknown): Pick<WaitingCall, "yes_label" | "no_label" | "options"> {
   const a = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
-  const cut = (v: unknown) => {
-    if (typeof v !== "string" || v.trim() === "") return undefined;
-    const t = v.replace(/\s+/g, " ").trim();
-    return t.length > PUSH_LIMITS.maxLabel ? `${t.slice(0, PUSH_LIMITS.maxLabel - 1)}…` : t;
-  };
+  const label = (v: unknown) => (typeof v !== "string" || v.trim() === "" ? undefined : cut(v.replace(/\s+/g, " ").trim(), PUSH_LIMITS.maxLabel));
   const out: Pick<WaitingCall, "yes_label" | "no_label" | "options"> = {};
   if (name === "confirm") {
-    const yes = cut(a.yes_label);
-    const no = cut(a.no_label);
+    const yes = label(a.yes_label);
+    const no = label(a.no_label);
     if (yes) out.yes_label = yes;
     if (no) out.no_label = no;
   } else if (name === "choice" && a.multiple !== true && Array.isArray(a.options) && a.options.length >= 1 && a.options.length <= PUSH_LIMITS.maxOptions) {
-    const opts = a.options.map(cut);
+    const opts = a.options.map(label);
     if (opts.every((o): o is string => o !== undefined)) out.options = opts;
   }
   return out;
@@ -58,7 +55,7 @@ function outcomeOf(store: Store, callId: string): ClosedCall {
   const out: ClosedCall = { call_id: callId, outcome: f.result || f.sealed ? "answered" : f.error?.code === "timeout" ? "timeout" : f.error?.code === "declined" ? "declined" : "error" };
   if (by) out.by = by;
   const msg = f.result?.message;
-  if (typeof msg === "string" && msg !== "") out.answer = msg.length > PUSH_LIMITS.maxAnswer ? `${msg.slice(0, PUSH_LIMITS.maxAnswer - 1)}…` : msg;
+  if (typeof msg === "string" && msg !== "") out.answer = cut(msg, PUSH_LIMITS.maxAnswer);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // The one line that says what a call asks ("Deploy now?"): for the "Waiting for you" list and a collapsed
 // card. Markdown questions lose their markers here; the card itself still renders them.
 import type { CallEntry } from "./conn.js";
+import { cut } from "../../shared/text/cut.js";
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 
@@ -13,7 +14,7 @@ export function plainLine(md: string, max = 200): string {
     .replace(/(\*\*|__|~~|`)/g, "")
     .replace(/(^|\W)[*_](\S(?:.*?\S)?)[*_](?=\W|$)/g, "$1$2")
     .trim();
-  return plain.length > max ? `${plain.slice(0, max - 1)}…` : plain;
+  return cut(plain, max);
 }
 
 const asked = (c: Pick<CallEntry, "args">): string => {
@@ -29,4 +30,9 @@ export function callText(c: Pick<CallEntry, "args">): string {
 /** All of what it asks on one line, as the relay's inbox lists it (shared/session/report.ts callText). */
 export function waitText(c: Pick<CallEntry, "args">): string {
   return plainLine(asked(c).replace(/\s+/g, " "), 280);
+}
+
+/** A value as the tool log shows it: a string as it is, anything else as JSON, cut to `n` characters. */
+export function logText(v: unknown, n = 160): string {
+  return cut(typeof v === "string" ? v : (JSON.stringify(v) ?? String(v)), n);
 }

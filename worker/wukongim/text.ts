@@ -2,6 +2,7 @@
 // ("#K3F 2") becomes the call's result. Pure functions, no I/O.
 import type { ContentBlock, ToolResultBody } from "../../shared/contract/protocol.js";
 import { WK_LIMITS } from "./wire.js";
+import { cut } from "../../shared/text/cut.js";
 
 /** Short codes: `#` + 3–8 capital letters or digits. We issue 4 from an alphabet without 0/O/1/I. */
 const CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
@@ -22,7 +23,6 @@ export function parseCodeReply(text: string): { code: string; answer: string } |
   return { code: m[1]!.toUpperCase(), answer: m[2]!.trim() };
 }
 
-const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
 const str = (v: unknown) => (typeof v === "string" ? v : "");
 const strings = (v: unknown) => (Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))) : []);
 
