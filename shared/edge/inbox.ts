@@ -33,7 +33,8 @@ import {
   type ParsedCredential,
 } from "../contract/inbox.js";
 import { CreateSessionBody, describeIssues, LIMITS } from "../contract/protocol.js";
-import { b64url, randomId, safeEqual, signToken, tokenFrom, type TokenOwner } from "./tokens.js";
+import { randomId, safeEqual, signToken, tokenFrom, type TokenOwner } from "./tokens.js";
+import { sha256 } from "../crypto/bytes.js";
 import { plainName } from "../text/cut.js";
 
 /** The 409 answers of `PUT /api/inbox/policy` (docs/inbox.md, docs/e2e.md "The inbox policy"). */
@@ -72,9 +73,7 @@ export interface EdgeInbox {
   pushAttention(sid: string, text: string | undefined): Promise<PushAttentionResult>;
 }
 
-export async function sha256(s: string): Promise<string> {
-  return b64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s))));
-}
+export { sha256 };
 
 const secret = () => randomId(32);
 // Ids start with a letter or digit: a code `-x….…` typed after `lineup join` would read as an option.

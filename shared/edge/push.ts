@@ -11,7 +11,8 @@ import { PUSH_TOKEN_RE, PushAnswerBody, PushAttentionBody, PushSettingsBody, Pus
 import { describeIssues } from "../contract/protocol.js";
 import { safeEqual } from "./tokens.js";
 import { checkEndpoint, WebPushError } from "../crypto/webpush/index.js";
-import { fromB64url, toB64url } from "../crypto/webpush/bytes.js";
+import { publicUrlProblem } from "./public-host.js";
+import { b64u as toB64url, fromB64url } from "../crypto/bytes.js";
 
 /** What a server offers for push: its VAPID public key, and whether http://127.0.0.1 endpoints are fine here. */
 export interface EdgePush {
@@ -75,7 +76,7 @@ export function pushRoutes<B extends object>(app: Hono<EdgeEnv<B>>, host: (c: Co
     // network) must not be made to POST to an address of the device's choosing (checked again at each send).
     let url: URL;
     try {
-      url = checkEndpoint(b.subscription.endpoint, { allowLocalHttp: p.allowLocalHttp });
+      url = checkEndpoint(b.subscription.endpoint, { allowLocalHttp: p.allowLocalHttp, publicHost: publicUrlProblem });
     } catch (e) {
       return fail(c, 400, "invalid_endpoint", e instanceof WebPushError ? e.message : "bad endpoint");
     }

@@ -22,7 +22,8 @@ import {
   type PushSettings,
   type SessionPushAnswer,
 } from "../contract/push.js";
-import { b64url, randomId } from "../edge/tokens.js";
+import { randomId, sha256 } from "../crypto/bytes.js";
+import { publicUrlProblem } from "../edge/public-host.js";
 import { buildPushRequest, classifyPushResponse, retryAfterMs, WebPushError, type PushRequest, type VapidKeys } from "../crypto/webpush/index.js";
 
 /** The JWT `sub` when VAPID_SUBJECT is not set and the relay is not on https (docs/push.md). */
@@ -99,7 +100,7 @@ const empty = (): PushData => ({ subs: {}, settings: { ...DEFAULT_PUSH_SETTINGS 
 const jobKey = (sid: string, callId: string) => `${sid}/${callId}`;
 
 export async function tokenHash(secret: string): Promise<string> {
-  return b64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(secret))));
+  return sha256(secret);
 }
 
 /** RFC 8030 Topic for a call (≤ 32 base64url characters): an undelivered push is replaced by the next one. */
@@ -403,6 +404,7 @@ export class PushCore {
         urgency,
         topic: await topicOf(item.job),
         allowLocalHttp: sub.local,
+        publicHost: publicUrlProblem,
       });
     } catch (e) {
       return drop({ outcome: "failed", error: e instanceof WebPushError ? e.code : "build_failed" });
