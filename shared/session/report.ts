@@ -7,38 +7,14 @@ import type { Peer } from "./router.js";
 import type { CallRow, Store } from "./store.js";
 import type { SealedArgs } from "./sealed.js";
 import { cut } from "../text/cut.js";
+import { pushExtras, summaryOf } from "../tools/meaning.js";
 
 /** The human-readable line of a call for the Waiting list. */
 export function callText(name: string, args: unknown): string {
-  const a = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
-  const pick = (...keys: string[]) => keys.map((k) => a[k]).find((v): v is string => typeof v === "string" && v.trim() !== "");
-  let text: string | undefined;
-  if (name === "permission") {
-    const input = (a.input && typeof a.input === "object" ? a.input : {}) as Record<string, unknown>;
-    const detail = [input.command, input.file_path, input.url, input.pattern].find((v): v is string => typeof v === "string");
-    text = `${typeof a.tool_name === "string" ? a.tool_name : "tool"}${detail ? `: ${detail}` : ""}`;
-  } else text = pick("question", "summary", "title", "prompt", "message");
-  const t = (text ?? name).replace(/\s+/g, " ").trim();
-  return cut(t, INBOX_LIMITS.maxWaitingText);
+  return cut(summaryOf(name, args), INBOX_LIMITS.maxWaitingText);
 }
 
-/** The bounded extras a notification needs (docs/push.md): confirm labels, a short single choice's options. */
-/** The notification extras of a call (confirm labels, a short single choice's options), cut for a push; also a sealed call's preview (adapter/e2e/frames.ts). */
-export function pushExtras(name: string, args: unknown): Pick<WaitingCall, "yes_label" | "no_label" | "options"> {
-  const a = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
-  const label = (v: unknown) => (typeof v !== "string" || v.trim() === "" ? undefined : cut(v.replace(/\s+/g, " ").trim(), PUSH_LIMITS.maxLabel));
-  const out: Pick<WaitingCall, "yes_label" | "no_label" | "options"> = {};
-  if (name === "confirm") {
-    const yes = label(a.yes_label);
-    const no = label(a.no_label);
-    if (yes) out.yes_label = yes;
-    if (no) out.no_label = no;
-  } else if (name === "choice" && a.multiple !== true && Array.isArray(a.options) && a.options.length >= 1 && a.options.length <= PUSH_LIMITS.maxOptions) {
-    const opts = a.options.map(label);
-    if (opts.every((o): o is string => o !== undefined)) out.options = opts;
-  }
-  return out;
-}
+export { pushExtras };
 
 /** How a call that left the Waiting list ended, from its kept row (none: it was cancelled and dropped). */
 function outcomeOf(store: Store, callId: string): ClosedCall {

@@ -2,8 +2,7 @@
 // card. Markdown questions lose their markers here; the card itself still renders them.
 import type { CallEntry } from "./conn.js";
 import { cut } from "../../shared/text/cut.js";
-
-const str = (v: unknown): string => (typeof v === "string" ? v : "");
+import { askedArg } from "../../shared/tools/meaning.js";
 
 /** The first line of markdown with its block and emphasis markers removed, cut to `max` characters. */
 export function plainLine(md: string, max = 200): string {
@@ -17,10 +16,7 @@ export function plainLine(md: string, max = 200): string {
   return cut(plain, max);
 }
 
-const asked = (c: Pick<CallEntry, "args">): string => {
-  const a = c.args;
-  return str(a.question) || str(a.summary) || str(a.title) || str(a.prompt) || str(a.message);
-};
+const asked = (c: Pick<CallEntry, "args">): string => askedArg(c.args);
 
 /** What the call asks, its first line as plain text (a collapsed card); "" when nothing readable. */
 export function callText(c: Pick<CallEntry, "args">): string {
