@@ -7,7 +7,8 @@ import type { Peer } from "./router.js";
 import type { CallRow, Store } from "./store.js";
 import type { SealedArgs } from "./sealed.js";
 import { cut } from "../text/cut.js";
-import { pushExtras, summaryOf } from "../tools/meaning.js";
+import { summaryOf } from "../tools/meaning.js";
+import { pushExtras } from "../tools/push-extras.js";
 
 /** The human-readable line of a call for the Waiting list. */
 export function callText(name: string, args: unknown): string {

@@ -1,14 +1,12 @@
 // What the built-in tools (../contract/builtin-tools.ts) mean to a human, written once (issue 27 §6): the one line that
 // says what a call asks, what a tap answers, and what a notification needs to offer those taps. Used by the
 // PWA's cards and one-line texts, the service worker, push answers, the inbox report and the WuKongIM text.
-import type { WaitingCall } from "../contract/inbox.js";
+// Imports nothing at run time, so the service worker bundles it alone; push extras are ./push-extras.ts.
 import type { ToolResultBody } from "../contract/protocol.js";
-import { PUSH_LIMITS } from "../contract/push.js";
-import { cut } from "../text/cut.js";
 
 type Args = Record<string, unknown>;
 
-const asArgs = (v: unknown): Args => (v && typeof v === "object" && !Array.isArray(v) ? (v as Args) : {});
+export const asArgs = (v: unknown): Args => (v && typeof v === "object" && !Array.isArray(v) ? (v as Args) : {});
 
 /** The arguments that say what a call asks, in this order: the first one with text is its one line. */
 export const ASKED_ARGS = ["question", "summary", "title", "prompt", "message"] as const;
@@ -74,21 +72,4 @@ export function tapActions(tool: string, extras: { confirm?: { yes?: string; no?
   const o = extras.options;
   if (Array.isArray(o) && o.length > 0 && o.length <= max) return o.map((x, i) => ({ action: `opt:${i}`, title: String(x) }));
   return [];
-}
-
-/** The notification extras of a call (confirm labels, a short single choice's options), cut for a push; also a sealed call's preview (adapter/e2e/frames.ts). */
-export function pushExtras(name: string, args: unknown): Pick<WaitingCall, "yes_label" | "no_label" | "options"> {
-  const a = asArgs(args);
-  const label = (v: unknown) => (typeof v !== "string" || v.trim() === "" ? undefined : cut(v.replace(/\s+/g, " ").trim(), PUSH_LIMITS.maxLabel));
-  const out: Pick<WaitingCall, "yes_label" | "no_label" | "options"> = {};
-  if (name === "confirm") {
-    const yes = label(a.yes_label);
-    const no = label(a.no_label);
-    if (yes) out.yes_label = yes;
-    if (no) out.no_label = no;
-  } else if (name === "choice" && a.multiple !== true && Array.isArray(a.options) && a.options.length >= 1 && a.options.length <= PUSH_LIMITS.maxOptions) {
-    const opts = a.options.map(label);
-    if (opts.every((o): o is string => o !== undefined)) out.options = opts;
-  }
-  return out;
 }

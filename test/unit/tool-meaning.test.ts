@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { resultFor } from "../../shared/session/push-answer.js";
 import { callText, pushExtras as reportExtras } from "../../shared/session/report.js";
-import { ANSWERS, askedArg, pushExtras, summaryOf, tapActions, tapResult } from "../../shared/tools/meaning.js";
+import { ANSWERS, askedArg, summaryOf, tapActions, tapResult } from "../../shared/tools/meaning.js";
+import { pushExtras } from "../../shared/tools/push-extras.js";
 import { waitText } from "../../web/src/calltext.js";
 
 const L = { yes: "Yes", no: "No", allow: "Allow", deny: "Deny" };
