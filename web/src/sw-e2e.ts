@@ -7,6 +7,9 @@ import { holderSelf, unwrapContentKey } from "../../shared/crypto/e2e/wrap.js";
 import { getKeys, isPinned, recordId, type DeviceKeys } from "./e2e/store.js";
 import { tapResult } from "../../shared/tools/meaning.js";
 
+/** The service worker (web/src/sw.ts) that loads this script with importScripts reads `self.lineupE2E`. */
+declare const self: ServiceWorkerGlobalScope & { lineupE2E?: unknown };
+
 interface SealedPush {
   inbox: string;
   sid: string;
@@ -69,4 +72,4 @@ async function sealAnswer(m: SealedPush, action: string): Promise<Envelope | nul
 /** True when the app pinned this session sealed (issue 26): a plaintext push for it is the relay's word only. */
 const pinned = (sid: string): Promise<boolean> => isPinned(self.location.origin, sid).catch(() => false);
 
-(self as unknown as { lineupE2E: unknown }).lineupE2E = { open, sealAnswer, pinned };
+self.lineupE2E = { open, sealAnswer, pinned };
