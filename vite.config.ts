@@ -15,15 +15,35 @@ function securityHeaders(): Plugin {
   };
 }
 
-// The service worker (web/public/sw.js) is a classic script; its end-to-end part (web/src/sw-e2e.ts, the
-// shared WebCrypto core and the IndexedDB store) is bundled into one IIFE it loads with importScripts.
-function serviceWorkerE2E(): Plugin {
+// The service worker is two classic scripts, each bundled by esbuild into one IIFE: /sw.js from web/src/sw.ts
+// (shell cache, Web Push; scope "/"), and its lazily loaded end-to-end part /sw-e2e.js from web/src/sw-e2e.ts
+// (the shared WebCrypto core and the IndexedDB store), which sw.js loads with importScripts. The dev server
+// builds them on request, so `npm run dev` serves the same files.
+const SW_FILES: Record<string, string> = { "sw.js": "web/src/sw.ts", "sw-e2e.js": "web/src/sw-e2e.ts" };
+
+async function bundleWorker(entry: string): Promise<string> {
+  const out = await build({ entryPoints: [entry], bundle: true, format: "iife", target: "es2022", minify: true, write: false, legalComments: "none" });
+  return out.outputFiles[0]!.text;
+}
+
+function serviceWorker(): Plugin {
   return {
-    name: "lineup-sw-e2e",
-    apply: "build",
+    name: "lineup-sw",
     async generateBundle() {
-      const out = await build({ entryPoints: ["web/src/sw-e2e.ts"], bundle: true, format: "iife", target: "es2022", minify: true, write: false, legalComments: "none" });
-      this.emitFile({ type: "asset", fileName: "sw-e2e.js", source: out.outputFiles[0]!.text });
+      for (const [fileName, entry] of Object.entries(SW_FILES)) this.emitFile({ type: "asset", fileName, source: await bundleWorker(entry) });
+    },
+    configureServer(server) {
+      server.middlewares.use((req, res, next) => {
+        const entry = SW_FILES[(req.url ?? "").split("?")[0]!.slice(1)];
+        if (!entry) return next();
+        bundleWorker(entry).then(
+          (js) => {
+            res.setHeader("content-type", "text/javascript");
+            res.end(js);
+          },
+          (e: unknown) => next(e),
+        );
+      });
     },
   };
 }
@@ -31,7 +51,7 @@ function serviceWorkerE2E(): Plugin {
 // Builds the PWA in web/ into dist/web, which the Worker serves as static assets.
 export default defineConfig({
   root: "web",
-  plugins: [preact(), securityHeaders(), serviceWorkerE2E()],
+  plugins: [preact(), securityHeaders(), serviceWorker()],
   build: { outDir: "../dist/web", emptyOutDir: true, target: "es2022" },
   server: { port: 5173 },
 });

@@ -2,8 +2,7 @@
 // tools/call carried through the agent adapter to the human, with progress while waiting, a wait budget that
 // answers "not yet, call await_answer" before the host's own cap, a bridge-side timeout and cancellation.
 // Catalog, planning and result shaping are shared with the relay's `POST /mcp` (shared/mcp/).
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Server, Tool } from "@modelcontextprotocol/server";
 import type { ToolDef, ToolResultBody } from "../../shared/contract/protocol.js";
 import { randomId } from "../../shared/edge/tokens.js";
 import { waitBudget } from "../../shared/mcp/budget.js";
@@ -50,6 +49,7 @@ export interface Connection {
   appUrl?: string;
 }
 
+/** What a waiting tools/call needs of its MCP request (built from the SDK v2 handler context). */
 type Extra = {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number };
@@ -98,15 +98,18 @@ export class Bridge {
     private readonly connect: () => Promise<Connection>,
     private readonly opts: BridgeOptions,
   ) {
-    server.setRequestHandler(ListToolsRequestSchema, () => {
+    server.setRequestHandler("tools/list", () => {
       const { tools } = this.catalog();
       this.listedSig = JSON.stringify(tools);
-      // shared/mcp builds the spec's shapes without SDK types; this is where they meet v1's.
+      // shared/mcp builds the spec's shapes without SDK types; this is where they meet v2's.
       return { tools: tools as Tool[] };
     });
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra) =>
-      (await this.callTool(req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>, extra as unknown as Extra)) as CallToolResult,
-    );
+    server.setRequestHandler("tools/call", async (req, ctx) => {
+      const extra: Extra = { signal: ctx.mcpReq.signal, _meta: req.params._meta, sendNotification: (n) => ctx.mcpReq.notify(n) };
+      const r = await this.callTool(req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>, extra);
+      // The era's wire shape of a result (the SDK's codec; low-level handlers call it themselves), as the Worker does.
+      return server.projectCallToolResult(r as CallToolResult, undefined);
+    });
   }
 
   /** Connects now (for the pairing link on stderr); failures are retried by the next call. */

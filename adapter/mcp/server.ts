@@ -2,8 +2,8 @@
 // stdout IS the protocol: everything human-readable (pairing link, QR code, logs) goes to stderr.
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { Server } from "@modelcontextprotocol/server";
+import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import qrcode from "qrcode-terminal";
 import { connectAgent, type AgentClient } from "../client/index.js";
 import { announceSession } from "../cli/inbox.js";

@@ -5,6 +5,7 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
+import { cut } from "../../shared/text/cut.js";
 import { forTerminal } from "../../shared/text/terminal.js";
 import { defaultStateDir } from "../client/state.js";
 import { inboxPolicyNotes } from "./policy-store.js";
@@ -33,7 +34,7 @@ export function subjectOf(input: Record<string, unknown>): string | undefined {
   const v = [input.command, input.file_path, input.notebook_path, input.path, input.url, input.pattern].find((x): x is string => typeof x === "string" && x !== "");
   if (v === undefined) return undefined;
   const one = v.replace(/\s+/g, " ").trim();
-  return one.length > 120 ? `${one.slice(0, 119)}…` : one;
+  return cut(one, 120);
 }
 
 /** Appends one decision; trims the file now and then. Never throws (logging must not change a decision). */

@@ -9,7 +9,8 @@ import { braked, holder, relayKey, sha256 } from "./credential.js";
 import type { HostVars } from "./host.js";
 import { body, fail } from "./http.js";
 import { checkEndpoint, WebPushError } from "../crypto/webpush/index.js";
-import { fromB64url, toB64url } from "../crypto/webpush/bytes.js";
+import { publicUrlProblem } from "./public-host.js";
+import { b64u as toB64url, fromB64url } from "../crypto/bytes.js";
 
 /** A base64url key of exactly `n` bytes (p256dh: an uncompressed P-256 point), normalized to base64url. */
 function key(v: string, n: number, point: boolean): string | undefined {
@@ -46,7 +47,7 @@ pushRoutes.put("/api/inbox/push", holder("device"), pushing, ...body(PushSubscri
   // network) must not be made to POST to an address of the device's choosing (checked again at each send).
   let url: URL;
   try {
-    url = checkEndpoint(b.subscription.endpoint, { allowLocalHttp: p.allowLocalHttp });
+    url = checkEndpoint(b.subscription.endpoint, { allowLocalHttp: p.allowLocalHttp, publicHost: publicUrlProblem });
   } catch (e) {
     return fail(c, 400, "invalid_endpoint", e instanceof WebPushError ? e.message : "bad endpoint");
   }

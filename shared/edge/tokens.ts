@@ -9,17 +9,12 @@ import type { Role } from "../contract/protocol.js";
 import { SESSION_ID_RE } from "../contract/protocol.js";
 import { INBOX_ID_RE, MACHINE_ID_RE } from "../contract/inbox.js";
 
+import { b64u as b64url, randomId } from "../crypto/bytes.js";
+
+// Kept as re-exports so callers' import lines stay; the code lives in shared/crypto/bytes.ts.
+export { b64url, randomId };
+
 const enc = new TextEncoder();
-
-export function b64url(bytes: Uint8Array): string {
-  let s = "";
-  for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-export function randomId(bytes = 16): string {
-  return b64url(crypto.getRandomValues(new Uint8Array(bytes)));
-}
 
 const keys = new Map<string, Promise<CryptoKey>>();
 function hmacKey(secret: string): Promise<CryptoKey> {

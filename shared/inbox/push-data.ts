@@ -3,7 +3,7 @@
 import type { InboxData } from "./core.js";
 import type { WaitingCall } from "../contract/inbox.js";
 import { DEFAULT_PUSH_SETTINGS, PUSH_LIMITS, type ClosedCall, type DeviceView, type PushAnswerInput, type PushKind, type PushLang, type PushLogEntry, type PushSettings, type SessionPushAnswer } from "../contract/push.js";
-import { b64url } from "../edge/tokens.js";
+import { sha256 } from "../crypto/bytes.js";
 import type { PushRequest, VapidKeys } from "../crypto/webpush/index.js";
 
 /** The JWT `sub` when VAPID_SUBJECT is not set and the relay is not on https (docs/push.md). */
@@ -80,7 +80,7 @@ export const empty = (): PushData => ({ subs: {}, settings: { ...DEFAULT_PUSH_SE
 export const jobKey = (sid: string, callId: string) => `${sid}/${callId}`;
 
 export async function tokenHash(secret: string): Promise<string> {
-  return b64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(secret))));
+  return sha256(secret);
 }
 
 /** RFC 8030 Topic for a call (≤ 32 base64url characters): an undelivered push is replaced by the next one. */

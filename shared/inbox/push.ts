@@ -19,7 +19,8 @@ import {
   type PushLogEntry,
   type PushSettings,
 } from "../contract/push.js";
-import { randomId } from "../edge/tokens.js";
+import { randomId } from "../crypto/bytes.js";
+import { publicUrlProblem } from "../edge/public-host.js";
 import { buildPushRequest, classifyPushResponse, retryAfterMs, WebPushError, type PushRequest, type VapidKeys } from "../crypto/webpush/index.js";
 import { backoffMs, empty, FALLBACK_VAPID_SUBJECT, jobKey, tokenHash, topicOf, type Item, type Job, type PushData, type PushPorts, type PushSub } from "./push-data.js";
 
@@ -319,6 +320,7 @@ export class PushCore {
         urgency,
         topic: await topicOf(item.job),
         allowLocalHttp: sub.local,
+        publicHost: publicUrlProblem,
       });
     } catch (e) {
       return drop({ outcome: "failed", error: e instanceof WebPushError ? e.code : "build_failed" });

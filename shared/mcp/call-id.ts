@@ -3,14 +3,8 @@
 // joining: an open call is not asked twice, a finished-but-unacked call sends its kept result again. Nothing
 // random goes in; once the result is acked the id is free, so asking the same thing later is a new card.
 import { canonicalJson } from "../contract/protocol.js";
-import { b64url } from "../edge/tokens.js";
+import { sha256 } from "../crypto/bytes.js";
 import { CALL_ID_RE, type PlannedCall } from "./catalog.js";
-
-const enc = new TextEncoder();
-
-async function sha256(s: string): Promise<string> {
-  return b64url(new Uint8Array(await crypto.subtle.digest("SHA-256", enc.encode(s))));
-}
 
 /**
  * `mcp_` + 22 base64url characters (132 bits) of SHA-256 over the caller identity and the call's content.

@@ -2,6 +2,7 @@
 // message bodies are replaced by a short text that says what was there and how big it was. The entry
 // itself (id, sender, time) stays, so the last 200 are always listed.
 import { LIMITS, utf8Length, type ContentBlock, type MessageOut } from "../contract/protocol.js";
+import { head } from "../text/cut.js";
 
 const KEEP_TEXT = 280;
 
@@ -14,7 +15,7 @@ function shrink(b: ContentBlock): ContentBlock {
   const gone = (what: string, bytes: number): ContentBlock => ({ type: "text", text: `[${what}, ${size(bytes)} — removed from the kept history to save space]` });
   if (b.type === "text") {
     const n = utf8Length(b.text);
-    return n <= KEEP_TEXT ? b : { type: "text", text: `${b.text.slice(0, KEEP_TEXT)}… [${size(n)} of text, cut from the kept history to save space]` };
+    return n <= KEEP_TEXT ? b : { type: "text", text: `${head(b.text, KEEP_TEXT)}… [${size(n)} of text, cut from the kept history to save space]` };
   }
   if (b.type === "image" || b.type === "audio") return gone(`${b.type} ${b.mimeType}`, decoded(b.data));
   const r = b.resource;

@@ -7,20 +7,11 @@ import { PUSH_LIMITS, type CallOutcome, type PushAnswerInput, type SessionPushAn
 import type { Peer } from "./router.js";
 import type { Store } from "./store.js";
 import type { ToolResultBody } from "../contract/protocol.js";
+import { tapResult } from "../tools/meaning.js";
 
-/** What the PWA's cards send for the same tap (web/src/ui/Cards.tsx), from the call's own arguments. */
+/** What the PWA's cards send for the same tap (shared/tools/meaning.ts), from the call's own arguments. */
 export function resultFor(name: string, args: Record<string, unknown>, action: string): ToolResultBody | undefined {
-  if (name === "confirm") {
-    if (action === "yes") return { message: "yes", confirmed: true };
-    if (action === "no") return { message: "no", confirmed: false };
-    return undefined;
-  }
-  // The permission card's Allow / Deny (never "always": choosing a rule needs the card).
-  if (name === "permission") return action === "allow" || action === "deny" ? { message: action, behavior: action } : undefined;
-  const m = /^opt:(\d{1,2})$/.exec(action);
-  if (name !== "choice" || !m || args.multiple === true || !Array.isArray(args.options)) return undefined;
-  const o: unknown = args.options[Number(m[1])];
-  return typeof o === "string" ? { message: o, selected: [o] } : undefined;
+  return tapResult(name, action, args.options, args.multiple === true);
 }
 
 function closedOf(store: Store, callId: string): SessionPushAnswer {

@@ -6,42 +6,16 @@ import { PUSH_LIMITS, type ClosedCall } from "../contract/push.js";
 import type { Peer } from "./router.js";
 import type { CallRow, Store } from "./store.js";
 import type { SealedArgs } from "./sealed.js";
+import { cut } from "../text/cut.js";
+import { summaryOf } from "../tools/meaning.js";
+import { pushExtras } from "../tools/push-extras.js";
 
 /** The human-readable line of a call for the Waiting list. */
 export function callText(name: string, args: unknown): string {
-  const a = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
-  const pick = (...keys: string[]) => keys.map((k) => a[k]).find((v): v is string => typeof v === "string" && v.trim() !== "");
-  let text: string | undefined;
-  if (name === "permission") {
-    const input = (a.input && typeof a.input === "object" ? a.input : {}) as Record<string, unknown>;
-    const detail = [input.command, input.file_path, input.url, input.pattern].find((v): v is string => typeof v === "string");
-    text = `${typeof a.tool_name === "string" ? a.tool_name : "tool"}${detail ? `: ${detail}` : ""}`;
-  } else text = pick("question", "summary", "title", "prompt", "message");
-  const t = (text ?? name).replace(/\s+/g, " ").trim();
-  return t.length > INBOX_LIMITS.maxWaitingText ? `${t.slice(0, INBOX_LIMITS.maxWaitingText - 1)}…` : t;
+  return cut(summaryOf(name, args), INBOX_LIMITS.maxWaitingText);
 }
 
-/** The bounded extras a notification needs (docs/push.md): confirm labels, a short single choice's options. */
-/** The notification extras of a call (confirm labels, a short single choice's options), cut for a push; also a sealed call's preview (adapter/e2e/frames.ts). */
-export function pushExtras(name: string, args: unknown): Pick<WaitingCall, "yes_label" | "no_label" | "options"> {
-  const a = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
-  const cut = (v: unknown) => {
-    if (typeof v !== "string" || v.trim() === "") return undefined;
-    const t = v.replace(/\s+/g, " ").trim();
-    return t.length > PUSH_LIMITS.maxLabel ? `${t.slice(0, PUSH_LIMITS.maxLabel - 1)}…` : t;
-  };
-  const out: Pick<WaitingCall, "yes_label" | "no_label" | "options"> = {};
-  if (name === "confirm") {
-    const yes = cut(a.yes_label);
-    const no = cut(a.no_label);
-    if (yes) out.yes_label = yes;
-    if (no) out.no_label = no;
-  } else if (name === "choice" && a.multiple !== true && Array.isArray(a.options) && a.options.length >= 1 && a.options.length <= PUSH_LIMITS.maxOptions) {
-    const opts = a.options.map(cut);
-    if (opts.every((o): o is string => o !== undefined)) out.options = opts;
-  }
-  return out;
-}
+export { pushExtras };
 
 /** How a call that left the Waiting list ended, from its kept row (none: it was cancelled and dropped). */
 function outcomeOf(store: Store, callId: string): ClosedCall {
@@ -58,7 +32,7 @@ function outcomeOf(store: Store, callId: string): ClosedCall {
   const out: ClosedCall = { call_id: callId, outcome: f.result || f.sealed ? "answered" : f.error?.code === "timeout" ? "timeout" : f.error?.code === "declined" ? "declined" : "error" };
   if (by) out.by = by;
   const msg = f.result?.message;
-  if (typeof msg === "string" && msg !== "") out.answer = msg.length > PUSH_LIMITS.maxAnswer ? `${msg.slice(0, PUSH_LIMITS.maxAnswer - 1)}…` : msg;
+  if (typeof msg === "string" && msg !== "") out.answer = cut(msg, PUSH_LIMITS.maxAnswer);
   return out;
 }
 

@@ -6,6 +6,18 @@ export function cut(s: string, n: number): string {
   return cps.length > n ? `${cps.slice(0, Math.max(0, n - 1)).join("")}…` : s;
 }
 
+/** Cuts to `n` characters keeping the end, with a leading ellipsis ("…/clients/api-server"): for paths. */
+export function cutStart(s: string, n: number): string {
+  const cps = [...s];
+  return cps.length > n ? `…${cps.slice(cps.length - Math.max(0, n - 1)).join("")}` : s;
+}
+
+/** The first `n` characters (code points) of `s`, without an ellipsis: for a caller that adds its own marker. */
+export function head(s: string, n: number): string {
+  const cps = [...s];
+  return cps.length > n ? cps.slice(0, Math.max(0, n)).join("") : s;
+}
+
 // C0 and C1 controls, DEL, the bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), the
 // implicit marks (U+200E/F, U+061C) and the line/paragraph separators: a name shown to a person — an OAuth
 // client's name on the consent screen, a session's label — could otherwise reorder what follows it on the

@@ -4,7 +4,7 @@
 // (global fetch stubbed) and from Node behind a real HTTP server on 127.0.0.1 (the Chromium test).
 import { decodeJwt, importJWK, jwtVerify } from "jose";
 import type { PushMessage } from "../../shared/contract/push.js";
-import { fromB64url, toB64url } from "../../shared/crypto/webpush/bytes.js";
+import { b64u as toB64url, fromB64url } from "../../shared/crypto/bytes.js";
 
 // node:crypto, node:buffer and http_ece by their few members used here: this file is type-checked by the
 // workers project too, which has no Node types (workerd runs them under nodejs_compat).

@@ -1,7 +1,8 @@
 // The user agent's side of RFC 8291, on WebCrypto: make subscription keys and decrypt a push body.
 // For tests and fake push services wanting no Node APIs (http_ece needs node:crypto, which workerd has
 // only under nodejs_compat); the relay itself only ever encrypts.
-import { concat, ecdh, exportRaw, fromB64url, hkdf, isKeyPair, toB64url, utf8, type Bytes } from "../../shared/crypto/webpush/bytes.js";
+import { b64u as toB64url, concat, fromB64url, utf8, type Bytes } from "../../shared/crypto/bytes.js";
+import { ecdh, exportRaw, hkdf, isKeyPair } from "../../shared/crypto/webpush/primitives.js";
 
 const P256 = { name: "ECDH", namedCurve: "P-256" } as const;
 

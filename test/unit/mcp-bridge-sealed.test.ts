@@ -3,9 +3,8 @@
 // session the envelope's AAD binds the call id and nothing else of the question, so a relay could replay the
 // human's earlier sealed answer ("yes") as the answer to the new question. In a sealed session each new
 // question now gets a fresh id on the wire; joining a retry of an open question still works in the process.
-import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { Client as McpClient } from "@modelcontextprotocol/client";
+import { InMemoryTransport, Server } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import { Bridge, type BridgeAgent } from "../../adapter/mcp/bridge.js";
 import type { ToolDef, ToolResultBody } from "../../shared/contract/protocol.js";

@@ -20,6 +20,7 @@ import {
   type VapidKeys,
   type WebPushErrorCode,
 } from "../../shared/crypto/webpush/index.js";
+import { publicUrlProblem } from "../../shared/edge/public-host.js";
 
 interface HttpEce {
   decrypt(body: Buffer, params: { version: "aes128gcm"; privateKey: ECDH; authSecret: string }): Buffer;
@@ -209,6 +210,7 @@ describe("buildPushRequest", () => {
     const keys = await generateVapidKeys();
     const endpoint = "https://updates.push.services.mozilla.com/wpush/v2/gAAAA";
     const req = await buildPushRequest({
+      publicHost: publicUrlProblem,
       subscription: { endpoint, keys: { p256dh: d.p256dh, auth: d.auth } },
       payload: '{"title":"Deploy to staging?"}',
       vapid: { subject: SUBJECT, keys },
@@ -234,6 +236,7 @@ describe("buildPushRequest", () => {
   it("omits Urgency and Topic when not given and allows TTL 0", async () => {
     const d = device();
     const req = await buildPushRequest({
+      publicHost: publicUrlProblem,
       subscription: { endpoint: "https://push.example/s", keys: { p256dh: d.p256dh, auth: d.auth } },
       payload: new Uint8Array([1, 2, 3]),
       vapid: { subject: SUBJECT, keys: await generateVapidKeys() },
@@ -246,6 +249,7 @@ describe("buildPushRequest", () => {
   it("accepts a 3993-byte payload as a 4096-byte body and throws PushPayloadTooLargeError at 3994", async () => {
     const d = device();
     const base = {
+      publicHost: publicUrlProblem,
       subscription: { endpoint: "https://push.example/s", keys: { p256dh: d.p256dh, auth: d.auth } },
       vapid: { subject: SUBJECT, keys: await generateVapidKeys() },
       ttl: 60,
@@ -265,6 +269,7 @@ describe("buildPushRequest", () => {
   it("accepts a Topic of up to 32 URL-safe base64 characters and refuses anything else", async () => {
     const d = device();
     const base = {
+      publicHost: publicUrlProblem,
       subscription: { endpoint: "https://push.example/s", keys: { p256dh: d.p256dh, auth: d.auth } },
       payload: "x",
       vapid: { subject: SUBJECT, keys: await generateVapidKeys() },
@@ -280,6 +285,7 @@ describe("buildPushRequest", () => {
   it("refuses a negative or fractional TTL and an unknown Urgency", async () => {
     const d = device();
     const base = {
+      publicHost: publicUrlProblem,
       subscription: { endpoint: "https://push.example/s", keys: { p256dh: d.p256dh, auth: d.auth } },
       payload: "x",
       vapid: { subject: SUBJECT, keys: await generateVapidKeys() },
@@ -292,7 +298,7 @@ describe("buildPushRequest", () => {
 
   it("refuses an http endpoint unless allowLocalHttp is set and the host is loopback", async () => {
     const d = device();
-    const base = { payload: "x", vapid: { subject: SUBJECT, keys: await generateVapidKeys() }, ttl: 60 };
+    const base = { publicHost: publicUrlProblem, payload: "x", vapid: { subject: SUBJECT, keys: await generateVapidKeys() }, ttl: 60 };
     const sub = (endpoint: string) => ({ endpoint, keys: { p256dh: d.p256dh, auth: d.auth } });
     await rejectsWith(buildPushRequest({ ...base, subscription: sub("http://127.0.0.1:9000/push") }), "invalid_endpoint");
     const local = await buildPushRequest({ ...base, subscription: sub("http://127.0.0.1:9000/push"), allowLocalHttp: true });
@@ -315,6 +321,7 @@ describe("buildPushRequest", () => {
     try {
       const port = (server.address() as AddressInfo).port;
       const req = await buildPushRequest({
+      publicHost: publicUrlProblem,
         subscription: { endpoint: `http://127.0.0.1:${port}/push/abc`, keys: { p256dh: d.p256dh, auth: d.auth } },
         payload: "ping",
         vapid: { subject: SUBJECT, keys },
@@ -339,16 +346,16 @@ describe("buildPushRequest", () => {
 
 describe("checkEndpoint", () => {
   it("accepts https endpoints of public names on the default port; a port, an IP literal, a single-label or trailing-dot name is refused (issue 26 §6)", async () => {
-    expect(checkEndpoint("https://fcm.googleapis.com/fcm/send/x", { allowLocalHttp: false }).host).toBe("fcm.googleapis.com");
+    expect(checkEndpoint("https://fcm.googleapis.com/fcm/send/x", { allowLocalHttp: false, publicHost: publicUrlProblem }).host).toBe("fcm.googleapis.com");
     for (const e of ["https://push.example:8443/x", "https://10.0.0.1/x", "https://[::1]/x", "https://vm/x", "https://vm./x", "https://localhost./x", "https://a.localhost/x"]) {
-      await rejectsWith(() => checkEndpoint(e, { allowLocalHttp: true }), "invalid_endpoint");
+      await rejectsWith(() => checkEndpoint(e, { allowLocalHttp: true, publicHost: publicUrlProblem }), "invalid_endpoint");
     }
   });
 
   it("accepts http on 127.0.0.1, localhost and [::1] only with allowLocalHttp", () => {
     for (const e of ["http://127.0.0.1:8080/p", "http://localhost:1234/p", "http://[::1]:9/p", "http://localhost/p"]) {
-      expect(checkEndpoint(e, { allowLocalHttp: true }).protocol).toBe("http:");
-      expect(() => checkEndpoint(e, { allowLocalHttp: false })).toThrow(WebPushError);
+      expect(checkEndpoint(e, { allowLocalHttp: true, publicHost: publicUrlProblem }).protocol).toBe("http:");
+      expect(() => checkEndpoint(e, { allowLocalHttp: false, publicHost: publicUrlProblem })).toThrow(WebPushError);
     }
   });
 
@@ -364,7 +371,7 @@ describe("checkEndpoint", () => {
       "push.example/p",
       "",
     ]) {
-      await rejectsWith(() => checkEndpoint(e, { allowLocalHttp: true }), "invalid_endpoint");
+      await rejectsWith(() => checkEndpoint(e, { allowLocalHttp: true, publicHost: publicUrlProblem }), "invalid_endpoint");
     }
   });
 });

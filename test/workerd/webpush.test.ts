@@ -2,7 +2,8 @@
 // computed here byte for byte, round trips through the WebCrypto receiver, VAPID verified by WebCrypto.
 import { describe, expect, it } from "vitest";
 import { buildPushRequest, encryptPayload, generateVapidKeys, MAX_PAYLOAD_BYTES, vapidAuthorization } from "../../shared/crypto/webpush/index.js";
-import { fromB64url, toB64url } from "../../shared/crypto/webpush/bytes.js";
+import { b64u as toB64url, fromB64url } from "../../shared/crypto/bytes.js";
+import { publicUrlProblem } from "../../shared/edge/public-host.js";
 import { decryptPayload, generateSubscriberKeys } from "../helpers/webpush-receiver.js";
 
 // RFC 8291 §5, "Push Message Encryption Example".
@@ -88,6 +89,7 @@ describe("webpush inside workerd", () => {
   it("builds a push request that workerd's Request accepts, whose body the subscriber decrypts", async () => {
     const sub = await generateSubscriberKeys();
     const req = await buildPushRequest({
+      publicHost: publicUrlProblem,
       subscription: { endpoint: "https://fcm.googleapis.com/fcm/send/abc", keys: { p256dh: sub.p256dh, auth: sub.auth } },
       payload: JSON.stringify({ session: "s1", text: "Deploy to staging?" }),
       vapid: { subject: "https://lineup.example", keys: await generateVapidKeys() },

@@ -1,8 +1,8 @@
 // The one line that says what a call asks ("Deploy now?"): for the "Waiting for you" list and a collapsed
 // card. Markdown questions lose their markers here; the card itself still renders them.
 import type { CallEntry } from "./conn.js";
-
-const str = (v: unknown): string => (typeof v === "string" ? v : "");
+import { cut } from "../../shared/text/cut.js";
+import { askedArg } from "../../shared/tools/meaning.js";
 
 /** The first line of markdown with its block and emphasis markers removed, cut to `max` characters. */
 export function plainLine(md: string, max = 200): string {
@@ -13,13 +13,10 @@ export function plainLine(md: string, max = 200): string {
     .replace(/(\*\*|__|~~|`)/g, "")
     .replace(/(^|\W)[*_](\S(?:.*?\S)?)[*_](?=\W|$)/g, "$1$2")
     .trim();
-  return plain.length > max ? `${plain.slice(0, max - 1)}…` : plain;
+  return cut(plain, max);
 }
 
-const asked = (c: Pick<CallEntry, "args">): string => {
-  const a = c.args;
-  return str(a.question) || str(a.summary) || str(a.title) || str(a.prompt) || str(a.message);
-};
+const asked = (c: Pick<CallEntry, "args">): string => askedArg(c.args);
 
 /** What the call asks, its first line as plain text (a collapsed card); "" when nothing readable. */
 export function callText(c: Pick<CallEntry, "args">): string {
@@ -29,4 +26,9 @@ export function callText(c: Pick<CallEntry, "args">): string {
 /** All of what it asks on one line, as the relay's inbox lists it (shared/session/report.ts callText). */
 export function waitText(c: Pick<CallEntry, "args">): string {
   return plainLine(asked(c).replace(/\s+/g, " "), 280);
+}
+
+/** A value as the tool log shows it: a string as it is, anything else as JSON, cut to `n` characters. */
+export function logText(v: unknown, n = 160): string {
+  return cut(typeof v === "string" ? v : (JSON.stringify(v) ?? String(v)), n);
 }

@@ -2,6 +2,7 @@
 // ("api-server · laptop"), never the session id. Two sessions that would read the same get as many parent
 // directories as it takes to tell them apart; a long name keeps its end, which is what differs.
 import type { InboxSession } from "../../shared/contract/inbox.js";
+import { cutStart } from "../../shared/text/cut.js";
 
 const MAX = 48;
 
@@ -9,7 +10,7 @@ const parts = (p: string): string[] => p.split(/[\\/]+/).filter(Boolean);
 
 /** Keeps the end of a long text ("…/work/clients/api-server"): the start of a path is what sessions share. */
 export function tail(s: string, n = MAX): string {
-  return s.length > n ? `…${s.slice(s.length - (n - 1))}` : s;
+  return cutStart(s, n);
 }
 
 function name(s: InboxSession, depth: number): string {

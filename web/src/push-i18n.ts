@@ -1,5 +1,5 @@
 // Strings of Web Push in the app (Settings, tool log), English and Chinese; the language is the app's.
-// The service worker has its own copy of what a notification says (web/public/sw.js, `STRINGS`).
+// The service worker has its own copy of what a notification says (web/src/sw.ts, `STRINGS`).
 import { lang } from "./i18n.js";
 
 const en = {

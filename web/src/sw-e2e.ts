@@ -5,6 +5,10 @@
 import { openPreview, sealFrame, type ContentKey, type Envelope, type Preview } from "../../shared/crypto/e2e/index.js";
 import { holderSelf, unwrapContentKey } from "../../shared/crypto/e2e/wrap.js";
 import { getKeys, isPinned, recordId, type DeviceKeys } from "./e2e/store.js";
+import { tapResult } from "../../shared/tools/meaning.js";
+
+/** The service worker (web/src/sw.ts) that loads this script with importScripts reads `self.lineupE2E`. */
+declare const self: ServiceWorkerGlobalScope & { lineupE2E?: unknown };
 
 interface SealedPush {
   inbox: string;
@@ -44,14 +48,8 @@ async function open(m: SealedPush): Promise<Preview | null> {
   }
 }
 
-/** The same result the app's card sends for that tap (shared/session/push-answer.ts resultFor). */
-function resultFor(name: string, p: Preview, action: string): Record<string, unknown> | undefined {
-  if (name === "confirm") return action === "yes" ? { message: "yes", confirmed: true } : action === "no" ? { message: "no", confirmed: false } : undefined;
-  if (name === "permission") return action === "allow" || action === "deny" ? { message: action, behavior: action } : undefined;
-  const i = /^opt:(\d{1,2})$/.exec(action);
-  const o = i && name === "choice" ? p.options?.[Number(i[1])] : undefined;
-  return typeof o === "string" ? { message: o, selected: [o] } : undefined;
-}
+/** The same result the app's card sends for that tap (shared/tools/meaning.ts), from the opened preview's options. */
+const resultFor = (name: string, p: Preview, action: string) => tapResult(name, action, p.options);
 
 /** The sealed `{result}` of an answer from a notification, as `POST /api/push/answer` takes it; null when it cannot be made. */
 async function sealAnswer(m: SealedPush, action: string): Promise<Envelope | null> {
@@ -74,4 +72,4 @@ async function sealAnswer(m: SealedPush, action: string): Promise<Envelope | nul
 /** True when the app pinned this session sealed (issue 26): a plaintext push for it is the relay's word only. */
 const pinned = (sid: string): Promise<boolean> => isPinned(self.location.origin, sid).catch(() => false);
 
-(self as unknown as { lineupE2E: unknown }).lineupE2E = { open, sealAnswer, pinned };
+self.lineupE2E = { open, sealAnswer, pinned };

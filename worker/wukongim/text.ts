@@ -2,6 +2,8 @@
 // ("#K3F 2") becomes the call's result. Pure functions, no I/O.
 import type { ContentBlock, ToolResultBody } from "../../shared/contract/protocol.js";
 import { WK_LIMITS } from "./wire.js";
+import { cut } from "../../shared/text/cut.js";
+import { ANSWERS } from "../../shared/tools/meaning.js";
 
 /** Short codes: `#` + 3–8 capital letters or digits. We issue 4 from an alphabet without 0/O/1/I. */
 const CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
@@ -22,7 +24,6 @@ export function parseCodeReply(text: string): { code: string; answer: string } |
   return { code: m[1]!.toUpperCase(), answer: m[2]!.trim() };
 }
 
-const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
 const str = (v: unknown) => (typeof v === "string" ? v : "");
 const strings = (v: unknown) => (Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))) : []);
 
@@ -81,14 +82,14 @@ export function textAnswer(name: string, args: Record<string, unknown>, answer: 
         if (!picked.includes(hit)) picked.push(hit);
       }
       if (picked.length === 0) return { problem: `answer with an option's number (1–${opts.length}) or its text` };
-      return { result: { message: picked.join(", "), selected: picked } };
+      return { result: ANSWERS.picked(picked) };
     }
     case "confirm": {
       const a = answer.trim().toLowerCase();
       const yesLabel = str(args.yes_label).trim().toLowerCase();
       const noLabel = str(args.no_label).trim().toLowerCase();
-      if (YES.has(a) || (yesLabel && a === yesLabel)) return { result: { message: "yes", confirmed: true } };
-      if (NO.has(a) || (noLabel && a === noLabel)) return { result: { message: "no", confirmed: false } };
+      if (YES.has(a) || (yesLabel && a === yesLabel)) return { result: ANSWERS.yes() };
+      if (NO.has(a) || (noLabel && a === noLabel)) return { result: ANSWERS.no() };
       return { problem: "answer yes or no (是/否)" };
     }
     case "input":
@@ -96,7 +97,7 @@ export function textAnswer(name: string, args: Record<string, unknown>, answer: 
       return answer ? { result: { message: answer } } : { problem: "write your answer after the code" };
     case "work_report": {
       if (!answer) return { problem: `reply "ok" to approve, or write your feedback after the code` };
-      return APPROVE.has(answer.toLowerCase()) ? { result: { message: "approved", approved: true } } : { result: { message: answer, approved: false } };
+      return APPROVE.has(answer.toLowerCase()) ? { result: ANSWERS.approved() } : { result: { message: answer, approved: false } };
     }
     default:
       return { problem: "this call needs a LineUp-aware app; it cannot be answered with text" };

@@ -1,7 +1,7 @@
 // Sealing (docs/e2e.md "Envelope"): AES-256-GCM under the inbox content key, a fresh 96-bit random nonce
 // per seal, and associated data binding where the ciphertext belongs (session, epoch, frame type, call
 // id, sender), so the relay cannot move a sealed answer to another call, session, sender or epoch.
-import { b64u, fields, fromUtf8, randomBytes, unb64u, utf8, type Bytes } from "./bytes.js";
+import { b64u, fields, fromUtf8, randomBytes, unb64u, utf8, type Bytes } from "../bytes.js";
 import { E2EError } from "./errors.js";
 import { isEpoch, type ContentKey } from "./keys.js";
 

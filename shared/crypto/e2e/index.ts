@@ -1,6 +1,6 @@
 // End-to-end encryption core (issue 19; docs/e2e.md): WebCrypto only — ECDH P-256, HKDF-SHA-256,
 // HMAC-SHA-256, AES-256-GCM — identical in Node 22, workerd and browsers. No imports outside this folder.
-export * from "./bytes.js";
+export * from "../bytes.js";
 export * from "./errors.js";
 export * from "./keys.js";
 export * from "./envelope.js";

@@ -1,6 +1,6 @@
 // Key types of the end-to-end layer (docs/e2e.md "Keys"): one ECDH P-256 key pair per holder (a device
 // `dv_…` or an agent machine `mc_…`) and one AES-256-GCM content key per inbox epoch.
-import { b64u, randomBytes, unb64u, type Bytes } from "./bytes.js";
+import { b64u, randomBytes, unb64u, type Bytes } from "../bytes.js";
 import { E2EError } from "./errors.js";
 
 /** Device and machine ids (the same shapes as DEVICE_ID_RE / MACHINE_ID_RE in shared/contract/inbox.ts;

@@ -4,7 +4,7 @@
 // an HMAC keyed from the pairing secret, which travels only in the link's #fragment (never to the relay),
 // so a relay that substitutes either public key is detected. The sponsor's reply also carries the
 // content key wrapped for the joiner.
-import { b64u, fields, randomBytes, unb64u, type Bytes } from "./bytes.js";
+import { b64u, fields, randomBytes, unb64u, type Bytes } from "../bytes.js";
 import { E2EError } from "./errors.js";
 import { HOLDER_ID_RE, importPublicKey, type ContentKey } from "./keys.js";
 import { parseWrappedKey, unwrapContentKey, wrapContentKey, type HolderPublic, type HolderSelf, type WrappedKey } from "./wrap.js";

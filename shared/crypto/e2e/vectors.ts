@@ -2,7 +2,7 @@
 // exact envelopes, wraps and pairing messages out. The same two functions run in Node, workerd and a
 // Chromium page, so "sealed in one runtime, opened in another" is checked byte for byte. Conformance
 // code, not used on the wire.
-import { b64u, unb64u } from "./bytes.js";
+import { b64u, unb64u } from "../bytes.js";
 import { encodeFrameAad, open, sealWithNonce, type Envelope, type FrameAad } from "./envelope.js";
 import { isE2EError } from "./errors.js";
 import { importContentKey, importPrivateJwk, type ContentKey } from "./keys.js";

@@ -3,7 +3,7 @@
 // encrypts the 32 raw key bytes. Static on both sides on purpose: only the named sender (or the
 // recipient) can make a wrap that opens, so a relay — or a revoked device, which knows no remaining
 // holder's private key — cannot slip a content key of its own choosing to a holder.
-import { b64u, fields, randomBytes, unb64u, type Bytes } from "./bytes.js";
+import { b64u, fields, randomBytes, unb64u, type Bytes } from "../bytes.js";
 import { E2EError } from "./errors.js";
 import { CONTENT_KEY_BYTES, HOLDER_ID_RE, ecdh, exportPublicKey, importContentKey, importPublicKey, isEpoch, type ContentKey } from "./keys.js";
 import { NONCE_BYTES, TAG_BYTES } from "./envelope.js";

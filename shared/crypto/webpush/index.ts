@@ -2,8 +2,8 @@
 // and TextEncoder only, so the same module runs in a Durable Object (workerd), Node 20+ and the LAN server.
 // It builds requests and classifies answers; sending (fetch), retries and subscription storage are the caller's.
 // Why our own code rather than a package: docs/push.md, "Library choice".
-import { publicUrlProblem } from "../../edge/public-host.js";
-import { concat, ecdh, exportRaw, fromB64url, hkdf, isKeyPair, own, toB64url, utf8, type Bytes } from "./bytes.js";
+import { b64u, concat, fromB64url, own, utf8, type Bytes } from "../bytes.js";
+import { ecdh, exportRaw, hkdf, isKeyPair } from "./primitives.js";
 
 // ── errors ───────────────────────────────────────────────────────────────────────────────────────
 
@@ -143,7 +143,7 @@ export async function generateVapidKeys(): Promise<VapidKeys> {
   if (jwk instanceof ArrayBuffer) throw new TypeError("jwk export returned bytes");
   // Only the fields that matter, so a stored key never carries `key_ops` that would refuse a later import.
   const privateJwk: JsonWebKey = { kty: "EC", crv: "P-256", x: jwk.x, y: jwk.y, d: jwk.d };
-  return { publicKey: toB64url(await exportRaw(pair.publicKey)), privateJwk };
+  return { publicKey: b64u(await exportRaw(pair.publicKey)), privateJwk };
 }
 
 const signingKeys = new Map<string, Promise<CryptoKey>>();
@@ -155,7 +155,7 @@ function signingKey(keys: VapidKeys): Promise<CryptoKey> {
   if (kty !== "EC" || crv !== "P-256" || !x || !y || !d) {
     throw new WebPushError("invalid_vapid_keys", "VAPID privateJwk must be an EC P-256 private key (kty, crv, x, y, d)");
   }
-  if (toB64url(point.subarray(1, 33)) !== x || toB64url(point.subarray(33)) !== y) {
+  if (b64u(point.subarray(1, 33)) !== x || b64u(point.subarray(33)) !== y) {
     throw new WebPushError("invalid_vapid_keys", "VAPID publicKey does not belong to privateJwk");
   }
   const cacheKey = `${x}.${y}.${d}`;
@@ -211,25 +211,34 @@ export async function vapidAuthorization(opts: VapidOptions): Promise<string> {
     throw new WebPushError("invalid_endpoint", "push endpoint is not a URL");
   }
   const key = await signingKey(opts.keys);
-  const header = toB64url(utf8(JSON.stringify({ typ: "JWT", alg: "ES256" })));
-  const claims = toB64url(utf8(JSON.stringify({ aud, exp: Math.floor(Date.now() / 1000) + expSeconds, sub: opts.subject })));
+  const header = b64u(utf8(JSON.stringify({ typ: "JWT", alg: "ES256" })));
+  const claims = b64u(utf8(JSON.stringify({ aud, exp: Math.floor(Date.now() / 1000) + expSeconds, sub: opts.subject })));
   const input = `${header}.${claims}`;
   // WebCrypto ECDSA signatures are already r ‖ s (64 bytes), the form JWS ES256 wants.
   const sig = new Uint8Array(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, key, utf8(input)));
-  return `vapid t=${input}.${toB64url(sig)}, k=${opts.keys.publicKey}`;
+  return `vapid t=${input}.${b64u(sig)}, k=${opts.keys.publicKey}`;
 }
 
 // ── endpoints, headers, requests ─────────────────────────────────────────────────────────────────
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
+/** Which push endpoints a caller accepts. The public-name rule is the caller's (shared/edge/public-host.ts
+ * `publicUrlProblem`), passed in so this crypto module imports nothing else of ours. */
+export interface EndpointPolicy {
+  /** Accept `http://127.0.0.1|localhost|[::1]` endpoints (fake push services). */
+  allowLocalHttp: boolean;
+  /** Why an https endpoint is not a public name on the default port, or undefined when it is. */
+  publicHost: (u: URL) => string | undefined;
+}
+
 /**
- * A push endpoint must be the https URL of a public name on the default port (`publicUrlProblem`: push
+ * A push endpoint must be the https URL of a public name on the default port (`opts.publicHost`: push
  * services are public names, and a relay must not POST to an address a device picks). Plain http is
  * accepted only for a loopback host and only with `allowLocalHttp` (a fake push service in tests or on a
  * developer machine). Checked when a device subscribes and again before every send. Returns the parsed URL.
  */
-export function checkEndpoint(endpoint: string, opts: { allowLocalHttp: boolean }): URL {
+export function checkEndpoint(endpoint: string, opts: EndpointPolicy): URL {
   let u: URL;
   try {
     u = new URL(endpoint);
@@ -239,7 +248,7 @@ export function checkEndpoint(endpoint: string, opts: { allowLocalHttp: boolean 
   // Credentials in a URL would be sent to whoever runs the endpoint; no push service uses them.
   if (u.username || u.password) throw new WebPushError("invalid_endpoint", "push endpoint must not carry credentials");
   if (u.protocol === "https:") {
-    const problem = publicUrlProblem(u);
+    const problem = opts.publicHost(u);
     if (problem) throw new WebPushError("invalid_endpoint", `push endpoints are https URLs of a push service's name on the default port: this one ${problem}`);
     return u;
   }
@@ -278,6 +287,8 @@ export interface PushRequestOptions {
   topic?: string;
   /** Accept `http://127.0.0.1|localhost|[::1]` endpoints (fake push services); default false. */
   allowLocalHttp?: boolean;
+  /** The public-name rule of https endpoints (EndpointPolicy.publicHost), checked again at every send. */
+  publicHost: (u: URL) => string | undefined;
   /** Pad every body to 4096 bytes (see EncryptOptions.pad); default false. */
   pad?: boolean;
 }
@@ -289,7 +300,7 @@ export interface PushRequest {
 
 /** Everything needed for `fetch(url, init)` to a push service: encrypted body and RFC 8030/8292 headers. */
 export async function buildPushRequest(opts: PushRequestOptions): Promise<PushRequest> {
-  const url = checkEndpoint(opts.subscription.endpoint, { allowLocalHttp: opts.allowLocalHttp ?? false });
+  const url = checkEndpoint(opts.subscription.endpoint, { allowLocalHttp: opts.allowLocalHttp ?? false, publicHost: opts.publicHost });
   if (!Number.isSafeInteger(opts.ttl) || opts.ttl < 0) {
     throw new WebPushError("invalid_ttl", `TTL must be a non-negative integer number of seconds, got ${opts.ttl}`);
   }

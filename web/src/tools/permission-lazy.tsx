@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { CallEntry } from "../conn.js";
 import type { Answer } from "./calculator.js";
 import { pt } from "./permission-i18n.js";
+import { ANSWERS } from "../../../shared/tools/meaning.js";
 
 type Mod = typeof import("./permission.js");
 let loaded: Mod | undefined;
@@ -27,8 +28,8 @@ export function PermissionCardLazy(p: { c: CallEntry; answer: (a: Answer) => voi
       {!failed && <p class="hint">{pt("loading")}</p>}
       {failed && (
         <>
-          <button class="btn primary" type="button" onClick={() => p.answer({ result: { message: "allow", behavior: "allow" } })}>{pt("allow")}</button>
-          <button class="btn" type="button" onClick={() => p.answer({ result: { message: "deny", behavior: "deny" } })}>{pt("deny")}</button>
+          <button class="btn primary" type="button" onClick={() => p.answer({ result: ANSWERS.allow() })}>{pt("allow")}</button>
+          <button class="btn" type="button" onClick={() => p.answer({ result: ANSWERS.deny() })}>{pt("deny")}</button>
         </>
       )}
     </div>

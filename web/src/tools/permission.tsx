@@ -7,6 +7,7 @@ import { useMemo, useState } from "preact/hooks";
 import type { CallEntry } from "../conn.js";
 import type { Answer } from "./calculator.js";
 import { pt } from "./permission-i18n.js";
+import { ANSWERS } from "../../../shared/tools/meaning.js";
 import { codeSpans, lineDiff, ruleError, rulesToOffer, viewOf, withContext, type DiffLine, type InputView } from "./permission-view.js";
 import "./permission.css";
 
@@ -117,8 +118,8 @@ export function PermissionCard({ c, answer }: PermissionProps) {
   const otherError = picked === "__other" && other.trim() !== "" ? ruleError(other.trim()) : undefined;
   const canAlways = chosen !== "" && otherError === undefined && ruleError(chosen) === undefined;
 
-  const allow = () => answer({ result: { message: "allow", behavior: "allow" } });
-  const deny = () => answer({ result: { message: "deny", behavior: "deny", ...(feedback.trim() ? { feedback: feedback.trim() } : {}) } });
+  const allow = () => answer({ result: ANSWERS.allow() });
+  const deny = () => answer({ result: { ...ANSWERS.deny(), ...(feedback.trim() ? { feedback: feedback.trim() } : {}) } });
   const always = () => canAlways && answer({ result: { message: "always", behavior: "allow", rule: chosen } });
 
   return (

@@ -2,6 +2,7 @@
 // and how it ended, in words (approved, changes requested and declined each look different).
 import { useEffect, useState } from "preact/hooks";
 import { BUILTIN_TOOLS } from "../../../shared/contract/builtin-tools.js";
+import { ANSWERS } from "../../../shared/tools/meaning.js";
 import { plainLine } from "../calltext.js";
 import type { CallEntry, SessionConn } from "../conn.js";
 import { t, type Key } from "../i18n.js";
@@ -50,7 +51,7 @@ function ChoiceCard({ c, answer }: Props) {
   const submit = (e: Event) => {
     e.preventDefault();
     const selected = picked.map((i) => options[i]!);
-    if (selected.length) answer({ result: { message: selected.join(", "), selected } });
+    if (selected.length) answer({ result: ANSWERS.picked(selected) });
   };
   return (
     <form class="choice" onSubmit={submit}>
@@ -71,8 +72,8 @@ function ChoiceCard({ c, answer }: Props) {
 function ConfirmCard({ c, answer }: Props) {
   return (
     <div class="options two" role="group" aria-label={str(c.args.question)}>
-      <button class="btn primary" type="button" onClick={() => answer({ result: { message: "yes", confirmed: true } })}>{str(c.args.yes_label, t("yes"))}</button>
-      <button class="btn" type="button" onClick={() => answer({ result: { message: "no", confirmed: false } })}>{str(c.args.no_label, t("no"))}</button>
+      <button class="btn primary" type="button" onClick={() => answer({ result: ANSWERS.yes() })}>{str(c.args.yes_label, t("yes"))}</button>
+      <button class="btn" type="button" onClick={() => answer({ result: ANSWERS.no() })}>{str(c.args.no_label, t("no"))}</button>
     </div>
   );
 }
@@ -124,7 +125,7 @@ function ReportCard({ c, answer }: Props) {
     <>
       <Project c={c} />
       <Markdown text={str(c.args.summary)} />
-      <button class="btn primary wide" type="button" onClick={() => answer({ result: { message: "approved", approved: true } })}>✓ {t("approve")}</button>
+      <button class="btn primary wide" type="button" onClick={() => answer({ result: ANSWERS.approved() })}>✓ {t("approve")}</button>
       <Composer
         idPrefix={`rep-${c.call_id}`}
         label={t("feedback")}

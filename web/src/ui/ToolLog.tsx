@@ -4,11 +4,8 @@ import type { CallEntry, SessionConn } from "../conn.js";
 import { t } from "../i18n.js";
 import { STATE_KEY } from "./Cards.js";
 import { PushRow } from "../push-lazy.js";
+import { logText as short } from "../calltext.js";
 
-const short = (v: unknown, n = 160): string => {
-  const s = typeof v === "string" ? v : JSON.stringify(v);
-  return s.length > n ? `${s.slice(0, n)}…` : s;
-};
 
 function duration(c: CallEntry): string {
   if (!c.doneAt) return "—";

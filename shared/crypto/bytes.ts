@@ -1,5 +1,6 @@
-// Byte helpers of the end-to-end layer, WebCrypto and standard globals only (no Buffer, no imports), so
-// the same file runs in Node, workerd, Chromium pages and the service worker (docs/e2e.md "Encodings").
+// The one byte module: bytes, base64url, UTF-8, random ids and SHA-256, WebCrypto and standard globals only (no
+// Buffer, no imports), so the same file runs in Node, workerd, Chromium pages and the service worker. Used by
+// the end-to-end layer (docs/e2e.md "Encodings"), Web Push, tokens and the edge.
 // `Bytes` pins the buffer to ArrayBuffer: WebCrypto's BufferSource type rejects SharedArrayBuffer views.
 
 export type Bytes = Uint8Array<ArrayBuffer>;
@@ -9,6 +10,16 @@ export function b64u(bytes: Uint8Array): string {
   let s = "";
   for (const b of bytes) s += String.fromCharCode(b);
   return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Decodes base64url, lenient: also takes standard base64 and `=` padding (push subscriptions arrive in both). */
+export function fromB64url(s: string): Bytes {
+  const url = s.replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+  if (!B64U_RE.test(url) || url.length % 4 === 1) throw new TypeError("not base64url");
+  const bin = atob(url.replace(/-/g, "+").replace(/_/g, "/"));
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
 }
 
 const B64U_RE = /^[A-Za-z0-9_-]*$/;
@@ -50,6 +61,7 @@ export function own(bytes: Uint8Array): Bytes {
   return out;
 }
 
+// workers-types type encode() as Uint8Array<ArrayBufferLike>, so copy into an ArrayBuffer-backed array.
 export const utf8 = (s: string): Bytes => own(new TextEncoder().encode(s));
 // fatal: a ciphertext that authenticates but is not UTF-8 is refused, never "repaired" with U+FFFD;
 // ignoreBOM: a leading BOM is kept, not silently dropped, so the text is exactly what was sealed.
@@ -57,6 +69,16 @@ export const fromUtf8 = (b: Uint8Array): string => new TextDecoder("utf-8", { fa
 
 export function randomBytes(n: number): Bytes {
   return crypto.getRandomValues(new Uint8Array(n));
+}
+
+/** `bytes` random bytes as base64url: ids, secrets, nonces in text form. */
+export function randomId(bytes = 16): string {
+  return b64u(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+/** SHA-256 of the UTF-8 of `s`, as base64url (credential hashes, deterministic ids). */
+export async function sha256(s: string): Promise<string> {
+  return b64u(new Uint8Array(await crypto.subtle.digest("SHA-256", utf8(s))));
 }
 
 export function u32be(n: number): Bytes {
