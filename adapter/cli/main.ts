@@ -17,7 +17,7 @@ import { cmdSessions, cmdStatus } from "./status.js";
 // ------------------------------------------------------------------ mcp
 
 async function cmdMcp(argv: string[]): Promise<number> {
-  const file = fileURLToPath(new URL("./mcp/server.ts", import.meta.url));
+  const file = fileURLToPath(new URL("../mcp/server.ts", import.meta.url));
   if (!existsSync(file)) {
     err("lineup mcp: the MCP server (adapter/mcp/server.ts) is not part of this build");
     return 2;
