@@ -1,7 +1,8 @@
 // `lineup e2e on|off|status`: end-to-end encryption for this machine's inbox (docs/e2e.md).
 import { InboxApi, InboxHttpError } from "../client/inbox.js";
 import { defaultRelayKey, ensureInbox, findInbox, normalizeUrl, type SavedInbox } from "../client/state.js";
-import { livePending, turnOff, turnOn } from "../e2e/keyring.js";
+import { livePending } from "../e2e/saved.js";
+import { turnOff, turnOn } from "../e2e/switch.js";
 import { sealPolicyAtTurnOn } from "../permissions/policy-store.js";
 import { err, out, str, UsageError } from "./common.js";
 import { clock, fail, inboxState, parse, whereOf } from "./inbox-common.js";

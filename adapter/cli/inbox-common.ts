@@ -5,7 +5,7 @@ import type { InboxState } from "../../shared/contract/inbox.js";
 import { forTerminal } from "../../shared/text/terminal.js";
 import { InboxApi, InboxHttpError } from "../client/inbox.js";
 import { checkKeyTransport, defaultRelayUrl, defaultStateDir, findInbox, forgetInbox, normalizeUrl, StateError, type SavedInbox } from "../client/state.js";
-import { E2EFailure } from "../e2e/keyring.js";
+import { E2EFailure } from "../e2e/saved.js";
 import { err, out, parseOptions, str, type Values } from "./common.js";
 
 /** An answer that ends the command with this exit code (the message is already printed). */
