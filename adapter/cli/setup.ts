@@ -35,7 +35,7 @@ Existing entries are kept; LineUp's own entries are updated in place; a file tha
 touched (exit 2). --command replaces how hooks start lineup (default: \`lineup\` when it is on PATH,
 else node and the absolute path of this package's bin). --dry-run prints the changes without writing.`;
 
-const BIN = fileURLToPath(new URL("./bin/lineup.mjs", import.meta.url));
+const BIN = fileURLToPath(new URL("../bin/lineup.mjs", import.meta.url));
 
 class SetupError extends Error {}
 

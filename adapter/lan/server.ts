@@ -56,7 +56,7 @@ export interface LanServer {
 
 type LanEnv = { incoming?: IncomingMessage; upgrade?: LanUpgrade };
 
-const DEFAULT_WEB = fileURLToPath(new URL("../dist/web", import.meta.url));
+const DEFAULT_WEB = fileURLToPath(new URL("../../dist/web", import.meta.url));
 const MAX_TIMER_MS = 60 * 60 * 1000;
 
 const positive = (name: string, v: number | undefined, fallback: number) => {

@@ -103,14 +103,14 @@ export async function sealedBody(keys: HeldKeys, inboxId: string, lists: Lists, 
   return { sealed: await sealPolicy(keys.current, inboxId, baseVersion + 1, keys.holderId, lists), base_version: baseVersion };
 }
 
-/** Fetches this machine's wrap of a newer epoch (adapter/e2e/keyring.ts syncOnce), then its keys again; gives up
+/** Fetches this machine's wrap of a newer epoch (adapter/e2e/switch.ts syncOnce), then its keys again; gives up
  * (undefined) after `timeoutMs`. */
 export function syncer(stateDir: string, w: Where, timeoutMs: () => number): () => Promise<HeldKeys | undefined> {
   return async () => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), timeoutMs())));
     const work = (async () => {
-      const { syncOnce } = await import("../e2e/keyring.js");
+      const { syncOnce } = await import("../e2e/switch.js");
       (await syncOnce({ relayUrl: w.relayUrl, stateDir }))?.close();
       return loadKeys(stateDir, w);
     })();

@@ -317,7 +317,7 @@ export function cacheIsStale(c: InboxPolicyCache | undefined, access: InboxAcces
   return now - c.fetchedAt > INBOX_POLICY_TTL_MS;
 }
 
-const BIN = fileURLToPath(new URL("./bin/lineup.mjs", import.meta.url));
+const BIN = fileURLToPath(new URL("../bin/lineup.mjs", import.meta.url));
 
 /**
  * Starts `lineup hook refresh-policy` detached and returns at once: PreToolUse must never wait on the

@@ -6,7 +6,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { connectAgent, LineUpError } from "../../adapter/client/index.js";
-import { syncOnce } from "../../adapter/e2e/keyring.js";
+import { syncOnce } from "../../adapter/e2e/switch.js";
 import { findInbox } from "../../adapter/client/state.js";
 import { CONFIRM } from "../../shared/contract/builtin-tools.js";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";

@@ -6,7 +6,7 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { syncOnce } from "../../adapter/e2e/keyring.js";
+import { syncOnce } from "../../adapter/e2e/switch.js";
 import { findInbox } from "../../adapter/client/state.js";
 import { PERMISSION } from "../../shared/contract/builtin-tools.js";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";

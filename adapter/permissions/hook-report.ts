@@ -1,0 +1,100 @@
+// The report events of `lineup hook`: Claude Code's Notification and Stop, Codex's notify, and the
+// background refresh of the inbox policy — messages into the session's thread, a push when the agent waits.
+import { spawn } from "node:child_process";
+import { CodexNotifyPayload, NotificationInput, StopInput } from "../../shared/policy/hooks.js";
+import { beforeDeadline, connectSession, HookUsage, leftMs, parseJson, projectDirFor, type Ctx } from "./hook-context.js";
+import { unreportedPolicyDecisions, summarize } from "./log.js";
+import { findInboxAccess, refreshInboxPolicy } from "./policy-store.js";
+
+async function report(cx: Ctx, projectDir: string, texts: string[], attention?: string): Promise<boolean> {
+  try {
+    const client = await beforeDeadline(cx, connectSession(cx, projectDir));
+    try {
+      for (const t of texts) client.send(t);
+    } finally {
+      await client.close();
+    }
+    // A sealed session's push carries no words of the agent: the relay must not read them (docs/e2e.md).
+    if (attention !== undefined) await pushAttention(cx, client.sessionId, client.sealed ? undefined : attention);
+    return true;
+  } catch (e) {
+    cx.say(`could not report to the thread: ${e instanceof Error ? e.message : String(e)}`);
+    return false;
+  }
+}
+
+/** At most `n` UTF-16 units (the relay's limit), never half a character. */
+function upTo(s: string, n: number): string {
+  let out = "";
+  for (const ch of s) {
+    if (out.length + ch.length > n) break;
+    out += ch;
+  }
+  return out;
+}
+
+/** The push of a "waiting for you" report, when this machine is in an inbox: best effort, never fails the hook. */
+async function pushAttention(cx: Ctx, sessionId: string, text: string | undefined): Promise<void> {
+  const access = findInboxAccess(cx.o.stateDir, cx.o.relayUrl, cx.env);
+  if (!access) return; // a v1 session: no paired devices to push to
+  const [{ InboxApi }, { PUSH_LIMITS }] = await Promise.all([import("../client/inbox.js"), import("../../shared/contract/push.js")]);
+  try {
+    const r = await beforeDeadline(cx, new InboxApi(access.relayUrl).pushAttention(access.credential, sessionId, text === undefined ? undefined : upTo(text, PUSH_LIMITS.maxAttentionText)));
+    cx.say(`pushed "waiting for you" to ${r.queued} device${r.queued === 1 ? "" : "s"}`);
+  } catch (e) {
+    cx.say(`no push: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** Notification types that mean "the agent waits for the human" (docs/permissions.md §7.3). */
+const WAITING = new Set(["idle_prompt", "elicitation_dialog", "agent_needs_input"]);
+
+export async function notify(cx: Ctx, text: string): Promise<number> {
+  const input = parseJson(text, NotificationInput, "Notification");
+  if (input.notification_type !== undefined && !WAITING.has(input.notification_type)) return 0;
+  const agent = cx.o.agent ?? "Claude Code";
+  const detail = input.message && input.message.trim() !== "" ? `\n\n> ${input.message.trim().replace(/\n/g, "\n> ")}` : "";
+  const msg = input.message?.trim();
+  await report(cx, projectDirFor(input.cwd, cx.o, cx.env), [`⏳ **${agent} is waiting for you** in \`${input.cwd}\`.${detail}`], `${agent}: ${msg || "waiting for you"}`);
+  return 0;
+}
+
+export async function stop(cx: Ctx, text: string): Promise<number> {
+  const input = parseJson(text, StopInput, "Stop");
+  const projectDir = projectDirFor(input.cwd, cx.o, cx.env);
+  const last = input.last_assistant_message?.trim();
+  const pending = unreportedPolicyDecisions(cx.o.stateDir, projectDir);
+  const summary = summarize(pending.decisions);
+  const texts = [...(last ? [last] : []), ...(summary ? [summary] : [])];
+  if (texts.length === 0) return 0;
+  if (await report(cx, projectDir, texts)) pending.markReported();
+  return 0;
+}
+
+export async function codexNotify(cx: Ctx): Promise<number> {
+  const raw = cx.o.positionals[cx.o.positionals.length - 1];
+  // Run the notify program this one replaced first, whatever happens to ours (fire and forget, as Codex does).
+  if (cx.o.then.length > 0 && raw !== undefined) {
+    try {
+      spawn(cx.o.then[0]!, [...cx.o.then.slice(1), raw], { detached: true, stdio: "ignore" }).unref();
+    } catch (e) {
+      cx.say(`--then ${cx.o.then[0]}: ${(e as Error).message}`);
+    }
+  }
+  if (raw === undefined) throw new HookUsage("codex-notify expects Codex's JSON payload as its last argument");
+  const payload = parseJson(raw, CodexNotifyPayload, "Codex notify");
+  if (payload.type !== "agent-turn-complete") return 0;
+  const msg = payload["last-assistant-message"]?.trim();
+  const cwd = payload.cwd ?? process.cwd();
+  const agent = cx.o.agent ?? "Codex";
+  await report(cx, projectDirFor(cwd, cx.o, cx.env), [msg ? `**${agent}** finished a turn:\n\n${msg}` : `**${agent}** finished a turn in \`${cwd}\`.`]);
+  return 0;
+}
+
+export async function refreshPolicy(cx: Ctx): Promise<number> {
+  const access = findInboxAccess(cx.o.stateDir, cx.o.relayUrl, cx.env);
+  if (!access) return 0;
+  const c = await refreshInboxPolicy(cx.o.stateDir, access, Math.max(500, leftMs(cx)));
+  cx.say(c ? `inbox policy v${c.version} cached` : "the inbox policy could not be fetched");
+  return 0;
+}

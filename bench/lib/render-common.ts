@@ -1,0 +1,48 @@
+// What the bench renderers share: the systems' labels and colours, the side files of the other modes
+// (profile, extras, A/B) and the number formats.
+import { existsSync, readFileSync } from "node:fs";
+import type { AbResults } from "./ab.js";
+import type { SystemName } from "./clients.js";
+import type { ExtrasResults } from "./extras.js";
+import type { SavedProfile } from "./profile.js";
+import type { RoundRatio } from "./stats.js";
+
+export const LABEL: Record<SystemName, string> = {
+  relay: "LineUp relay",
+  durable: "durable floor",
+  durable_alarm: "durable floor + alarm writes",
+  do: "bare Durable Object",
+  node: "plain Node ws relay",
+};
+export const COLOR: Record<SystemName, string> = { relay: "#d9480f", durable: "#7048e8", durable_alarm: "#ae3ec9", do: "#1971c2", node: "#2f9e44" };
+export const SYSTEMS: SystemName[] = ["relay", "durable", "durable_alarm", "do", "node"];
+
+export interface Extra {
+  profile?: SavedProfile;
+  extras?: ExtrasResults;
+  ab?: AbResults;
+  /** The A/B of the relay with no alarm writes against the relay (bench/ab-noalarm.json), if measured. */
+  abNoAlarm?: AbResults;
+}
+
+/** The side files of the other modes, when they exist. */
+export function loadExtra(): Extra {
+  const read = <T>(f: string): T | undefined => (existsSync(f) ? (JSON.parse(readFileSync(f, "utf8")) as T) : undefined);
+  const x: Extra = {};
+  const profile = read<SavedProfile>("bench/profile.json");
+  const extras = read<ExtrasResults>("bench/extras.json");
+  const ab = read<AbResults>("bench/ab.json");
+  const abNoAlarm = read<AbResults>("bench/ab-noalarm.json");
+  if (profile) x.profile = profile;
+  if (extras) x.extras = extras;
+  if (ab) x.ab = ab;
+  if (abNoAlarm) x.abNoAlarm = abNoAlarm;
+  return x;
+}
+
+export const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;");
+export const fmt = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+export const mib = (kib: number | null) => (kib === null ? "n/a" : `${(kib / 1024).toFixed(0)} MiB`);
+export const kib = (k: number | null) => (k === null ? "n/a" : `${k} KiB`);
+export const rr = (x: RoundRatio) => `**${x.median}×** (${x.spread[0]}–${x.spread[1]})`;
+export const us = (x: number | null) => (x === null ? "n/a" : `${x} µs`);
