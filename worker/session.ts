@@ -7,7 +7,7 @@ import { SessionEngine, type HistoryPage, type HttpCallAnswer, type HttpCallBody
 import { Reporter, summarize } from "../shared/session/report.js";
 import { answerFromPush } from "../shared/session/push-answer.js";
 import type { PushAnswerInput, SessionPushAnswer } from "../shared/contract/push.js";
-import { LIMITS, type Role, type SessionStatus } from "../shared/contract/protocol.js";
+import { fromPlain, LIMITS, type Role, type SessionStatus } from "../shared/contract/protocol.js";
 import type { Peer } from "../shared/session/router.js";
 import { closeQuietly, sendIfOpen } from "../shared/session/sockets.js";
 import { randomId } from "../shared/edge/tokens.js";
@@ -67,7 +67,7 @@ export class Session extends DurableObject<Env> {
   private im(m: SessionMeta | undefined): WuKongImBridge | undefined {
     if (!m?.im) return undefined;
     return (this.wk ??= new WuKongImBridge(this.ctx.storage.sql, this.store, this.env, m.im, {
-      route: (peer, frame) => this.engine.route(peer, frame),
+      route: (peer, frame) => void this.engine.route(peer, fromPlain(frame)),
       presence: () => this.engine.announce(),
     }));
   }
@@ -229,7 +229,7 @@ export class Session extends DurableObject<Env> {
   /** An answer tapped on a notification, as that device (the inbox checked its token): shared/session/push-answer.ts. */
   async pushAnswer(epoch: number, device: { id: string; name: string }, callId: string, answer: PushAnswerInput): Promise<SessionPushAnswer> {
     if (!this.engine.current(epoch)) return { status: "closed", outcome: "ended" };
-    const r = answerFromPush(this.engine, this.store, device, callId, answer);
+    const r = await answerFromPush(this.engine, this.store, device, callId, answer);
     await this.syncAlarm();
     return r;
   }

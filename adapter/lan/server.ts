@@ -217,7 +217,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     async (sid, epoch, device, callId, action) => {
       const s = sessions.get(sid);
       if (!s?.engine.current(epoch)) return { status: "closed", outcome: "ended" };
-      const r = answerFromPush(s.engine, s.engine.store, device, callId, action);
+      const r = await answerFromPush(s.engine, s.engine.store, device, callId, action);
       schedule();
       return r;
     },
