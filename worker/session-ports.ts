@@ -41,10 +41,13 @@ export class ObjectSockets implements HostSocketPort {
     for (const ws of this.ctx.getWebSockets(tagOf(to))) closeQuietly(ws, code, reason);
   }
 
-  /** A revoked socket's identity is wiped: its later frames find no peer (Session.webSocketMessage). */
-  unroute(conn: string): void {
-    for (const ws of this.ctx.getWebSockets(`conn:${conn}`)) ws.serializeAttachment(null);
-    this.socks = undefined;
+  /** A revoked socket's identity is wiped (its later frames find no peer: Session.webSocketMessage), then it closes. */
+  unroute(conn: string, code: number, reason: string): void {
+    for (const ws of this.ctx.getWebSockets(`conn:${conn}`)) {
+      ws.serializeAttachment(null);
+      this.socks = undefined;
+      closeQuietly(ws, code, reason);
+    }
   }
 }
 

@@ -120,10 +120,11 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
             close: (to, code, reason) => pick(to).forEach((ws) => closeQuietly(ws, code, reason)),
             // Unrouted at once, as the Worker wipes the attachment: ws keeps delivering a socket's frames until
             // its TCP ends, and a client that ignores the close must not answer calls meanwhile.
-            unroute: (conn) => {
+            unroute: (conn, code, reason) => {
               const c = this.conns.get(conn);
               if (!c) return;
               this.conns.delete(conn);
+              closeQuietly(c.ws, code, reason);
               setTimeout(() => c.ws.terminate(), 2000).unref();
             },
           },

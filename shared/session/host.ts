@@ -13,8 +13,9 @@ import { keyOf, type Peer } from "./router.js";
 import type { Store } from "./store.js";
 
 export interface HostSocketPort extends SocketPort {
-  /** Stops routing a connection's frames at once (a revoked socket says nothing more while its TCP is still up). */
-  unroute(conn: string): void;
+  /** Stops routing a connection's frames at once (a revoked socket says nothing more while its TCP is still up),
+   * then closes it with `code`. */
+  unroute(conn: string, code: number, reason: string): void;
 }
 
 export interface HostPorts extends EnginePorts {
@@ -84,8 +85,7 @@ export class SessionHost {
       if (keyOf(p) !== key) continue;
       this.ports.sockets.send({ conn: p.conn }, JSON.stringify({ type: "error", code: "revoked", message: reason }));
       this.engine.closed(p);
-      this.ports.sockets.unroute(p.conn);
-      this.ports.sockets.close({ conn: p.conn }, code, reason);
+      this.ports.sockets.unroute(p.conn, code, reason);
     }
     this.engine.forget(key);
   }
