@@ -1,88 +1,50 @@
-// One Durable Object per session: the hibernation entry points, the alarm and the IM wiring around the
-// shared session engine (shared/session/engine.ts), whose ports are implemented here with hibernatable sockets
-// (identity in tags and attachments), `transactionSync` and the one alarm. Memory is only a cache.
+// One Durable Object per session: the hibernation entry points, the alarm and the IM wiring around the shared
+// session host (shared/session/host.ts), whose ports are implemented here with hibernatable sockets (identity in
+// tags and attachments), `transactionSync` and the one alarm. Memory is only a cache.
 import { DurableObject } from "cloudflare:workers";
 import { parseConfig } from "../shared/edge/config.js";
-import { SessionEngine, type HistoryPage, type HttpCallAnswer, type HttpCallBody, type SessionMeta, type Target } from "../shared/session/engine.js";
-import { Reporter, summarize } from "../shared/session/report.js";
-import { answerFromPush } from "../shared/session/push-answer.js";
+import type { HistoryPage, HttpCallAnswer, HttpCallBody, SessionEngine, SessionMeta } from "../shared/session/engine.js";
+import { SessionHost } from "../shared/session/host.js";
+import { identityOf } from "../shared/session/identity.js";
 import type { PushAnswerInput, SessionPushAnswer } from "../shared/contract/push.js";
-import { LIMITS, type Role, type SessionStatus } from "../shared/contract/protocol.js";
+import { fromPlain, LIMITS, SUBPROTOCOL, type SessionStatus } from "../shared/contract/protocol.js";
 import type { Peer } from "../shared/session/router.js";
-import { closeQuietly, sendIfOpen } from "../shared/session/sockets.js";
+import { closeQuietly } from "../shared/session/sockets.js";
 import { randomId } from "../shared/edge/tokens.js";
 import type { Env } from "./env.js";
+import { ObjectSockets, objectPorts } from "./session-ports.js";
 import { SqlStore } from "./sql-store.js";
 import { WuKongImBridge, type ImInbound } from "./wukongim/bridge.js";
 
-export type { HttpCallAnswer, SessionMeta };
-const tagOf = (to: Target) => ("conn" in to ? `conn:${to.conn}` : to.key);
-
 export class Session extends DurableObject<Env> {
   private readonly store: SqlStore;
+  private readonly sockets: ObjectSockets;
+  private readonly host: SessionHost;
   readonly engine: SessionEngine;
   private alarmAt: number | null | undefined;
   private wk: WuKongImBridge | undefined;
-  private reporter: Reporter | undefined;
-  /** Each socket's identity, deserialized once per wake and again only after a connect, close or revoke. */
-  private socks: { ws: WebSocket; peer: Peer | null }[] | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new SqlStore(ctx.storage.sql);
+    this.sockets = new ObjectSockets(ctx);
     // Heartbeats are answered by the runtime without waking the object (hibernation rule).
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
-    const cfg = parseConfig(env as unknown as Record<string, string | undefined>);
-    this.engine = new SessionEngine(
-      this.store,
-      {
-        sockets: {
-          // Live connections from socket attachments: they survive hibernation, memory does not.
-          peers: () => (this.socks ??= ctx.getWebSockets().map((ws) => ({ ws, peer: ws.deserializeAttachment() as Peer | null }))).flatMap((s) => (s.ws.readyState === WebSocket.OPEN ? [s.peer as Peer] : [])),
-          send: (to, data) => ctx.getWebSockets(tagOf(to)).forEach((ws) => sendIfOpen(ws, data)),
-          close: (to, code, reason) => ctx.getWebSockets(tagOf(to)).forEach((ws) => closeQuietly(ws, code, reason)),
-        },
-        txn: (fn) => {
-          try {
-            return ctx.storage.transactionSync(fn);
-          } catch (e) {
-            this.store.forget(); // the usage it counted was rolled back with the writes
-            throw e;
-          }
-        },
-        schedule: () => this.syncAlarm(),
-        sleep: (ms) => scheduler.wait(ms),
-      },
-      {
-        // A bad override never reaches here: the edge refuses every request until it is fixed.
-        rate: cfg.ok ? cfg.config.rate : { perS: LIMITS.rateLimitPerS, burst: LIMITS.rateLimitBurst },
-        newId: () => randomId(12),
-        bridge: (m) => this.im(m),
-        changed: () => this.report(),
-      },
-    );
+    // A bad override never reaches here: the edge refuses every request until it is fixed.
+    const cfg = parseConfig({ RATE_LIMIT_PER_S: env.RATE_LIMIT_PER_S, RATE_LIMIT_BURST: env.RATE_LIMIT_BURST });
+    const rate = cfg.ok ? cfg.config.rate : { perS: LIMITS.rateLimitPerS, burst: LIMITS.rateLimitBurst };
+    const ports = objectPorts(ctx, env, this.store, this.sockets, () => this.syncAlarm());
+    this.host = new SessionHost(this.store, ports, { rate, newId: () => randomId(12), bridge: (m) => this.im(m) });
+    this.engine = this.host.engine;
   }
 
   /** An IM-bound session's conversation is an always-present virtual app peer (worker/wukongim/bridge.ts). */
   private im(m: SessionMeta | undefined): WuKongImBridge | undefined {
     if (!m?.im) return undefined;
     return (this.wk ??= new WuKongImBridge(this.ctx.storage.sql, this.store, this.env, m.im, {
-      route: (peer, frame) => this.engine.route(peer, frame),
+      route: (peer, frame) => void this.engine.route(peer, fromPlain(frame)),
       presence: () => this.engine.announce(),
     }));
-  }
-
-  private inbox(id: string) {
-    return this.env.INBOXES.get(this.env.INBOXES.idFromName(id));
-  }
-
-  /** An inbox session tells its inbox what changed (online, waiting calls): a send after the work, never awaited. */
-  private report(): void {
-    const m = this.engine.meta();
-    if (!m?.inbox) return;
-    const { inbox, session_id, epoch } = m;
-    this.reporter ??= new Reporter((r) => this.ctx.waitUntil(this.inbox(inbox).report(session_id, epoch, r).catch(() => undefined)));
-    this.reporter.maybe(summarize(this.store, this.engine.ctx().peers, Date.now(), m.sealed === true));
   }
 
   /** One alarm, always at the earliest due time: deadlines, result expiry, IM retries, session expiry. */
@@ -101,8 +63,7 @@ export class Session extends DurableObject<Env> {
     }
   }
 
-  // ---------------------------------------------------------------- RPC from the edge (worker/host.ts)
-
+  // RPC from the edge (worker/host.ts) and the inbox (worker/inbox.ts); the epoch guard is the host's.
   async init(meta: SessionMeta): Promise<SessionMeta | "exists"> {
     // An expired session whose alarm has not run yet is wiped before its id is used again.
     if (this.engine.meta() && !this.engine.live()) await this.destroy(this.engine.meta()!.epoch);
@@ -114,23 +75,19 @@ export class Session extends DurableObject<Env> {
   }
 
   async status(epoch: number): Promise<SessionStatus | null> {
-    if (!this.engine.current(epoch)) return null;
-    const s = this.engine.status();
+    const s = this.host.status(epoch);
     return s && (this.im(this.engine.meta())?.status(s) ?? s);
   }
 
   async history(epoch: number, before: number | undefined, limit: number): Promise<HistoryPage | null> {
-    return this.engine.current(epoch) ? this.engine.history(before, limit) : null;
+    return this.host.history(epoch, before, limit);
   }
 
   /** Ends this incarnation: `DELETE /api/sessions/:sid`, expiry, and its machine's revocation (`reason`). */
   async destroy(epoch: number, reason = "session deleted"): Promise<boolean> {
-    const m = this.engine.meta();
-    if (!m || m.epoch !== epoch) return false;
-    // Awaited: the reset that follows a delete would cancel a send left in the background.
-    if (m.inbox) await this.inbox(m.inbox).report(m.session_id, m.epoch, { agent_online: false, pending: 0, last_activity: Date.now(), waiting: [], ended: true }).catch(() => undefined);
-    this.reporter = undefined;
-    this.engine.end(reason);
+    if (this.engine.meta()?.epoch !== epoch) return false;
+    // Its last report is awaited: the reset that follows a delete would cancel a send left in the background.
+    await this.host.end(reason);
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     // deleteAll() drops the SQL tables as well; later requests (404s, late socket closes) still query them.
@@ -147,33 +104,23 @@ export class Session extends DurableObject<Env> {
   }
 
   async httpCall(epoch: number, body: HttpCallBody, waitS: number): Promise<HttpCallAnswer> {
-    return this.engine.current(epoch) ? this.engine.httpCall(body, waitS) : { status: 404 };
+    return this.host.httpCall(epoch, body, waitS);
   }
 
   async httpResult(epoch: number, callId: string, waitS: number): Promise<HttpCallAnswer> {
-    return this.engine.current(epoch) ? this.engine.httpResult(callId, waitS) : { status: 404 };
+    return this.host.httpResult(epoch, callId, waitS);
   }
 
-  // ---------------------------------------------------------------- WebSockets
-
+  // The hibernation entry points.
   async fetch(req: Request): Promise<Response> {
-    if (!this.engine.current(Number(req.headers.get("x-lineup-epoch")))) return json(404, "session_not_found", "this session has expired or was deleted");
-    const name = req.headers.get("x-lineup-name");
-    const a = this.engine.admit(req.headers.get("x-lineup-role") as Role, req.headers.get("x-lineup-client"), {
-      internal: req.headers.get("x-lineup-internal") === "1",
-      ...(name !== null ? { name: decodeURIComponent(name), cred: req.headers.get("x-lineup-client") ?? undefined } : {}),
-    });
-    if (!a.ok) return json(a.status, a.code, a.message);
-    const pair = new WebSocketPair();
-    const [client, server] = [pair[0], pair[1]];
-    // Identity is written at accept: tags route by client and connection, the attachment names the peer.
-    this.ctx.acceptWebSocket(server, [`${a.peer.role}:${a.peer.clientId}`, `conn:${a.peer.conn}`, `role:${a.peer.role}`]);
-    server.serializeAttachment(a.peer);
-    this.socks = undefined;
+    const id = identityOf(req.headers);
+    const a = this.host.admit(id);
+    if (!a.ok) return Response.json({ error: { code: a.code, message: a.message } }, { status: a.status });
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.sockets.accept(server, a.peer);
     await this.engine.connected(a.peer);
-    const headers = new Headers();
-    if (req.headers.get("x-lineup-subprotocol") === "1") headers.set("sec-websocket-protocol", "lineup.v1");
-    return new Response(null, { status: 101, webSocket: client, headers });
+    // Answer only a subprotocol the client offered: answering one it did not offer fails the handshake.
+    return new Response(null, { status: 101, webSocket: client, headers: id?.subprotocol ? { "sec-websocket-protocol": SUBPROTOCOL } : {} });
   }
 
   async webSocketMessage(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
@@ -185,12 +132,11 @@ export class Session extends DurableObject<Env> {
   async webSocketClose(ws: WebSocket, code: number): Promise<void> {
     // Answer the close handshake (a dead socket's 1005/1006 gets no frame: closeQuietly skips them).
     closeQuietly(ws, code, "bye");
-    this.socks = undefined;
-    this.engine.closed(ws.deserializeAttachment() as Peer | null);
+    await this.webSocketError(ws);
   }
 
   async webSocketError(ws: WebSocket): Promise<void> {
-    this.socks = undefined;
+    this.sockets.changed();
     this.engine.closed(ws.deserializeAttachment() as Peer | null);
   }
 
@@ -201,10 +147,7 @@ export class Session extends DurableObject<Env> {
     this.engine.reload();
     const m = this.engine.meta();
     if (!m) return;
-    if (m.expires_at <= Date.now()) {
-      await this.destroy(m.epoch);
-      return;
-    }
+    if (m.expires_at <= Date.now()) return void (await this.destroy(m.epoch));
     // IM outbox first: an undelivered call past its deadline ends as im_undeliverable, not timeout;
     // its sends (slow I/O) come after the router's tick so deadlines never wait on WuKongIM.
     const im = this.im(m);
@@ -216,36 +159,22 @@ export class Session extends DurableObject<Env> {
 
   /** A revoked device's connections (worker/inbox.ts): told why, then closed with a terminal code. */
   async dropClient(key: string, code: number, reason: string): Promise<void> {
-    for (const ws of this.ctx.getWebSockets(key)) {
-      sendIfOpen(ws, JSON.stringify({ type: "error", code: "revoked", message: reason }));
-      this.engine.closed(ws.deserializeAttachment() as Peer | null);
-      ws.serializeAttachment(null);
-      this.socks = undefined;
-      closeQuietly(ws, code, reason);
-    }
-    this.engine.forget(key);
+    this.host.revoke(key, code, reason);
   }
 
-  /** An answer tapped on a notification, as that device (the inbox checked its token): shared/session/push-answer.ts. */
+  /** An answer tapped on a notification, as that device (the inbox checked its token); routing re-arms the alarm. */
   async pushAnswer(epoch: number, device: { id: string; name: string }, callId: string, answer: PushAnswerInput): Promise<SessionPushAnswer> {
-    if (!this.engine.current(epoch)) return { status: "closed", outcome: "ended" };
-    const r = answerFromPush(this.engine, this.store, device, callId, answer);
-    await this.syncAlarm();
-    return r;
+    return this.host.pushAnswer(epoch, device, callId, answer);
   }
 
   /** The inbox moved to a new epoch (docs/e2e.md): from now on this sealed session refuses older envelopes. */
   async setE2eEpoch(epoch: number): Promise<boolean> {
-    return this.engine.setE2eEpoch(epoch);
+    return this.host.setE2eEpoch(epoch);
   }
 
   /** WuKongIM webhook work for this session (worker/wukongim/routes.ts); ignored unless IM-bound and live. */
   async wukongim(input: ImInbound): Promise<void> {
-    const b = this.im(this.engine.live());
-    if (!b) return;
-    b.inbound(input);
+    this.im(this.engine.live())?.inbound(input);
     await this.syncAlarm();
   }
 }
-
-const json = (status: number, code: string, message: string): Response => Response.json({ error: { code, message } }, { status });

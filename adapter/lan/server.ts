@@ -6,8 +6,6 @@
 import { allowedHosts, staticFile, type LanUpgrade } from "./static.js";
 import { LanInboxes } from "./inbox.js";
 import { isLoopback, type Resolve } from "./push-send.js";
-import { Reporter, summarize } from "../../shared/session/report.js";
-import { answerFromPush } from "../../shared/session/push-answer.js";
 import { createServer, STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { resolve } from "node:path";
@@ -15,8 +13,10 @@ import { fileURLToPath } from "node:url";
 import { getRequestListener } from "@hono/node-server";
 import { WebSocketServer, type WebSocket } from "ws";
 import { AuthBrake, createEdge, type EdgeHost, type EdgeSession } from "../../shared/edge/app.js";
-import { SessionEngine, type SessionMeta } from "../../shared/session/engine.js";
+import type { SessionEngine, SessionMeta } from "../../shared/session/engine.js";
+import { SessionHost } from "../../shared/session/host.js";
 import { CLOSE, LIMITS, SUBPROTOCOL } from "../../shared/contract/protocol.js";
+import type { SocketIdentity } from "../../shared/session/identity.js";
 import { keyOf, type Peer } from "../../shared/session/router.js";
 import { closeQuietly, sendIfOpen } from "../../shared/session/sockets.js";
 import { MemoryStore } from "../../shared/session/store.js";
@@ -104,43 +104,43 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
 
   class LanSession {
     readonly conns = new Map<string, { peer: Peer; ws: WebSocket }>();
+    readonly host: SessionHost;
     readonly engine: SessionEngine;
-    socketsOf = (key: string) => [...this.conns.values()].filter((c) => keyOf(c.peer) === key).map((c) => c.ws);
 
     constructor(readonly id: string) {
       const store = o.wrapStore ? o.wrapStore(new MemoryStore()) : new MemoryStore();
       const pick = (to: { key: string } | { conn: string }) =>
         [...this.conns.values()].filter((c) => ("conn" in to ? c.peer.conn === to.conn : keyOf(c.peer) === to.key)).map((c) => c.ws);
-      this.engine = new SessionEngine(
+      this.host = new SessionHost(
         store,
         {
           sockets: {
             peers: () => [...this.conns.values()].filter((c) => c.ws.readyState === c.ws.OPEN).map((c) => c.peer),
             send: (to, data) => pick(to).forEach((ws) => sendIfOpen(ws, data)),
             close: (to, code, reason) => pick(to).forEach((ws) => closeQuietly(ws, code, reason)),
+            // Unrouted at once, as the Worker wipes the attachment: ws keeps delivering a socket's frames until
+            // its TCP ends, and a client that ignores the close must not answer calls meanwhile.
+            unroute: (conn, code, reason) => {
+              const c = this.conns.get(conn);
+              if (!c) return;
+              this.conns.delete(conn);
+              closeQuietly(c.ws, code, reason);
+              setTimeout(() => c.ws.terminate(), 2000).unref();
+            },
           },
           txn: (fn) => store.txn(fn),
           schedule,
           sleep: (ms) => new Promise((r) => setTimeout(r, ms).unref()),
+          report: (inbox, sid, epoch, r) => inboxes.report(inbox, sid, epoch, r),
         },
-        { rate, newId: () => randomId(12), changed: () => this.report() },
+        { rate, newId: () => randomId(12) },
       );
-    }
-
-    private reporter: Reporter | undefined;
-    /** An inbox session tells its inbox what changed (shared/session/report.ts). */
-    report(ended = false): void {
-      const m = this.engine.meta();
-      if (!m?.inbox) return;
-      const { inbox, epoch } = m;
-      this.reporter ??= new Reporter((r) => inboxes.report(inbox, this.id, epoch, r));
-      this.reporter.maybe(ended ? { agent_online: false, pending: 0, last_activity: Date.now(), waiting: [], ended: true } : summarize(this.engine.store, this.engine.ctx().peers, Date.now(), m.sealed === true));
+      this.engine = this.host.engine;
     }
 
     end(reason: string, code: number = CLOSE.sessionEnded): void {
-      if (code === CLOSE.sessionEnded) this.report(true);
       sessions.delete(this.id);
-      this.engine.end(reason, code);
+      void this.host.end(reason, code);
     }
 
     async init(meta: SessionMeta) {
@@ -149,39 +149,23 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       schedule();
       return made;
     }
-    async status(epoch: number) {
-      return this.engine.current(epoch) ? this.engine.status() : null;
-    }
-    async history(epoch: number, before: number | undefined, limit: number) {
-      return this.engine.current(epoch) ? this.engine.history(before, limit) : null;
-    }
     async destroy(epoch: number, reason = "session deleted") {
       if (!this.engine.current(epoch)) return false;
       this.end(reason);
       schedule();
       return true;
     }
-    async httpCall(epoch: number, body: Parameters<SessionEngine["httpCall"]>[0], waitS: number) {
-      return this.engine.current(epoch) ? this.engine.httpCall(body, waitS) : { status: 404 as const };
-    }
-    async httpResult(epoch: number, callId: string, waitS: number) {
-      return this.engine.current(epoch) ? this.engine.httpResult(callId, waitS) : { status: 404 as const };
-    }
-    async setE2eEpoch(epoch: number) {
-      return this.engine.setE2eEpoch(epoch);
-    }
 
-    async connect(a: Parameters<EdgeSession["connect"]>[1], up: LanUpgrade | undefined): Promise<Response> {
+    async connect(a: SocketIdentity, up: LanUpgrade | undefined): Promise<Response> {
       if (!up) return Response.json({ error: { code: "upgrade_required", message: "this endpoint takes a WebSocket upgrade" } }, { status: 426 });
-      if (!this.engine.current(a.epoch)) return Response.json({ error: { code: "session_not_found", message: "this session has expired or was deleted" } }, { status: 404 });
-      const adm = this.engine.admit(a.role, a.clientId, { internal: a.internal === true, ...(a.name !== undefined && a.clientId ? { name: a.name, cred: a.clientId } : {}) });
+      const adm = this.host.admit(a);
       if (!adm.ok) return Response.json({ error: { code: adm.code, message: adm.message } }, { status: adm.status });
       const peer = adm.peer;
       up.done = true;
       wss.handleUpgrade(up.req, up.socket, up.head, (ws) => {
         this.conns.set(peer.conn, { peer, ws });
         ws.on("message", (data: Buffer, isBinary: boolean) => {
-          // A revoked socket (unrouted by dropClient) says nothing more, even while its TCP is still up.
+          // A revoked socket (unrouted by the host's revoke) says nothing more, even while its TCP is still up.
           if (!this.conns.has(peer.conn)) return;
           void this.engine.frame(peer, isBinary ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : data.toString("utf8"));
         });
@@ -198,30 +182,10 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
 
   const inboxes = new LanInboxes(
     wss,
-    (sid, key, code, reason) => {
-      const s = sessions.get(sid);
-      if (!s) return;
-      for (const [conn, c] of s.conns) {
-        if (keyOf(c.peer) !== key) continue;
-        sendIfOpen(c.ws, JSON.stringify({ type: "error", code: "revoked", message: reason }));
-        // Unrouted at once, as the Worker wipes the attachment: ws keeps delivering a socket's frames until
-        // its TCP ends, and a client that ignores the close must not answer calls meanwhile.
-        s.conns.delete(conn);
-        s.engine.closed(c.peer);
-        closeQuietly(c.ws, code, reason);
-        setTimeout(() => c.ws.terminate(), 2000).unref();
-      }
-      s.engine.forget(key);
-    },
-    // An answer from a notification (shared/session/push-answer.ts), as the Worker's session object routes it.
-    async (sid, epoch, device, callId, action) => {
-      const s = sessions.get(sid);
-      if (!s?.engine.current(epoch)) return { status: "closed", outcome: "ended" };
-      const r = answerFromPush(s.engine, s.engine.store, device, callId, action);
-      schedule();
-      return r;
-    },
-    (sid, epoch) => void sessions.get(sid)?.engine.setE2eEpoch(epoch),
+    (sid, key, code, reason) => sessions.get(sid)?.host.revoke(key, code, reason),
+    // An answer from a notification (shared/session/host.ts), as the Worker's session object routes it.
+    async (sid, epoch, device, callId, action) => (await sessions.get(sid)?.host.pushAnswer(epoch, device, callId, action)) ?? { status: "closed", outcome: "ended" },
+    (sid, epoch) => void sessions.get(sid)?.host.setE2eEpoch(epoch),
     o.resolvePush,
     // A revoked machine's session ends as DELETE ends it (docs/inbox.md "Revocation").
     async (sid, epoch, reason) => (await sessions.get(sid)?.destroy(epoch, reason)) ?? false,
@@ -242,12 +206,12 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       const s = sessions.get(sid) ?? new LanSession(sid);
       return {
         init: (m) => s.init(m),
-        status: (e) => s.status(e),
-        history: (e, before, limit) => s.history(e, before, limit),
+        status: async (e) => s.host.status(e),
+        history: async (e, before, limit) => s.host.history(e, before, limit),
         destroy: (e) => s.destroy(e),
-        httpCall: (e, body, w) => s.httpCall(e, body, w),
-        httpResult: (e, id, w) => s.httpResult(e, id, w),
-        setE2eEpoch: (e) => s.setE2eEpoch(e),
+        httpCall: (e, body, w) => s.host.httpCall(e, body, w),
+        httpResult: (e, id, w) => s.host.httpResult(e, id, w),
+        setE2eEpoch: async (e) => s.host.setE2eEpoch(e),
         connect: (_req, a) => s.connect(a, c.env.upgrade),
       };
     },

@@ -6,14 +6,13 @@
 import {
   CLIENT_ID_RE,
   CLOSE,
-  decodeFrame,
+  decodeInbound,
   HTTP_CLIENT_ID,
   INTERNAL_CLIENT_RE,
   LIMITS,
-  type ClientFrame,
+  type InFrame,
   type MessageOut,
   type RelayFrame,
-  type SealedFrame,
   type Role,
   type SessionStatus,
   type ToolResultOut,
@@ -203,16 +202,12 @@ export class SessionEngine {
     }
   }
 
-  /** Routes a frame from a non-socket peer (the IM bridge) under the same rules, in one transaction. */
-  route(peer: Peer, frame: ClientFrame): void {
+  /** Routes a frame from a non-socket peer (the IM bridge, a push answer: plain or sealed) under the same
+   * rules, in one transaction, and re-arms the alarm itself. */
+  async route(peer: Peer, frame: InFrame): Promise<void> {
     this.flush(this.ports.txn(() => this.router().handle(peer, frame, this.ctx())));
     this.opts.changed?.();
-  }
-
-  /** The same for a sealed session's frame (an answer sealed by the service worker: docs/push.md). */
-  routeSealed(peer: Peer, frame: SealedFrame): void {
-    this.flush(this.ports.txn(() => this.router().handleSealed(peer, frame, this.ctx())));
-    this.opts.changed?.();
+    await this.ports.schedule();
   }
 
   /** Presence to everyone (a bridge's online state changed). */
@@ -307,10 +302,10 @@ export class SessionEngine {
     if (!this.live()) return this.ports.sockets.close({ conn: peer.conn }, CLOSE.sessionEnded, "session ended");
     // The contract's 1 MiB is enforced here: both servers hand over frames far above it.
     // A sealed session decodes its own shapes (docs/e2e.md); a plaintext one pays one flag test.
-    const d = decodeFrame(raw, this.meta()?.sealed === true);
+    const d = decodeInbound(raw, this.meta()?.sealed === true);
     if (!d.ok) return reply(d.error);
     // One transaction per frame: a handler that throws half-way leaves no partial state behind.
-    await this.guarded(peer, () => ("sealed" in d ? this.router().handleSealed(peer, d.sealed, this.ctx()) : this.router().handle(peer, d.frame, this.ctx())));
+    await this.guarded(peer, () => this.router().handle(peer, d.frame, this.ctx()));
   }
 
   closed(peer: Peer | null): void {

@@ -30,7 +30,7 @@ function closedOf(store: Store, callId: string): SessionPushAnswer {
   return out;
 }
 
-export function answerFromPush(engine: SessionEngine, store: Store, device: { id: string; name: string }, callId: string, answer: PushAnswerInput): SessionPushAnswer {
+export async function answerFromPush(engine: SessionEngine, store: Store, device: { id: string; name: string }, callId: string, answer: PushAnswerInput): Promise<SessionPushAnswer> {
   const c = store.getCall(callId);
   if (!c || c.status !== "open" || c.caller_role !== "agent") return closedOf(store, callId);
   const peer: Peer = { role: "app", clientId: device.id, conn: "push", virtual: true, name: device.name };
@@ -38,7 +38,7 @@ export function answerFromPush(engine: SessionEngine, store: Store, device: { id
   const sealed = engine.meta()?.sealed === true;
   if (sealed !== (typeof answer !== "string")) return { status: "bad_action" };
   if (typeof answer !== "string") {
-    engine.routeSealed(peer, { type: "tool.result", call_id: callId, sealed: answer.sealed });
+    await engine.route(peer, { type: "tool.result", call_id: callId, answer: { sealed: { sealed: answer.sealed } } });
     const after = closedOf(store, callId);
     return after.status === "closed" && after.by === device.id && after.outcome === "answered" ? { status: "answered" } : after;
   }
@@ -51,7 +51,7 @@ export function answerFromPush(engine: SessionEngine, store: Store, device: { id
   }
   const result = resultFor(c.name, args, action);
   if (!result) return { status: "bad_action" };
-  engine.route(peer, { type: "tool.result", call_id: callId, name: c.name, ...(c.action !== null ? { action: c.action } : {}), result });
+  await engine.route(peer, { type: "tool.result", call_id: callId, answer: { plain: { result } } });
   const after = closedOf(store, callId);
   return after.status === "closed" && after.by === device.id && after.outcome === "answered" ? { status: "answered" } : after;
 }

@@ -1,32 +1,44 @@
 // The relay's side of sealed sessions (docs/e2e.md "Wiring"): pure checks and frame shapes the router calls.
 // The relay never opens anything: it checks envelopes' shape (shared/contract/protocol.ts), their epoch, their size,
 // and forwards them with their author named for the associated data.
-import type { Envelope, MessageOut, RelayFrame, SealedFrame, SealedMessageOut, SealedToolCallOut, SealedToolDef, ToolDef } from "../contract/protocol.js";
+import type { Envelope, InFrame, MessageOut, RelayFrame, SealedArgs, SealedMessageOut, SealedToolCallOut, SealedToolDef, ToolDef } from "../contract/protocol.js";
 import type { CallRow } from "./store.js";
 
-/** What a sealed call keeps in its row's `args` column instead of the arguments. */
-export interface SealedArgs {
-  sealed: Envelope;
-  preview?: Envelope;
+export type { SealedArgs };
+
+/** Every envelope a frame carries (none for a plaintext payload). */
+function envelopesOf(f: InFrame): Envelope[] {
+  const args = (a: SealedArgs) => (a.preview ? [a.sealed, a.preview] : [a.sealed]);
+  switch (f.type) {
+    case "tool.list":
+      return f.tools && "sealed" in f.tools ? f.tools.sealed.map((t) => t.sealed) : [];
+    case "tool.call":
+      return "sealed" in f.args ? args(f.args.sealed) : [];
+    case "tool.reseal":
+      return args(f.args);
+    case "tool.result":
+      return "sealed" in f.answer ? [f.answer.sealed.sealed] : [];
+    case "message":
+      return "sealed" in f.body ? [f.body.sealed] : [];
+    case "status":
+      return f.detail && "sealed" in f.detail ? [f.detail.sealed] : [];
+    case "tool.cancel":
+      return f.sealed ? [f.sealed] : [];
+    case "tool.ack":
+      return [];
+  }
 }
 
-/** Every envelope a frame carries. */
-function envelopesOf(f: SealedFrame): Envelope[] {
-  if (f.type === "tool.list") return (f.tools ?? []).map((t) => t.sealed);
-  const out: Envelope[] = [];
-  if ("sealed" in f && f.sealed) out.push(f.sealed);
-  if ("preview" in f && f.preview) out.push(f.preview);
-  return out;
-}
-
-/** The lowest epoch below `current` among a frame's envelopes (refused: `stale_epoch`), or undefined. */
-export function staleEpoch(f: SealedFrame, current: number): number | undefined {
+/** The lowest epoch below the session's current one among a frame's envelopes (refused: `stale_epoch`), or
+ * undefined. `current` is only read when the frame carries an envelope. */
+export function staleEpoch(f: InFrame, current: () => number): { epoch: number; current: number } | undefined {
+  const envelopes = envelopesOf(f);
+  if (envelopes.length === 0) return undefined;
+  const now = current();
   let low: number | undefined;
-  for (const e of envelopesOf(f)) if (e.e < current && (low === undefined || e.e < low)) low = e.e;
-  return low;
+  for (const e of envelopes) if (e.e < now && (low === undefined || e.e < low)) low = e.e;
+  return low === undefined ? undefined : { epoch: low, current: now };
 }
-
-export const sealedArgs = (sealed: Envelope, preview: Envelope | undefined): SealedArgs => (preview ? { sealed, preview } : { sealed });
 
 /** A sealed call as forwarded to its providers: the envelopes, the caller as `sender`, never arguments. */
 export function sealedCallFrame(c: CallRow): SealedToolCallOut {

@@ -1,6 +1,6 @@
 // A session of the pure routing core (shared/session/router.ts) driven by hand, for unit tests: live peers, a
 // clock, and every frame the router addressed to each key.
-import { parseFrameValue, type RelayFrame, type Role } from "../../shared/contract/protocol.js";
+import { fromPlain, fromSealed, parseFrameValue, parseSealedValue, type RelayFrame, type Role } from "../../shared/contract/protocol.js";
 import { HTTP_PEER, keyOf, Router, type Out, type Peer } from "../../shared/session/router.js";
 import { MemoryStore } from "../../shared/session/store.js";
 
@@ -12,7 +12,13 @@ export class Harness {
   now = 1_000_000;
   private ids = 0;
   private conns = 0;
-  router = new Router(this.store, "sess0001", () => `id${++this.ids}`);
+  /** A sealed session's inbox epoch (docs/e2e.md), or undefined for a plaintext session. */
+  epoch: number | undefined;
+  router: Router;
+  constructor(opts: { sealedEpoch?: number } = {}) {
+    this.epoch = opts.sealedEpoch;
+    this.router = new Router(this.store, "sess0001", () => `id${++this.ids}`, opts.sealedEpoch === undefined ? {} : { sealedEpoch: () => this.epoch });
+  }
   peers: Peer[] = [];
   inbox = new Map<string, F[]>();
 
@@ -41,9 +47,14 @@ export class Harness {
     this.post(this.router.disconnect(p, this.ctx()));
   }
   send(p: Peer, frame: Record<string, unknown>): Out[] {
+    if (this.epoch !== undefined) {
+      const s = parseSealedValue(frame);
+      if (!s.ok) throw new Error(`test sent a bad sealed frame: ${s.error.message}`);
+      return this.post(this.router.handle(p, fromSealed(s.frame), this.ctx()));
+    }
     const d = parseFrameValue(frame);
     if (!d.ok) throw new Error(`test sent a bad frame: ${d.error.message}`);
-    return this.post(this.router.handle(p, d.frame, this.ctx()));
+    return this.post(this.router.handle(p, fromPlain(d.frame), this.ctx()));
   }
   tick(advanceMs = 0): Out[] {
     this.now += advanceMs;

@@ -331,7 +331,7 @@ describe("HTTP calls", () => {
     expect(a.out.map((o) => o.to)).toEqual(["app:ph"]);
     expect(h.router.httpCall({ call_id: a.call_id, name: "choice", arguments: ASK }, ctx).conflict).toBe(true);
     expect(h.router.takeHttpResult(a.call_id)).toBe("pending");
-    const outs = h.router.handle(ph, { type: "tool.result", call_id: a.call_id, result: { message: "x" } }, ctx);
+    const outs = h.router.handle(ph, { type: "tool.result", call_id: a.call_id, answer: { plain: { result: { message: "x" } } } }, ctx);
     expect(outs.map((o) => o.to)).toEqual([keyOf(HTTP_PEER)]);
     expect(h.router.takeHttpResult(a.call_id)).toMatchObject({ result: { message: "x" }, answered_by: "ph" });
     expect(h.router.takeHttpResult(a.call_id)).toBeUndefined();

@@ -4,10 +4,10 @@
 import { b64u, fields, fromUtf8, randomBytes, unb64u, utf8, type Bytes } from "../bytes.js";
 import { E2EError } from "./errors.js";
 import { isEpoch, type ContentKey } from "./keys.js";
+import { ENVELOPE_VERSION, envelopeProblem, NONCE_BYTES, TAG_BYTES, type Envelope } from "../../contract/envelope.js";
 
-export const ENVELOPE_VERSION = 1;
-export const NONCE_BYTES = 12;
-export const TAG_BYTES = 16;
+// The envelope's shape is the contract's (shared/contract/envelope.ts): re-exported for the e2e layer's callers.
+export { ENVELOPE_VERSION, NONCE_BYTES, TAG_BYTES, isEnvelope, type Envelope } from "../../contract/envelope.js";
 export const FRAME_AAD_LABEL = "lineup-e2e/1 frame";
 
 /** What a sealed payload belongs to. The epoch comes from the content key (and must equal the envelope's). */
@@ -22,17 +22,6 @@ export interface FrameAad {
   sender: string;
 }
 
-/** The JSON-safe envelope that replaces a sealed field's value on the wire. */
-export interface Envelope {
-  v: typeof ENVELOPE_VERSION;
-  /** Epoch of the content key it is sealed under. */
-  e: number;
-  /** base64url of the 12-byte nonce (16 characters). */
-  n: string;
-  /** base64url of ciphertext ‖ 16-byte GCM tag. */
-  c: string;
-}
-
 /** The exact associated data: fields("lineup-e2e/1 frame", session_id, epoch, type, call_id, sender). */
 export function encodeFrameAad(epoch: number, aad: FrameAad): Bytes {
   if (!isEpoch(epoch)) throw new E2EError("bad_format", "aad: epoch is not a uint32 ≥ 1");
@@ -43,34 +32,11 @@ export function encodeFrameAad(epoch: number, aad: FrameAad): Bytes {
   return fields([FRAME_AAD_LABEL, aad.session_id, String(epoch), aad.type, aad.call_id, aad.sender]);
 }
 
-/** Checks shape only (version, epoch, nonce and tag lengths, canonical base64url); never throws. */
-export function isEnvelope(v: unknown): v is Envelope {
-  try {
-    parseEnvelope(v);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Validates an envelope from the wire: exactly the keys v, e, n, c (the relay may check this much). */
 export function parseEnvelope(v: unknown): Envelope {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new E2EError("bad_format", "envelope: not an object");
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o);
-  if (keys.length !== 4 || !keys.every((k) => k === "v" || k === "e" || k === "n" || k === "c")) throw new E2EError("bad_format", "envelope: keys must be exactly v, e, n, c");
-  if (o.v !== ENVELOPE_VERSION) throw new E2EError("bad_format", `envelope: version ${JSON.stringify(o.v)} unknown`);
-  if (!isEpoch(o.e)) throw new E2EError("bad_format", "envelope: e is not a uint32 ≥ 1");
-  if (typeof o.n !== "string" || typeof o.c !== "string") throw new E2EError("bad_format", "envelope: n and c must be strings");
-  let n: Bytes, c: Bytes;
-  try {
-    n = unb64u(o.n);
-    c = unb64u(o.c);
-  } catch {
-    throw new E2EError("bad_format", "envelope: n or c is not canonical base64url");
-  }
-  if (n.length !== NONCE_BYTES) throw new E2EError("bad_format", "envelope: nonce is not 12 bytes");
-  if (c.length < TAG_BYTES) throw new E2EError("bad_format", "envelope: ciphertext shorter than its tag");
+  const problem = envelopeProblem(v);
+  if (problem !== undefined) throw new E2EError("bad_format", problem);
+  const o = v as Envelope;
   return { v: ENVELOPE_VERSION, e: o.e, n: o.n, c: o.c };
 }
 

@@ -1,0 +1,152 @@
+// Relay → client frames (`lineup/1`), the sealed shapes only a sealed session forwards, error codes and close codes.
+import { TERMINAL_CLOSE } from "../client/backoff.js";
+import type { Envelope } from "./envelope.js";
+import type { PROTOCOL, Role } from "./limits.js";
+import type { ContentBlock, ToolDef, ToolError, ToolResultBody } from "./tools.js";
+
+
+export interface PeerState {
+  agent: { online: boolean; status?: AgentStatus };
+  apps: number;
+}
+export interface AgentStatus {
+  state: string;
+  detail?: string;
+  /** Sealed sessions: the sealed `{detail}` and its author. */
+  sealed?: Envelope;
+  sender?: string;
+}
+export interface HelloFrame {
+  type: "hello";
+  protocol: typeof PROTOCOL;
+  session_id: string;
+  role: Role;
+  client_id: string;
+  peers: PeerState;
+  /** Only in a sealed session: the inbox epoch the relay knows (docs/e2e.md). */
+  sealed?: { epoch: number };
+}
+export interface ToolListOut {
+  type: "tool.list";
+  tools: ToolDef[];
+}
+export interface ToolCallOut {
+  type: "tool.call";
+  call_id: string;
+  name: string;
+  action?: string;
+  arguments: Record<string, unknown>;
+  timeout_s?: number;
+  deadline: number;
+  from: Role;
+}
+/** A call of a sealed session as forwarded: `sealed`/`preview` instead of `arguments`, its author as `sender`. */
+export interface SealedToolCallOut {
+  type: "tool.call";
+  call_id: string;
+  name: string;
+  action?: string;
+  timeout_s?: number;
+  deadline: number;
+  from: Role;
+  sender: string;
+  sealed: Envelope;
+  preview?: Envelope;
+  /** Set when the caller re-sealed it after a re-key: the receiver replaces the card it shows. */
+  resealed?: true;
+}
+export interface ToolResultOut {
+  type: "tool.result";
+  call_id: string;
+  name: string;
+  action?: string;
+  result?: ToolResultBody;
+  error?: ToolError;
+  answered_by?: string;
+  /** Sealed sessions: the sealed `{result}`/`{error}`, its author, and the instance id in plaintext. */
+  sealed?: Envelope;
+  sender?: string;
+  instance_id?: string;
+}
+export type CancelReason = "answered" | "cancelled" | "timeout";
+export interface ToolCancelOut {
+  type: "tool.cancel";
+  call_id: string;
+  reason: CancelReason;
+  /** With reason "answered": the answering device's name (or client id) and the winning result.message. */
+  answered_by?: string;
+  answer?: string;
+  /** Sealed sessions: a caller's sealed `{reason}` and its author. */
+  sealed?: Envelope;
+  sender?: string;
+}
+export interface MessageOut {
+  type: "message";
+  id: string;
+  seq?: number;
+  from: { role: Role; client_id: string };
+  content: ContentBlock[];
+  ts: number;
+  /** Set on a kept entry whose large bodies the history budget replaced with placeholders. */
+  elided?: boolean;
+}
+/** A message of a sealed session: `sealed` instead of `content` (none once the history budget elided it). */
+export interface SealedMessageOut {
+  type: "message";
+  id: string;
+  seq?: number;
+  from: { role: Role; client_id: string };
+  sealed?: Envelope;
+  ts: number;
+  elided?: boolean;
+}
+
+export interface PresenceOut extends PeerState {
+  type: "presence";
+  im?: { online: boolean };
+}
+export interface ErrorOut {
+  type: "error";
+  code: ErrorCode;
+  message: string;
+  call_id?: string;
+}
+export type RelayFrame = HelloFrame | ToolListOut | ToolCallOut | ToolResultOut | ToolCancelOut | MessageOut | PresenceOut | ErrorOut;
+/** Frames only a sealed session forwards (docs/e2e.md). They travel in the v1 slots (shared/session/sealed.ts asWire). */
+export type SealedRelayFrame = SealedToolCallOut | SealedMessageOut;
+
+/** Error codes of `error` frames (protocol problems with a client's own frame). */
+export type ErrorCode =
+  | "bad_json"
+  | "bad_frame"
+  | "too_large"
+  | "forbidden"
+  | "rate_limited"
+  | "revoked"
+  | "unknown_call"
+  | "duplicate_call"
+  | "over_budget"
+  | "tool_conflict"
+  | "stale_epoch"
+  | "internal";
+
+/** Error codes the relay itself puts in a `tool.result` (a call that cannot go on). */
+export type CallErrorCode =
+  | "unknown_tool"
+  | "unknown_action"
+  | "invalid_arguments"
+  | "too_many_calls"
+  | "instance_gone"
+  | "timeout"
+  | "over_budget"
+  | "im_undeliverable";
+
+export const CLOSE = {
+  normal: 1000,
+  tooLarge: 1009,
+  internal: 1011,
+  sessionEnded: TERMINAL_CLOSE.sessionEnded,
+  /** Another connection took over this client id; do not reconnect (we chose 4409). */
+  replaced: TERMINAL_CLOSE.replaced,
+} as const;
+

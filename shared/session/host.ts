@@ -1,0 +1,115 @@
+// The one session host both servers run around the engine (shared/session/engine.ts): the epoch guard on every
+// request, admission and its errors, the inbox report, a revoked client's sockets, an answer from a
+// notification, and the end of the session. The Durable Object (worker/session.ts) adds hibernation, the alarm
+// and the IM bridge; the LAN server (adapter/lan/server.ts) its socket map and one timer. Neither repeats these.
+import { CLOSE, type SessionStatus } from "../contract/protocol.js";
+import type { SessionReport } from "../contract/inbox.js";
+import type { PushAnswerInput, SessionPushAnswer } from "../contract/push.js";
+import { SessionEngine, type EngineOptions, type EnginePorts, type HistoryPage, type HttpCallAnswer, type HttpCallBody, type SessionMeta, type SocketPort } from "./engine.js";
+import type { SocketIdentity } from "./identity.js";
+import { answerFromPush } from "./push-answer.js";
+import { Reporter, summarize } from "./report.js";
+import { keyOf, type Peer } from "./router.js";
+import type { Store } from "./store.js";
+
+export interface HostSocketPort extends SocketPort {
+  /** Stops routing a connection's frames at once (a revoked socket says nothing more while its TCP is still up),
+   * then closes it with `code`. */
+  unroute(conn: string, code: number, reason: string): void;
+}
+
+export interface HostPorts extends EnginePorts {
+  sockets: HostSocketPort;
+  /** Tells the session's inbox what changed (docs/inbox.md); routing never waits for it. */
+  report(inbox: string, sessionId: string, epoch: number, r: SessionReport): void | Promise<void>;
+}
+
+export type HostOptions = Omit<EngineOptions, "changed">;
+
+/** A connection the session takes (its peer), or why not, as the HTTP status and error body the edge answers. */
+export type Admitted = { ok: true; peer: Peer } | { ok: false; status: 400 | 404 | 429; code: string; message: string };
+
+const NOT_FOUND = { ok: false, status: 404, code: "session_not_found", message: "this session has expired or was deleted" } as const;
+
+export class SessionHost {
+  readonly engine: SessionEngine;
+  private reporter: Reporter | undefined;
+
+  constructor(
+    readonly store: Store,
+    private readonly ports: HostPorts,
+    opts: HostOptions,
+  ) {
+    this.engine = new SessionEngine(store, ports, { ...opts, changed: () => this.report() });
+  }
+
+  // ---------------------------------------------------------------- requests of one incarnation (`epoch`)
+
+  status(epoch: number): SessionStatus | null {
+    return this.engine.current(epoch) ? this.engine.status() : null;
+  }
+
+  history(epoch: number, before: number | undefined, limit: number): HistoryPage | null {
+    return this.engine.current(epoch) ? this.engine.history(before, limit) : null;
+  }
+
+  async httpCall(epoch: number, body: HttpCallBody, waitS: number): Promise<HttpCallAnswer> {
+    return this.engine.current(epoch) ? this.engine.httpCall(body, waitS) : { status: 404 };
+  }
+
+  async httpResult(epoch: number, callId: string, waitS: number): Promise<HttpCallAnswer> {
+    return this.engine.current(epoch) ? this.engine.httpResult(callId, waitS) : { status: 404 };
+  }
+
+  /** The inbox moved to a new e2e epoch (docs/e2e.md): a sealed session refuses older envelopes from now on. */
+  setE2eEpoch(epoch: number): boolean {
+    return this.engine.setE2eEpoch(epoch);
+  }
+
+  /** Who a new WebSocket is: refused when its token's incarnation is gone, or by the engine's client-id rules. */
+  admit(id: SocketIdentity | undefined): Admitted {
+    if (!id || !this.engine.current(id.epoch)) return NOT_FOUND;
+    return this.engine.admit(id.role, id.clientId, { internal: id.internal === true, ...(id.name !== undefined && id.clientId ? { name: id.name, cred: id.clientId } : {}) });
+  }
+
+  /** An answer tapped on a notification, as that device (the inbox checked its token): shared/session/push-answer.ts. */
+  async pushAnswer(epoch: number, device: { id: string; name: string }, callId: string, answer: PushAnswerInput): Promise<SessionPushAnswer> {
+    if (!this.engine.current(epoch)) return { status: "closed", outcome: "ended" };
+    return answerFromPush(this.engine, this.store, device, callId, answer);
+  }
+
+  /** A revoked client (docs/inbox.md "Revocation"): each connection is told why, unrouted and closed with a
+   * terminal code; then its tools leave the catalog. */
+  revoke(key: string, code: number, reason: string): void {
+    for (const p of this.ports.sockets.peers()) {
+      if (keyOf(p) !== key) continue;
+      this.ports.sockets.send({ conn: p.conn }, JSON.stringify({ type: "error", code: "revoked", message: reason }));
+      this.engine.closed(p);
+      this.ports.sockets.unroute(p.conn, code, reason);
+    }
+    this.engine.forget(key);
+  }
+
+  // ---------------------------------------------------------------- the inbox report and the end
+
+  /** An inbox session tells its inbox what changed (online, waiting calls): only changes go out. */
+  report(): void {
+    const m = this.engine.meta();
+    if (!m?.inbox) return;
+    const { inbox, session_id, epoch } = m;
+    this.reporter ??= new Reporter((r) => void this.ports.report(inbox, session_id, epoch, r));
+    this.reporter.maybe(summarize(this.store, this.engine.ctx().peers, Date.now(), m.sealed === true));
+  }
+
+  /**
+   * Ends this incarnation (deleted, expired, its machine revoked: 4004 and a last report to the inbox; the server
+   * stopping: 1001 and none). Sockets close and waiters wake; the report is sent before and awaited after.
+   */
+  async end(reason: string, code: number = CLOSE.sessionEnded): Promise<void> {
+    const m: SessionMeta | undefined = this.engine.meta();
+    const sent = code === CLOSE.sessionEnded && m?.inbox ? this.ports.report(m.inbox, m.session_id, m.epoch, { agent_online: false, pending: 0, last_activity: Date.now(), waiting: [], ended: true }) : undefined;
+    this.reporter = undefined;
+    this.engine.end(reason, code);
+    await sent;
+  }
+}

@@ -1,0 +1,74 @@
+// The session host's ports in a Durable Object (shared/session/host.ts): hibernatable sockets whose identity
+// lives in tags and attachments (memory is only a cache of it), `transactionSync`, and the inbox report.
+import type { Target } from "../shared/session/engine.js";
+import type { HostPorts, HostSocketPort } from "../shared/session/host.js";
+import type { Peer } from "../shared/session/router.js";
+import { closeQuietly, sendIfOpen } from "../shared/session/sockets.js";
+import type { Env } from "./env.js";
+import type { SqlStore } from "./sql-store.js";
+
+const tagOf = (to: Target) => ("conn" in to ? `conn:${to.conn}` : to.key);
+
+/** The object's sockets: identity written at accept (tags route by client and connection, the attachment names the peer). */
+export class ObjectSockets implements HostSocketPort {
+  /** Each socket's identity, deserialized once per wake and again only after a connect, close or revoke. */
+  private socks: { ws: WebSocket; peer: Peer | null }[] | undefined;
+
+  constructor(private readonly ctx: DurableObjectState) {}
+
+  /** A socket was accepted, closed or unrouted: read the attachments again. */
+  changed(): void {
+    this.socks = undefined;
+  }
+
+  accept(ws: WebSocket, peer: Peer): void {
+    this.ctx.acceptWebSocket(ws, [`${peer.role}:${peer.clientId}`, `conn:${peer.conn}`, `role:${peer.role}`]);
+    ws.serializeAttachment(peer);
+    this.socks = undefined;
+  }
+
+  /** Live connections from socket attachments: they survive hibernation, memory does not. */
+  peers(): Peer[] {
+    this.socks ??= this.ctx.getWebSockets().map((ws) => ({ ws, peer: ws.deserializeAttachment() as Peer | null }));
+    return this.socks.flatMap((s) => (s.peer && s.ws.readyState === WebSocket.OPEN ? [s.peer] : []));
+  }
+
+  send(to: Target, data: string): void {
+    for (const ws of this.ctx.getWebSockets(tagOf(to))) sendIfOpen(ws, data);
+  }
+
+  close(to: Target, code: number, reason: string): void {
+    for (const ws of this.ctx.getWebSockets(tagOf(to))) closeQuietly(ws, code, reason);
+  }
+
+  /** A revoked socket's identity is wiped (its later frames find no peer: Session.webSocketMessage), then it closes. */
+  unroute(conn: string, code: number, reason: string): void {
+    for (const ws of this.ctx.getWebSockets(`conn:${conn}`)) {
+      ws.serializeAttachment(null);
+      this.socks = undefined;
+      closeQuietly(ws, code, reason);
+    }
+  }
+}
+
+export function objectPorts(ctx: DurableObjectState, env: Env, store: SqlStore, sockets: ObjectSockets, schedule: () => Promise<void>): HostPorts {
+  return {
+    sockets,
+    txn: (fn) => {
+      try {
+        return ctx.storage.transactionSync(fn);
+      } catch (e) {
+        store.forget(); // the usage it counted was rolled back with the writes
+        throw e;
+      }
+    },
+    schedule,
+    sleep: (ms) => scheduler.wait(ms),
+    // A send after the work, never awaited by routing; the session's end awaits its last one.
+    report: (inbox, sid, epoch, r) => {
+      const sent = env.INBOXES.get(env.INBOXES.idFromName(inbox)).report(sid, epoch, r).catch(() => undefined);
+      ctx.waitUntil(sent);
+      return sent;
+    },
+  };
+}
