@@ -41,27 +41,3 @@ export class Backoff {
     return this.attempt;
   }
 }
-
-/** Close codes 4000–4999 tell a client not to reconnect (contract §5). */
-export const isTerminalClose = (code: number): boolean => code >= 4000 && code <= 4999;
-
-/** The terminal close codes the relay sends (docs/protocol.md), here because this module is zod-free: the PWA,
- * the adapter and the relay read the one table. */
-export const TERMINAL_CLOSE = {
-  /** The session was deleted or expired. */
-  sessionEnded: 4004,
-  /** This device was revoked (its inbox socket and every session socket). */
-  revoked: 4401,
-  /** Another connection took over this client id (we chose 4409). */
-  replaced: 4409,
-} as const;
-
-const TERMINAL_NAMES: Record<number, string> = {
-  [TERMINAL_CLOSE.sessionEnded]: "session_ended",
-  [TERMINAL_CLOSE.revoked]: "revoked",
-  [TERMINAL_CLOSE.replaced]: "replaced",
-};
-
-export function terminalCodeName(code: number): string {
-  return TERMINAL_NAMES[code] ?? `closed_${code}`;
-}
