@@ -11,6 +11,7 @@ import { isE2EError } from "../crypto/e2e/errors.js";
 import { openFrame, sealFrame, sealPreview, sealReseal, type Frame, type KeyOf, type Preview } from "../crypto/e2e/frames.js";
 import { plaintextTools, screenSealed } from "../crypto/e2e/guard.js";
 import type { CallFrame } from "./call-book.js";
+import { isRelayFrame } from "./socket.js";
 
 /** The inbox's keys as a holder keeps them (adapter/e2e/keyring.ts, web/src/e2e/keyring.ts). */
 export interface CodecKeys {
@@ -289,11 +290,6 @@ function checkedResult(f: Frame): RelayFrame {
   return fail("neither result nor error");
 }
 
-const RELAY_TYPES: readonly string[] = ["hello", "tool.list", "tool.call", "tool.result", "tool.cancel", "message", "presence", "error"];
-/** A JSON frame of one of the relay's frame types: read as the protocol's shape (the relay writes these, contract §4). */
-function isRelayFrame(f: Frame): f is Frame & RelayFrame {
-  return typeof f.type === "string" && RELAY_TYPES.includes(f.type);
-}
 
 function asMessage(f: Frame): MessageOut {
   const from = typeof f.from === "object" && f.from !== null ? (f.from as MessageOut["from"]) : { role: "agent" as const, client_id: "" };
