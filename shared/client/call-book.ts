@@ -184,6 +184,12 @@ export class CallBook {
     return out;
   }
 
+  /** Ends an open call with `error` on this side only (its sealed result did not open here): settled and acked. */
+  fail(callId: string, error: { code: string; message: string }): Effect[] {
+    const out: Effect[] = this.pending.has(callId) ? [this.settle(callId, { error })] : [];
+    return [...out, send({ type: "tool.ack", call_id: callId })];
+  }
+
   /** Re-sends the open calls (after a rate-limit pause). */
   resendCalls(): Effect[] {
     this.retryArmed = false;
