@@ -10,6 +10,7 @@ import { InboxOps } from "../../shared/inbox/service.js";
 import { httpError } from "../../shared/contract/protocol.js";
 import { MAX_VISIBILITY_FRAME, VisibilityFrame, type DeviceView } from "../../shared/contract/push.js";
 import { closeQuietly, sendIfOpen } from "../../shared/session/sockets.js";
+import { CLOSE } from "../../shared/contract/close.js";
 import { generateVapidKeys, type VapidKeys } from "../../shared/crypto/webpush/index.js";
 import type { LanUpgrade } from "./static.js";
 import { sendPush, systemResolve, type Resolve } from "./push-send.js";
@@ -145,6 +146,6 @@ export class LanInboxes {
   }
   closeAll(): void {
     for (const t of [...this.timers.values(), ...this.endingTimers.values()]) clearTimeout(t);
-    for (const set of this.sockets.values()) for (const s of set) closeQuietly(s.ws, 1001, "server stopping");
+    for (const set of this.sockets.values()) for (const s of set) closeQuietly(s.ws, CLOSE.goingAway, "server stopping");
   }
 }

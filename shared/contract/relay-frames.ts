@@ -1,5 +1,4 @@
 // Relay → client frames (`lineup/1`), the sealed shapes only a sealed session forwards, error codes and close codes.
-import { TERMINAL_CLOSE } from "../client/backoff.js";
 import type { Envelope } from "./envelope.js";
 import type { PROTOCOL, Role } from "./limits.js";
 import type { ContentBlock, ToolDef, ToolError, ToolResultBody } from "./tools.js";
@@ -141,12 +140,5 @@ export type CallErrorCode =
   | "over_budget"
   | "im_undeliverable";
 
-export const CLOSE = {
-  normal: 1000,
-  tooLarge: 1009,
-  internal: 1011,
-  sessionEnded: TERMINAL_CLOSE.sessionEnded,
-  /** Another connection took over this client id; do not reconnect (we chose 4409). */
-  replaced: TERMINAL_CLOSE.replaced,
-} as const;
+export { CLOSE } from "./close.js";
 
