@@ -15,8 +15,8 @@ import type {
 } from "../../shared/contract/protocol.js";
 import { Backoff, isTerminalClose, TERMINAL_CLOSE } from "../../shared/client/backoff.js";
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
-import { calculate, type Answer } from "./tools/calculator.js";
-import { applyCanvas, snapshotPng, type CanvasInstance } from "./tools/canvas.js";
+import type { Answer } from "./tools/calculator.js";
+import { AUTOMATIC, AutoTools } from "./tools/auto.js";
 import type { Key } from "./i18n.js";
 import { deviceId, randomId, readJson, remove, writeJson, type SavedSession } from "./storage.js";
 import type { InboxLink, SessionCrypto } from "./e2e/index.js";
@@ -83,8 +83,7 @@ export interface ThreadMessage {
 
 export type Phase = "connecting" | "online" | "offline" | "stopped";
 
-/** Tools this app answers without a human. */
-export const AUTOMATIC = new Set(["calculator", "canvas"]);
+export { AUTOMATIC } from "./tools/auto.js";
 /** Heartbeat: a `ping` this often; no frame at all for DEAD_MS means the socket is dead. */
 const PING_MS = 20_000;
 const DEAD_MS = 45_000;
@@ -92,8 +91,6 @@ const DEAD_MS = 45_000;
 const NOTICE_MS = 10_000;
 /** Log entries kept per session (oldest finished ones go first). */
 const MAX_LOG = 300;
-/** Sealed sessions: how long a canvas call for an instance this device does not hold is left to its owner. */
-const NOT_MINE_MS = 5_000;
 /** Content over this many characters is not written to localStorage (the relay keeps the real thing). */
 const MAX_STORED_CONTENT = 4_000;
 
@@ -125,7 +122,9 @@ export class SessionConn {
   readonly presence = signal<PeerState | null>(null);
   readonly calls = signal<CallEntry[]>([]);
   readonly messages = signal<ThreadMessage[]>([]);
-  readonly boards = signal<CanvasInstance[]>([]);
+  /** The calculator and canvas, answered here without a human (web/src/tools/auto.ts); its boards are drawn. */
+  private readonly auto: AutoTools;
+  readonly boards: AutoTools["boards"];
   readonly agentTools = signal<ToolDef[]>([]);
   readonly notice = signal<{ key: Key; at: number } | null>(null);
   readonly remotePending = signal<number | null>(null);
@@ -155,7 +154,6 @@ export class SessionConn {
   /** Answers sent on the current connection: the relay's catch-up re-delivers their calls right after
    * hello, and sending them again would only earn an `unknown_call` that looks like a lost race. */
   private answeredSinceHello = new Set<string>();
-  private boardMap: Map<string, CanvasInstance>;
   private stopped = false;
   /** Sealed sessions: the lazily loaded crypto, and one chain so frames are handled in order after opening. */
   private crypto: Promise<SessionCrypto> | undefined;
@@ -175,8 +173,8 @@ export class SessionConn {
     this.clientId = saved.clientId ?? deviceId();
     this.label.value = saved.label;
     this.calls.value = readJson<CallEntry[]>(`calls.${this.sid}`, []);
-    this.boardMap = new Map(readJson<CanvasInstance[]>(`boards.${this.sid}`, []).map((b) => [b.id, b]));
-    this.boards.value = [...this.boardMap.values()];
+    this.auto = new AutoTools(this.sid, () => !this.sealed.value);
+    this.boards = this.auto.boards;
     this.pinRead = isPinned(saved.origin, this.sid).then((p) => {
       this.pinned = p;
       if (p) this.markSealed();
@@ -417,7 +415,7 @@ export class SessionConn {
     if (this.sealed.value) return;
     this.sealed.value = true;
     remove(`calls.${this.sid}`);
-    remove(`boards.${this.sid}`);
+    this.auto.forget();
     this.cryptoP();
   }
 
@@ -664,34 +662,12 @@ export class SessionConn {
     const entry: CallEntry = { call_id: f.call_id, name: f.name, args: f.arguments ?? {}, deadline: f.deadline, at: Date.now(), state: "pending" };
     if (f.action !== undefined) entry.action = f.action;
     this.setCalls([...this.calls.value, entry]);
-    if (AUTOMATIC.has(f.name)) void this.auto(entry);
+    if (AUTOMATIC.has(f.name)) void this.autoAnswer(entry);
   }
 
-  private async auto(c: CallEntry): Promise<void> {
-    // A sealed call is offered to every provider (the relay cannot read `instance_id`): another device's
-    // canvas is left to its owner, and "gone" is said only if nobody answered meanwhile.
-    if (this.sealed.value && c.name === "canvas" && c.action !== "open" && !this.boardMap.has(String(c.args.instance_id))) {
-      await new Promise((r) => setTimeout(r, NOT_MINE_MS));
-      if (this.find(c.call_id)?.state !== "pending") return;
-    }
-    let a: Answer;
-    if (c.name === "calculator") a = calculate(c.action, c.args);
-    else if (c.action === "snapshot") {
-      const b = this.boardMap.get(String(c.args.instance_id));
-      if (!b || !b.open) a = { error: { code: "instance_gone", message: `canvas instance "${String(c.args.instance_id)}" is not open` } };
-      else {
-        try {
-          a = { result: { message: `snapshot of ${b.id} (${b.width}x${b.height} PNG)`, instance_id: b.id, content: [await snapshotPng(b)] } };
-        } catch (e) {
-          a = { error: { code: "snapshot_failed", message: String(e) } };
-        }
-      }
-    } else {
-      a = applyCanvas(this.boardMap, c.action, c.args);
-      this.boards.value = [...this.boardMap.values()].map((b) => ({ ...b }));
-      if (!this.sealed.value) writeJson(`boards.${this.sid}`, this.boards.value);
-    }
-    this.answer(c.call_id, a, "auto");
+  private async autoAnswer(c: CallEntry): Promise<void> {
+    const a = await this.auto.answer(c, this.sealed.value, () => this.find(c.call_id)?.state === "pending");
+    if (a) this.answer(c.call_id, a, "auto");
   }
 
   // ------------------------------------------------------------------ answers out
