@@ -10,44 +10,18 @@ import type {
   SessionStatus,
   ToolCallOut,
   ToolDef,
-  ToolError,
-  ToolResultBody,
 } from "../../shared/contract/protocol.js";
 import { Backoff, isTerminalClose, TERMINAL_CLOSE } from "../../shared/client/backoff.js";
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
 import type { Answer } from "./tools/calculator.js";
 import { AUTOMATIC, AutoTools } from "./tools/auto.js";
 import type { Key } from "./i18n.js";
-import { deviceId, randomId, readJson, remove, writeJson, type SavedSession } from "./storage.js";
+import { deviceId, randomId, type SavedSession } from "./storage.js";
+import { CallLog, type CallEntry, type CallState } from "./calls.js";
+import { Thread } from "./thread.js";
+import { frameId, Outbox, type Loose, type OutFrame } from "./outbox.js";
 import type { InboxLink, SessionCrypto } from "./e2e/index.js";
 import { isPinned, pinSealed } from "./e2e/store.js";
-
-/** A frame as JSON, before it is known to be one of the protocol's (sealed frames are opened first). */
-type Loose = Record<string, unknown>;
-
-export type CallState = "pending" | "queued" | "answered" | "elsewhere" | "lost" | "timeout" | "cancelled" | "gone";
-
-export interface CallEntry {
-  call_id: string;
-  name: string;
-  action?: string;
-  args: Record<string, unknown>;
-  deadline: number;
-  /** When this device first saw the call (epoch ms). */
-  at: number;
-  state: CallState;
-  result?: ToolResultBody;
-  error?: ToolError;
-  by?: "me" | "auto" | "other";
-  doneAt?: number;
-  /** Big attachments were dropped when this entry was stored; its answer can no longer be re-sent. */
-  slim?: boolean;
-  /** Answered elsewhere: by which device (name or client id) and what (the winner's result.message). */
-  answeredBy?: string;
-  answerText?: string;
-  /** Sealed session: the call did not open on this device (wrong key or epoch, or moved from another call). */
-  unreadable?: boolean;
-}
 
 export interface ConnHooks {
   /** The relay's status gave the session a (new) label. */
@@ -62,66 +36,31 @@ export interface ConnHooks {
   inbox?: InboxLink;
 }
 
-export interface ThreadMessage {
-  id: string;
-  /** Sent from this device. */
-  mine: boolean;
-  /** Sent by the human: from this device or another of theirs (every app client of a session is one of the
-   * human's devices — a paired device of the inbox or a browser holding the session's link); IM group
-   * members (`im:` ids) are other people. */
-  own: boolean;
-  /** The sender's client id (another device's name is looked up when shown: names change). */
-  from: string;
-  role: "agent" | "app";
-  content: ContentBlock[];
-  ts: number;
-  /** Sealed session: the message did not open on this device. */
-  unreadable?: boolean;
-  /** Sealed session: an old message the relay's history budget dropped (only its placeholder is left). */
-  elided?: boolean;
-}
-
 export type Phase = "connecting" | "online" | "offline" | "stopped";
 
 export { AUTOMATIC } from "./tools/auto.js";
+export type { CallEntry, CallState } from "./calls.js";
+export type { ThreadMessage } from "./thread.js";
 /** Heartbeat: a `ping` this often; no frame at all for DEAD_MS means the socket is dead. */
 const PING_MS = 20_000;
 const DEAD_MS = 45_000;
 /** How long a notice ("another device answered first") stays on screen. */
 const NOTICE_MS = 10_000;
-/** Log entries kept per session (oldest finished ones go first). */
-const MAX_LOG = 300;
-/** Content over this many characters is not written to localStorage (the relay keeps the real thing). */
-const MAX_STORED_CONTENT = 4_000;
-
-type OutFrame =
-  | { type: "tool.list"; tools?: ToolDef[] }
-  | { type: "tool.result"; call_id: string; name: string; action?: string; result?: ToolResultBody; error?: ToolError }
-  | { type: "tool.ack"; call_id: string }
-  | { type: "message"; id: string; content: ContentBlock[] };
-
 /** An agent status without its plaintext detail (a sealed session's detail is sealed). */
 const plainAgent = (a: PeerState["agent"]): PeerState["agent"] => (a.status?.detail !== undefined ? { ...a, status: { state: a.status.state } } : a);
-
-/** Strips big base64 payloads before a log goes to localStorage. */
-function slim(e: CallEntry): CallEntry {
-  const big = (v: unknown) => JSON.stringify(v ?? null).length > MAX_STORED_CONTENT;
-  const out: CallEntry = { ...e };
-  if (e.result?.content && big(e.result.content)) {
-    out.result = { ...e.result, content: [{ type: "text", text: `[${e.result.content.length} attachment(s)]` }] };
-    out.slim = true;
-  }
-  if (big(e.args)) out.args = { note: "[arguments too large to keep on this device]" };
-  return out;
-}
 
 export class SessionConn {
   readonly sid: string;
   readonly phase = signal<Phase>("connecting");
   readonly stopReason = signal<{ key: Key; reason?: string } | null>(null);
   readonly presence = signal<PeerState | null>(null);
-  readonly calls = signal<CallEntry[]>([]);
-  readonly messages = signal<ThreadMessage[]>([]);
+  /** The call log (web/src/calls.ts), the chat thread (web/src/thread.ts) and the outbox (web/src/outbox.ts). */
+  private readonly log: CallLog;
+  readonly calls: CallLog["calls"];
+  private readonly thread: Thread;
+  readonly messages: Thread["messages"];
+  readonly unsent: Thread["unsent"];
+  private readonly outbox: Outbox;
   /** The calculator and canvas, answered here without a human (web/src/tools/auto.ts); its boards are drawn. */
   private readonly auto: AutoTools;
   readonly boards: AutoTools["boards"];
@@ -172,7 +111,12 @@ export class SessionConn {
     this.sid = saved.sid;
     this.clientId = saved.clientId ?? deviceId();
     this.label.value = saved.label;
-    this.calls.value = readJson<CallEntry[]>(`calls.${this.sid}`, []);
+    this.log = new CallLog(this.sid, () => !this.sealed.value);
+    this.calls = this.log.calls;
+    this.thread = new Thread(this.clientId);
+    this.messages = this.thread.messages;
+    this.unsent = this.thread.unsent;
+    this.outbox = new Outbox(this.sid);
     this.auto = new AutoTools(this.sid, () => !this.sealed.value);
     this.boards = this.auto.boards;
     this.pinRead = isPinned(saved.origin, this.sid).then((p) => {
@@ -213,7 +157,9 @@ export class SessionConn {
 
   forget(): void {
     this.stop();
-    for (const k of ["calls", "boards", "outbox"]) remove(`${k}.${this.sid}`);
+    this.log.forget();
+    this.auto.forget();
+    this.outbox.forget();
   }
 
   /** Reconnect now (the network came back, the page became visible, or the user asked). */
@@ -296,7 +242,7 @@ export class SessionConn {
       }
       // A sealed session's frames are opened first, one after another, so their order stays.
       if (this.sealed.value || (f.type === "hello" && f.sealed)) {
-        const frame = f;
+        const frame: Loose = { ...f };
         this.inChain = this.inChain.then(() => (this.ws === ws ? this.onSealedFrame(frame) : undefined)).catch(() => undefined);
       } else this.onFrame(f);
     };
@@ -361,8 +307,8 @@ export class SessionConn {
         }
         if ((s as { sealed?: unknown }).sealed === true) this.markSealed();
         if (this.sealed.value) {
-          for (const m of s.messages ?? []) this.inChain = this.inChain.then(() => this.onSealedFrame(m as unknown as RelayFrame)).catch(() => undefined);
-        } else for (const m of s.messages ?? []) if ("content" in m) this.addMessage(m);
+          for (const m of s.messages ?? []) this.inChain = this.inChain.then(() => this.onSealedFrame({ ...m })).catch(() => undefined);
+        } else for (const m of s.messages ?? []) if ("content" in m) this.thread.add(m);
       });
       return r.status;
     } catch {
@@ -399,8 +345,8 @@ export class SessionConn {
   keysChanged(): void {
     this.crypto = undefined;
     if (!this.sealed.value) return;
-    this.setCalls(this.calls.value.filter((c) => !c.unreadable));
-    this.messages.value = this.messages.value.filter((m) => !m.unreadable);
+    this.log.filter((c) => !c.unreadable);
+    this.thread.dropUnreadable();
     this.cryptoP();
     this.renew();
   }
@@ -414,7 +360,7 @@ export class SessionConn {
     }
     if (this.sealed.value) return;
     this.sealed.value = true;
-    remove(`calls.${this.sid}`);
+    this.log.forget();
     this.auto.forget();
     this.cryptoP();
   }
@@ -451,78 +397,28 @@ export class SessionConn {
       });
   }
 
-  /** A frame of a sealed session: opened (and validated) before the v1 handling sees it. */
-  private async onSealedFrame(relayFrame: RelayFrame): Promise<void> {
-    const sent = relayFrame as unknown as Loose;
+  /** A frame of a sealed session: opened (and validated) in the lazy e2e chunk before the v1 handling sees it. */
+  private async onSealedFrame(sent: Loose): Promise<void> {
     if (sent.type === "hello" && sent.sealed === undefined) {
       // Pinned sealed, and the relay says plaintext: refused before anything is sent (issue 26).
       this.stop({ key: "stoppedDowngrade" });
       return;
     }
     const c = await this.cryptoP();
-    // Plaintext content is dropped, relay-made errors only end calls (shared/crypto/e2e/guard.ts).
-    const screened = c.screen(sent);
-    if ("drop" in screened) return;
-    const f = screened.frame;
-    const raw = f as unknown as RelayFrame;
-    if (f.type === "hello") this.markSealed();
-    switch (f.type) {
-      case "hello":
-        this.noKey.value = !c.hasKey;
-        this.onFrame(raw);
+    const e2e = await import("./e2e/index.js");
+    const d = await e2e.openInbound(c, sent, (id) => this.thread.has(id), (has) => (this.noKey.value = !has));
+    switch (d.kind) {
+      case "frame":
+        if (d.frame.type === "hello") this.markSealed();
+        return this.onFrame(d.frame);
+      case "stale":
+        return this.resendStale(d.callId);
+      case "message":
+        this.thread.add(d.message, false, d.unreadable === true);
+        if (d.elided) this.thread.markElided(d.message.id);
         return;
-      case "tool.call":
-        return this.onSealedCall(c, f);
-      case "tool.list": {
-        let tools: ToolDef[] = [];
-        try {
-          tools = ((await c.open(f)).tools as ToolDef[] | undefined) ?? [];
-        } catch {
-          /* the agent's tools stay unknown here; the catch-up count goes on */
-        }
-        this.onFrame({ type: "tool.list", tools });
-        return;
-      }
-      case "tool.cancel": {
-        let opened: Loose = { ...f };
-        try {
-          opened = await c.open(f);
-        } catch {
-          delete opened.sealed;
-        }
-        this.onFrame(opened as unknown as RelayFrame);
-        return;
-      }
-      case "message": {
-        if (typeof f.id !== "string" || this.messages.value.some((x) => x.id === f.id)) return;
-        const from = f.from as MessageOut["from"];
-        const ts = typeof f.ts === "number" ? f.ts : Date.now();
-        if (f.sealed === undefined && !Array.isArray(f.content)) {
-          // The history budget's placeholder of an old sealed message: nothing to open, nothing lost here.
-          this.addMessage({ type: "message", id: f.id, from, ts, content: [] }, false, f.elided !== true);
-          if (f.elided === true) this.messages.value = this.messages.value.map((x) => (x.id === f.id ? { ...x, elided: true } : x));
-          return;
-        }
-        try {
-          const m = await c.open(f);
-          this.addMessage({ type: "message", id: f.id, from, ts, content: Array.isArray(m.content) ? (m.content as ContentBlock[]) : [] });
-        } catch {
-          this.addMessage({ type: "message", id: f.id, from, ts, content: [] }, false, true);
-        }
-        return;
-      }
-      case "error":
-        if (f.code === "stale_epoch") {
-          await c.refresh();
-          this.noKey.value = !c.hasKey;
-          this.resendStale(typeof f.call_id === "string" ? f.call_id : undefined);
-          return;
-        }
-        this.onFrame(raw);
-        return;
-      default:
-        // tool.result (acknowledged unread: this app makes no calls), presence and the rest.
-        this.onFrame(raw);
+      case "call":
+        return this.onSealedCall(d.call, d.resealed, d.unreadable === true, d.invalid);
     }
   }
 
@@ -533,42 +429,31 @@ export class SessionConn {
     for (const [, f] of hit) this.send(f);
   }
 
-  private async onSealedCall(c: SessionCrypto, f: Loose): Promise<void> {
-    const callId = String(f.call_id ?? "");
-    const name = String(f.name ?? "");
-    const base: ToolCallOut = { type: "tool.call", call_id: callId, name, arguments: {}, deadline: Number(f.deadline ?? Date.now()), from: "agent" };
-    if (typeof f.action === "string") base.action = f.action;
-    const resealed = f.resealed === true;
-    let args: Record<string, unknown>;
-    try {
-      const o = await c.open(f);
-      args = (o.arguments ?? {}) as Record<string, unknown>;
-    } catch {
+  private onSealedCall(call: ToolCallOut, resealed: boolean, unreadable: boolean, invalid: string | undefined): void {
+    const { call_id: callId, name } = call;
+    const known = this.find(callId);
+    const action = call.action !== undefined ? { action: call.action } : {};
+    if (unreadable) {
       // Never the ciphertext: the card says it cannot be opened here.
-      this.noKey.value = !c.hasKey;
-      const known = this.find(callId);
       if (known && !resealed) return;
       if (!known) {
         this.seenSinceHello.add(callId);
-        this.setCalls([...this.calls.value, { call_id: callId, name, ...(base.action !== undefined ? { action: base.action } : {}), args: {}, deadline: base.deadline, at: Date.now(), state: "pending", unreadable: true }]);
+        this.log.add({ call_id: callId, name, ...action, args: {}, deadline: call.deadline, at: Date.now(), state: "pending", unreadable: true });
       }
       return;
     }
-    const bad = c.check(name, base.action, args);
-    if (bad) {
-      // Validation moved to the receiver (docs/e2e.md rule 2): refused before anything is rendered.
+    if (invalid !== undefined) {
       this.seenSinceHello.add(callId);
-      if (!this.find(callId)) this.send({ type: "tool.result", call_id: callId, name, ...(base.action !== undefined ? { action: base.action } : {}), error: { code: "invalid_arguments", message: bad } });
+      if (!known) this.send({ type: "tool.result", call_id: callId, name, ...action, error: { code: "invalid_arguments", message: invalid } });
       return;
     }
-    const known = this.find(callId);
     if (known && (resealed || known.unreadable)) {
       // A re-sealed call replaces its card (never asked twice); a pending one keeps its state.
       this.seenSinceHello.add(callId);
-      this.update(callId, { args, unreadable: false, deadline: base.deadline });
+      this.update(callId, { args: call.arguments, unreadable: false, deadline: call.deadline });
       return;
     }
-    this.onCall({ ...base, arguments: args });
+    this.onCall(call);
   }
 
   // ------------------------------------------------------------------ frames in
@@ -607,7 +492,7 @@ export class SessionConn {
           if (typeof f.answer === "string") extra.answerText = f.answer;
         }
         this.settle(f.call_id, f.reason === "answered" ? "elsewhere" : f.reason === "timeout" ? "timeout" : "cancelled", "other", extra);
-        this.dropQueued(f.call_id);
+        this.outbox.drop(f.call_id);
         return;
       }
       case "tool.result":
@@ -615,7 +500,7 @@ export class SessionConn {
         this.send({ type: "tool.ack", call_id: f.call_id });
         return;
       case "message":
-        if ("content" in f) this.addMessage(f);
+        if ("content" in f) this.thread.add(f);
         return;
       case "presence":
         this.presence.value = { agent: f.agent, apps: f.apps };
@@ -628,7 +513,7 @@ export class SessionConn {
             this.update(f.call_id, { state: "lost", by: "other" });
             this.flashNotice("lostRace");
           }
-          this.dropQueued(f.call_id);
+          this.outbox.drop(f.call_id);
         }
         return;
     }
@@ -661,7 +546,7 @@ export class SessionConn {
     }
     const entry: CallEntry = { call_id: f.call_id, name: f.name, args: f.arguments ?? {}, deadline: f.deadline, at: Date.now(), state: "pending" };
     if (f.action !== undefined) entry.action = f.action;
-    this.setCalls([...this.calls.value, entry]);
+    this.log.add(entry);
     if (AUTOMATIC.has(f.name)) void this.autoAnswer(entry);
   }
 
@@ -709,31 +594,17 @@ export class SessionConn {
         .then((s) => this.queue(s), () => this.flashNotice("e2eCannotSeal"));
       return;
     }
-    const box = readJson<OutFrame[]>(`outbox.${this.sid}`, []);
-    box.push(f as OutFrame);
-    writeJson(`outbox.${this.sid}`, box);
-  }
-
-  private dropQueued(callId: string): void {
-    const box = readJson<OutFrame[]>(`outbox.${this.sid}`, []);
-    const rest = box.filter((f) => !("call_id" in f) || f.call_id !== callId);
-    if (rest.length !== box.length) writeJson(`outbox.${this.sid}`, rest);
+    this.outbox.push(f);
   }
 
   private flushOutbox(): void {
-    const box = readJson<OutFrame[]>(`outbox.${this.sid}`, []);
-    if (!box.length) return;
-    const left: OutFrame[] = [];
-    for (const f of box) {
-      if (!this.send(f)) left.push(f);
-      else if (f.type === "tool.result") {
-        this.answeredSinceHello.add(f.call_id);
-        const c = this.find(f.call_id);
-        if (c?.state === "queued") this.update(f.call_id, { state: "answered" });
-      } else if (f.type === "message") this.markSent(f.id);
+    for (const f of this.outbox.flush((f) => this.send(f))) {
+      const id = frameId(f);
+      if (f.type === "tool.result") {
+        this.answeredSinceHello.add(id);
+        if (this.find(id)?.state === "queued") this.update(id, { state: "answered" });
+      } else if (f.type === "message") this.thread.markSent(id);
     }
-    if (left.length) writeJson(`outbox.${this.sid}`, left);
-    else remove(`outbox.${this.sid}`);
   }
 
   /** Sends a chat message (text and attachments); queued like answers while offline. */
@@ -742,62 +613,25 @@ export class SessionConn {
     const id = randomId("m-", 14);
     const frame: OutFrame = { type: "message", id, content };
     if (!this.send(frame)) this.queue(frame);
-    this.addMessage({ type: "message", id, from: { role: "app", client_id: this.clientId }, content, ts: Date.now() }, !this.helloed);
+    this.thread.add({ type: "message", id, from: { role: "app", client_id: this.clientId }, content, ts: Date.now() }, !this.helloed);
     return true;
-  }
-
-  readonly unsent = signal<Set<string>>(new Set());
-  private markSent(id: string): void {
-    const s = new Set(this.unsent.value);
-    s.delete(id);
-    this.unsent.value = s;
   }
 
   // ------------------------------------------------------------------ state helpers
 
-  private addMessage(m: MessageOut, unsent = false, unreadable = false): void {
-    if (this.messages.value.some((x) => x.id === m.id)) return;
-    const app = m.from.role === "app";
-    const mine = app && m.from.client_id === this.clientId;
-    const own = app && !/^im(:|$)/.test(m.from.client_id);
-    const entry: ThreadMessage = { id: m.id, mine, own, from: m.from.client_id, role: m.from.role, content: m.content, ts: m.ts };
-    if (unreadable) entry.unreadable = true;
-    const list = [...this.messages.value, entry];
-    list.sort((a, b) => a.ts - b.ts);
-    this.messages.value = list;
-    if (unsent) this.unsent.value = new Set([...this.unsent.value, m.id]);
-  }
-
   find(callId: string): CallEntry | undefined {
-    return this.calls.value.find((c) => c.call_id === callId);
+    return this.log.find(callId);
   }
 
   private settle(callId: string, state: CallState, by: CallEntry["by"], extra: Partial<CallEntry> = {}): void {
-    const c = this.find(callId);
-    if (!c || c.state === "answered" || c.state === "lost") return;
-    if (c.state === "queued" && state === "elsewhere") {
-      this.update(callId, { state: "lost", by: "other", doneAt: Date.now(), ...extra });
-      this.flashNotice("lostRace");
-      return;
-    }
-    if (c.state !== "pending" && c.state !== "queued") return;
-    if (c.state === "queued") this.dropQueued(callId);
-    this.update(callId, { state, by, doneAt: Date.now(), ...extra });
+    const was = this.find(callId)?.state;
+    const done = this.log.settle(callId, state, by, extra);
+    if (done === "lost") this.flashNotice("lostRace");
+    else if (done === "settled" && was === "queued") this.outbox.drop(callId);
   }
 
   private update(callId: string, patch: Partial<CallEntry>): void {
-    this.setCalls(this.calls.value.map((c) => (c.call_id === callId ? { ...c, ...patch } : c)));
-  }
-
-  private setCalls(list: CallEntry[]): void {
-    if (list.length > MAX_LOG) {
-      const drop = list.length - MAX_LOG;
-      let n = 0;
-      list = list.filter((c) => !(n < drop && c.state !== "pending" && c.state !== "queued" && ++n));
-    }
-    this.calls.value = list;
-    // A sealed session's calls stay in memory only (docs/e2e.md: no plaintext at rest outside the key's reach).
-    if (!this.sealed.value) writeJson(`calls.${this.sid}`, list.map(slim));
+    this.log.update(callId, patch);
   }
 
   /** Expires pending calls whose deadline passed while the relay could not tell us (we were offline). */
