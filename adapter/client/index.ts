@@ -35,7 +35,8 @@ import { isE2EError, openFrame, plaintextTools, screenSealed, sealFrame, sealPre
 import { checkArguments } from "../../shared/contract/schema.js";
 import { E2EFailure, Keyring } from "../e2e/keyring.js";
 import { checkCallArguments, openToolList, previewOf, schemaOf } from "../e2e/frames.js";
-import { Backoff, isTerminalClose, terminalCodeName, type BackoffOptions } from "../../shared/client/backoff.js";
+import { Backoff, type BackoffOptions } from "../../shared/client/backoff.js";
+import { CLOSE, isTerminalClose, terminalCodeName } from "../../shared/contract/close.js";
 import {
   clientIdFor,
   createSession as createSessionHttp,
@@ -311,7 +312,7 @@ export class Client implements AgentClient {
           const e = new LineUpError("auth", `this token is for the ${frame.role} role; the adapter needs the session's agent token`);
           this.stop(e);
           first?.reject(e);
-          ws.close(1000, "wrong role");
+          ws.close(CLOSE.normal, "wrong role");
           return;
         }
         const sealedHello = (frame as { sealed?: { epoch?: unknown } }).sealed;
@@ -323,7 +324,7 @@ export class Client implements AgentClient {
           );
           this.stop(e);
           first?.reject(e);
-          ws.close(1000, "e2e_downgrade");
+          ws.close(CLOSE.normal, "e2e_downgrade");
           return;
         }
         if (sealedHello !== undefined) {
@@ -332,7 +333,7 @@ export class Client implements AgentClient {
             const e = new LineUpError("e2e_no_key", `session ${frame.session_id} is sealed (end-to-end encrypted) but this machine holds no key of its inbox on ${this.relayUrl}: \`lineup e2e status\` tells why`);
             this.stop(e);
             first?.reject(e);
-            ws.close(1000, "no key");
+            ws.close(CLOSE.normal, "no key");
             return;
           }
           this.sealedEpoch = epoch;
@@ -931,7 +932,7 @@ export class Client implements AgentClient {
         resolve();
       });
       if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
-      else ws.close(1000, "bye");
+      else ws.close(CLOSE.normal, "bye");
     });
   }
 }

@@ -8,6 +8,7 @@ import { InboxCore, type InboxData } from "../../shared/inbox/core.js";
 import { PushCore, type PushData, type PushPorts } from "../../shared/inbox/push.js";
 import { MAX_VISIBILITY_FRAME, VisibilityFrame, type DeviceView } from "../../shared/contract/push.js";
 import { closeQuietly, sendIfOpen } from "../../shared/session/sockets.js";
+import { CLOSE } from "../../shared/contract/close.js";
 import { generateVapidKeys, type VapidKeys } from "../../shared/crypto/webpush/index.js";
 import type { LanUpgrade } from "./static.js";
 import { sendPush, systemResolve, type Resolve } from "./push-send.js";
@@ -167,6 +168,6 @@ export class LanInboxes {
 
   closeAll(): void {
     for (const t of [...this.timers.values(), ...this.endingTimers.values()]) clearTimeout(t);
-    for (const set of this.sockets.values()) for (const s of set) closeQuietly(s.ws, 1001, "server stopping");
+    for (const set of this.sockets.values()) for (const s of set) closeQuietly(s.ws, CLOSE.goingAway, "server stopping");
   }
 }

@@ -301,7 +301,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
       if (timer) clearTimeout(timer);
       timer = undefined;
       // 1001 "going away" is not terminal: agents reconnect when the server is back.
-      for (const s of [...sessions.values()]) s.end("server stopping", 1001);
+      for (const s of [...sessions.values()]) s.end("server stopping", CLOSE.goingAway);
       inboxes.closeAll();
       wss.close();
       await new Promise<void>((done) => {

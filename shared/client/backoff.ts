@@ -1,4 +1,5 @@
-// Reconnect policy shared by the two clients that reconnect (the agent adapter and the PWA): full-jitter
+// Reconnect policy of every reconnecting client (shared/client/socket.ts: the adapter, the PWA and the Worker's
+// MCP links, each with its own timings): by default full-jitter
 // exponential backoff (AWS architecture blog, "Exponential Backoff And Jitter"): a uniform delay in
 // [0, min(cap, base·2^n)). The attempt counter resets only after a connection stayed up for `minUptimeMs`,
 // so a relay that accepts and then drops at once cannot make a client hammer it at the base delay.
@@ -7,6 +8,8 @@ export interface BackoffOptions {
   capMs?: number;
   minUptimeMs?: number;
   random?: () => number;
+  /** false: the delay is the ceiling itself, min(cap, base·2^n) (the Worker's MCP links, which retry inside one request). */
+  jitter?: boolean;
 }
 
 export const BACKOFF_DEFAULTS = { baseMs: 500, capMs: 30_000, minUptimeMs: 10_000 } as const;
@@ -17,12 +20,14 @@ export class Backoff {
   private readonly capMs: number;
   private readonly minUptimeMs: number;
   private readonly random: () => number;
+  private readonly jitter: boolean;
 
   constructor(o: BackoffOptions = {}) {
     this.baseMs = o.baseMs ?? BACKOFF_DEFAULTS.baseMs;
     this.capMs = o.capMs ?? BACKOFF_DEFAULTS.capMs;
     this.minUptimeMs = o.minUptimeMs ?? BACKOFF_DEFAULTS.minUptimeMs;
     this.random = o.random ?? Math.random;
+    this.jitter = o.jitter ?? true;
   }
 
   /** Call when a connection closes; `uptimeMs` is how long it was open (0 if it never opened). */
@@ -34,34 +39,10 @@ export class Backoff {
   next(): number {
     const ceiling = Math.min(this.capMs, this.baseMs * 2 ** Math.min(this.attempt, 30));
     this.attempt++;
-    return Math.floor(this.random() * ceiling);
+    return this.jitter ? Math.floor(this.random() * ceiling) : ceiling;
   }
 
   get attempts(): number {
     return this.attempt;
   }
-}
-
-/** Close codes 4000–4999 tell a client not to reconnect (contract §5). */
-export const isTerminalClose = (code: number): boolean => code >= 4000 && code <= 4999;
-
-/** The terminal close codes the relay sends (docs/protocol.md), here because this module is zod-free: the PWA,
- * the adapter and the relay read the one table. */
-export const TERMINAL_CLOSE = {
-  /** The session was deleted or expired. */
-  sessionEnded: 4004,
-  /** This device was revoked (its inbox socket and every session socket). */
-  revoked: 4401,
-  /** Another connection took over this client id (we chose 4409). */
-  replaced: 4409,
-} as const;
-
-const TERMINAL_NAMES: Record<number, string> = {
-  [TERMINAL_CLOSE.sessionEnded]: "session_ended",
-  [TERMINAL_CLOSE.revoked]: "revoked",
-  [TERMINAL_CLOSE.replaced]: "replaced",
-};
-
-export function terminalCodeName(code: number): string {
-  return TERMINAL_NAMES[code] ?? `closed_${code}`;
 }

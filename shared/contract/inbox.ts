@@ -3,7 +3,6 @@
 import { z } from "zod";
 import type { ClosedCall } from "./push.js";
 import type { Envelope } from "../crypto/e2e/envelope.js";
-import { TERMINAL_CLOSE } from "../client/backoff.js";
 import { EnvelopeSchema } from "./protocol.js";
 
 export const INBOX_LIMITS = {
@@ -220,5 +219,3 @@ export interface InboxPolicy {
   sealed_by?: string;
 }
 
-/** Close code of a revoked device's sockets (inbox and sessions): terminal, do not reconnect. */
-export const CLOSE_REVOKED = TERMINAL_CLOSE.revoked;

@@ -2,7 +2,6 @@
 // Object, the PWA, the agent adapter and the tests. Frames are parsed once, here, at the edge.
 import { z } from "zod";
 import { isEnvelope, type Envelope } from "../crypto/e2e/envelope.js";
-import { TERMINAL_CLOSE } from "../client/backoff.js";
 
 export type { Envelope };
 
@@ -400,14 +399,7 @@ export type CallErrorCode =
   | "over_budget"
   | "im_undeliverable";
 
-export const CLOSE = {
-  normal: 1000,
-  tooLarge: 1009,
-  internal: 1011,
-  sessionEnded: TERMINAL_CLOSE.sessionEnded,
-  /** Another connection took over this client id; do not reconnect (we chose 4409). */
-  replaced: TERMINAL_CLOSE.replaced,
-} as const;
+export { CLOSE } from "./close.js";
 
 // ---------------------------------------------------------------- decoding at the edge
 

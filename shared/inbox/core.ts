@@ -2,8 +2,8 @@
 // (adapter/lan/inbox.ts) alike. Its whole state is one small JSON document (≤ 32 devices, 16 machines,
 // 200 sessions): every change is read → modify → write with no await in between, so concurrent requests
 // never interleave inside one. Secrets never reach it: the edge hashes them and passes the hash.
+import { CLOSE } from "../contract/close.js";
 import {
-  CLOSE_REVOKED,
   INBOX_LIMITS,
   type CredentialKind,
   type DeviceInfo,
@@ -239,8 +239,8 @@ export class InboxCore {
     if (!r) return false;
     if (kind === "device") {
       this.hooks.revoked?.(id);
-      this.ports.closeDevice(id, CLOSE_REVOKED, "device revoked");
-      await Promise.all(r.sessions.map((sid) => this.ports.dropClient(sid, id, CLOSE_REVOKED, "device revoked").catch(() => undefined)));
+      this.ports.closeDevice(id, CLOSE.revoked, "device revoked");
+      await Promise.all(r.sessions.map((sid) => this.ports.dropClient(sid, id, CLOSE.revoked, "device revoked").catch(() => undefined)));
     } else if (r.ended.length) {
       // The retry is armed before the first attempt: an eviction from here on loses nothing.
       this.ports.wakeEnding(now + INBOX_LIMITS.endRetryBaseMs);

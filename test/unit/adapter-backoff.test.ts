@@ -1,9 +1,9 @@
 // Reconnect delays: full jitter under an exponential ceiling capped at 30 s; the attempt counter resets
 // only after a connection stayed up for the minimum uptime.
 import { describe, expect, it } from "vitest";
-import { Backoff, BACKOFF_DEFAULTS, isTerminalClose, TERMINAL_CLOSE, terminalCodeName } from "../../shared/client/backoff.js";
-import { CLOSE } from "../../shared/contract/protocol.js";
-import { CLOSE_REVOKED } from "../../shared/contract/inbox.js";
+import { Backoff, BACKOFF_DEFAULTS } from "../../shared/client/backoff.js";
+import { CLOSE, isTerminalClose, terminalCodeName } from "../../shared/contract/close.js";
+import { CLOSE as PROTOCOL_CLOSE } from "../../shared/contract/protocol.js";
 
 describe("reconnect backoff", () => {
   it("draws each delay uniformly below min(cap, base·2^n)", () => {
@@ -28,10 +28,11 @@ describe("reconnect backoff", () => {
   });
 
   it("one table of terminal close codes: the relay's codes are its entries, each has its name, others are closed_<code>", () => {
-    expect([CLOSE.sessionEnded, CLOSE_REVOKED, CLOSE.replaced]).toEqual([TERMINAL_CLOSE.sessionEnded, TERMINAL_CLOSE.revoked, TERMINAL_CLOSE.replaced]);
+    expect(PROTOCOL_CLOSE).toBe(CLOSE);
+    expect([CLOSE.sessionEnded, CLOSE.revoked, CLOSE.replaced]).toEqual([4004, 4401, 4409]);
     expect([4004, 4401, 4409].map(terminalCodeName)).toEqual(["session_ended", "revoked", "replaced"]);
     expect(terminalCodeName(4999)).toBe("closed_4999");
-    expect(Object.values(TERMINAL_CLOSE).every(isTerminalClose)).toBe(true);
+    expect([CLOSE.sessionEnded, CLOSE.revoked, CLOSE.replaced].every(isTerminalClose)).toBe(true);
     expect([1000, 1006, 1011, 3999, 5000].some(isTerminalClose)).toBe(false);
   });
 });

@@ -11,7 +11,8 @@ import type {
   ToolCallOut,
   ToolDef,
 } from "../../shared/contract/protocol.js";
-import { Backoff, isTerminalClose, TERMINAL_CLOSE } from "../../shared/client/backoff.js";
+import { Backoff } from "../../shared/client/backoff.js";
+import { CLOSE, isTerminalClose } from "../../shared/contract/close.js";
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
 import type { Answer } from "./tools/calculator.js";
 import { AUTOMATIC, AutoTools } from "./tools/auto.js";
@@ -144,7 +145,7 @@ export class SessionConn {
     if (ws) {
       ws.onclose = null;
       try {
-        ws.close(1000);
+        ws.close(CLOSE.normal);
       } catch {
         /* already closed */
       }
@@ -185,7 +186,7 @@ export class SessionConn {
     if (ws) {
       ws.onclose = null;
       try {
-        ws.close(1000);
+        ws.close(CLOSE.normal);
       } catch {
         /* already closed */
       }
@@ -198,7 +199,7 @@ export class SessionConn {
   drop(): void {
     const ws = this.ws;
     if (!ws) return;
-    ws.onclose?.(new CloseEvent("close", { code: 1006 }));
+    ws.onclose?.(new CloseEvent("close", { code: CLOSE.abnormal }));
     try {
       ws.close();
     } catch {
@@ -254,13 +255,13 @@ export class SessionConn {
       this.helloed = false;
       this.backoff.closed(hadHello ? Date.now() - this.openedAt : 0);
       // Close codes 4000–4999 mean "do not reconnect" (contract §5).
-      if (ev.code === TERMINAL_CLOSE.revoked && this.saved.inbox) {
+      if (ev.code === CLOSE.revoked && this.saved.inbox) {
         this.stop({ key: "stoppedRevoked" });
         this.hooks.onRevoked?.();
         return;
       }
       if (isTerminalClose(ev.code)) {
-        this.stop({ key: ev.code === TERMINAL_CLOSE.sessionEnded ? "stopped4004" : ev.code === TERMINAL_CLOSE.replaced ? "stopped4409" : "stoppedOther", reason: ev.reason || String(ev.code) });
+        this.stop({ key: ev.code === CLOSE.sessionEnded ? "stopped4004" : ev.code === CLOSE.replaced ? "stopped4409" : "stoppedOther", reason: ev.reason || String(ev.code) });
         return;
       }
       this.phase.value = "offline";

@@ -4,7 +4,8 @@
 // inbox endpoint, means this device was removed: the caller forgets the inbox.
 import { signal } from "@preact/signals";
 import type { CodeIssued, DeviceInfo, DevicePaired, InboxState } from "../../shared/contract/inbox.js";
-import { Backoff, isTerminalClose, TERMINAL_CLOSE } from "../../shared/client/backoff.js";
+import { Backoff } from "../../shared/client/backoff.js";
+import { CLOSE, isTerminalClose } from "../../shared/contract/close.js";
 import { readJson, remove, writeJson, type SavedInbox } from "./storage.js";
 
 const PING_MS = 20_000;
@@ -94,7 +95,7 @@ export class InboxConn {
     if (ws) {
       ws.onclose = null;
       try {
-        ws.close(1000);
+        ws.close(CLOSE.normal);
       } catch {
         /* already closed */
       }
@@ -117,7 +118,7 @@ export class InboxConn {
   drop(): void {
     const ws = this.ws;
     if (!ws) return;
-    ws.onclose?.(new CloseEvent("close", { code: 1006 }));
+    ws.onclose?.(new CloseEvent("close", { code: CLOSE.abnormal }));
     try {
       ws.close();
     } catch {
@@ -175,7 +176,7 @@ export class InboxConn {
       this.ws = null;
       clearInterval(this.pingTimer);
       this.backoff.closed(got ? Date.now() - this.openedAt : 0);
-      if (ev.code === TERMINAL_CLOSE.revoked) {
+      if (ev.code === CLOSE.revoked) {
         this.revoked();
         return;
       }

@@ -5,6 +5,7 @@
 // call resumed: kept results come again after hello, and a probe tells an open call from a forgotten one.
 import type { ToolResultOut } from "../../shared/contract/protocol.js";
 import type { CallEnd } from "../../shared/mcp/results.js";
+import { CLOSE, isTerminalClose } from "../../shared/contract/close.js";
 import { LineupSocket } from "./lineup-socket.js";
 import { LinkError, type SessionLink } from "./port.js";
 
@@ -175,9 +176,9 @@ export class CallLink {
       }, true);
       if (done) off(); // finished during the replay, before `off` was assigned
       void sock.closed.then((c) => {
-        if (c.code === 4409) finish({ kind: "replaced" });
-        else if (c.code === 4004) finish({ kind: "session_gone" });
-        else if (c.code >= 4000 && c.code < 5000) finish({ kind: "failed", message: `the session closed the link (${c.code} ${c.reason})` });
+        if (c.code === CLOSE.replaced) finish({ kind: "replaced" });
+        else if (c.code === CLOSE.sessionEnded) finish({ kind: "session_gone" });
+        else if (isTerminalClose(c.code)) finish({ kind: "failed", message: `the session closed the link (${c.code} ${c.reason})` });
         else finish(this.stopped ? { kind: "failed", message: "closed" } : "dropped");
       });
       if (done) return;

@@ -7,6 +7,7 @@
 // lingers a moment, so a cancel that overtakes its tools/call (the watcher connects after it) still lands.
 import { shortHash } from "../../shared/mcp/call-id.js";
 import { randomId } from "../../shared/edge/tokens.js";
+import { CLOSE, isTerminalClose } from "../../shared/contract/close.js";
 import { LineupSocket } from "./lineup-socket.js";
 import type { SessionLink } from "./port.js";
 
@@ -49,8 +50,8 @@ export class CancelWatch {
       if (this.stopped) return this.sock.close();
       const c = await this.sock.closed;
       if (this.stopped) return;
-      if (c.code === 4409) return this.fire();
-      if (c.code >= 4000 && c.code < 5000) return; // session gone: the call ends anyway
+      if (c.code === CLOSE.replaced) return this.fire();
+      if (isTerminalClose(c.code)) return; // session gone: the call ends anyway
       await new Promise((r) => setTimeout(r, BACKOFF_MS));
     }
   }

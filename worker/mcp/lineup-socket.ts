@@ -1,6 +1,7 @@
 // One LineUp v1 agent connection from the Worker into a session's object: frames as parsed objects, the close
 // as a promise, a `ping` every 30 s (answered by the runtime's auto-response, so it never wakes the object).
 import type { PeerState, RelayFrame, ToolDef } from "../../shared/contract/protocol.js";
+import { CLOSE } from "../../shared/contract/close.js";
 import { LinkError, type SessionLink } from "./port.js";
 
 const HELLO_TIMEOUT_MS = 10_000;
@@ -49,7 +50,7 @@ export class LineupSocket {
       onClosed({ code, reason });
     };
     ws.addEventListener("close", (e) => end(e.code, e.reason));
-    ws.addEventListener("error", () => end(1006, "socket error"));
+    ws.addEventListener("error", () => end(CLOSE.abnormal, "socket error"));
     this.ping = setInterval(() => this.sendRaw("ping"), PING_MS);
   }
 
@@ -114,7 +115,7 @@ export class LineupSocket {
     }
   }
 
-  close(code = 1000, reason = "done"): void {
+  close(code: number = CLOSE.normal, reason = "done"): void {
     clearInterval(this.ping);
     try {
       this.ws.close(code, reason);
