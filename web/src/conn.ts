@@ -11,8 +11,8 @@ import type {
   ToolCallOut,
   ToolDef,
 } from "../../shared/contract/protocol.js";
-import { Backoff } from "../../shared/client/backoff.js";
-import { CLOSE, isTerminalClose } from "../../shared/contract/close.js";
+import { ReconnectingSocket, type RawFrame, type Terminal } from "../../shared/client/socket.js";
+import { CLOSE } from "../../shared/contract/close.js";
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
 import type { Answer } from "./tools/calculator.js";
 import { AUTOMATIC, AutoTools } from "./tools/auto.js";
@@ -23,6 +23,7 @@ import { Thread } from "./thread.js";
 import { frameId, Outbox, type Loose, type OutFrame } from "./outbox.js";
 import type { InboxLink, SessionCrypto } from "./e2e/index.js";
 import { isPinned, pinSealed } from "./e2e/store.js";
+import { isRelayFrame } from "./relay-frame.js";
 
 export interface ConnHooks {
   /** The relay's status gave the session a (new) label. */
@@ -80,15 +81,14 @@ export class SessionConn {
   /** Sealed, and this device holds no key of the inbox (paired before E2E, or not yet): it must pair again. */
   readonly noKey = signal<boolean>(false);
 
-  private ws: WebSocket | null = null;
+  /** The one reconnecting socket of the clients (shared/client/socket.ts: backoff, heartbeat, terminal closes), new
+   * on every start. Its backoff resets only after a connection stayed up, so a relay that accepts and drops at
+   * once is not hammered at the base delay. */
+  private sock: ReconnectingSocket | undefined;
+  /** Bumped whenever a connection ends: what was opened or sealed for an older one is not handled or sent. */
+  private link = 0;
+  /** The current connection's `hello` was handled (a sealed one's after it opened). */
   private helloed = false;
-  /** The adapter's reconnect policy (shared/client/backoff.ts): the attempt count resets only after a connection
-   * stayed up, so a relay that accepts and drops at once is not hammered at the base delay. */
-  private readonly backoff = new Backoff();
-  private openedAt = 0;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private pingTimer: ReturnType<typeof setInterval> | undefined;
-  private lastFrameAt = 0;
   private syncLists = 0;
   private seenSinceHello = new Set<string>();
   /** Answers sent on the current connection: the relay's catch-up re-delivers their calls right after
@@ -138,18 +138,10 @@ export class SessionConn {
   /** Stops for good (forget, or a 4xxx close). */
   stop(reason?: { key: Key; reason?: string }): void {
     this.stopped = true;
-    clearTimeout(this.timer);
-    clearInterval(this.pingTimer);
-    const ws = this.ws;
-    this.ws = null;
-    if (ws) {
-      ws.onclose = null;
-      try {
-        ws.close(CLOSE.normal);
-      } catch {
-        /* already closed */
-      }
-    }
+    const sock = this.sock;
+    this.sock = undefined;
+    this.ended();
+    void sock?.stop(CLOSE.normal);
     batch(() => {
       this.phase.value = "stopped";
       if (reason) this.stopReason.value = reason;
@@ -166,45 +158,21 @@ export class SessionConn {
   /** Reconnect now (the network came back, the page became visible, or the user asked). */
   poke(): void {
     if (this.stopped && this.phase.value !== "stopped") return;
-    if (this.phase.value === "stopped") {
-      this.start();
-      return;
-    }
-    if (!this.ws) {
-      clearTimeout(this.timer);
-      this.connect();
-    }
+    if (this.phase.value === "stopped") this.start();
+    else this.sock?.poke();
   }
 
   /** A fresh connection now: the relay takes a device's name when it connects (after a rename). */
   renew(): void {
-    if (this.stopped) return;
-    const ws = this.ws;
-    this.ws = null;
-    clearTimeout(this.timer);
-    clearInterval(this.pingTimer);
-    if (ws) {
-      ws.onclose = null;
-      try {
-        ws.close(CLOSE.normal);
-      } catch {
-        /* already closed */
-      }
-    }
-    this.helloed = false;
-    this.connect();
+    if (this.stopped || !this.sock) return;
+    this.ended();
+    this.phase.value = this.sock.attempts === 0 ? "connecting" : "offline";
+    this.sock.renew();
   }
 
   /** Treats the socket as dead (the browser went offline): close it and retry with backoff. */
   drop(): void {
-    const ws = this.ws;
-    if (!ws) return;
-    ws.onclose?.(new CloseEvent("close", { code: CLOSE.abnormal }));
-    try {
-      ws.close();
-    } catch {
-      /* ignore */
-    }
+    this.sock?.drop();
   }
 
   private url(): string {
@@ -215,65 +183,54 @@ export class SessionConn {
   }
 
   private connect(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.sock) return;
     if (this.pinned === undefined) {
       // A pinned session's first frame must already be read as sealed: wait for the pin (one IndexedDB read).
-      void this.pinRead.then(() => !this.ws && this.connect());
+      void this.pinRead.then(() => this.connect());
       return;
     }
-    this.helloed = false;
-    this.phase.value = this.backoff.attempts === 0 ? "connecting" : "offline";
-    let ws: WebSocket;
-    try {
-      // The token travels as a subprotocol: it never appears in a URL, a log line or the Referer.
-      ws = new WebSocket(this.url(), ["lineup.v1", `lineup.token.${this.saved.token}`]);
-    } catch {
-      this.schedule();
-      return;
-    }
-    this.ws = ws;
-    ws.onmessage = (ev: MessageEvent) => {
-      this.lastFrameAt = Date.now();
-      if (typeof ev.data !== "string" || ev.data === "pong") return;
-      let f: RelayFrame;
-      try {
-        f = JSON.parse(ev.data) as RelayFrame;
-      } catch {
-        return;
-      }
-      // A sealed session's frames are opened first, one after another, so their order stays.
-      if (this.sealed.value || (f.type === "hello" && f.sealed)) {
-        const frame: Loose = { ...f };
-        this.inChain = this.inChain.then(() => (this.ws === ws ? this.onSealedFrame(frame) : undefined)).catch(() => undefined);
-      } else this.onFrame(f);
-    };
-    ws.onclose = (ev: CloseEvent) => {
-      if (this.ws !== ws) return;
-      this.ws = null;
-      clearInterval(this.pingTimer);
-      const hadHello = this.helloed;
-      this.helloed = false;
-      this.backoff.closed(hadHello ? Date.now() - this.openedAt : 0);
-      // Close codes 4000–4999 mean "do not reconnect" (contract §5).
-      if (ev.code === CLOSE.revoked && this.saved.inbox) {
-        this.stop({ key: "stoppedRevoked" });
-        this.hooks.onRevoked?.();
-        return;
-      }
-      if (isTerminalClose(ev.code)) {
-        this.stop({ key: ev.code === CLOSE.sessionEnded ? "stopped4004" : ev.code === CLOSE.replaced ? "stopped4409" : "stoppedOther", reason: ev.reason || String(ev.code) });
-        return;
-      }
-      this.phase.value = "offline";
-      if (!hadHello) void this.diagnose();
-      this.schedule();
-    };
+    this.phase.value = "connecting";
+    // The token travels as a subprotocol: it never appears in a URL, a log line or the Referer. No hello timeout
+    // (the heartbeat drops a silent socket).
+    // The global WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
+    const sock = new ReconnectingSocket({ dial: () => new WebSocket(this.url(), ["lineup.v1", `lineup.token.${this.saved.token}`]), heartbeatMs: PING_MS, deadMs: DEAD_MS, helloTimeoutMs: 0 });
+    this.sock = sock;
+    sock.on("frame", (f) => this.sock === sock && this.onRaw(f));
+    sock.on("close", () => this.sock === sock && this.onClose());
+    sock.on("terminal", (t) => this.sock === sock && this.onTerminal(t));
+    sock.start();
   }
 
-  private schedule(): void {
-    if (this.stopped) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.connect(), this.backoff.next());
+  private onRaw(f: RawFrame): void {
+    // A sealed session's frames are opened first, one after another, so their order stays.
+    if (this.sealed.value || (f.type === "hello" && f.sealed)) {
+      const link = this.link;
+      this.inChain = this.inChain.then(() => (this.link === link ? this.onSealedFrame(f) : undefined)).catch(() => undefined);
+    } else if (isRelayFrame(f)) this.onFrame(f);
+  }
+
+  /** The connection ended: frames still being opened for it are dropped, and nothing is sent until the next hello. */
+  private ended(): void {
+    this.link++;
+    this.helloed = false;
+  }
+
+  private onClose(): void {
+    const hadHello = this.helloed;
+    this.ended();
+    this.phase.value = "offline";
+    if (!hadHello) void this.diagnose();
+  }
+
+  /** Close codes 4000–4999 mean "do not reconnect" (contract §5). */
+  private onTerminal(t: Terminal): void {
+    this.ended();
+    if (t.code === CLOSE.revoked && this.saved.inbox) {
+      this.stop({ key: "stoppedRevoked" });
+      this.hooks.onRevoked?.();
+      return;
+    }
+    this.stop({ key: t.code === CLOSE.sessionEnded ? "stopped4004" : t.code === CLOSE.replaced ? "stopped4409" : "stoppedOther", reason: t.reason || String(t.code) });
   }
 
   /** A socket that failed before `hello` may have been refused (401/403/404 before the upgrade): ask over HTTP. */
@@ -318,26 +275,14 @@ export class SessionConn {
     }
   }
 
-  private startHeartbeat(): void {
-    clearInterval(this.pingTimer);
-    this.pingTimer = setInterval(() => {
-      const ws = this.ws;
-      if (!ws) return;
-      if (Date.now() - this.lastFrameAt > DEAD_MS) {
-        // No pong: the socket is half-open (phone slept, NAT dropped it). Drop it and reconnect.
-        this.drop();
-        return;
-      }
-      if (ws.readyState === WebSocket.OPEN) ws.send("ping");
-    }, PING_MS);
-  }
-
   private send(f: OutFrame | Loose): boolean {
-    const ws = this.ws;
-    if (!ws || !this.helloed || ws.readyState !== WebSocket.OPEN) return false;
-    if (this.sealed.value && !("sealed" in f)) this.sendSealed(ws, f as OutFrame);
-    else ws.send(JSON.stringify(f));
-    return true;
+    const sock = this.sock;
+    if (!sock?.connected || !this.helloed) return false;
+    if (this.sealed.value && !("sealed" in f)) {
+      this.sendSealed(f as OutFrame);
+      return true;
+    }
+    return sock.send(f);
   }
 
   // ------------------------------------------------------------------ sealed sessions (docs/e2e.md)
@@ -378,7 +323,8 @@ export class SessionConn {
   }
 
   /** Seals then sends, in order; what cannot be sent now is kept sealed in the outbox. */
-  private sendSealed(ws: WebSocket, f: OutFrame): void {
+  private sendSealed(f: OutFrame): void {
+    const link = this.link;
     const id = "call_id" in f ? f.call_id : "id" in f ? f.id : "";
     if (id && f.type !== "tool.ack") {
       this.recentOut.set(`${f.type}/${id}`, f);
@@ -388,8 +334,7 @@ export class SessionConn {
       .then(async () => {
         const c = await this.cryptoP();
         const out = await c.seal(f);
-        if (this.ws === ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(out));
-        else this.queue(out);
+        if (this.link !== link || !this.sock?.send(out)) this.queue(out);
       })
       .catch(() => {
         this.noKey.value = true;
@@ -463,7 +408,6 @@ export class SessionConn {
     switch (f.type) {
       case "hello":
         this.helloed = true;
-        this.openedAt = Date.now();
         this.reachable.value = true;
         this.syncLists = 0;
         this.seenSinceHello = new Set();
@@ -472,7 +416,6 @@ export class SessionConn {
           this.phase.value = "online";
           this.presence.value = f.peers;
         });
-        this.startHeartbeat();
         this.send({ type: "tool.list", tools: BUILTIN_TOOLS });
         // A catalog query after our registration: its answer marks the end of the relay's catch-up.
         this.send({ type: "tool.list" });

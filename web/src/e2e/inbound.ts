@@ -3,6 +3,7 @@
 // is dropped and the relay's own errors only end calls. In the lazy `e2e` chunk: plaintext sessions never load it.
 import type { MessageOut, RelayFrame, ToolCallOut, ToolDef } from "../../../shared/contract/protocol.js";
 import type { Frame } from "../../../shared/crypto/e2e/index.js";
+import { isRelayFrame } from "../relay-frame.js";
 import type { SessionCrypto } from "./session.js";
 
 /** What one sealed frame means to the connection, in plaintext. */
@@ -19,30 +20,6 @@ export type Inbound =
 
 const obj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): v is string => typeof v === "string";
-
-/**
- * The frame types a screened frame is handed on as, each checked for the fields the connection reads (the
- * relay's own frames are not parsed by a schema on this side; a frame missing them is dropped).
- */
-function isRelayFrame(f: Frame): f is Frame & RelayFrame {
-  switch (f.type) {
-    case "hello":
-      return obj(f.peers);
-    case "presence":
-      return obj(f.agent) && typeof f.apps === "number";
-    case "tool.list":
-      return Array.isArray(f.tools);
-    case "tool.cancel":
-    case "tool.result":
-      return str(f.call_id);
-    case "error":
-      return str(f.code);
-    case "message":
-      return str(f.id) && obj(f.from) && Array.isArray(f.content);
-    default:
-      return false;
-  }
-}
 
 const asFrame = (f: Frame): Inbound => (isRelayFrame(f) ? { kind: "frame", frame: f } : { kind: "drop", why: `a ${String(f.type)} frame without its fields` });
 

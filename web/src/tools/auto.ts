@@ -1,10 +1,11 @@
 // The tools this app answers without a human (calculator and canvas, ../shared/spec/builtin-tools.md): one
 // session's canvas boards and the answer to an automatic call. The connection (web/src/conn.ts) only hands
-// the call over and sends what comes back.
+// the call over and sends what comes back; the answers themselves load with the first automatic call
+// (web/src/tools/auto-answer.ts, its own chunk).
 import { signal } from "@preact/signals";
 import { readJson, remove, writeJson } from "../storage.js";
-import { calculate, type Answer } from "./calculator.js";
-import { applyCanvas, snapshotPng, type CanvasInstance } from "./canvas.js";
+import type { Answer } from "./calculator.js";
+import type { CanvasInstance } from "./canvas.js";
 
 /** Tools this app answers without a human. */
 export const AUTOMATIC = new Set(["calculator", "canvas"]);
@@ -23,6 +24,8 @@ export class AutoTools {
   /** The session's canvas boards, newest state (the session screen draws them). */
   readonly boards = signal<CanvasInstance[]>([]);
   private readonly map: Map<string, CanvasInstance>;
+  /** One load of the answers' chunk: calls awaiting it go on in the order they came. */
+  private answers: Promise<typeof import("./auto-answer.js")> | undefined;
 
   /** `kept()` is false for a sealed session: its boards stay in memory only (docs/e2e.md). */
   constructor(
@@ -52,19 +55,14 @@ export class AutoTools {
       await new Promise((r) => setTimeout(r, NOT_MINE_MS));
       if (!stillPending()) return null;
     }
-    if (c.name === "calculator") return calculate(c.action, c.args);
-    if (c.action === "snapshot") {
-      const b = this.map.get(String(c.args.instance_id));
-      if (!b || !b.open) return { error: { code: "instance_gone", message: `canvas instance "${String(c.args.instance_id)}" is not open` } };
-      try {
-        return { result: { message: `snapshot of ${b.id} (${b.width}x${b.height} PNG)`, instance_id: b.id, content: [await snapshotPng(b)] } };
-      } catch (e) {
-        return { error: { code: "snapshot_failed", message: String(e) } };
-      }
+    const p = (this.answers ??= import("./auto-answer.js"));
+    // A chunk that failed to load (offline before the service worker cached it) is tried again next time.
+    p.catch(() => this.answers === p && (this.answers = undefined));
+    const a = await (await p).answerAuto(this.map, c.name, c.action, c.args);
+    if (c.name === "canvas" && c.action !== "snapshot") {
+      this.boards.value = [...this.map.values()].map((b) => ({ ...b }));
+      if (this.kept()) writeJson(this.key, this.boards.value);
     }
-    const a = applyCanvas(this.map, c.action, c.args);
-    this.boards.value = [...this.map.values()].map((b) => ({ ...b }));
-    if (this.kept()) writeJson(this.key, this.boards.value);
     return a;
   }
 }
