@@ -8,7 +8,6 @@ import type {
   PeerState,
   RelayFrame,
   SessionStatus,
-  ToolCallOut,
   ToolDef,
 } from "../../shared/contract/protocol.js";
 import { ReconnectingSocket, type RawFrame, type Terminal } from "../../shared/client/socket.js";
@@ -18,10 +17,12 @@ import type { Answer } from "./tools/calculator.js";
 import { AUTOMATIC, AutoTools } from "./tools/auto.js";
 import type { Key } from "./i18n.js";
 import { deviceId, randomId, type SavedSession } from "./storage.js";
-import { CallLog, type CallEntry, type CallState } from "./calls.js";
+import type { CallEntry, CallLog } from "./calls.js";
+import { Provider } from "./provider.js";
 import { Thread } from "./thread.js";
-import { frameId, Outbox, type Loose, type OutFrame } from "./outbox.js";
-import type { InboxLink, SessionCrypto } from "./e2e/index.js";
+import type { Loose, OutFrame } from "./outbox.js";
+import type { InboxLink } from "./e2e/index.js";
+import { SealedLink } from "./sealed-link.js";
 import { isPinned, pinSealed } from "./e2e/store.js";
 import { isRelayFrame } from "./relay-frame.js";
 
@@ -56,13 +57,12 @@ export class SessionConn {
   readonly phase = signal<Phase>("connecting");
   readonly stopReason = signal<{ key: Key; reason?: string } | null>(null);
   readonly presence = signal<PeerState | null>(null);
-  /** The call log (web/src/calls.ts), the chat thread (web/src/thread.ts) and the outbox (web/src/outbox.ts). */
-  private readonly log: CallLog;
+  /** The calls (web/src/provider.ts: log and outbox) and the chat thread (web/src/thread.ts). */
+  private readonly calls_: Provider;
   readonly calls: CallLog["calls"];
   private readonly thread: Thread;
   readonly messages: Thread["messages"];
   readonly unsent: Thread["unsent"];
-  private readonly outbox: Outbox;
   /** The calculator and canvas, answered here without a human (web/src/tools/auto.ts); its boards are drawn. */
   private readonly auto: AutoTools;
   readonly boards: AutoTools["boards"];
@@ -89,18 +89,9 @@ export class SessionConn {
   private link = 0;
   /** The current connection's `hello` was handled (a sealed one's after it opened). */
   private helloed = false;
-  private syncLists = 0;
-  private seenSinceHello = new Set<string>();
-  /** Answers sent on the current connection: the relay's catch-up re-delivers their calls right after
-   * hello, and sending them again would only earn an `unknown_call` that looks like a lost race. */
-  private answeredSinceHello = new Set<string>();
   private stopped = false;
-  /** Sealed sessions: the lazily loaded crypto, and one chain so frames are handled in order after opening. */
-  private crypto: Promise<SessionCrypto> | undefined;
-  private inChain: Promise<void> = Promise.resolve();
-  private outChain: Promise<void> = Promise.resolve();
-  /** Plaintext of recent sealed frames sent (memory only): re-sealed after a `stale_epoch`. */
-  private recentOut = new Map<string, OutFrame>();
+  /** A sealed session's crypto, frames in and frames out (web/src/sealed-link.ts). */
+  private readonly e2e: SealedLink;
   /** Pinned sealed in IndexedDB (issue 26): undefined until read; nothing connects before. */
   private pinned: boolean | undefined;
   private readonly pinRead: Promise<void>;
@@ -112,13 +103,34 @@ export class SessionConn {
     this.sid = saved.sid;
     this.clientId = saved.clientId ?? deviceId();
     this.label.value = saved.label;
-    this.log = new CallLog(this.sid, () => !this.sealed.value);
-    this.calls = this.log.calls;
+    this.calls_ = new Provider(this.sid, () => !this.sealed.value, {
+      send: (f) => this.send(f),
+      queue: (f) => this.queue(f),
+      lost: () => this.flashNotice("lostRace"),
+      sent: (id) => this.thread.markSent(id),
+      auto: (c) => void this.autoAnswer(c),
+    }, (name) => AUTOMATIC.has(name));
+    this.calls = this.calls_.log.calls;
     this.thread = new Thread(this.clientId);
     this.messages = this.thread.messages;
     this.unsent = this.thread.unsent;
-    this.outbox = new Outbox(this.sid);
     this.auto = new AutoTools(this.sid, () => !this.sealed.value);
+    this.e2e = new SealedLink({
+      sid: this.sid,
+      clientId: this.clientId,
+      inbox: hooks.inbox,
+      thread: this.thread,
+      calls: this.calls_,
+      link: () => this.link,
+      write: (f) => !!this.sock?.send(f),
+      keep: (f) => this.calls_.outbox.push(f),
+      resend: (f) => this.send(f),
+      noKey: (missing) => (this.noKey.value = missing),
+      notice: (key) => this.flashNotice(key),
+      downgrade: () => this.stop({ key: "stoppedDowngrade" }),
+      sealedHello: () => this.markSealed(),
+      frame: (f) => this.onFrame(f),
+    });
     this.boards = this.auto.boards;
     this.pinRead = isPinned(saved.origin, this.sid).then((p) => {
       this.pinned = p;
@@ -150,9 +162,9 @@ export class SessionConn {
 
   forget(): void {
     this.stop();
-    this.log.forget();
+    this.calls_.log.forget();
     this.auto.forget();
-    this.outbox.forget();
+    this.calls_.outbox.forget();
   }
 
   /** Reconnect now (the network came back, the page became visible, or the user asked). */
@@ -204,8 +216,7 @@ export class SessionConn {
   private onRaw(f: RawFrame): void {
     // A sealed session's frames are opened first, one after another, so their order stays.
     if (this.sealed.value || (f.type === "hello" && f.sealed)) {
-      const link = this.link;
-      this.inChain = this.inChain.then(() => (this.link === link ? this.onSealedFrame(f) : undefined)).catch(() => undefined);
+      this.e2e.in(f, this.link);
     } else if (isRelayFrame(f)) this.onFrame(f);
   }
 
@@ -265,7 +276,7 @@ export class SessionConn {
         }
         if ((s as { sealed?: unknown }).sealed === true) this.markSealed();
         if (this.sealed.value) {
-          for (const m of s.messages ?? []) this.inChain = this.inChain.then(() => this.onSealedFrame({ ...m })).catch(() => undefined);
+          for (const m of s.messages ?? []) this.e2e.in({ ...m });
         } else for (const m of s.messages ?? []) if ("content" in m) this.thread.add(m);
       });
       return r.status;
@@ -279,7 +290,7 @@ export class SessionConn {
     const sock = this.sock;
     if (!sock?.connected || !this.helloed) return false;
     if (this.sealed.value && !("sealed" in f)) {
-      this.sendSealed(f as OutFrame);
+      this.e2e.out(f as OutFrame);
       return true;
     }
     return sock.send(f);
@@ -289,11 +300,11 @@ export class SessionConn {
 
   /** New keys for the inbox: forget the crypto (it reloads the keyring) and connect again for the catch-up. */
   keysChanged(): void {
-    this.crypto = undefined;
+    this.e2e.reset();
     if (!this.sealed.value) return;
-    this.log.filter((c) => !c.unreadable);
+    this.calls_.log.filter((c) => !c.unreadable);
     this.thread.dropUnreadable();
-    this.cryptoP();
+    void this.e2e.load();
     this.renew();
   }
 
@@ -306,100 +317,9 @@ export class SessionConn {
     }
     if (this.sealed.value) return;
     this.sealed.value = true;
-    this.log.forget();
+    this.calls_.log.forget();
     this.auto.forget();
-    this.cryptoP();
-  }
-
-  private cryptoP(): Promise<SessionCrypto> {
-    const p = (this.crypto ??= import("./e2e/index.js").then(async (m) => {
-      const c = await m.sessionCrypto(this.hooks.inbox, this.sid, this.clientId);
-      this.noKey.value = !c.hasKey;
-      return c;
-    }));
-    // A chunk that failed to load (offline before the service worker cached it) is tried again next time.
-    p.catch(() => this.crypto === p && (this.crypto = undefined));
-    return p;
-  }
-
-  /** Seals then sends, in order; what cannot be sent now is kept sealed in the outbox. */
-  private sendSealed(f: OutFrame): void {
-    const link = this.link;
-    const id = "call_id" in f ? f.call_id : "id" in f ? f.id : "";
-    if (id && f.type !== "tool.ack") {
-      this.recentOut.set(`${f.type}/${id}`, f);
-      if (this.recentOut.size > 50) this.recentOut.delete(this.recentOut.keys().next().value!);
-    }
-    this.outChain = this.outChain
-      .then(async () => {
-        const c = await this.cryptoP();
-        const out = await c.seal(f);
-        if (this.link !== link || !this.sock?.send(out)) this.queue(out);
-      })
-      .catch(() => {
-        this.noKey.value = true;
-        // Only what a person sent is worth a notice; the registration just waits for a key.
-        if (f.type === "tool.result" || f.type === "message") this.flashNotice("e2eCannotSeal");
-      });
-  }
-
-  /** A frame of a sealed session: opened (and validated) in the lazy e2e chunk before the v1 handling sees it. */
-  private async onSealedFrame(sent: Loose): Promise<void> {
-    if (sent.type === "hello" && sent.sealed === undefined) {
-      // Pinned sealed, and the relay says plaintext: refused before anything is sent (issue 26).
-      this.stop({ key: "stoppedDowngrade" });
-      return;
-    }
-    const c = await this.cryptoP();
-    const e2e = await import("./e2e/index.js");
-    const d = await e2e.openInbound(c, sent, (id) => this.thread.has(id), (has) => (this.noKey.value = !has));
-    switch (d.kind) {
-      case "frame":
-        if (d.frame.type === "hello") this.markSealed();
-        return this.onFrame(d.frame);
-      case "stale":
-        return this.resendStale(d.callId);
-      case "message":
-        this.thread.add(d.message, false, d.unreadable === true);
-        if (d.elided) this.thread.markElided(d.message.id);
-        return;
-      case "call":
-        return this.onSealedCall(d.call, d.resealed, d.unreadable === true, d.invalid);
-    }
-  }
-
-  /** The relay refused an envelope of an old epoch: seal it again under the new key. */
-  private resendStale(callId: string | undefined): void {
-    const list = [...this.recentOut.entries()];
-    const hit = callId ? list.filter(([k]) => k.endsWith(`/${callId}`)) : list.slice(-1);
-    for (const [, f] of hit) this.send(f);
-  }
-
-  private onSealedCall(call: ToolCallOut, resealed: boolean, unreadable: boolean, invalid: string | undefined): void {
-    const { call_id: callId, name } = call;
-    const known = this.find(callId);
-    const action = call.action !== undefined ? { action: call.action } : {};
-    if (unreadable) {
-      // Never the ciphertext: the card says it cannot be opened here.
-      if (known && !resealed) return;
-      if (!known) {
-        this.seenSinceHello.add(callId);
-        this.log.add({ call_id: callId, name, ...action, args: {}, deadline: call.deadline, at: Date.now(), state: "pending", unreadable: true });
-      }
-      return;
-    }
-    if (invalid !== undefined) {
-      this.seenSinceHello.add(callId);
-      if (!known) this.send({ type: "tool.result", call_id: callId, name, ...action, error: { code: "invalid_arguments", message: invalid } });
-      return;
-    }
-    if (known && (resealed || known.unreadable)) {
-      // A re-sealed call replaces its card (never asked twice); a pending one keeps its state.
-      this.seenSinceHello.add(callId);
-      this.update(callId, { args: call.arguments, unreadable: false, deadline: call.deadline });
-      return;
-    }
-    this.onCall(call);
+    void this.e2e.load();
   }
 
   // ------------------------------------------------------------------ frames in
@@ -409,9 +329,6 @@ export class SessionConn {
       case "hello":
         this.helloed = true;
         this.reachable.value = true;
-        this.syncLists = 0;
-        this.seenSinceHello = new Set();
-        this.answeredSinceHello = new Set();
         batch(() => {
           this.phase.value = "online";
           this.presence.value = f.peers;
@@ -419,26 +336,18 @@ export class SessionConn {
         this.send({ type: "tool.list", tools: BUILTIN_TOOLS });
         // A catalog query after our registration: its answer marks the end of the relay's catch-up.
         this.send({ type: "tool.list" });
-        this.flushOutbox();
+        this.calls_.hello();
         return;
       case "tool.list":
         this.agentTools.value = f.tools;
-        if (++this.syncLists === 2) this.afterCatchUp();
+        this.calls_.toolList();
         return;
       case "tool.call":
-        if ("arguments" in f) this.onCall(f);
+        if ("arguments" in f) this.calls_.call(f);
         return;
-      case "tool.cancel": {
-        // With reason "answered" the relay also says by whom (a device's name or a client id) and what.
-        const extra: Partial<CallEntry> = {};
-        if (f.reason === "answered") {
-          if (typeof f.answered_by === "string" && f.answered_by) extra.answeredBy = f.answered_by;
-          if (typeof f.answer === "string") extra.answerText = f.answer;
-        }
-        this.settle(f.call_id, f.reason === "answered" ? "elsewhere" : f.reason === "timeout" ? "timeout" : "cancelled", "other", extra);
-        this.outbox.drop(f.call_id);
+      case "tool.cancel":
+        this.calls_.cancel(f);
         return;
-      }
       case "tool.result":
         // This app makes no calls of its own; acknowledge anything kept for it so the relay can forget it.
         this.send({ type: "tool.ack", call_id: f.call_id });
@@ -450,15 +359,7 @@ export class SessionConn {
         this.presence.value = { agent: f.agent, apps: f.apps };
         return;
       case "error":
-        if (f.code === "unknown_call" && f.call_id) {
-          // Our answer arrived after another device's (or after the call closed): say so.
-          const e = this.find(f.call_id);
-          if (e && (e.state === "answered" || e.state === "queued" || e.state === "pending")) {
-            this.update(f.call_id, { state: "lost", by: "other" });
-            this.flashNotice("lostRace");
-          }
-          this.outbox.drop(f.call_id);
-        }
+        this.calls_.error(f);
         return;
     }
   }
@@ -472,28 +373,6 @@ export class SessionConn {
     }, NOTICE_MS);
   }
 
-  private afterCatchUp(): void {
-    // Calls still pending here that the relay did not deliver again have closed while we were away.
-    const stale = this.calls.value.filter((c) => c.state === "pending" && !this.seenSinceHello.has(c.call_id));
-    for (const c of stale) this.settle(c.call_id, c.deadline <= Date.now() ? "timeout" : "gone", "other");
-  }
-
-  private onCall(f: ToolCallOut): void {
-    this.seenSinceHello.add(f.call_id);
-    const known = this.find(f.call_id);
-    if (known) {
-      if (known.state === "gone" || known.state === "elsewhere") this.update(f.call_id, { state: "pending" });
-      // Delivered again although we answered: the answer was lost with the old socket (sent while it was
-      // closing). The call is still open, so send the same answer again.
-      if (known.state === "answered" && !known.slim && !this.answeredSinceHello.has(f.call_id) && (known.result || known.error)) this.send(this.resultFrame(known, known.result ? { result: known.result } : { error: known.error! }));
-      return;
-    }
-    const entry: CallEntry = { call_id: f.call_id, name: f.name, args: f.arguments ?? {}, deadline: f.deadline, at: Date.now(), state: "pending" };
-    if (f.action !== undefined) entry.action = f.action;
-    this.log.add(entry);
-    if (AUTOMATIC.has(f.name)) void this.autoAnswer(entry);
-  }
-
   private async autoAnswer(c: CallEntry): Promise<void> {
     const a = await this.auto.answer(c, this.sealed.value, () => this.find(c.call_id)?.state === "pending");
     if (a) this.answer(c.call_id, a, "auto");
@@ -503,17 +382,10 @@ export class SessionConn {
 
   /** Answers a call (human or automatic). Sent now, or queued in localStorage until the next `hello`. */
   answer(callId: string, a: Answer, by: "me" | "auto" = "me"): boolean {
-    const c = this.find(callId);
-    if (!c || c.state !== "pending") return false;
     // Stopped (replaced by another tab, refused, ended): this connection will not come back by itself, so an
     // answer kept here would say "sent when back online" and never be. Refuse it; the card says why.
     if (this.phase.value === "stopped") return false;
-    const frame = this.resultFrame(c, a);
-    const sent = this.send(frame);
-    if (sent) this.answeredSinceHello.add(callId);
-    else this.queue(frame);
-    this.update(callId, { state: sent ? "answered" : "queued", by, doneAt: Date.now(), ...a });
-    return true;
+    return this.calls_.answer(callId, a, by);
   }
 
   /** Replaced by another tab of this device (4409): connect again here, which replaces that tab in turn. */
@@ -526,29 +398,10 @@ export class SessionConn {
     return this.phase.value === "stopped";
   }
 
-  private resultFrame(c: CallEntry, a: Answer): OutFrame {
-    return { type: "tool.result", call_id: c.call_id, name: c.name, ...(c.action !== undefined ? { action: c.action } : {}), ...a };
-  }
-
   /** Keeps a frame until the next `hello`; a sealed session's only ever in its sealed form. */
   private queue(f: OutFrame | Loose): void {
-    if (this.sealed.value && !("sealed" in f) && f.type !== "tool.ack") {
-      void this.cryptoP()
-        .then((c) => c.seal(f))
-        .then((s) => this.queue(s), () => this.flashNotice("e2eCannotSeal"));
-      return;
-    }
-    this.outbox.push(f);
-  }
-
-  private flushOutbox(): void {
-    for (const f of this.outbox.flush((f) => this.send(f))) {
-      const id = frameId(f);
-      if (f.type === "tool.result") {
-        this.answeredSinceHello.add(id);
-        if (this.find(id)?.state === "queued") this.update(id, { state: "answered" });
-      } else if (f.type === "message") this.thread.markSent(id);
-    }
+    if (this.sealed.value && !("sealed" in f) && f.type !== "tool.ack") return this.e2e.keep(f);
+    this.calls_.outbox.push(f);
   }
 
   /** Sends a chat message (text and attachments); queued like answers while offline. */
@@ -564,25 +417,13 @@ export class SessionConn {
   // ------------------------------------------------------------------ state helpers
 
   find(callId: string): CallEntry | undefined {
-    return this.log.find(callId);
-  }
-
-  private settle(callId: string, state: CallState, by: CallEntry["by"], extra: Partial<CallEntry> = {}): void {
-    const was = this.find(callId)?.state;
-    const done = this.log.settle(callId, state, by, extra);
-    if (done === "lost") this.flashNotice("lostRace");
-    else if (done === "settled" && was === "queued") this.outbox.drop(callId);
-  }
-
-  private update(callId: string, patch: Partial<CallEntry>): void {
-    this.log.update(callId, patch);
+    return this.calls_.find(callId);
   }
 
   /** Expires pending calls whose deadline passed while the relay could not tell us (we were offline). */
   sweep(now = Date.now()): void {
     // Online, the relay's own tool.cancel{timeout} is the authority (our clock may be ahead of its).
-    if (this.phase.value === "online") return;
-    for (const c of this.calls.value) if ((c.state === "pending" || c.state === "queued") && c.deadline <= now) this.settle(c.call_id, "timeout", "other");
+    if (this.phase.value !== "online") this.calls_.sweep(now);
   }
 
   /** A device's name in its inbox, when known (reading it follows renames). */

@@ -4,6 +4,8 @@
 import type { MessageOut, RelayFrame, ToolCallOut, ToolDef } from "../../../shared/contract/protocol.js";
 import type { Frame } from "../../../shared/crypto/e2e/index.js";
 import { isRelayFrame } from "../relay-frame.js";
+import type { OutFrame } from "../outbox.js";
+import type { SealedHost } from "../sealed-link.js";
 import type { SessionCrypto } from "./session.js";
 
 /** What one sealed frame means to the connection, in plaintext. */
@@ -104,5 +106,29 @@ async function openMessage(c: SessionCrypto, f: Frame, seen: (id: string) => boo
     return { kind: "message", message: { ...base, content: Array.isArray(m.content) ? m.content : [] } };
   } catch {
     return { kind: "message", message: base, unreadable: true };
+  }
+}
+
+/** Opens a sealed frame and hands its plaintext to the connection (web/src/sealed-link.ts); `recent` holds the
+ * plaintext of frames this device sealed lately, sealed again after a `stale_epoch`. */
+export async function deliverInbound(h: SealedHost, c: SessionCrypto, sent: Frame, recent: Map<string, OutFrame>): Promise<void> {
+  const d = await openInbound(c, sent, (id) => h.thread.has(id), (has) => h.noKey(!has));
+  switch (d.kind) {
+    case "frame":
+      if (d.frame.type === "hello") h.sealedHello();
+      return h.frame(d.frame);
+    case "stale": {
+      // The relay refused an envelope of an old epoch: seal it again under the new key.
+      const list = [...recent.entries()];
+      const hit = d.callId ? list.filter(([k]) => k.endsWith(`/${d.callId}`)) : list.slice(-1);
+      for (const [, f] of hit) h.resend(f);
+      return;
+    }
+    case "message":
+      h.thread.add(d.message, false, d.unreadable === true);
+      if (d.elided) h.thread.markElided(d.message.id);
+      return;
+    case "call":
+      return h.calls.sealedCall(d.call, d.resealed, d.unreadable === true, d.invalid);
   }
 }
