@@ -112,3 +112,12 @@ export class CallLog {
     if (this.kept()) writeJson(this.key, list.map(slim));
   }
 }
+
+/** Who answered a call elsewhere, as a person reads it: a device's name when its inbox knows the id. */
+export function answeredBy(c: CallEntry, nameOf?: (clientId: string) => string | undefined): string | undefined {
+  if (!c.answeredBy) return undefined;
+  const named = nameOf?.(c.answeredBy);
+  if (named) return named;
+  // A bare client id (a guest link's `app-…`, an unknown device) tells a person nothing.
+  return /^(app-|dv_|~)[A-Za-z0-9_-]*$/.test(c.answeredBy) ? undefined : c.answeredBy;
+}

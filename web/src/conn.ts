@@ -1,15 +1,7 @@
-// One live connection per paired session: WebSocket with the token as a subprotocol (never in the URL),
-// backoff with jitter, ping/pong heartbeat, the built-in tools registered after `hello`, answers queued in
-// localStorage while offline, and the call log. UI components only read the signals and call answer/send.
+// One live connection per paired session, a thin shell: the clients' socket, the calls (provider.ts), the thread,
+// the sealed side (sealed-link.ts) and the automatic tools. UI components only read the signals and call answer/send.
 import { batch, signal } from "@preact/signals";
-import type {
-  ContentBlock,
-  MessageOut,
-  PeerState,
-  RelayFrame,
-  SessionStatus,
-  ToolDef,
-} from "../../shared/contract/protocol.js";
+import type { ContentBlock, PeerState, RelayFrame, ToolDef } from "../../shared/contract/protocol.js";
 import { ReconnectingSocket, type RawFrame, type Terminal } from "../../shared/client/socket.js";
 import { CLOSE } from "../../shared/contract/close.js";
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
@@ -17,7 +9,7 @@ import type { Answer } from "./tools/calculator.js";
 import { AUTOMATIC, AutoTools } from "./tools/auto.js";
 import type { Key } from "./i18n.js";
 import { deviceId, randomId, type SavedSession } from "./storage.js";
-import type { CallEntry, CallLog } from "./calls.js";
+import { answeredBy, type CallEntry, type CallLog } from "./calls.js";
 import { Provider } from "./provider.js";
 import { Thread } from "./thread.js";
 import type { Loose, OutFrame } from "./outbox.js";
@@ -25,6 +17,7 @@ import type { InboxLink } from "./e2e/index.js";
 import { SealedLink } from "./sealed-link.js";
 import { isPinned, pinSealed } from "./e2e/store.js";
 import { isRelayFrame } from "./relay-frame.js";
+import { readStatus } from "./session-status.js";
 
 export interface ConnHooks {
   /** The relay's status gave the session a (new) label. */
@@ -81,9 +74,7 @@ export class SessionConn {
   /** Sealed, and this device holds no key of the inbox (paired before E2E, or not yet): it must pair again. */
   readonly noKey = signal<boolean>(false);
 
-  /** The one reconnecting socket of the clients (shared/client/socket.ts: backoff, heartbeat, terminal closes), new
-   * on every start. Its backoff resets only after a connection stayed up, so a relay that accepts and drops at
-   * once is not hammered at the base delay. */
+  /** The clients' one reconnecting socket (shared/client/socket.ts: backoff, heartbeat, terminal closes), new per start. */
   private sock: ReconnectingSocket | undefined;
   /** Bumped whenever a connection ends: what was opened or sealed for an older one is not handled or sent. */
   private link = 0;
@@ -108,7 +99,7 @@ export class SessionConn {
       queue: (f) => this.queue(f),
       lost: () => this.flashNotice("lostRace"),
       sent: (id) => this.thread.markSent(id),
-      auto: (c) => void this.autoAnswer(c),
+      auto: (c) => void this.auto.answer(c, this.sealed.value, () => this.find(c.call_id)?.state === "pending").then((a) => a && this.answer(c.call_id, a, "auto")),
     }, (name) => AUTOMATIC.has(name));
     this.calls = this.calls_.log.calls;
     this.thread = new Thread(this.clientId);
@@ -138,7 +129,6 @@ export class SessionConn {
     });
   }
 
-  // ------------------------------------------------------------------ lifecycle
 
   start(): void {
     this.stopped = false;
@@ -153,7 +143,7 @@ export class SessionConn {
     const sock = this.sock;
     this.sock = undefined;
     this.ended();
-    void sock?.stop(CLOSE.normal);
+    void sock?.stop();
     batch(() => {
       this.phase.value = "stopped";
       if (reason) this.stopReason.value = reason;
@@ -162,9 +152,8 @@ export class SessionConn {
 
   forget(): void {
     this.stop();
-    this.calls_.log.forget();
+    this.calls_.forget();
     this.auto.forget();
-    this.calls_.outbox.forget();
   }
 
   /** Reconnect now (the network came back, the page became visible, or the user asked). */
@@ -202,9 +191,8 @@ export class SessionConn {
       return;
     }
     this.phase.value = "connecting";
-    // The token travels as a subprotocol: it never appears in a URL, a log line or the Referer. No hello timeout
-    // (the heartbeat drops a silent socket).
-    // The global WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
+    // The token travels as a subprotocol: never in a URL, a log line or the Referer. No hello timeout (the heartbeat
+    // drops a silent socket). WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
     const sock = new ReconnectingSocket({ dial: () => new WebSocket(this.url(), ["lineup.v1", `lineup.token.${this.saved.token}`]), heartbeatMs: PING_MS, deadMs: DEAD_MS, helloTimeoutMs: 0 });
     this.sock = sock;
     sock.on("frame", (f) => this.sock === sock && this.onRaw(f));
@@ -258,32 +246,23 @@ export class SessionConn {
   /** GET /api/sessions/:sid with the token as a Bearer header: label, presence, pending count, message history. */
   async refreshStatus(): Promise<number> {
     await this.pinRead;
-    try {
-      const r = await fetch(new URL(`/api/sessions/${encodeURIComponent(this.sid)}`, this.saved.origin), {
-        headers: { authorization: `Bearer ${this.saved.token}` },
-        cache: "no-store",
-      });
-      this.reachable.value = true;
-      if (!r.ok) return r.status;
-      const s = (await r.json()) as SessionStatus;
+    const { code, status: s, sealed } = await readStatus(this.saved);
+    this.reachable.value = code !== 0;
+    if (s) {
       batch(() => {
         // A sealed session's status detail is sealed: a plaintext one would be the relay's.
-        if (!this.helloed) this.presence.value = { agent: this.sealed.value || (s as { sealed?: unknown }).sealed === true ? plainAgent(s.agent) : s.agent, apps: s.apps };
+        if (!this.helloed) this.presence.value = { agent: this.sealed.value || sealed ? plainAgent(s.agent) : s.agent, apps: s.apps };
         this.remotePending.value = s.pending_calls;
         if (s.label && s.label !== this.label.value) {
           this.label.value = s.label;
           this.hooks.onLabel?.(s.label); // remembered, so the app shows it offline too
         }
-        if ((s as { sealed?: unknown }).sealed === true) this.markSealed();
-        if (this.sealed.value) {
-          for (const m of s.messages ?? []) this.e2e.in({ ...m });
-        } else for (const m of s.messages ?? []) if ("content" in m) this.thread.add(m);
+        if (sealed) this.markSealed();
+        if (this.sealed.value) for (const m of s.messages ?? []) this.e2e.in({ ...m });
+        else for (const m of s.messages ?? []) if ("content" in m) this.thread.add(m);
       });
-      return r.status;
-    } catch {
-      this.reachable.value = false;
-      return 0;
     }
+    return code;
   }
 
   private send(f: OutFrame | Loose): boolean {
@@ -296,7 +275,6 @@ export class SessionConn {
     return sock.send(f);
   }
 
-  // ------------------------------------------------------------------ sealed sessions (docs/e2e.md)
 
   /** New keys for the inbox: forget the crypto (it reloads the keyring) and connect again for the catch-up. */
   keysChanged(): void {
@@ -322,7 +300,6 @@ export class SessionConn {
     void this.e2e.load();
   }
 
-  // ------------------------------------------------------------------ frames in
 
   private onFrame(f: RelayFrame): void {
     switch (f.type) {
@@ -342,25 +319,14 @@ export class SessionConn {
         this.agentTools.value = f.tools;
         this.calls_.toolList();
         return;
-      case "tool.call":
-        if ("arguments" in f) this.calls_.call(f);
-        return;
-      case "tool.cancel":
-        this.calls_.cancel(f);
-        return;
-      case "tool.result":
-        // This app makes no calls of its own; acknowledge anything kept for it so the relay can forget it.
-        this.send({ type: "tool.ack", call_id: f.call_id });
-        return;
       case "message":
         if ("content" in f) this.thread.add(f);
         return;
       case "presence":
         this.presence.value = { agent: f.agent, apps: f.apps };
         return;
-      case "error":
-        this.calls_.error(f);
-        return;
+      default:
+        this.calls_.receive(f);
     }
   }
 
@@ -372,13 +338,6 @@ export class SessionConn {
       if (this.notice.value?.at === at) this.notice.value = null;
     }, NOTICE_MS);
   }
-
-  private async autoAnswer(c: CallEntry): Promise<void> {
-    const a = await this.auto.answer(c, this.sealed.value, () => this.find(c.call_id)?.state === "pending");
-    if (a) this.answer(c.call_id, a, "auto");
-  }
-
-  // ------------------------------------------------------------------ answers out
 
   /** Answers a call (human or automatic). Sent now, or queued in localStorage until the next `hello`. */
   answer(callId: string, a: Answer, by: "me" | "auto" = "me"): boolean {
@@ -414,7 +373,6 @@ export class SessionConn {
     return true;
   }
 
-  // ------------------------------------------------------------------ state helpers
 
   find(callId: string): CallEntry | undefined {
     return this.calls_.find(callId);
@@ -433,11 +391,7 @@ export class SessionConn {
 
   /** Who answered elsewhere, as a person reads it: a device's name when its inbox knows the id. */
   whoAnswered(c: CallEntry): string | undefined {
-    if (!c.answeredBy) return undefined;
-    const named = this.hooks.nameOf?.(c.answeredBy);
-    if (named) return named;
-    // A bare client id (a guest link's `app-…`, an unknown device) tells a person nothing.
-    return /^(app-|dv_|~)[A-Za-z0-9_-]*$/.test(c.answeredBy) ? undefined : c.answeredBy;
+    return answeredBy(c, this.hooks.nameOf);
   }
 
   pendingCount(): number {

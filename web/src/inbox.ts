@@ -118,7 +118,7 @@ export class InboxConn {
     this.stopped = true;
     const sock = this.sock;
     this.sock = undefined;
-    void sock?.stop(CLOSE.normal);
+    void sock?.stop();
     this.phase.value = "stopped";
   }
 

@@ -43,6 +43,21 @@ export class Provider {
     this.outbox = new Outbox(sid);
   }
 
+  /** A frame about calls: a call, its cancel, an error about our answer, or a result (acknowledged unread: this
+   * app makes no calls of its own, so the relay may forget anything kept for it). */
+  receive(f: RelayFrame): void {
+    if (f.type === "tool.call" && "arguments" in f) this.call(f);
+    else if (f.type === "tool.cancel") this.cancel(f);
+    else if (f.type === "error") this.error(f);
+    else if (f.type === "tool.result") this.host.send({ type: "tool.ack", call_id: f.call_id });
+  }
+
+  /** Drops what this device kept of the calls (the session is forgotten). */
+  forget(): void {
+    this.log.forget();
+    this.outbox.forget();
+  }
+
   find(callId: string): CallEntry | undefined {
     return this.log.find(callId);
   }
@@ -86,32 +101,13 @@ export class Provider {
     if (this.isAuto(f.name)) this.host.auto(entry);
   }
 
-  /** A sealed call that did not open here, or whose arguments miss the schema (web/src/e2e/inbound.ts). */
-  sealedCall(call: ToolCallOut, resealed: boolean, unreadable: boolean, invalid: string | undefined): void {
-    const { call_id: callId, name } = call;
-    const known = this.find(callId);
-    const action = call.action !== undefined ? { action: call.action } : {};
-    if (unreadable) {
-      // Never the ciphertext: the card says it cannot be opened here.
-      if (known && !resealed) return;
-      if (!known) {
-        this.seen.add(callId);
-        this.log.add({ call_id: callId, name, ...action, args: {}, deadline: call.deadline, at: Date.now(), state: "pending", unreadable: true });
-      }
-      return;
-    }
-    if (invalid !== undefined) {
-      this.seen.add(callId);
-      if (!known) this.host.send({ type: "tool.result", call_id: callId, name, ...action, error: { code: "invalid_arguments", message: invalid } });
-      return;
-    }
-    if (known && (resealed || known.unreadable)) {
-      // A re-sealed call replaces its card (never asked twice); a pending one keeps its state.
-      this.seen.add(callId);
-      this.log.update(callId, { args: call.arguments, unreadable: false, deadline: call.deadline });
-      return;
-    }
-    this.call(call);
+  /** The relay delivered this call on the current connection (a sealed one: web/src/e2e/inbound.ts sealedCall). */
+  saw(callId: string): void {
+    this.seen.add(callId);
+  }
+
+  send(f: OutFrame): boolean {
+    return this.host.send(f);
   }
 
   cancel(f: Cancel): void {

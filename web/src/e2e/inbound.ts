@@ -5,6 +5,7 @@ import type { MessageOut, RelayFrame, ToolCallOut, ToolDef } from "../../../shar
 import type { Frame } from "../../../shared/crypto/e2e/index.js";
 import { isRelayFrame } from "../relay-frame.js";
 import type { OutFrame } from "../outbox.js";
+import type { Provider } from "../provider.js";
 import type { SealedHost } from "../sealed-link.js";
 import type { SessionCrypto } from "./session.js";
 
@@ -129,6 +130,34 @@ export async function deliverInbound(h: SealedHost, c: SessionCrypto, sent: Fram
       if (d.elided) h.thread.markElided(d.message.id);
       return;
     case "call":
-      return h.calls.sealedCall(d.call, d.resealed, d.unreadable === true, d.invalid);
+      return sealedCall(h.calls, d.call, d.resealed, d.unreadable === true, d.invalid);
   }
+}
+
+/** A sealed call, opened or not: a card that cannot be opened here, an invalid one refused, a re-sealed one replacing its card. */
+function sealedCall(p: Provider, call: ToolCallOut, resealed: boolean, unreadable: boolean, invalid: string | undefined): void {
+  const { call_id: callId, name } = call;
+  const known = p.find(callId);
+  const action = call.action !== undefined ? { action: call.action } : {};
+  if (unreadable) {
+    // Never the ciphertext: the card says it cannot be opened here.
+    if (known && !resealed) return;
+    if (!known) {
+      p.saw(callId);
+      p.log.add({ call_id: callId, name, ...action, args: {}, deadline: call.deadline, at: Date.now(), state: "pending", unreadable: true });
+    }
+    return;
+  }
+  if (invalid !== undefined) {
+    p.saw(callId);
+    if (!known) p.send({ type: "tool.result", call_id: callId, name, ...action, error: { code: "invalid_arguments", message: invalid } });
+    return;
+  }
+  if (known && (resealed || known.unreadable)) {
+    // A re-sealed call replaces its card (never asked twice); a pending one keeps its state.
+    p.saw(callId);
+    p.log.update(callId, { args: call.arguments, unreadable: false, deadline: call.deadline });
+    return;
+  }
+  p.call(call);
 }
