@@ -5,6 +5,7 @@
 // CLOSE table (4000–4999: never reconnect). Frames come out parsed as JSON objects, `hello` included; what
 // they mean is the codec's and the call book's business. Timers are the host's globals (vi fake timers in tests).
 import { CLOSE, isTerminalClose, terminalCodeName } from "../contract/close.js";
+import type { RelayFrame } from "../contract/protocol.js";
 import { Backoff, type BackoffOptions } from "./backoff.js";
 
 /** An event as the three runtimes deliver it: a DOM `Event`, a `ws` event and workerd's all have `type`. */
@@ -38,6 +39,12 @@ export const dialWith =
 
 /** A JSON frame from the relay, not yet checked (the codec reads it). */
 export type RawFrame = Record<string, unknown> & { type?: unknown };
+
+const RELAY_TYPES: readonly string[] = ["hello", "tool.list", "tool.call", "tool.result", "tool.cancel", "message", "presence", "error"];
+/** A JSON frame of one of the relay's frame types, read as the protocol's shape (the relay writes these, contract §4). */
+export function isRelayFrame(f: Record<string, unknown>): f is Record<string, unknown> & RelayFrame {
+  return typeof f.type === "string" && RELAY_TYPES.includes(f.type);
+}
 
 export interface Closed {
   code: number;
@@ -279,9 +286,10 @@ export class ReconnectingSocket {
 
   private closed(gen: number, c: Closed): void {
     if (gen !== this.gen || this.stopped) return;
-    const uptime = c.helloed ? Date.now() - this.helloAt : 0;
+    const uptime = Date.now() - this.helloAt;
     this.detach();
-    this.backoff.closed(uptime);
+    // Only a connection that got its hello can reset the counter (after `minUptimeMs` of it).
+    if (c.helloed) this.backoff.closed(uptime);
     const named = isTerminalClose(c.code) ? terminalCodeName(c.code) : this.o.terminalOf?.(c);
     const name = named ?? (this.o.reconnect === false ? terminalCodeName(c.code) : undefined);
     if (name !== undefined) {

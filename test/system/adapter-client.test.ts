@@ -219,7 +219,9 @@ describe("adapter library against the relay", () => {
     const { agent, app } = await agentAndApp(relayUrl);
     let aborted: (v: unknown) => void = () => {};
     const sawAbort = new Promise((r) => (aborted = r));
+    let started = false;
     agent.provide({ name: "slow", type: "action", description: "", inputSchema: { type: "object" } }, (_a, call) => {
+      started = true;
       return new Promise((resolve) => {
         call.signal.addEventListener("abort", () => {
           aborted(true);
@@ -229,7 +231,7 @@ describe("adapter library against the relay", () => {
     });
     await app.next((f) => f.type === "tool.list" && (f.tools as { name: string }[]).some((t) => t.name === "slow"));
     app.send({ type: "tool.call", call_id: "s1", name: "slow", arguments: {} });
-    await waitFor(() => ((agent as unknown as { serving: Map<string, unknown> }).serving.has("s1") ? true : undefined), "the handler to start");
+    await waitFor(() => (started ? true : undefined), "the handler to start");
     app.send({ type: "tool.cancel", call_id: "s1" });
     await expect(sawAbort).resolves.toBe(true);
     expect(await app.none((f) => f.type === "tool.result" && f.call_id === "s1", 500)).toBe(true);

@@ -3,10 +3,11 @@
 // connection (client id derived from the call_id), so the relay's kept results, identical-repeat rule and
 // acks work exactly as for any agent. A dropped socket (eviction with close, deploy) is reconnected and the
 // call resumed: kept results come again after hello, and a probe tells an open call from a forgotten one.
-import type { ToolResultOut } from "../../shared/contract/protocol.js";
+import type { RelayFrame, ToolResultOut } from "../../shared/contract/protocol.js";
+import { isRelayFrame, ReconnectingSocket } from "../../shared/client/socket.js";
 import type { CallEnd } from "../../shared/mcp/results.js";
-import { CLOSE, isTerminalClose } from "../../shared/contract/close.js";
-import { LineupSocket } from "./lineup-socket.js";
+import { CLOSE } from "../../shared/contract/close.js";
+import { LineupSocket, MCP_SOCKET, linkDial, peersApps } from "./lineup-socket.js";
 import { LinkError, type SessionLink } from "./port.js";
 
 /** How the wait for a call ended, beyond the call's own result or error. */
@@ -40,7 +41,8 @@ export const PROBE_TOOL = "lineup.mcp.probe";
 /** The reserved internal caller of one question (`~` ids: no socket of a client can claim them). */
 export const callerIdOf = (callId: string) => `~mcp.${callId.slice(4)}`;
 
-const BACKOFF_MS = [250, 500, 1000, 2000, 5000];
+/** Reconnects (shared/client/socket.ts) without jitter: 250 ms doubling up to 5 s, from 250 ms again after each drop. */
+export const CALL_LINK_BACKOFF = { baseMs: 250, capMs: 5000, minUptimeMs: 0, jitter: false } as const;
 
 let barriers = 0;
 
@@ -48,31 +50,58 @@ export class CallLink {
   readonly end: Promise<LinkEnd>;
   state: "connecting" | "reconnecting" | "waiting" = "connecting";
   private settle: (e: LinkEnd) => void = () => {};
-  private sock: LineupSocket | undefined;
+  private readonly sock: ReconnectingSocket;
   private stopped = false;
   private settled = false;
-  private lastApps = 0;
+  private apps_ = 0;
   private pendingStatus: object | undefined;
+  /** What the next connection does after hello: send the call, or (resuming) probe for it. */
+  private mode: CallFrame | "probe";
+  /** Per connection: the barrier id of its probe, and whether the call was seen to exist there. */
+  private barrier = "";
+  private exists = false;
 
   private constructor(
     private readonly link: SessionLink,
     private readonly sid: string,
     readonly callId: string,
+    first: CallFrame | "probe",
     private readonly log: (line: string) => void,
   ) {
     this.end = new Promise((r) => (this.settle = r));
+    this.mode = first;
+    this.sock = new ReconnectingSocket({
+      dial: linkDial(link, sid, callerIdOf(callId)),
+      backoff: CALL_LINK_BACKOFF,
+      ...MCP_SOCKET,
+      terminalOf: (c) => (c.cause instanceof LinkError && c.cause.code === "session_not_found" ? "session_gone" : undefined),
+    });
+    this.sock.on("frame", (f) => (isRelayFrame(f) ? this.onFrame(f) : undefined));
+    this.sock.on("close", (c) => {
+      if (!c.helloed) return this.log(`mcp: link to the session failed (${c.error ?? (c.reason || `closed ${c.code}`)}); retrying`);
+      this.state = "reconnecting";
+      // Resuming never re-sends the call: if it is gone meanwhile (answered and acked by a joined request,
+      // or cancelled), sending it again would put a second card in front of the human.
+      this.mode = "probe";
+    });
+    this.sock.on("terminal", (t) => {
+      if (t.name === "stopped") return this.finish({ kind: "failed", message: "closed" });
+      if (t.code === CLOSE.replaced) return this.finish({ kind: "replaced" });
+      if (t.code === CLOSE.sessionEnded || t.name === "session_gone") return this.finish({ kind: "session_gone" });
+      this.finish({ kind: "failed", message: `the session closed the link (${t.code} ${t.reason})` });
+    });
   }
 
   /** Starts (or joins) `first`, or — for "probe" — picks up an earlier call by its id. */
   static start(link: SessionLink, sid: string, callId: string, first: CallFrame | "probe", log: (line: string) => void): CallLink {
-    const c = new CallLink(link, sid, callId, log);
-    void c.run(first);
+    const c = new CallLink(link, sid, callId, first, log);
+    c.sock.start();
     return c;
   }
 
   /** Apps connected, as this connection last heard. */
   get apps(): number {
-    return this.sock?.apps ?? this.lastApps;
+    return this.apps_;
   }
 
   /** The call's result has reached the MCP client: the relay may forget it. Ends the link. */
@@ -88,9 +117,9 @@ export class CallLink {
   /** Sends a last frame and stops; while the link is down (a reconnect under way) a one-shot connection carries it. */
   private async last(frame: object): Promise<void> {
     this.stopped = true;
-    const sock = this.sock;
-    if (sock?.send(frame)) return sock.close();
-    sock?.close();
+    const sent = this.sock.send(frame);
+    void this.sock.stop(CLOSE.normal, "done", 0);
+    if (sent) return;
     const once = await LineupSocket.open(this.link, this.sid, callerIdOf(this.callId)).catch(() => undefined);
     once?.send(frame);
     once?.close();
@@ -99,98 +128,55 @@ export class CallLink {
   /** The agent's presence status for the app; sent now, or as soon as the link is up. */
   status(state: string, detail?: string): void {
     this.pendingStatus = detail === undefined ? { type: "status", state } : { type: "status", state, detail };
-    if (this.sock?.send(this.pendingStatus)) this.pendingStatus = undefined;
+    if (this.sock.send(this.pendingStatus)) this.pendingStatus = undefined;
   }
 
   /** Stops waiting; the call stays open in the session (a later await_answer or identical retry finds it). */
   close(): void {
     this.stopped = true;
-    this.sock?.close();
+    void this.sock.stop(CLOSE.normal, "done", 0);
     this.finish({ kind: "failed", message: "closed" });
   }
 
   private finish(e: LinkEnd): void {
     if (this.settled) return;
     this.settled = true;
+    this.stopped = true;
+    void this.sock.stop(CLOSE.normal, "done", 0);
     this.settle(e);
   }
 
-  private async run(first: CallFrame | "probe"): Promise<void> {
-    let mode = first;
-    for (let attempt = 0; !this.stopped; attempt++) {
-      let sock: LineupSocket;
-      try {
-        sock = await LineupSocket.open(this.link, this.sid, callerIdOf(this.callId));
-      } catch (e) {
-        if (e instanceof LinkError && e.code === "session_not_found") return this.finish({ kind: "session_gone" });
-        this.log(`mcp: link to the session failed (${e instanceof Error ? e.message : String(e)}); retrying`);
-        await sleep(BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)]!);
-        continue;
-      }
-      if (this.stopped) return sock.close();
-      this.sock = sock;
+  /** One frame of the current connection: after hello the call (or the probe) goes out; then we wait for its end. */
+  private onFrame(f: RelayFrame): void {
+    if (f.type === "hello") {
+      this.apps_ = peersApps(f.peers);
       this.state = "waiting";
-      if (this.pendingStatus && sock.send(this.pendingStatus)) this.pendingStatus = undefined;
-      const outcome = await this.watch(sock, mode);
-      if (outcome !== "dropped") return this.finish(outcome);
-      this.lastApps = sock.apps;
-      this.sock = undefined;
-      this.state = "reconnecting";
-      // Resuming never re-sends the call: if it is gone meanwhile (answered and acked by a joined request,
-      // or cancelled), sending it again would put a second card in front of the human.
-      mode = "probe";
-      attempt = -1;
-      await sleep(BACKOFF_MS[0]!);
-    }
-  }
-
-  /** Reads one connection until the call ends there, or the socket drops ("dropped": reconnect). */
-  private watch(sock: LineupSocket, mode: CallFrame | "probe"): Promise<LinkEnd | "dropped"> {
-    return new Promise((resolve) => {
-      const barrier = `mcp-barrier-${++barriers}`;
-      let exists = mode !== "probe";
-      let done = false;
-      let off: () => void = () => {};
-      const finish = (e: LinkEnd | "dropped") => {
-        if (done) return;
-        done = true;
-        off();
-        resolve(e);
-      };
-      // Replayed: a kept result is sent right after hello, before this listener could have been added.
-      off = sock.on((f) => {
-        if (f.type === "tool.result" && f.call_id === this.callId) {
-          if (f.name === PROBE_TOOL) {
-            // Our own probe, rejected (no app provides it): the real call is gone.
-            sock.send({ type: "tool.ack", call_id: this.callId });
-            return finish({ kind: "gone" });
-          }
-          return finish(endOf(f));
-        }
-        if (f.type === "error" && f.call_id === this.callId && f.code === "duplicate_call") exists = true;
-        if (f.type === "error" && f.call_id === barrier && f.code === "unknown_call" && !exists) {
-          // The probe was queued as a new call (no app connected): take it back; the real call is gone.
-          sock.send({ type: "tool.cancel", call_id: this.callId, reason: "probe" });
-          finish({ kind: "gone" });
-        }
-      }, true);
-      if (done) off(); // finished during the replay, before `off` was assigned
-      void sock.closed.then((c) => {
-        if (c.code === CLOSE.replaced) finish({ kind: "replaced" });
-        else if (c.code === CLOSE.sessionEnded) finish({ kind: "session_gone" });
-        else if (isTerminalClose(c.code)) finish({ kind: "failed", message: `the session closed the link (${c.code} ${c.reason})` });
-        else finish(this.stopped ? { kind: "failed", message: "closed" } : "dropped");
-      });
-      if (done) return;
-      if (mode === "probe") {
-        sock.send({ type: "tool.call", call_id: this.callId, name: PROBE_TOOL, arguments: {}, timeout_s: 1 });
+      if (this.pendingStatus && this.sock.send(this.pendingStatus)) this.pendingStatus = undefined;
+      this.barrier = `mcp-barrier-${++barriers}`;
+      this.exists = this.mode !== "probe";
+      if (this.mode === "probe") {
+        this.sock.send({ type: "tool.call", call_id: this.callId, name: PROBE_TOOL, arguments: {}, timeout_s: 1 });
         // A result for a call that does not exist is answered with an error naming our unique id: after it,
         // every answer to the probe has arrived.
-        sock.send({ type: "tool.result", call_id: barrier, result: { message: "barrier" } });
-      } else {
-        sock.send(mode);
+        this.sock.send({ type: "tool.result", call_id: this.barrier, result: { message: "barrier" } });
+      } else this.sock.send(this.mode);
+      return;
+    }
+    if (f.type === "presence") this.apps_ = f.apps;
+    if (f.type === "tool.result" && f.call_id === this.callId) {
+      if (f.name === PROBE_TOOL) {
+        // Our own probe, rejected (no app provides it): the real call is gone.
+        this.sock.send({ type: "tool.ack", call_id: this.callId });
+        return this.finish({ kind: "gone" });
       }
-    });
+      return this.finish(endOf(f));
+    }
+    if (f.type === "error" && f.call_id === this.callId && f.code === "duplicate_call") this.exists = true;
+    if (f.type === "error" && f.call_id === this.barrier && f.code === "unknown_call" && !this.exists) {
+      // The probe was queued as a new call (no app connected): take it back; the real call is gone.
+      this.sock.send({ type: "tool.cancel", call_id: this.callId, reason: "probe" });
+      this.finish({ kind: "gone" });
+    }
   }
 }
 
@@ -199,4 +185,3 @@ function endOf(f: ToolResultOut): CallEnd {
   return { kind: "error", code: f.error?.code ?? "internal", message: f.error?.message ?? "no result" };
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

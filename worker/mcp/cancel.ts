@@ -7,12 +7,14 @@
 // lingers a moment, so a cancel that overtakes its tools/call (the watcher connects after it) still lands.
 import { shortHash } from "../../shared/mcp/call-id.js";
 import { randomId } from "../../shared/edge/tokens.js";
-import { CLOSE, isTerminalClose } from "../../shared/contract/close.js";
-import { LineupSocket } from "./lineup-socket.js";
+import { CLOSE } from "../../shared/contract/close.js";
+import { ReconnectingSocket } from "../../shared/client/socket.js";
+import { LineupSocket, MCP_SOCKET, linkDial } from "./lineup-socket.js";
 import type { SessionLink } from "./port.js";
 
 const LINGER_MS = 2000;
-const BACKOFF_MS = 500;
+/** The watcher reconnects every 500 ms (no growth: it only lives as long as one request). */
+export const CANCEL_BACKOFF = { baseMs: 500, capMs: 500, minUptimeMs: 0, jitter: false } as const;
 
 export async function rendezvousIdOf(tokenId: string, userAgent: string, requestId: string | number): Promise<string> {
   return shortHash("cancel", tokenId, userAgent, requestId);
@@ -21,44 +23,25 @@ export async function rendezvousIdOf(tokenId: string, userAgent: string, request
 /** The waiting side: `cancelled` resolves when a cancelling request's signal closes our watcher. */
 export class CancelWatch {
   readonly cancelled: Promise<void>;
-  private stopped = false;
-  private sock: LineupSocket | undefined;
   private fire: () => void = () => {};
+  private readonly sock: ReconnectingSocket;
 
-  private constructor(
-    private readonly link: SessionLink,
-    private readonly sid: string,
-    private readonly clientId: string,
-  ) {
+  private constructor(link: SessionLink, sid: string, clientId: string) {
     this.cancelled = new Promise((r) => (this.fire = r));
+    // Best effort: a failed dial is retried; without the watcher only the cancellation is lost, never the answer.
+    this.sock = new ReconnectingSocket({ dial: linkDial(link, sid, clientId), backoff: CANCEL_BACKOFF, ...MCP_SOCKET });
+    // 4409 is the signal; any other terminal close means the session is gone, and the call ends anyway.
+    this.sock.on("terminal", (t) => (t.code === CLOSE.replaced && t.name !== "stopped" ? this.fire() : undefined));
   }
 
   static start(link: SessionLink, sid: string, rendezvous: string): CancelWatch {
     const w = new CancelWatch(link, sid, `~w.${rendezvous}.${randomId(8)}`);
-    void w.run();
+    w.sock.start();
     return w;
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      try {
-        this.sock = await LineupSocket.open(this.link, this.sid, this.clientId);
-      } catch {
-        await new Promise((r) => setTimeout(r, BACKOFF_MS));
-        continue; // best effort: without it only the cancellation is lost, never the answer
-      }
-      if (this.stopped) return this.sock.close();
-      const c = await this.sock.closed;
-      if (this.stopped) return;
-      if (c.code === CLOSE.replaced) return this.fire();
-      if (isTerminalClose(c.code)) return; // session gone: the call ends anyway
-      await new Promise((r) => setTimeout(r, BACKOFF_MS));
-    }
-  }
-
   close(): void {
-    this.stopped = true;
-    this.sock?.close();
+    void this.sock.stop(CLOSE.normal, "done", 0);
   }
 }
 

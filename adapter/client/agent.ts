@@ -1,0 +1,394 @@
+// The agent adapter's client (exported by index.ts): one outgoing WebSocket to the relay (so it works behind NAT) that survives
+// drops and relay deploys without losing a human's answer. API agreed in ADAPTER_API.md (docs/adapter.md).
+// A thin shell over the client core (issue 27 §1): the reconnecting socket (shared/client/socket.ts), the
+// plain/sealed codec (shared/client/codec.ts) and the pure call book (shared/client/call-book.ts), which keeps
+// the delivery rules (contract §4.2, §4.9, §4.10): a stable, persisted client id (the relay re-sends every
+// unacked result after `hello`); results acked once handed over and de-duplicated by call_id; after a
+// reconnect only OPEN calls are re-sent, by id; messages carry ids the relay de-duplicates; the latest status.
+// What stays here: the `ws` dial and its HTTP refusals, promises and timers of calls, and running handlers.
+import WebSocket from "ws";
+import { clampTimeout, describeIssues, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX, ToolCallIn } from "../../shared/contract/protocol.js";
+import type { ContentBlock, HelloFrame, PeerState, RelayFrame, ToolCallOut, ToolDef, ToolResultBody } from "../../shared/contract/protocol.js";
+import { CLOSE, terminalCodeName } from "../../shared/contract/close.js";
+import { CallBook, type Effect, type Outcome } from "../../shared/client/call-book.js";
+import { Codec, type Decoded } from "../../shared/client/codec.js";
+import { LineUpError } from "../../shared/client/errors.js";
+import { isRelayFrame, ReconnectingSocket, type WebSocketLike } from "../../shared/client/socket.js";
+import { randomId } from "../../shared/edge/tokens.js";
+import type { ContentKey } from "../../shared/crypto/e2e/keys.js";
+import type { Keyring } from "../e2e/keyring.js";
+import { checkCallArguments, previewOf } from "../e2e/frames.js";
+import { Provider } from "./provider.js";
+import type { BackoffOptions } from "../../shared/client/backoff.js";
+import { errorText } from "./session.js";
+import { normalizeUrl } from "./state.js";
+import type { AgentClient, CallOptions, Events, Presence, ToolHandler } from "./types.js";
+
+
+interface Waiting {
+  resolve: (r: ToolResultBody) => void;
+  reject: (e: LineUpError) => void;
+  cleanup: () => void;
+}
+
+export class Client implements AgentClient {
+  readonly sessionId: string;
+  clientId: string;
+  readonly relayUrl: string;
+  readonly appUrl: string | undefined;
+  presence: Presence = { agent: { online: false }, apps: 0 };
+  appTools: ToolDef[] = [];
+  lastError: LineUpError | undefined;
+
+  private readonly token: string;
+  private readonly connectTimeoutMs: number;
+  private readonly graceS: number;
+  private readonly log: (line: string) => void;
+  private readonly sock: ReconnectingSocket;
+  private readonly codec: Codec;
+  private readonly book = new CallBook();
+  private readonly keyring: Keyring | undefined;
+  private readonly offEpoch: (() => void) | undefined;
+  private stopped = false;
+  private first: { resolve: () => void; reject: (e: LineUpError) => void } | undefined;
+  /** The current dial's refused upgrade (status and body), for the terminal verdict and the log. */
+  private http: { status?: number; body: string } = { body: "" };
+  private rateTimer: ReturnType<typeof setTimeout> | undefined;
+
+  private readonly waiting = new Map<string, Waiting>();
+  private readonly provider = new Provider({ sealed: () => this.codec.sealed, answer: (f, body) => this.answer(f, body), log: (l) => this.log(l) });
+  private readonly listeners: { [E in keyof Events]: Set<(v: Events[E]) => void> } = { presence: new Set(), tools: new Set(), message: new Set(), connection: new Set(), result: new Set() };
+
+  constructor(o: {
+    relayUrl: string;
+    sessionId: string;
+    token: string;
+    clientId: string;
+    appUrl?: string;
+    tools?: ToolDef[];
+    connectTimeoutMs?: number;
+    heartbeatMs?: number;
+    backoff?: BackoffOptions;
+    localGraceS?: number;
+    log?: (line: string) => void;
+    /** The inbox's E2E keys: needed to join a sealed session (adapter/e2e/keyring.ts). */
+    keyring?: Keyring;
+    /** The state file says this session was created sealed: a `hello` without `sealed` is refused (e2e_downgrade). */
+    expectSealed?: boolean;
+  }) {
+    this.relayUrl = normalizeUrl(o.relayUrl);
+    this.sessionId = o.sessionId;
+    this.token = o.token;
+    this.clientId = o.clientId;
+    this.appUrl = o.appUrl;
+    this.connectTimeoutMs = o.connectTimeoutMs ?? 10_000;
+    const heartbeatMs = o.heartbeatMs ?? 20_000;
+    this.graceS = o.localGraceS ?? 15;
+    this.log = o.log ?? (() => {});
+    for (const t of o.tools ?? []) this.provider.define(t);
+    if (this.provider.defs.size > 0) this.book.provide([...this.provider.defs.values()]);
+    const keyring = o.keyring;
+    this.keyring = keyring;
+    this.codec = new Codec({
+      sessionId: this.sessionId,
+      sender: () => `agent:${this.clientId}`,
+      keys: keyring ? { keyOf: keyring.keyOf, current: () => keyring.current(), refresh: () => this.refreshKeys() } : undefined,
+      ...(o.expectSealed === true ? { pinned: true } : {}),
+      preview: previewOf,
+      write: (w) => this.sock.send(w),
+      deliver: (d) => this.onDecoded(d),
+      log: this.log,
+    });
+    // App-level heartbeat: the relay's runtime answers "ping" with "pong" without waking the object. A socket
+    // silent for two intervals is dead (NAT timeout, sleeping laptop): dropped and reconnected.
+    this.sock = new ReconnectingSocket({ dial: () => this.dial(), ...(o.backoff ? { backoff: o.backoff } : {}), heartbeatMs, deadMs: 2 * heartbeatMs, helloTimeoutMs: this.connectTimeoutMs, terminalOf: () => this.refusal()?.code });
+    this.sock.on("frame", (f) => (isRelayFrame(f) && f.type === "hello" ? this.onHello(f) : this.codec.in(f)));
+    this.sock.on("close", (c) => {
+      this.book.down();
+      const why = this.http.status ? `HTTP ${this.http.status}` : c.error || c.reason || `closed ${c.code}`;
+      if (this.first) return this.stop(new LineUpError("connect", `cannot connect to ${this.relayUrl}: ${why}`));
+      this.log(`connection lost (${this.http.status ? `HTTP ${this.http.status}` : `${c.code}${c.error || c.reason ? ` ${c.error || c.reason}` : ""}`}); reconnecting in ${(c.delayMs / 1000).toFixed(1)} s`);
+      this.emit("connection", "reconnecting");
+    });
+    this.sock.on("terminal", (t) => {
+      if (t.name === "stopped") return;
+      const e = this.refusal() ?? new LineUpError(terminalCodeName(t.code), `the relay closed the connection with ${t.code}${t.reason ? ` (${t.reason})` : ""}; not reconnecting`);
+      if (!this.first) this.log(e.message);
+      this.stop(e);
+    });
+    this.offEpoch = keyring?.onEpoch((ck) => this.onNewEpoch(ck));
+  }
+
+  /** True in a sealed session: every frame is sealed out and opened in. */
+  get sealed(): boolean {
+    return this.codec.sealed;
+  }
+
+  get connected(): boolean {
+    return this.book.online;
+  }
+
+  get wsUrl(): string {
+    const u = new URL(`${this.relayUrl.replace(/^http/, "ws")}/api/sessions/${encodeURIComponent(this.sessionId)}/ws`);
+    u.searchParams.set("client_id", this.clientId);
+    return u.toString();
+  }
+
+  // ------------------------------------------------------------------ connection
+
+  /** Opens the first connection; resolves after `hello`, rejects with LineUpError("auth"|"connect"|…). */
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.first = { resolve, reject };
+      this.sock.start();
+    });
+  }
+
+  private dial(): WebSocketLike {
+    const http: { status?: number; body: string } = { body: "" };
+    this.http = http;
+    // closeTimeout (ws ≥ 8.18, not in @types/ws): after the relay's close frame, wait at most 1 s for the
+    // TCP close — `wrangler dev` holds it ~10 s, and a terminal code (4004/4409) should stop us at once.
+    const options: WebSocket.ClientOptions & { closeTimeout?: number } = { handshakeTimeout: this.connectTimeoutMs, closeTimeout: 1000 };
+    const ws = new WebSocket(this.wsUrl, [SUBPROTOCOL, `${TOKEN_SUBPROTOCOL_PREFIX}${this.token}`], options);
+    ws.on("unexpected-response", (_req, res) => {
+      http.status = res.statusCode;
+      res.on("data", (d: Buffer) => (http.body += d.toString().slice(0, 2000)));
+      res.on("end", () => ws.terminate());
+      res.on("error", () => ws.terminate());
+    });
+    return ws;
+  }
+
+  /** An upgrade the relay refused over HTTP that must not be retried. */
+  private refusal(): LineUpError | undefined {
+    const { status, body } = this.http;
+    if (status === 401 || status === 403) return new LineUpError("auth", `the relay refused the agent token (${status}) ${errorText(body)}`.trim());
+    if (status === 404) return new LineUpError("session_ended", `the session is gone (404) ${errorText(body)}`.trim());
+    if (status === 400) return new LineUpError("bad_request", `the relay refused the connection (400) ${errorText(body)}`.trim());
+    return undefined;
+  }
+
+  private onHello(f: HelloFrame): void {
+    if (f.role !== "agent") {
+      // The role comes from the token: an app token would make this process a "human".
+      return this.refuse(new LineUpError("auth", `this token is for the ${f.role} role; the adapter needs the session's agent token`), "wrong role");
+    }
+    const v = this.codec.hello(f);
+    if (!v.ok && v.code === "e2e_downgrade") {
+      // A relay that drops `sealed` would get every frame in plaintext: refused before anything is sent.
+      const why = this.codec.sealed ? "its earlier hello said so" : "this machine created it sealed";
+      const msg = `session ${this.sessionId} is end-to-end encrypted (${why}), but the relay at ${this.relayUrl} now says it is not: refused, nothing was sent. A relay cannot unseal a session; check LINEUP_RELAY_URL, or start a new session`;
+      return this.refuse(new LineUpError("e2e_downgrade", msg), "e2e_downgrade");
+    }
+    if (!v.ok) return this.refuse(new LineUpError("e2e_no_key", `session ${f.session_id} is sealed (end-to-end encrypted) but this machine holds no key of its inbox on ${this.relayUrl}: \`lineup e2e status\` tells why`), "no key");
+    this.book.sealed = this.codec.sealed;
+    this.clientId = f.client_id;
+    this.presence = peersToPresence(v.frame.peers);
+    this.log(`connected to session ${f.session_id} as ${f.client_id}`);
+    this.run(this.book.hello());
+    this.emit("connection", "open");
+    this.emit("presence", this.presence);
+    this.first?.resolve();
+    this.first = undefined;
+  }
+
+  private refuse(e: LineUpError, reason: string): void {
+    void this.sock.stop(CLOSE.normal, reason);
+    this.stop(e);
+  }
+
+  private stop(e: LineUpError): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.lastError = e;
+    if (this.rateTimer) clearTimeout(this.rateTimer);
+    this.offEpoch?.();
+    this.keyring?.close();
+    void this.sock.stop();
+    this.run(this.book.stop({ code: e.code, message: e.message }));
+    this.provider.abortAll();
+    this.emit("connection", "closed");
+    this.first?.reject(e);
+    this.first = undefined;
+  }
+
+  async close(): Promise<void> {
+    const closing = this.sock.stop(CLOSE.normal, "bye", 1000);
+    this.stop(new LineUpError("closed", "the client was closed"));
+    await closing;
+  }
+
+  // ------------------------------------------------------------------ effects of the call book, frames of the codec
+
+  private run(fx: Effect[]): void {
+    for (const e of fx) {
+      switch (e.kind) {
+        case "send": {
+          const f = e.frame;
+          this.codec.out(f, f.type === "message" ? () => this.book.unsent(f) : undefined, e.fresh === true);
+          break;
+        }
+        case "refresh":
+          this.codec.refresh();
+          break;
+        case "reseal":
+          this.codec.reseal(e.call, e.alsoCall);
+          break;
+        case "settled":
+          this.settled(e.callId, e.outcome);
+          break;
+        case "unclaimed":
+          // A result for a call made before this process started: handed to a listener, or kept (unacked) until call() claims it.
+          if (this.listeners.result.size > 0) {
+            this.emit("result", e.frame);
+            this.run(this.book.acknowledge(e.frame.call_id));
+          }
+          break;
+        case "retry":
+          this.rateTimer ??= setTimeout(() => {
+            this.rateTimer = undefined;
+            this.run(this.book.resendCalls());
+          }, e.afterMs);
+          break;
+        case "call":
+          this.provider.call(e.call);
+          break;
+        case "cancel":
+          this.provider.cancel(e.frame.call_id, e.frame.reason);
+          break;
+        case "log":
+          this.log(e.line);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  private settled(callId: string, outcome: Outcome): void {
+    const w = this.waiting.get(callId);
+    if (!w) return;
+    this.waiting.delete(callId);
+    w.cleanup();
+    if ("error" in outcome) w.reject(new LineUpError(outcome.error.code, outcome.error.message));
+    else w.resolve(outcome.result);
+  }
+
+  private onDecoded(d: Decoded): void {
+    if ("placeholder" in d) return; // an elided sealed message: nothing in it to hand over
+    if ("badCall" in d) return this.answer(d.badCall, { error: { code: "invalid_arguments", message: d.why } });
+    if ("unopenable" in d) {
+      // Never shown as ciphertext; a call or result it belongs to ends.
+      const u = d.unopenable;
+      this.log(`end-to-end: a ${u.type} frame does not open (${d.why}); ignored`);
+      if (u.type === "tool.result" && u.call_id) this.run(this.book.fail(u.call_id, { code: "e2e_open_failed", message: `the result of ${u.call_id} does not open with this machine's keys: ${d.why}` }));
+      else if (u.type === "tool.call" && u.call_id) this.answer({ call_id: u.call_id, name: u.name ?? "", ...(u.action !== undefined ? { action: u.action } : {}) }, { error: { code: "e2e_open_failed", message: "the agent could not open this call's sealed arguments" } });
+      return;
+    }
+    const f: RelayFrame = d.frame;
+    if (f.type === "tool.list") {
+      this.appTools = f.tools;
+      this.emit("tools", f.tools);
+    } else if (f.type === "presence") {
+      this.presence = peersToPresence(f);
+      this.emit("presence", this.presence);
+    } else if (f.type === "message") this.emit("message", f);
+    else this.run(this.book.receive(f));
+  }
+
+  private async refreshKeys(): Promise<void> {
+    try {
+      await this.keyring?.sync();
+    } catch (e) {
+      this.log(`end-to-end: fetching the inbox's keys failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  private onNewEpoch(ck: ContentKey): void {
+    if (!this.codec.sealed || !this.book.online) return;
+    this.log(`end-to-end: key epoch ${ck.epoch}; re-sealing ${this.book.pendingCount} open call(s)`);
+    this.run(this.book.newEpoch());
+  }
+
+  // ------------------------------------------------------------------ calls we make
+
+  call(name: string, action: string | undefined, args: Record<string, unknown> = {}, opts: CallOptions = {}): Promise<ToolResultBody> {
+    return new Promise<ToolResultBody>((resolve, reject) => {
+      if (this.stopped) return reject(new LineUpError(this.lastError?.code ?? "closed", this.lastError?.message ?? "the client is closed"));
+      const callId = opts.callId ?? `c_${randomId(12)}`;
+      if (this.book.isPending(callId)) return reject(new LineUpError("duplicate_call", `call_id "${callId}" is already open in this client`));
+      const raw: Record<string, unknown> = { type: "tool.call", call_id: callId, name, arguments: args };
+      if (action !== undefined && action !== "") raw.action = action;
+      if (opts.timeoutS !== undefined) raw.timeout_s = opts.timeoutS;
+      const parsed = ToolCallIn.safeParse(raw);
+      if (!parsed.success) return reject(new LineUpError("bad_frame", describeIssues(parsed.error)));
+      const frame = parsed.data;
+      // Sealed: the relay cannot check the arguments any more, so the caller does (docs/e2e.md rule 2).
+      if (this.sealed) {
+        if (!this.keyring?.current()) return reject(new LineUpError("e2e_no_key", "this session is sealed but this machine holds no content key of its inbox (`lineup e2e status`)"));
+        const bad = checkCallArguments(this.appTools, name, frame.action, frame.arguments);
+        if (bad) return reject(new LineUpError("invalid_arguments", bad));
+      }
+      const claimed = this.book.claim(callId);
+      if (claimed) {
+        this.waiting.set(callId, { resolve, reject, cleanup: () => {} });
+        return this.run(claimed);
+      }
+      if (opts.signal?.aborted) return reject(new LineUpError("cancelled", "aborted before it was sent"));
+      // A local backstop: the relay answers `timeout` itself at the deadline; this only fires if the relay
+      // stays unreachable, so that every call ends.
+      const limitS = clampTimeout(opts.timeoutS) + this.graceS;
+      const timer = setTimeout(() => this.run(this.book.abort(callId, "timeout", { code: "timeout", message: `no result within ${limitS} s (the relay was unreachable)` })), limitS * 1000);
+      const onAbort = () => this.run(this.book.abort(callId, "aborted", { code: "cancelled", message: "the call was aborted" }));
+      opts.signal?.addEventListener("abort", onAbort, { once: true });
+      const cleanup = () => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener("abort", onAbort);
+      };
+      this.waiting.set(callId, { resolve, reject, cleanup });
+      this.run(this.book.call(frame, opts.callId !== undefined)); // offline: sent after the next hello
+    });
+  }
+
+  // ------------------------------------------------------------------ tools we provide
+
+  provide(def: ToolDef, handler: ToolHandler): void {
+    this.run(this.book.provide(this.provider.provide(def, handler)));
+  }
+
+  private answer(f: { call_id: string; name: string; action?: string | undefined }, body: Outcome): void {
+    this.run(this.book.answer(f, body));
+  }
+
+  // ------------------------------------------------------------------ messages, status, events
+
+  send(content: string | ContentBlock[]): void {
+    const blocks: ContentBlock[] = typeof content === "string" ? [{ type: "text", text: content }] : content;
+    this.run(this.book.message({ type: "message", id: `m_${randomId(9)}`, content: blocks }));
+  }
+
+  setStatus(state: string, detail?: string): void {
+    this.run(this.book.status(detail === undefined ? { type: "status", state } : { type: "status", state, detail }));
+  }
+
+  on<E extends keyof Events>(event: E, cb: (v: Events[E]) => void): () => void {
+    const set = this.listeners[event] as Set<(v: Events[E]) => void>;
+    set.add(cb);
+    return () => set.delete(cb);
+  }
+
+  private emit<E extends keyof Events>(event: E, v: Events[E]): void {
+    for (const cb of [...(this.listeners[event] as Set<(v: Events[E]) => void>)]) {
+      try {
+        cb(v);
+      } catch (e) {
+        this.log(`a ${event} listener threw: ${String(e)}`);
+      }
+    }
+  }
+}
+
+function peersToPresence(p: PeerState): Presence {
+  return { agent: p.agent.status ? { online: p.agent.online, status: p.agent.status } : { online: p.agent.online }, apps: p.apps };
+}

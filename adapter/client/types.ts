@@ -1,0 +1,63 @@
+// The adapter library's public types (docs/adapter.md), apart from the client itself (index.ts).
+import type { ContentBlock, MessageOut, ToolCallOut, ToolDef, ToolResultBody, ToolResultOut } from "../../shared/contract/protocol.js";
+import type { BackoffOptions } from "../../shared/client/backoff.js";
+import type { LineUpError } from "../../shared/client/errors.js";
+
+export interface ConnectOptions {
+  relayUrl?: string;
+  sessionId?: string;
+  token?: string;
+  relayKey?: string;
+  stateDir?: string;
+  cwd?: string;
+  label?: string;
+  clientId?: string;
+  /** Names a second stable client of the same session (e.g. "mcp"), so two processes do not replace each other. Default "agent". */
+  clientName?: string;
+  tools?: ToolDef[];
+  connectTimeoutMs?: number;
+  heartbeatMs?: number;
+  /** Reconnect backoff (defaults: base 500 ms, cap 30 s, counter reset after 10 s of uptime). */
+  backoff?: BackoffOptions;
+  /** Extra seconds a call waits past its timeout for the relay's own timeout result before failing locally. */
+  localGraceS?: number;
+  log?: (line: string) => void;
+}
+
+export type Presence = { agent: { online: boolean; status?: { state: string; detail?: string } }; apps: number };
+export type ConnectionState = "open" | "closed" | "reconnecting";
+export type ToolCall = ToolCallOut & { signal: AbortSignal };
+export type ToolHandler = (args: Record<string, unknown>, call: ToolCall) => Promise<ToolResultBody> | ToolResultBody;
+export interface CallOptions {
+  timeoutS?: number;
+  signal?: AbortSignal;
+  callId?: string;
+}
+
+export interface Events {
+  presence: Presence;
+  tools: ToolDef[];
+  message: MessageOut;
+  connection: ConnectionState;
+  /** A result for a call this process did not make (e.g. made by a previous run); see docs. */
+  result: ToolResultOut;
+}
+
+export interface AgentClient {
+  readonly sessionId: string;
+  readonly clientId: string;
+  readonly relayUrl: string;
+  readonly appUrl?: string;
+  readonly presence: Presence;
+  readonly appTools: ToolDef[];
+  readonly connected: boolean;
+  /** Set once the client stopped for good (terminal close code, auth failure, or close()). */
+  readonly lastError: LineUpError | undefined;
+  call(name: string, action: string | undefined, args?: Record<string, unknown>, opts?: CallOptions): Promise<ToolResultBody>;
+  provide(def: ToolDef, handler: ToolHandler): void;
+  send(content: string | ContentBlock[]): void;
+  setStatus(state: string, detail?: string): void;
+  on<E extends keyof Events>(event: E, cb: (v: Events[E]) => void): () => void;
+  close(): Promise<void>;
+}
+
