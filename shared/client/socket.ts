@@ -89,6 +89,8 @@ export interface SocketOptions {
   terminalOf?: (c: Closed) => string | undefined;
   /** false: one connection only — any close is terminal (named `closed_<code>` unless terminal already). */
   reconnect?: boolean;
+  /** true: the transport's open counts as its `hello` (the PWA's inbox socket: its protocol has no hello frame). */
+  helloOnOpen?: boolean;
 }
 
 export const SOCKET_DEFAULTS = { helloTimeoutMs: 10_000 } as const;
@@ -255,6 +257,11 @@ export class ReconnectingSocket {
 
   private opened(): void {
     this.lastSeen = Date.now();
+    if (this.o.helloOnOpen && !this.helloed) {
+      this.helloed = true;
+      this.helloAt = Date.now();
+      stopTimer(this.helloTimer);
+    }
     const every = this.o.heartbeatMs ?? 0;
     if (every > 0) {
       stopTimer(this.beatTimer);

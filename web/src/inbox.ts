@@ -4,10 +4,11 @@
 // inbox endpoint, means this device was removed: the caller forgets the inbox.
 import { signal } from "@preact/signals";
 import type { CodeIssued, DeviceInfo, DevicePaired, InboxState } from "../../shared/contract/inbox.js";
-import { Backoff } from "../../shared/client/backoff.js";
-import { CLOSE, isTerminalClose } from "../../shared/contract/close.js";
+import { ReconnectingSocket, type RawFrame } from "../../shared/client/socket.js";
+import { CLOSE } from "../../shared/contract/close.js";
 import { readJson, remove, writeJson, type SavedInbox } from "./storage.js";
 
+/** Heartbeat: a `ping` this often; no frame at all for DEAD_MS means the socket is dead (both relays answer `pong`). */
 const PING_MS = 20_000;
 const DEAD_MS = 45_000;
 
@@ -56,14 +57,10 @@ export class InboxConn {
   readonly state = signal<InboxState | null>(null);
   readonly phase = signal<InboxPhase>("connecting");
 
-  private ws: WebSocket | null = null;
-  private readonly backoff = new Backoff();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private pingTimer: ReturnType<typeof setInterval> | undefined;
-  private openedAt = 0;
-  private lastFrameAt = 0;
-  /** Whether this socket ever answered `ping`: only then does its silence mean it is dead. */
-  private pongs = false;
+  /** The one reconnecting socket of the clients (shared/client/socket.ts): backoff, heartbeat, terminal closes. */
+  private sock: ReconnectingSocket | undefined;
+  /** The current connection brought a state: only a connection that did not says nothing about the credential. */
+  private got = false;
   private stopped = false;
   private revokedOnce = false;
   /** issue 16: what this device shows (web/src/push.ts), the one frame the inbox socket takes; resent on every open. */
@@ -83,23 +80,45 @@ export class InboxConn {
 
   start(): void {
     this.stopped = false;
-    this.connect();
+    const u = new URL("/api/inbox/ws", this.saved.origin);
+    u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+    // The credential travels as a subprotocol, never in the URL (docs/inbox.md). The inbox protocol has no
+    // hello: a connection counts as up once open; the socket sees no hello timeout.
+    const sock = new ReconnectingSocket({
+      // The global WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
+      dial: () => new WebSocket(u.toString(), ["lineup.v1", `lineup.token.${this.saved.device_credential}`]),
+      heartbeatMs: PING_MS,
+      deadMs: DEAD_MS,
+      helloTimeoutMs: 0,
+      helloOnOpen: true,
+    });
+    this.sock = sock;
+    this.got = false;
+    this.phase.value = "connecting";
+    sock.on("open", () => {
+      if (this.view) sock.send(this.view); // issue 16: push suppression needs it from the start
+    });
+    sock.on("frame", (f) => this.sock === sock && this.onFrame(f));
+    sock.on("close", () => {
+      if (this.sock !== sock) return;
+      this.phase.value = "offline";
+      // A refused upgrade looks like any network failure (1006): ask over HTTP whether we were removed.
+      if (!this.got) void this.refresh();
+      this.got = false;
+    });
+    sock.on("terminal", (t) => {
+      if (this.sock !== sock) return;
+      if (t.code === CLOSE.revoked) this.revoked();
+      else this.stop();
+    });
+    sock.start();
   }
 
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
-    clearInterval(this.pingTimer);
-    const ws = this.ws;
-    this.ws = null;
-    if (ws) {
-      ws.onclose = null;
-      try {
-        ws.close(CLOSE.normal);
-      } catch {
-        /* already closed */
-      }
-    }
+    const sock = this.sock;
+    this.sock = undefined;
+    void sock?.stop();
     this.phase.value = "stopped";
   }
 
@@ -109,105 +128,26 @@ export class InboxConn {
     remove(this.cacheKey);
   }
 
+  /** Connects now if a retry is waiting (the network came back, the page became visible). */
   poke(): void {
-    if (this.stopped || this.ws) return;
-    clearTimeout(this.timer);
-    this.connect();
+    this.sock?.poke();
   }
 
+  /** Treats the socket as dead (the browser went offline): retried with backoff. */
   drop(): void {
-    const ws = this.ws;
-    if (!ws) return;
-    ws.onclose?.(new CloseEvent("close", { code: CLOSE.abnormal }));
-    try {
-      ws.close();
-    } catch {
-      /* ignore */
-    }
+    this.sock?.drop();
   }
 
-  private connect(): void {
-    if (this.stopped) return;
-    const u = new URL("/api/inbox/ws", this.saved.origin);
-    u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
-    let ws: WebSocket;
-    let got = false;
-    this.phase.value = this.backoff.attempts === 0 ? "connecting" : "offline";
-    try {
-      // The credential travels as a subprotocol, never in the URL (docs/inbox.md).
-      ws = new WebSocket(u.toString(), ["lineup.v1", `lineup.token.${this.saved.device_credential}`]);
-    } catch {
-      this.schedule();
+  private onFrame(f: RawFrame): void {
+    // The relay says so just before it closes with 4401 (the close may arrive late).
+    if (f.type === "revoked") {
+      this.revoked();
       return;
     }
-    this.ws = ws;
-    this.pongs = false;
-    ws.onopen = () => {
-      this.openedAt = Date.now();
-      this.lastFrameAt = Date.now();
-      this.startHeartbeat();
-      if (this.view) ws.send(this.view); // issue 16: push suppression needs it from the start
-    };
-    ws.onmessage = (ev: MessageEvent) => {
-      this.lastFrameAt = Date.now();
-      if (typeof ev.data !== "string") return;
-      if (ev.data === "pong") {
-        this.pongs = true;
-        return;
-      }
-      let f: unknown;
-      try {
-        f = JSON.parse(ev.data);
-      } catch {
-        return;
-      }
-      // The relay says so just before it closes with 4401 (the close may arrive late).
-      if ((f as { type?: unknown } | null)?.type === "revoked") {
-        this.revoked();
-        return;
-      }
-      if (!isState(f)) return;
-      got = true;
-      this.phase.value = "online";
-      this.setState(f);
-    };
-    ws.onclose = (ev: CloseEvent) => {
-      if (this.ws !== ws) return;
-      this.ws = null;
-      clearInterval(this.pingTimer);
-      this.backoff.closed(got ? Date.now() - this.openedAt : 0);
-      if (ev.code === CLOSE.revoked) {
-        this.revoked();
-        return;
-      }
-      if (isTerminalClose(ev.code)) {
-        this.stop();
-        return;
-      }
-      this.phase.value = "offline";
-      // A refused upgrade looks like any network failure (1006): ask over HTTP whether we were removed.
-      if (!got) void this.refresh();
-      this.schedule();
-    };
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.connect(), this.backoff.next());
-  }
-
-  private startHeartbeat(): void {
-    clearInterval(this.pingTimer);
-    this.pingTimer = setInterval(() => {
-      const ws = this.ws;
-      if (!ws) return;
-      if (this.pongs && Date.now() - this.lastFrameAt > DEAD_MS) {
-        this.drop();
-        return;
-      }
-      if (ws.readyState === WebSocket.OPEN) ws.send("ping");
-    }, PING_MS);
+    if (!isState(f)) return;
+    this.got = true;
+    this.phase.value = "online";
+    this.setState(f);
   }
 
   private setState(s: InboxState): void {
@@ -266,7 +206,7 @@ export class InboxConn {
   /** issue 16: tells the inbox what this device shows now (docs/push.md: no push while it shows that call). */
   setView(frame: string): void {
     this.view = frame;
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(frame);
+    this.sock?.send(frame);
   }
 
   /** Checks the credential after a session refused it: only the inbox says whether it was revoked. */

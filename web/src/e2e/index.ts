@@ -2,6 +2,7 @@
 // import for everything that needs the crypto or the schema validator, so plaintext users never pay for it.
 import "./strings.js"; // its strings join the app's (web/src/i18n.ts) as soon as the chunk is there
 export { sessionCrypto, checkCall, type SessionCrypto } from "./session.js";
+export { deliverInbound, openInbound, type Inbound } from "./inbound.js";
 export { comparisons, hasKeys, joinPairing, keyringFor, resumeJoins, Keyring, type E2EState, type InboxLink } from "./keyring.js";
 export { newPairingSecret, parsePairingFragment, isE2EError } from "../../../shared/crypto/e2e/index.js";
 export { recordId, deleteKeys } from "./store.js";

@@ -1,0 +1,26 @@
+// GET /api/sessions/:sid with the session's token as a Bearer header (never in the URL): its label, presence,
+// pending count and message history (web/src/conn.ts shows them before and between connections).
+import type { SessionStatus } from "../../shared/contract/protocol.js";
+import type { SavedSession } from "./storage.js";
+
+/** `code` 0: the relay could not be reached at all (a network error, not an HTTP answer). */
+export interface StatusRead {
+  code: number;
+  status?: SessionStatus;
+  /** The relay says the session is sealed (docs/e2e.md). */
+  sealed: boolean;
+}
+
+export async function readStatus(saved: SavedSession): Promise<StatusRead> {
+  try {
+    const r = await fetch(new URL(`/api/sessions/${encodeURIComponent(saved.sid)}`, saved.origin), {
+      headers: { authorization: `Bearer ${saved.token}` },
+      cache: "no-store",
+    });
+    if (!r.ok) return { code: r.status, sealed: false };
+    const status: SessionStatus & { sealed?: unknown } = await r.json();
+    return { code: r.status, status, sealed: status.sealed === true };
+  } catch {
+    return { code: 0, sealed: false };
+  }
+}
