@@ -33,7 +33,13 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 // taken per round and summarized by its median and spread.
 const ROUNDS = 10;
 const TPUT_ROUNDS = 5;
-const rec = <T>(f: (s: SystemName) => T): Record<SystemName, T> => ({ relay: f("relay"), durable: f("durable"), durable_alarm: f("durable_alarm"), do: f("do"), node: f("node") });
+const rec = <T>(f: (s: SystemName) => T): Record<SystemName, T> => ({
+  relay: f("relay"),
+  durable: f("durable"),
+  durable_alarm: f("durable_alarm"),
+  do: f("do"),
+  node: f("node"),
+});
 
 async function throughputRounds(sys: Systems<SystemName>, order: SystemName[], cpuPid: Partial<Record<SystemName, { runtime?: number; proxy?: number }>>) {
   const calls = rec(() => 0);
@@ -56,7 +62,13 @@ async function throughputRounds(sys: Systems<SystemName>, order: SystemName[], c
     }
     log(`throughput: round ${r + 1}/${TPUT_ROUNDS}: ${order.map((s) => `${s} ${rounds[s][r]}/s`).join(", ")}`);
   }
-  const one = (s: SystemName): Throughput => ({ in_flight: IN_FLIGHT, seconds: Math.round(secs[s] * 100) / 100, calls: calls[s], calls_per_s: Math.round(calls[s] / secs[s]), rounds: rounds[s] });
+  const one = (s: SystemName): Throughput => ({
+    in_flight: IN_FLIGHT,
+    seconds: Math.round(secs[s] * 100) / 100,
+    calls: calls[s],
+    calls_per_s: Math.round(calls[s] / secs[s]),
+    rounds: rounds[s],
+  });
   const cpuOf = (s: SystemName): Cpu => ({
     cpu_ms: cpu[s].ok ? Math.round(cpu[s].runtime) : null,
     calls: calls[s],
@@ -81,7 +93,12 @@ async function pool<T, R>(items: readonly T[], n: number, f: (x: T, i: number) =
 }
 
 /** Many sessions at once on one system's process: connect them all, one call each, memory from /proc. */
-async function scaleStep(name: string, pids: { runtime?: number; proxy?: number }, open: (i: number, attempt: number) => Promise<Pair>, create?: (i: number) => Promise<void>): Promise<Scale> {
+async function scaleStep(
+  name: string,
+  pids: { runtime?: number; proxy?: number },
+  open: (i: number, attempt: number) => Promise<Pair>,
+  create?: (i: number) => Promise<void>,
+): Promise<Scale> {
   log(`scale (${name}): ${SESSIONS} sessions × (1 agent + ${APPS} apps)`);
   await sleep(1000); // let the previous step's garbage settle before the "before" figure
   const rssBefore = memOf(pids.runtime)?.rssKiB ?? null;
@@ -89,7 +106,11 @@ async function scaleStep(name: string, pids: { runtime?: number; proxy?: number 
   let t = performance.now();
   let createMs: number | null = null;
   if (create) {
-    await pool(Array.from({ length: SESSIONS }, (_, i) => i), 32, (i) => create(i));
+    await pool(
+      Array.from({ length: SESSIONS }, (_, i) => i),
+      32,
+      (i) => create(i),
+    );
     createMs = Math.round(performance.now() - t);
     log(`scale (${name}): ${SESSIONS} sessions created in ${createMs} ms`);
   }
@@ -101,7 +122,11 @@ async function scaleStep(name: string, pids: { runtime?: number; proxy?: number 
     try {
       t = performance.now();
       // Bounded concurrency: opening 600 sockets at once mostly measures the client's own queueing.
-      pairs = await pool(Array.from({ length: SESSIONS }, (_, i) => i), 25, (i) => open(i, attempt));
+      pairs = await pool(
+        Array.from({ length: SESSIONS }, (_, i) => i),
+        25,
+        (i) => open(i, attempt),
+      );
       connectMs = performance.now() - t;
       log(`scale (${name}): all connected in ${connectMs.toFixed(0)} ms; one call each`);
       t = performance.now();
@@ -183,7 +208,9 @@ async function main() {
     ]);
     const wd = workerdOf(relay.proc.pid!);
     const fd = workerdOf(floor.proc.pid!);
-    log(`relay ${relay.url} (workerd runtime pid ${wd.runtime ?? "?"}, proxy ${wd.proxy ?? "?"}), floors ${floor.url} (runtime ${fd.runtime ?? "?"}), node ${nodeBase.url}`);
+    log(
+      `relay ${relay.url} (workerd runtime pid ${wd.runtime ?? "?"}, proxy ${wd.proxy ?? "?"}), floors ${floor.url} (runtime ${fd.runtime ?? "?"}), node ${nodeBase.url}`,
+    );
     const loadStart = loadavg()[0]!;
     loads.push(loadStart);
 
@@ -194,7 +221,10 @@ async function main() {
       await p.agent.call();
       wakeRelay.push(p);
     }
-    const wakeBase: Record<"durable" | "do", { pairs: Pair[]; instances: string[] }> = { durable: { pairs: [], instances: [] }, do: { pairs: [], instances: [] } };
+    const wakeBase: Record<"durable" | "do", { pairs: Pair[]; instances: string[] }> = {
+      durable: { pairs: [], instances: [] },
+      do: { pairs: [], instances: [] },
+    };
     for (const kind of ["durable", "do"] as const) {
       for (let i = 0; i < WAKE_SESSIONS; i++) {
         const pair = await baselinePair(floor.url, `wake${i}`, { durable: kind === "durable" });
@@ -227,7 +257,9 @@ async function main() {
           : evicted === 0
             ? `wrangler dev did NOT hibernate the idle objects: the baselines kept their in-memory instance ids after ${idleS} s idle in all ${hib.length} rooms, so these figures are first-call-after-idle, not a real wake-up.`
             : `wrangler dev evicted ${evicted} of ${hib.length} idle baseline objects after ${idleS} s; figures mix real wake-ups and warm calls.`;
-    log(`wake-up: relay ${wake.relay.first_ms.join(", ")} ms (warm after: ${wake.relay.warm_ms.join(", ")}); durable ${wake.durable.first_ms.join(", ")}; ${note}`);
+    log(
+      `wake-up: relay ${wake.relay.first_ms.join(", ")} ms (warm after: ${wake.relay.warm_ms.join(", ")}); durable ${wake.durable.first_ms.join(", ")}; ${note}`,
+    );
 
     const latSession = await createSession(relay.url, "lat");
     const open: Record<SystemName, (tag: string) => Promise<Pair>> = {
@@ -306,23 +338,46 @@ async function main() {
       throughput: tput,
       ratios,
       durable_vs_do: { latency_p50: roundRatio(pr("durable", "p50"), pr("do", "p50")), throughput: roundRatio(tr("durable"), tr("do")) },
-      alarm_vs_durable: { latency_p50: roundRatio(pr("durable_alarm", "p50"), pr("durable", "p50")), throughput: roundRatio(tr("durable_alarm"), tr("durable")) },
+      alarm_vs_durable: {
+        latency_p50: roundRatio(pr("durable_alarm", "p50"), pr("durable", "p50")),
+        throughput: roundRatio(tr("durable_alarm"), tr("durable")),
+      },
       storage_per_call: await countPerCall(),
-      cpu: { ...cpu, relay_vs_durable: cpu.relay.us_per_call !== null && cpu.durable.us_per_call ? ratio(cpu.relay.us_per_call, cpu.durable.us_per_call) : null },
+      cpu: {
+        ...cpu,
+        relay_vs_durable: cpu.relay.us_per_call !== null && cpu.durable.us_per_call ? ratio(cpu.relay.us_per_call, cpu.durable.us_per_call) : null,
+      },
       scale: {
         relay: scaleRelay,
         durable: scaleDurable,
-        per_session_relay_vs_durable: scaleRelay.per_session_kib !== null && scaleDurable.per_session_kib ? ratio(scaleRelay.per_session_kib, scaleDurable.per_session_kib) : null,
+        per_session_relay_vs_durable:
+          scaleRelay.per_session_kib !== null && scaleDurable.per_session_kib ? ratio(scaleRelay.per_session_kib, scaleDurable.per_session_kib) : null,
       },
       wakeup: { idle_s: idleS, ...wake, note },
       goals: {
-        latency_p50_vs_durable: { goal: "≤ 1.25", median: ratios.latency_p50.vs_durable.median, spread: ratios.latency_p50.vs_durable.spread, met: ratios.latency_p50.vs_durable.median <= 1.25 },
-        throughput_vs_durable: { goal: "≥ 0.8", median: ratios.throughput.vs_durable.median, spread: ratios.throughput.vs_durable.spread, met: ratios.throughput.vs_durable.median >= 0.8 },
+        latency_p50_vs_durable: {
+          goal: "≤ 1.25",
+          median: ratios.latency_p50.vs_durable.median,
+          spread: ratios.latency_p50.vs_durable.spread,
+          met: ratios.latency_p50.vs_durable.median <= 1.25,
+        },
+        throughput_vs_durable: {
+          goal: "≥ 0.8",
+          median: ratios.throughput.vs_durable.median,
+          spread: ratios.throughput.vs_durable.spread,
+          met: ratios.throughput.vs_durable.median >= 0.8,
+        },
         wakeup_vs_warm: { goal: "≤ 2", median: wakeR.median, spread: wakeR.spread, met: wakeR.median <= 2 },
       },
       agent_errors: agentErrors,
       reopened_after_drop: sys0.reopened,
-      load_avg_1m: { start: l2(loadStart), end: l2(loadEnd), min: l2(Math.min(...loads)), max: l2(Math.max(...loads)), mean: l2(loads.reduce((a, b) => a + b, 0) / loads.length) },
+      load_avg_1m: {
+        start: l2(loadStart),
+        end: l2(loadEnd),
+        min: l2(Math.min(...loads)),
+        max: l2(Math.max(...loads)),
+        mean: l2(loads.reduce((a, b) => a + b, 0) / loads.length),
+      },
       total_s: elapsedS(),
     };
     writeFileSync("bench/results.json", JSON.stringify(results, null, 2) + "\n");
@@ -331,8 +386,12 @@ async function main() {
     log(`done in ${results.total_s} s: bench/results.json, docs/benchmarks.md, docs/bench-latency.svg`);
     const g = results.goals;
     const show = (x: { median: number; spread: [number, number] }) => `${x.median}× (${x.spread[0]}–${x.spread[1]})`;
-    log(`relay vs durable floor: p50 ${show(g.latency_p50_vs_durable)} [goal ${g.latency_p50_vs_durable.goal}], throughput ${show(g.throughput_vs_durable)} [goal ${g.throughput_vs_durable.goal}]; wake-up ÷ warm ${show(g.wakeup_vs_warm)} [goal ${g.wakeup_vs_warm.goal}]`);
-    log(`vs bare DO: p50 ${show(ratios.latency_p50.vs_do)}, throughput ${show(ratios.throughput.vs_do)}; CPU/call relay ${cpu.relay.us_per_call} µs, durable ${cpu.durable.us_per_call} µs; memory/session relay ${scaleRelay.per_session_kib} KiB, durable ${scaleDurable.per_session_kib} KiB; load ${results.load_avg_1m.min}–${results.load_avg_1m.max}`);
+    log(
+      `relay vs durable floor: p50 ${show(g.latency_p50_vs_durable)} [goal ${g.latency_p50_vs_durable.goal}], throughput ${show(g.throughput_vs_durable)} [goal ${g.throughput_vs_durable.goal}]; wake-up ÷ warm ${show(g.wakeup_vs_warm)} [goal ${g.wakeup_vs_warm.goal}]`,
+    );
+    log(
+      `vs bare DO: p50 ${show(ratios.latency_p50.vs_do)}, throughput ${show(ratios.throughput.vs_do)}; CPU/call relay ${cpu.relay.us_per_call} µs, durable ${cpu.durable.us_per_call} µs; memory/session relay ${scaleRelay.per_session_kib} KiB, durable ${scaleDurable.per_session_kib} KiB; load ${results.load_avg_1m.min}–${results.load_avg_1m.max}`,
+    );
   } finally {
     clearInterval(loadTimer);
     await stopAll();
@@ -342,7 +401,14 @@ async function main() {
 const scaleSessions: Awaited<ReturnType<typeof createSession>>[] = [];
 
 const argv = process.argv.slice(2);
-const mode = argv.includes("--profile") || process.env.BENCH_PROFILE === "1" ? runProfile : argv.includes("--extras") ? runExtras : argv.includes("--ab") ? () => runAb(...argv.slice(argv.indexOf("--ab") + 1).filter((a) => !a.startsWith("-"))) : main;
+const mode =
+  argv.includes("--profile") || process.env.BENCH_PROFILE === "1"
+    ? runProfile
+    : argv.includes("--extras")
+      ? runExtras
+      : argv.includes("--ab")
+        ? () => runAb(...argv.slice(argv.indexOf("--ab") + 1).filter((a) => !a.startsWith("-")))
+        : main;
 mode().then(
   () => process.exit(0),
   (e: unknown) => {

@@ -106,8 +106,19 @@ class AgentSide {
   private seq = 0;
   pumping = true;
   readonly client: Client;
-  constructor(base: () => string, readonly s: SessionCreated, readonly tag: string) {
-    this.client = new Client(base, s, s.agent_token, `ag-${tag}`, () => this.opened(), (f) => this.frame(f));
+  constructor(
+    base: () => string,
+    readonly s: SessionCreated,
+    readonly tag: string,
+  ) {
+    this.client = new Client(
+      base,
+      s,
+      s.agent_token,
+      `ag-${tag}`,
+      () => this.opened(),
+      (f) => this.frame(f),
+    );
   }
   private callFrame(id: string, a: number, b: number) {
     return { type: "tool.call", call_id: id, name: "calculator", action: "add", arguments: { a, b }, timeout_s: 600 };
@@ -183,7 +194,9 @@ async function pendingCalls(base: string, s: SessionCreated): Promise<number> {
 
 async function main() {
   const port = await freePort();
-  log(`soak for ${MINUTES} min: ${SESSIONS} sessions × (1 agent + 2 apps), ${IN_FLIGHT} calls in flight each; drops every ${DROP_EVERY_MS} ms, relay restart every ${RESTART_EVERY_MS / 1000} s (rate limit raised: ${JSON.stringify(VARS)})`);
+  log(
+    `soak for ${MINUTES} min: ${SESSIONS} sessions × (1 agent + 2 apps), ${IN_FLIGHT} calls in flight each; drops every ${DROP_EVERY_MS} ms, relay restart every ${RESTART_EVERY_MS / 1000} s (rate limit raised: ${JSON.stringify(VARS)})`,
+  );
   // Private state, kept across the restarts (see WranglerOpts.persistTo for why not .wrangler/state).
   const persistTo = "bench/.tmp/state-soak";
   rmSync(persistTo, { recursive: true, force: true });
@@ -221,7 +234,9 @@ async function main() {
       if (Date.now() - lastLog > 10_000) {
         lastLog = Date.now();
         const open = agents.reduce((n, a) => n + a.outstanding.size, 0);
-        log(`calls ${stats.calls}, results ${stats.results}, open ${open}, re-sent results ${stats.resent}, drops ${stats.drops}, restarts ${stats.restarts}, failures ${failures.length}`);
+        log(
+          `calls ${stats.calls}, results ${stats.results}, open ${open}, re-sent results ${stats.resent}, drops ${stats.drops}, restarts ${stats.restarts}, failures ${failures.length}`,
+        );
       }
     }
     log("churn over: no new calls; waiting for every open call to finish…");
@@ -251,7 +266,9 @@ async function main() {
       ok: failures.length === 0 && stats.sameConnRepeats === 0 && stats.results === stats.calls,
     };
     writeFileSync("bench/soak-results.json", JSON.stringify(summary, null, 2) + "\n");
-    log(`${summary.ok ? "PASS" : "FAIL"}: ${stats.calls} calls, ${stats.results} answered once each to the caller's code, ${stats.resent} results re-sent after reconnects, ${stats.drops} drops, ${stats.restarts} relay restarts; failures: ${failures.length ? failures.join("; ") : "none"}`);
+    log(
+      `${summary.ok ? "PASS" : "FAIL"}: ${stats.calls} calls, ${stats.results} answered once each to the caller's code, ${stats.resent} results re-sent after reconnects, ${stats.drops} drops, ${stats.restarts} relay restarts; failures: ${failures.length ? failures.join("; ") : "none"}`,
+    );
     process.exitCode = summary.ok ? 0 : 1;
   } finally {
     await relay.stop();

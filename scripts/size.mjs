@@ -16,9 +16,7 @@ const files = [];
   }
 })(root);
 const html = readFileSync(join(root, "index.html"), "utf8");
-const initialJs = new Set(
-  [...html.matchAll(/<(?:script[^>]*\bsrc|link[^>]*\brel="modulepreload"[^>]*\bhref)="\/?([^"]+\.js)"/g)].map((m) => m[1]),
-);
+const initialJs = new Set([...html.matchAll(/<(?:script[^>]*\bsrc|link[^>]*\brel="modulepreload"[^>]*\bhref)="\/?([^"]+\.js)"/g)].map((m) => m[1]));
 let initial = 0;
 for (const f of files.sort()) {
   const raw = readFileSync(f);
@@ -26,7 +24,9 @@ for (const f of files.sort()) {
   const rel = f.slice(root.length + 1);
   const isInitial = initialJs.has(rel);
   if (isInitial) initial += gz;
-  console.log(`${rel.padEnd(40)} ${(raw.length / 1024).toFixed(1).padStart(8)} KB  ${(gz / 1024).toFixed(1).padStart(7)} KB gz${isInitial ? "  (initial)" : ""}`);
+  console.log(
+    `${rel.padEnd(40)} ${(raw.length / 1024).toFixed(1).padStart(8)} KB  ${(gz / 1024).toFixed(1).padStart(7)} KB gz${isInitial ? "  (initial)" : ""}`,
+  );
 }
 console.log(`initial JavaScript: ${(initial / 1024).toFixed(1)} KB gzipped (budget ${BUDGET / 1024} KB)`);
 if (initialJs.size === 0) {

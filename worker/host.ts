@@ -5,6 +5,7 @@ import { parseConfig, type ConfigResult } from "../shared/edge/config.js";
 import { DEV_RELAY_KEY } from "../shared/contract/defaults.js";
 import { AuthBrake, type EdgeEnv, type EdgeHost, type EdgeSession } from "../shared/edge/app.js";
 import type { HttpCallAnswer } from "../shared/session/engine.js";
+import { withIdentity } from "../shared/session/identity.js";
 import { hmac } from "../shared/edge/tokens.js";
 import type { Env } from "./env.js";
 import { relaySecrets, relayVapid, rotateVapid } from "./relay.js";
@@ -63,9 +64,16 @@ export function workerHost<E extends { Bindings: Env }>(c: Context<E>): EdgeHost
     brake,
     session: (sid) => sessionStub(env, sid),
     // The object's stub is the inbox service itself (shared/inbox/service.ts): no forward per operation.
-    inboxes: { inbox: (id) => env.INBOXES.get(env.INBOXES.idFromName(id)), connect: (id, req, deviceId, subprotocol) => inboxConnect(env, id, req, deviceId, subprotocol) },
+    inboxes: {
+      inbox: (id) => env.INBOXES.get(env.INBOXES.idFromName(id)),
+      connect: (id, req, deviceId, subprotocol) => inboxConnect(env, id, req, deviceId, subprotocol),
+    },
     // http://127.0.0.1 push endpoints only while the relay itself is on localhost (the dev key's rule).
-    push: { publicKey: async () => (await relayVapid(env)).publicKey, rotate: async () => (await rotateVapid(env)).publicKey, allowLocalHttp: isLocal(c.req.url) },
+    push: {
+      publicKey: async () => (await relayVapid(env)).publicKey,
+      rotate: async () => (await rotateVapid(env)).publicKey,
+      allowLocalHttp: isLocal(c.req.url),
+    },
     im:
       env.WUKONGIM_API_URL && env.WUKONGIM_BOT_UID
         ? { sessionId: (ch) => imSessionId(env, ch) }
@@ -89,16 +97,8 @@ function sessionStub(env: Env, sid: string): EdgeSession {
     httpResult: async (epoch, callId, waitS) => (await stub.httpResult(epoch, callId, waitS)) as HttpCallAnswer,
     setE2eEpoch: (epoch) => stub.setE2eEpoch(epoch),
     connect(req, a) {
-      // Only the edge speaks to the object in x-lineup-* headers: a client's own are dropped.
-      const headers = new Headers();
-      for (const [k, v] of req.headers) if (!k.startsWith("x-lineup-")) headers.set(k, v);
-      headers.set("x-lineup-role", a.role);
-      headers.set("x-lineup-epoch", String(a.epoch));
-      if (a.subprotocol) headers.set("x-lineup-subprotocol", "1");
-      if (a.internal) headers.set("x-lineup-internal", "1");
-      if (a.clientId !== null) headers.set("x-lineup-client", a.clientId);
-      if (a.name !== undefined) headers.set("x-lineup-name", encodeURIComponent(a.name));
-      return stub.fetch(new Request(req, { headers }));
+      // Only the edge speaks to the object about who a socket is (x-lineup-* headers; a client's own are dropped).
+      return stub.fetch(withIdentity(req, a));
     },
   };
 }

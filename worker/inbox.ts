@@ -14,7 +14,6 @@ import { tagOf, workerPushPorts, type InboxSocketTag } from "./push.js";
 const earliest = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
 
 // Its RPC surface is InboxOps' (shared/inbox/service.ts), adopted onto this class below: declared here, written there once.
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the methods are put on the prototype by adoptInboxOps, right after the class.
 export interface Inbox extends InboxRpc {}
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: see the interface above.
 export class Inbox extends DurableObject<Env> {
@@ -34,44 +33,47 @@ export class Inbox extends DurableObject<Env> {
     const pushWake = this.pushPorts.wake;
     this.pushPorts.wake = (at) => pushWake(earliest(at, this.core.endingDue()));
     this.push = new PushCore(this.pushPorts);
-    this.core = new InboxCore({
-      load: () => {
-        if (!this.cache) {
-          const row = sql.exec<{ v: string }>("SELECT v FROM inbox WHERE k = 'state'").toArray()[0];
-          this.cache = row ? (JSON.parse(row.v) as InboxData) : undefined;
-        }
-        // A copy: a change that throws half-way must not leave the cache ahead of SQLite.
-        return this.cache && (structuredClone(this.cache) as InboxData);
+    this.core = new InboxCore(
+      {
+        load: () => {
+          if (!this.cache) {
+            const row = sql.exec<{ v: string }>("SELECT v FROM inbox WHERE k = 'state'").toArray()[0];
+            this.cache = row ? (JSON.parse(row.v) as InboxData) : undefined;
+          }
+          // A copy: a change that throws half-way must not leave the cache ahead of SQLite.
+          return this.cache && (structuredClone(this.cache) as InboxData);
+        },
+        save: (d) => {
+          sql.exec("INSERT INTO inbox (k, v) VALUES ('state', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v", JSON.stringify(d));
+          this.cache = d;
+        },
+        broadcast: (frame) => {
+          for (const ws of ctx.getWebSockets()) {
+            const id = tagOf(ws)?.device;
+            if (id) sendIfOpen(ws, frame(id));
+          }
+        },
+        // The frame first: a socket closed from another request's context may reach its close event late.
+        closeDevice: (id, code, reason) =>
+          ctx.getWebSockets(id).forEach((ws) => {
+            sendIfOpen(ws, JSON.stringify({ type: "revoked", message: reason }));
+            closeQuietly(ws, code, reason);
+          }),
+        dropClient: (sid, clientId, code, reason) => env.SESSIONS.get(env.SESSIONS.idFromName(sid)).dropClient(`app:${clientId}`, code, reason),
+        sessionEpoch: async (sid, epoch) => void (await env.SESSIONS.get(env.SESSIONS.idFromName(sid)).setE2eEpoch(epoch)),
+        endSession: async (sid, epoch, reason) => {
+          const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sid));
+          if (!(await stub.destroy(epoch, reason))) return false;
+          await stub.reset().catch(() => undefined); // as DELETE does (worker/host.ts): its sockets end now
+          return true;
+        },
+        wakeEnding: (at) => this.pushPorts.wake(earliest(at, this.push.nextDue())),
       },
-      save: (d) => {
-        sql.exec("INSERT INTO inbox (k, v) VALUES ('state', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v", JSON.stringify(d));
-        this.cache = d;
+      {
+        reported: (sid, before, after, r) => this.push.reported(sid, before, after, r),
+        revoked: (id) => this.push.unsubscribe(id, true),
       },
-      broadcast: (frame) => {
-        for (const ws of ctx.getWebSockets()) {
-          const id = tagOf(ws)?.device;
-          if (id) sendIfOpen(ws, frame(id));
-        }
-      },
-      // The frame first: a socket closed from another request's context may reach its close event late.
-      closeDevice: (id, code, reason) =>
-        ctx.getWebSockets(id).forEach((ws) => {
-          sendIfOpen(ws, JSON.stringify({ type: "revoked", message: reason }));
-          closeQuietly(ws, code, reason);
-        }),
-      dropClient: (sid, clientId, code, reason) => env.SESSIONS.get(env.SESSIONS.idFromName(sid)).dropClient(`app:${clientId}`, code, reason),
-      sessionEpoch: async (sid, epoch) => void (await env.SESSIONS.get(env.SESSIONS.idFromName(sid)).setE2eEpoch(epoch)),
-      endSession: async (sid, epoch, reason) => {
-        const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sid));
-        if (!(await stub.destroy(epoch, reason))) return false;
-        await stub.reset().catch(() => undefined); // as DELETE does (worker/host.ts): its sockets end now
-        return true;
-      },
-      wakeEnding: (at) => this.pushPorts.wake(earliest(at, this.push.nextDue())),
-    }, {
-      reported: (sid, before, after, r) => this.push.reported(sid, before, after, r),
-      revoked: (id) => this.push.unsubscribe(id, true),
-    });
+    );
   }
 
   async alarm(): Promise<void> {
@@ -108,7 +110,10 @@ export class Inbox extends DurableObject<Env> {
     }
     const f = VisibilityFrame.safeParse(v);
     if (!f.success) return;
-    ws.serializeAttachment({ device: tag.device, view: { view: f.data.view, ...(f.data.session_id ? { session_id: f.data.session_id } : {}), at: Date.now() } } satisfies InboxSocketTag);
+    ws.serializeAttachment({
+      device: tag.device,
+      view: { view: f.data.view, ...(f.data.session_id ? { session_id: f.data.session_id } : {}), at: Date.now() },
+    } satisfies InboxSocketTag);
   }
 
   async webSocketClose(ws: WebSocket, code: number): Promise<void> {

@@ -66,7 +66,9 @@ export function objectPorts(ctx: DurableObjectState, env: Env, store: SqlStore, 
     sleep: (ms) => scheduler.wait(ms),
     // A send after the work, never awaited by routing; the session's end awaits its last one.
     report: (inbox, sid, epoch, r) => {
-      const sent = env.INBOXES.get(env.INBOXES.idFromName(inbox)).report(sid, epoch, r).catch(() => undefined);
+      const sent = env.INBOXES.get(env.INBOXES.idFromName(inbox))
+        .report(sid, epoch, r)
+        .catch(() => undefined);
       ctx.waitUntil(sent);
       return sent;
     },

@@ -23,14 +23,18 @@ CREATE INDEX IF NOT EXISTS messages_id ON messages (from_key, id);
 CREATE TABLE IF NOT EXISTS cursors (key TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 `;
 /** Columns added after round 1: tables of older sessions get them once. */
-const ADDED = ["ALTER TABLE calls ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0", "ALTER TABLE registrations ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0",
-  "ALTER TABLE registrations ADD COLUMN seen_at INTEGER NOT NULL DEFAULT 0", "ALTER TABLE messages ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0",
+const ADDED = [
+  "ALTER TABLE calls ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0",
+  "ALTER TABLE registrations ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0",
+  "ALTER TABLE registrations ADD COLUMN seen_at INTEGER NOT NULL DEFAULT 0",
+  "ALTER TABLE messages ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0",
   "ALTER TABLE calls ADD COLUMN deliv TEXT NOT NULL DEFAULT '[]'",
   // Deliveries had their own table before they moved into the call's row (issue 14: one statement less on
   // a call and on a result): an open call's deliveries move over once.
   `UPDATE calls SET deliv = (SELECT json_group_array(json_object('key', d.key, 'conn', d.conn)) FROM deliveries d WHERE d.call_id = calls.call_id)
    WHERE status = 'open' AND call_id IN (SELECT call_id FROM deliveries)`,
-  "DROP TABLE IF EXISTS deliveries"];
+  "DROP TABLE IF EXISTS deliveries",
+];
 
 type Row = Record<string, SqlStorageValue>;
 
@@ -126,7 +130,23 @@ export class SqlStore implements Store {
     const n = this.run(
       `INSERT INTO calls (call_id, caller, caller_role, name, action, args, timeout_s, deadline, target, status, checked, result, keep_until, created_at, fingerprint, bytes, deliv)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING`,
-      c.call_id, c.caller, c.caller_role, c.name, c.action, c.args, c.timeout_s, c.deadline, c.target, c.status, c.checked, c.result, c.keep_until, c.created_at, c.fingerprint, c.bytes, c.deliv,
+      c.call_id,
+      c.caller,
+      c.caller_role,
+      c.name,
+      c.action,
+      c.args,
+      c.timeout_s,
+      c.deadline,
+      c.target,
+      c.status,
+      c.checked,
+      c.result,
+      c.keep_until,
+      c.created_at,
+      c.fingerprint,
+      c.bytes,
+      c.deliv,
     );
     if (n === 0) return false;
     this.add(c.bytes);
@@ -138,7 +158,16 @@ export class SqlStore implements Store {
     const bytes = utf8Length(result);
     // The idempotent transition: only the first writer moves a call out of 'open'. Its arguments go: a
     // done call needs only its fingerprint (the repeat rule) and its result.
-    if (this.run("UPDATE calls SET status = 'done', result = ?, keep_until = ?, args = '', bytes = ?, deliv = '[]' WHERE call_id = ? AND status = 'open'", result, keepUntil, bytes, id) === 0) return false;
+    if (
+      this.run(
+        "UPDATE calls SET status = 'done', result = ?, keep_until = ?, args = '', bytes = ?, deliv = '[]' WHERE call_id = ? AND status = 'open'",
+        result,
+        keepUntil,
+        bytes,
+        id,
+      ) === 0
+    )
+      return false;
     this.add(bytes - oldBytes);
     this.opened(-1);
     this.dueAdded(keepUntil); // its expiry came; its deadline going leaves `due` a lower bound
@@ -147,7 +176,8 @@ export class SqlStore implements Store {
   /** A sealed call re-sealed after a re-key (docs/e2e.md): only an open call's envelopes change. */
   resealCall(id: string, args: string, fingerprint: string, oldBytes: number) {
     const bytes = utf8Length(args);
-    if (this.run("UPDATE calls SET args = ?, fingerprint = ?, bytes = ? WHERE call_id = ? AND status = 'open'", args, fingerprint, bytes, id) === 0) return false;
+    if (this.run("UPDATE calls SET args = ?, fingerprint = ?, bytes = ? WHERE call_id = ? AND status = 'open'", args, fingerprint, bytes, id) === 0)
+      return false;
     this.add(bytes - oldBytes);
     return true;
   }
@@ -210,11 +240,13 @@ export class SqlStore implements Store {
   registrations(role: Role): Registration[] {
     let regs = this.regs.get(role);
     if (!regs) {
-      regs = this.all<{ key: string; tools: string; bytes: number }>("SELECT key, tools, bytes FROM registrations WHERE role = ? ORDER BY seq", role).map((r) => ({
-        key: r.key,
-        tools: JSON.parse(r.tools) as ToolDef[],
-        bytes: r.bytes,
-      }));
+      regs = this.all<{ key: string; tools: string; bytes: number }>("SELECT key, tools, bytes FROM registrations WHERE role = ? ORDER BY seq", role).map(
+        (r) => ({
+          key: r.key,
+          tools: JSON.parse(r.tools) as ToolDef[],
+          bytes: r.bytes,
+        }),
+      );
       this.regs.set(role, regs);
     }
     return regs;
@@ -231,7 +263,12 @@ export class SqlStore implements Store {
     this.run(
       `INSERT INTO registrations (key, role, tools, seq, bytes, seen_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET role = excluded.role, tools = excluded.tools, seq = excluded.seq, bytes = excluded.bytes, seen_at = excluded.seen_at`,
-      key, role, json, seq, bytes, now,
+      key,
+      role,
+      json,
+      seq,
+      bytes,
+      now,
     );
     this.add(bytes - old);
     this.due = undefined; // idle expiries moved
@@ -273,20 +310,28 @@ export class SqlStore implements Store {
     return this.one("SELECT 1 AS x FROM messages WHERE from_key = ? AND id = ?", fromKey, id) !== undefined;
   }
   messages(afterSeq: number, limit: number) {
-    return this.all<{ frame: string }>("SELECT frame FROM (SELECT seq, frame FROM messages WHERE seq > ? ORDER BY seq DESC LIMIT ?) ORDER BY seq", afterSeq, limit).map(
-      (r) => JSON.parse(r.frame) as MessageOut,
-    );
+    return this.all<{ frame: string }>(
+      "SELECT frame FROM (SELECT seq, frame FROM messages WHERE seq > ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
+      afterSeq,
+      limit,
+    ).map((r) => JSON.parse(r.frame) as MessageOut);
   }
   messagesBefore(beforeSeq: number, limit: number) {
-    return this.all<{ frame: string }>("SELECT frame FROM (SELECT seq, frame FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?) ORDER BY seq", beforeSeq, limit).map(
-      (r) => JSON.parse(r.frame) as MessageOut,
-    );
+    return this.all<{ frame: string }>(
+      "SELECT frame FROM (SELECT seq, frame FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
+      beforeSeq,
+      limit,
+    ).map((r) => JSON.parse(r.frame) as MessageOut);
   }
   historyBytes() {
     return this.one<{ n: number }>("SELECT COALESCE(SUM(bytes), 0) AS n FROM messages")?.n ?? 0;
   }
   largeMessages(minBytes: number, limit: number): StoredMessage[] {
-    return this.all<{ seq: number; bytes: number; frame: string }>("SELECT seq, bytes, frame FROM messages WHERE bytes >= ? ORDER BY seq LIMIT ?", minBytes, limit).map((r) => ({
+    return this.all<{ seq: number; bytes: number; frame: string }>(
+      "SELECT seq, bytes, frame FROM messages WHERE bytes >= ? ORDER BY seq LIMIT ?",
+      minBytes,
+      limit,
+    ).map((r) => ({
       seq: r.seq,
       bytes: r.bytes,
       frame: JSON.parse(r.frame) as MessageOut,

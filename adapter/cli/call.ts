@@ -9,7 +9,7 @@ import { HELP } from "./help.js";
 
 export async function cmdCall(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { args: { type: "string" }, timeout: { type: "string" }, "call-id": { type: "string" } });
-  if (values.help) return out(HELP.call!), 0;
+  if (values.help) return (out(HELP.call!), 0);
   const [tool, action, ...rest] = positionals;
   if (!tool) throw new UsageError("lineup call: missing <tool> (try `lineup call --help`)");
   if (rest.length) throw new UsageError(`lineup call: unexpected argument ${JSON.stringify(rest[0])}`);
@@ -55,9 +55,15 @@ export async function cmdCall(argv: string[]): Promise<number> {
   };
   process.once("SIGINT", onSig);
   process.once("SIGTERM", onSig);
-  say(`calling ${tool}${action ? `.${action}` : ""} in session ${client.sessionId}${client.presence.apps ? "" : " (no app connected yet: the call waits for one)"}`);
+  say(
+    `calling ${tool}${action ? `.${action}` : ""} in session ${client.sessionId}${client.presence.apps ? "" : " (no app connected yet: the call waits for one)"}`,
+  );
   try {
-    const result = await client.call(tool, action, args, { ...(timeoutS !== undefined ? { timeoutS } : {}), signal: ac.signal, ...(callId !== undefined ? { callId } : {}) });
+    const result = await client.call(tool, action, args, {
+      ...(timeoutS !== undefined ? { timeoutS } : {}),
+      signal: ac.signal,
+      ...(callId !== undefined ? { callId } : {}),
+    });
     out(JSON.stringify(result));
     return 0;
   } catch (e) {

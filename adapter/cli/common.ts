@@ -67,7 +67,20 @@ export function errorJson(code: string, message: string): string {
 }
 
 /** Connection-level failures (exit 2) versus error results (exit 1). */
-const CONNECTION_CODES = new Set(["auth", "connect", "usage", "session_ended", "replaced", "closed", "bad_request", "http_400", "http_404", "http_500", "http_503", "e2e_downgrade"]);
+const CONNECTION_CODES = new Set([
+  "auth",
+  "connect",
+  "usage",
+  "session_ended",
+  "replaced",
+  "closed",
+  "bad_request",
+  "http_400",
+  "http_404",
+  "http_500",
+  "http_503",
+  "e2e_downgrade",
+]);
 export const isConnectionError = (e: LineUpError) => CONNECTION_CODES.has(e.code) || e.code.startsWith("closed_") || e.code.startsWith("http_");
 
 export function failConnect(e: unknown): number {

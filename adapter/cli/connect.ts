@@ -14,7 +14,7 @@ import { announceSession } from "./pairing.js";
 
 export async function cmdConnect(argv: string[]): Promise<number> {
   const { values } = parse(argv, { label: { type: "string" }, "no-qr": { type: "boolean" }, "guest-link": { type: "boolean" } });
-  if (values.help) return out(HELP.connect!), 0;
+  if (values.help) return (out(HELP.connect!), 0);
   const opts = connectOptions(values, (s) => say(s));
   const label = str(values, "label");
   if (label) opts.label = label;
@@ -34,7 +34,10 @@ export async function cmdConnect(argv: string[]): Promise<number> {
     guestLink: values["guest-link"] === true,
     ...(appUrl ? { appUrl } : {}),
     log: say,
-    v1: () => (appUrl ? printLink(appUrl, !values["no-qr"]) : say("joined with LINEUP_SESSION/LINEUP_TOKEN: the app link is not known here (the session's creator has it)")),
+    v1: () =>
+      appUrl
+        ? printLink(appUrl, !values["no-qr"])
+        : say("joined with LINEUP_SESSION/LINEUP_TOKEN: the app link is not known here (the session's creator has it)"),
   });
   const p = client.presence;
   const apps = (n: number) => `${n} app${n === 1 ? "" : "s"} connected`;
@@ -44,7 +47,8 @@ export async function cmdConnect(argv: string[]): Promise<number> {
   client.on("presence", (pr) => {
     const now = { apps: pr.apps, status: JSON.stringify(pr.agent.status ?? null) };
     if (now.apps !== shown.apps) say(pr.apps ? apps(pr.apps) : `${apps(0)}: calls wait until the phone is back`);
-    if (now.status !== shown.status && pr.agent.status) say(`agent status: ${pr.agent.status.state}${pr.agent.status.detail ? ` (${pr.agent.status.detail})` : ""}`);
+    if (now.status !== shown.status && pr.agent.status)
+      say(`agent status: ${pr.agent.status.state}${pr.agent.status.detail ? ` (${pr.agent.status.detail})` : ""}`);
     shown = now;
   });
   const unwatch = watchWaiting(client, opts.stateDir ?? defaultStateDir());
@@ -54,7 +58,9 @@ export async function cmdConnect(argv: string[]): Promise<number> {
     if (now !== tools) say(`app tools: ${now}`); // again only when the catalog changed
     tools = now;
   });
-  client.on("message", (m) => say(`message from ${m.from.role} ${m.from.client_id}: ${m.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join(" ")}`));
+  client.on("message", (m) =>
+    say(`message from ${m.from.role} ${m.from.client_id}: ${m.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join(" ")}`),
+  );
   client.on("connection", (s) => s !== "open" && say(`connection ${s}`));
   client.on("result", (r) => say(`result for an earlier call ${r.call_id}: ${JSON.stringify(r.result ?? r.error)}`));
 
@@ -120,7 +126,10 @@ function watchWaiting(client: Client, stateDir: string): () => void {
         for (const id of told) if (!mine?.recent?.some((r) => r.call_id === id)) told.delete(id);
         known = now;
       } else if (saved?.agentToken) {
-        const r = await fetch(`${relayUrl}/api/sessions/${encodeURIComponent(client.sessionId)}`, { headers: { authorization: `Bearer ${saved.agentToken}` }, signal: AbortSignal.timeout(10_000) });
+        const r = await fetch(`${relayUrl}/api/sessions/${encodeURIComponent(client.sessionId)}`, {
+          headers: { authorization: `Bearer ${saved.agentToken}` },
+          signal: AbortSignal.timeout(10_000),
+        });
         if (!r.ok) return;
         const n = ((await r.json()) as SessionStatus).pending_calls;
         if (n !== count && (count !== undefined || n > 0)) say(`${n} call${n === 1 ? "" : "s"} waiting for the human`);
@@ -140,7 +149,10 @@ function watchWaiting(client: Client, stateDir: string): () => void {
 
 /** "answered on Phone → yes", "timed out", … for `lineup connect`'s log (the answer is cut by the relay). */
 function ended(r: RecentCall, devices: readonly DeviceInfo[]): string {
-  if (r.outcome !== "answered") return ({ declined: "declined", timeout: "timed out", cancelled: "cancelled", ended: "ended with the session", error: "ended with an error" } as const)[r.outcome];
+  if (r.outcome !== "answered")
+    return ({ declined: "declined", timeout: "timed out", cancelled: "cancelled", ended: "ended with the session", error: "ended with an error" } as const)[
+      r.outcome
+    ];
   const by = r.by ? (devices.find((d) => d.id === r.by)?.name ?? r.by) : undefined;
   return `answered${by ? ` on ${by}` : ""}${r.answer !== undefined ? ` → ${JSON.stringify(r.answer)}` : ""}`;
 }

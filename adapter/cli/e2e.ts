@@ -10,7 +10,7 @@ import { INBOX_HELP } from "./inbox-help.js";
 
 export async function cmdE2E(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { json: { type: "boolean" }, key: { type: "string" } });
-  if (values.help) return out(INBOX_HELP.e2e!), 0;
+  if (values.help) return (out(INBOX_HELP.e2e!), 0);
   const [sub = "status", ...rest] = positionals;
   if (rest.length) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
   if (sub !== "on" && sub !== "off" && sub !== "status") throw new UsageError(`unknown e2e command ${JSON.stringify(sub)} (on | off | status)`);
@@ -39,24 +39,37 @@ export async function cmdE2E(argv: string[]): Promise<number> {
       fail(e, w, inbox);
     }
     // Issue 26: the plaintext inbox policy is sealed under the first key (docs/e2e.md "The inbox policy").
-    if (r.created) await sealPolicyAtTurnOn(w.stateDir, { relayUrl: normalizeUrl(w.relayUrl), credential: inbox.machineCredential, inboxId: inbox.inboxId }).then((n) => n && err(`lineup e2e: ${n}`));
-    if (values.json) return out(JSON.stringify({ on: true, inbox_id: inbox.inboxId, epoch: r.epoch, created: r.created })), 0;
-    out(`end-to-end encryption is on for inbox ${inbox.inboxId} (key epoch ${r.epoch}${r.created ? ", made now" : ""}): sessions created from now on are sealed`);
+    if (r.created)
+      await sealPolicyAtTurnOn(w.stateDir, { relayUrl: normalizeUrl(w.relayUrl), credential: inbox.machineCredential, inboxId: inbox.inboxId }).then(
+        (n) => n && err(`lineup e2e: ${n}`),
+      );
+    if (values.json) return (out(JSON.stringify({ on: true, inbox_id: inbox.inboxId, epoch: r.epoch, created: r.created })), 0);
+    out(
+      `end-to-end encryption is on for inbox ${inbox.inboxId} (key epoch ${r.epoch}${r.created ? ", made now" : ""}): sessions created from now on are sealed`,
+    );
     const st = await inboxState(w, inbox);
-    if (st.devices.length && r.created) err(`lineup e2e: the ${st.devices.length} device(s) paired before do not have the key: pair each again with \`lineup pair\` (until then they cannot read sealed sessions)`);
+    if (st.devices.length && r.created)
+      err(
+        `lineup e2e: the ${st.devices.length} device(s) paired before do not have the key: pair each again with \`lineup pair\` (until then they cannot read sealed sessions)`,
+      );
     return 0;
   }
   const inbox = findInbox(w.stateDir, w.relayUrl);
   if (sub === "off") {
     const was = inbox ? turnOff(w, inbox) : false;
-    if (values.json) return out(JSON.stringify({ on: false, was_on: was, ...(inbox ? { inbox_id: inbox.inboxId } : {}) })), 0;
+    if (values.json) return (out(JSON.stringify({ on: false, was_on: was, ...(inbox ? { inbox_id: inbox.inboxId } : {}) })), 0);
     out(was ? `end-to-end encryption is off: new sessions are plaintext; sealed sessions stay sealed and the keys stay` : "end-to-end encryption was not on");
     return 0;
   }
   // status
   if (!inbox?.e2e) {
-    if (values.json) return out(JSON.stringify({ on: false, inbox_id: inbox?.inboxId ?? null, epoch: 0, holders: [], pending_pairings: [], rekey_needed: false })), 0;
-    out(inbox ? `end-to-end encryption is off for inbox ${inbox.inboxId} (\`lineup e2e on\` turns it on)` : `end-to-end encryption is off; this machine has no inbox on ${w.relayUrl} yet`);
+    if (values.json)
+      return (out(JSON.stringify({ on: false, inbox_id: inbox?.inboxId ?? null, epoch: 0, holders: [], pending_pairings: [], rekey_needed: false })), 0);
+    out(
+      inbox
+        ? `end-to-end encryption is off for inbox ${inbox.inboxId} (\`lineup e2e on\` turns it on)`
+        : `end-to-end encryption is off; this machine has no inbox on ${w.relayUrl} yet`,
+    );
     return 0;
   }
   let relay: Awaited<ReturnType<InboxApi["e2eState"]>>;
@@ -65,7 +78,9 @@ export async function cmdE2E(argv: string[]): Promise<number> {
   } catch (e) {
     fail(e, w, inbox);
   }
-  const held = Object.keys(inbox.e2e.keys).map(Number).sort((a, b) => b - a);
+  const held = Object.keys(inbox.e2e.keys)
+    .map(Number)
+    .sort((a, b) => b - a);
   const pending = livePending(inbox.e2e).map((p) => ({ code_id: p.code_id, expires_at: p.expires_at }));
   const status = {
     on: inbox.e2e.on,
@@ -80,7 +95,7 @@ export async function cmdE2E(argv: string[]): Promise<number> {
     relay_pairings: relay.pairings.map((p) => ({ code_id: p.code_id, state: p.state, expires_at: p.expires_at })),
     rekey_needed: relay.rekey_needed,
   };
-  if (values.json) return out(JSON.stringify(status)), 0;
+  if (values.json) return (out(JSON.stringify(status)), 0);
   out(
     [
       `end-to-end encryption: ${status.on ? "on (new sessions are sealed)" : "off (new sessions are plaintext; the keys are kept)"}`,

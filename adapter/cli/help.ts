@@ -118,15 +118,19 @@ it prints a pairing link (stderr) while this machine's inbox has no device.`,
   ...INBOX_HELP,
   // Issue 17 (permissions): full help in adapter/permissions/hooks.ts and adapter/cli/setup.ts (`lineup hook --help`, `lineup setup --help`).
   hook: "Usage: lineup hook permission-request|pre-tool-use|notify|stop|cursor-shell|codex-notify [--wait S]\n\nHook commands for Claude Code, Cursor and Codex (docs/permissions.md); `lineup hook --help` for details.",
-  setup: "Usage: lineup setup claude|cursor|codex [--project DIR] [--dry-run]\n\nWrites the agent's hook configuration, merging (docs/permissions.md); `lineup setup --help` for details.",
-  permissions: "Usage: lineup permissions [--project DIR | --all] [--limit N] [--json]\n\nThe permission decisions logged on this machine; `lineup permissions --help` for details.",
+  setup:
+    "Usage: lineup setup claude|cursor|codex [--project DIR] [--dry-run]\n\nWrites the agent's hook configuration, merging (docs/permissions.md); `lineup setup --help` for details.",
+  permissions:
+    "Usage: lineup permissions [--project DIR | --all] [--limit N] [--json]\n\nThe permission decisions logged on this machine; `lineup permissions --help` for details.",
 };
 
 /** "question* (string), options* (string[]), multiple (boolean)": * marks a required argument. */
 function argsOf(schema: Record<string, unknown>): string {
   const props = (schema.properties ?? {}) as Record<string, { type?: string; items?: { type?: string } }>;
   const required = new Set((schema.required ?? []) as string[]);
-  const list = Object.entries(props).map(([k, v]) => `${k}${required.has(k) ? "*" : ""} (${v.type === "array" ? `${v.items?.type ?? "any"}[]` : (v.type ?? "any")})`);
+  const list = Object.entries(props).map(
+    ([k, v]) => `${k}${required.has(k) ? "*" : ""} (${v.type === "array" ? `${v.items?.type ?? "any"}[]` : (v.type ?? "any")})`,
+  );
   return list.join(", ") || "(none)";
 }
 

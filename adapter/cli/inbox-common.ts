@@ -39,7 +39,9 @@ export function fail(e: unknown, w: Where, inbox?: SavedInbox): never {
   if (e instanceof Exit) throw e;
   if (e instanceof InboxHttpError && e.status === 401 && inbox) {
     forgetInbox(w.stateDir, w.relayUrl, inbox.machineCredential);
-    err(`lineup: the relay refused this machine's inbox credential (${inbox.machineId}: revoked, or the relay's storage was reset); it is forgotten. \`lineup pair\` creates a new inbox, \`lineup join CODE\` joins one.`);
+    err(
+      `lineup: the relay refused this machine's inbox credential (${inbox.machineId}: revoked, or the relay's storage was reset); it is forgotten. \`lineup pair\` creates a new inbox, \`lineup join CODE\` joins one.`,
+    );
     throw new Exit(2);
   }
   if (e instanceof InboxHttpError) {

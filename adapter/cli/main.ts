@@ -54,7 +54,7 @@ export async function main(argv: string[]): Promise<number> {
     out(topic && HELP[topic] ? HELP[topic] : HELP.main!);
     return cmd ? 0 : 2;
   }
-  if (cmd === "--version" || cmd === "-v") return out("lineup 0.1.0 (protocol lineup/1)"), 0;
+  if (cmd === "--version" || cmd === "-v") return (out("lineup 0.1.0 (protocol lineup/1)"), 0);
   const run = COMMANDS[cmd];
   if (!run) {
     err(`lineup: unknown command ${JSON.stringify(cmd)}\n\n${HELP.main}`);

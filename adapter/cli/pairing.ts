@@ -34,7 +34,7 @@ inbox, including later ones, and can be revoked on its own (\`lineup devices\`, 
 
 export async function cmdPair(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { json: { type: "boolean" }, "no-qr": { type: "boolean" }, key: { type: "string" } });
-  if (values.help) return out(INBOX_HELP.pair!), 0;
+  if (values.help) return (out(INBOX_HELP.pair!), 0);
   if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const w = whereOf(values);
   const relayKey = str(values, "key") ?? defaultRelayKey();
@@ -59,9 +59,12 @@ export async function cmdPair(argv: string[]): Promise<number> {
   } catch (e) {
     fail(e, w);
   }
-  if (values.json) return out(JSON.stringify({ url, expires_at })), 0;
+  if (values.json) return (out(JSON.stringify({ url, expires_at })), 0);
   err(`\n${pairingText(url, expires_at)}\n`);
-  if (sealed) err(`End-to-end encryption is on: the link also carries the key exchange's secret (after "&k="; the relay never sees it). The device gets the key when this machine's next \`lineup connect\`, \`call\` or \`mcp\` runs (or a running one notices).\n`);
+  if (sealed)
+    err(
+      `End-to-end encryption is on: the link also carries the key exchange's secret (after "&k="; the relay never sees it). The device gets the key when this machine's next \`lineup connect\`, \`call\` or \`mcp\` runs (or a running one notices).\n`,
+    );
   if (!values["no-qr"]) printQr(url, err);
   err(`(inbox ${issued.inbox.inboxId} on ${w.relayUrl}, machine ${issued.inbox.machineId})`);
   return 0;
@@ -71,14 +74,15 @@ export async function cmdPair(argv: string[]): Promise<number> {
 
 export async function cmdJoin(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { name: { type: "string" }, json: { type: "boolean" } });
-  if (values.help) return out(INBOX_HELP.join!), 0;
+  if (values.help) return (out(INBOX_HELP.join!), 0);
   const [arg, ...rest] = positionals;
   if (!arg) throw new UsageError("missing CODE (the join code the app shows)");
   if (rest.length) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
   // CODE#SECRET: the secret is for the key exchange only; it never goes to the relay.
   const { code, secret } = splitJoinCode(arg);
   if (!parseCode(code)) throw new UsageError("that is not a join code (it looks like <12 characters>.<16 characters>, as the app shows it)");
-  if (secret !== undefined && !isPairingSecret(secret)) throw new UsageError("the pairing secret after # is not 43 characters of base64url (copy the whole command the app shows)");
+  if (secret !== undefined && !isPairingSecret(secret))
+    throw new UsageError("the pairing secret after # is not 43 characters of base64url (copy the whole command the app shows)");
   const name = str(values, "name") ?? machineNameOf(hostname());
   if (!RenameBody.safeParse({ name }).success) throw new UsageError(`--name must be 1-${INBOX_LIMITS.maxName} characters`);
   const w = whereOf(values);
@@ -87,7 +91,9 @@ export async function cmdJoin(argv: string[]): Promise<number> {
     m = await new InboxApi(w.relayUrl).redeemJoin(code.trim(), name);
   } catch (e) {
     if (e instanceof InboxHttpError && e.status === 404) {
-      err(`lineup join: ${e.code === "invalid_code" ? `the code is unknown, used or expired (codes are single-use and valid ${CODE_MINUTES} minutes): make a new one in the app` : `the relay at ${w.relayUrl} has no inboxes (an older relay)`}`);
+      err(
+        `lineup join: ${e.code === "invalid_code" ? `the code is unknown, used or expired (codes are single-use and valid ${CODE_MINUTES} minutes): make a new one in the app` : `the relay at ${w.relayUrl} has no inboxes (an older relay)`}`,
+      );
       return 1;
     }
     fail(e, w);
@@ -100,7 +106,9 @@ export async function cmdJoin(argv: string[]): Promise<number> {
       `lineup join: replaced inbox ${before.inboxId} (machine ${before.machineId}) of ${w.relayUrl} in ${w.stateDir}: its sessions are replaced by new ones in inbox ${inbox.inboxId} the next time they start. The old machine credential is forgotten here but not revoked: remove ${before.machineId} in the old inbox's app if it should go.`,
     );
   } else if (before) {
-    err(`lineup join: this machine was already in inbox ${inbox.inboxId} as ${before.machineId}; it is now ${inbox.machineId} (\`lineup machines revoke ${before.machineId}\` removes the old one)`);
+    err(
+      `lineup join: this machine was already in inbox ${inbox.inboxId} as ${before.machineId}; it is now ${inbox.machineId} (\`lineup machines revoke ${before.machineId}\` removes the old one)`,
+    );
   }
   let e2e: { epoch: number; sponsor: string; comparisonCode: string } | undefined;
   if (secret !== undefined) {
@@ -113,7 +121,10 @@ export async function cmdJoin(argv: string[]): Promise<number> {
     err(`lineup join: got the inbox's end-to-end key (epoch ${e2e.epoch}) from ${e2e.sponsor}; comparison code ${e2e.comparisonCode} (the app shows the same)`);
     distrustPlaintextCache(w.stateDir, inbox.inboxId); // issue 26: from now on only a sealed policy allows
   }
-  if (values.json) return out(JSON.stringify({ relay_url: w.relayUrl, inbox_id: inbox.inboxId, machine_id: inbox.machineId, name, ...(e2e ? { e2e_epoch: e2e.epoch } : {}) })), 0;
+  if (values.json)
+    return (
+      out(JSON.stringify({ relay_url: w.relayUrl, inbox_id: inbox.inboxId, machine_id: inbox.machineId, name, ...(e2e ? { e2e_epoch: e2e.epoch } : {}) })), 0
+    );
   out(`joined inbox ${inbox.inboxId} on ${w.relayUrl} as machine ${inbox.machineId} ("${shown(name)}"); its sessions from now on are attached to this inbox`);
   return 0;
 }
@@ -146,9 +157,10 @@ export async function announceSession(o: AnnounceOptions): Promise<"inbox" | "v1
   const relayUrl = normalizeUrl(o.relayUrl);
   const saved = loadState(o.stateDir).sessions.find((s) => s.sessionId === o.sessionId && s.relayUrl === relayUrl);
   const inbox = findInbox(o.stateDir, relayUrl);
-  if (!saved?.inboxId || !inbox || inbox.inboxId !== saved.inboxId) return o.v1(), "v1";
+  if (!saved?.inboxId || !inbox || inbox.inboxId !== saved.inboxId) return (o.v1(), "v1");
   const guest = () => {
-    if (o.appUrl && (o.guestLink || process.env.LINEUP_GUEST_LINK === "1")) o.log(`guest link (anyone who has it is in this session; it cannot be revoked): ${o.appUrl}`);
+    if (o.appUrl && (o.guestLink || process.env.LINEUP_GUEST_LINK === "1"))
+      o.log(`guest link (anyone who has it is in this session; it cannot be revoked): ${o.appUrl}`);
   };
   const api = new InboxApi(relayUrl);
   try {
@@ -166,7 +178,9 @@ export async function announceSession(o: AnnounceOptions): Promise<"inbox" | "v1
   } catch (e) {
     if (e instanceof InboxHttpError && e.status === 401) {
       forgetInbox(o.stateDir, relayUrl, inbox.machineCredential);
-      o.log(`the relay refused this machine's inbox credential (${inbox.machineId}: revoked, or the relay's storage was reset); it is forgotten, the next new session creates a new inbox. This session's app link still works:`);
+      o.log(
+        `the relay refused this machine's inbox credential (${inbox.machineId}: revoked, or the relay's storage was reset); it is forgotten, the next new session creates a new inbox. This session's app link still works:`,
+      );
     } else o.log(`cannot read the inbox (${e instanceof Error ? e.message : String(e)}); this session's app link still works:`);
     o.v1();
     return "v1";

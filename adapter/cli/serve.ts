@@ -16,8 +16,15 @@ export function lanAddresses(): string[] {
 }
 
 export async function cmdServe(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { port: { type: "string" }, host: { type: "string" }, web: { type: "string" }, ttl: { type: "string" }, "no-qr": { type: "boolean" }, "allow-host": { type: "string", multiple: true } });
-  if (values.help) return out(HELP.serve!), 0;
+  const { values } = parse(argv, {
+    port: { type: "string" },
+    host: { type: "string" },
+    web: { type: "string" },
+    ttl: { type: "string" },
+    "no-qr": { type: "boolean" },
+    "allow-host": { type: "string", multiple: true },
+  });
+  if (values.help) return (out(HELP.serve!), 0);
   const port = Number(str(values, "port") ?? (process.env.LINEUP_PORT || LAN_PORT));
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port must be an integer 0-65535");
   const ttl = str(values, "ttl") === undefined ? undefined : Number(str(values, "ttl"));
@@ -51,16 +58,31 @@ export async function cmdServe(argv: string[]): Promise<number> {
   const frag = `#s=${encodeURIComponent(created.session_id)}&t=${encodeURIComponent(created.app_token)}`;
   const links = ips.map((ip) => `http://${ip}:${server.port}/${frag}`);
   err(`LineUp direct LAN mode on ${host}:${server.port} (no relay; in-memory: restarting forgets sessions)`);
-  err("warning: this is plain HTTP. Anyone on the same network can read the tokens and answers that cross it; use it on a network you trust, or bind one interface with --host.");
+  err(
+    "warning: this is plain HTTP. Anyone on the same network can read the tokens and answers that cross it; use it on a network you trust, or bind one interface with --host.",
+  );
   if (generated) err(`\npre-shared token (generated; set LINEUP_LAN_TOKEN to keep it across restarts — a flag would show in the process list):\n  ${token}`);
   err(`\nLAN URLs:\n${(ips.length ? ips : ["127.0.0.1"]).map((ip) => `  http://${ip}:${server.port}/`).join("\n")}`);
-  err(`\nagent, on this machine (the line carries the agent token — a credential):\n  LINEUP_RELAY_URL=${local} LINEUP_SESSION=${created.session_id} LINEUP_TOKEN=${created.agent_token} npx lineup connect`);
+  err(
+    `\nagent, on this machine (the line carries the agent token — a credential):\n  LINEUP_RELAY_URL=${local} LINEUP_SESSION=${created.session_id} LINEUP_TOKEN=${created.agent_token} npx lineup connect`,
+  );
   err(`  (or just LINEUP_RELAY_URL=${local} npx lineup call … from ${process.cwd()})`);
   const link = links[0] ?? `${local}/${frag}`;
   printLink(link, !values["no-qr"]);
   for (const l of links.slice(1)) err(`  also: ${l}`);
   // One machine-readable line on stdout for scripts and tests.
-  out(JSON.stringify({ url: `http://${ips[0] ?? "127.0.0.1"}:${server.port}`, local_url: local, port: server.port, token, session_id: created.session_id, agent_token: created.agent_token, app_token: created.app_token, app_url: link }));
+  out(
+    JSON.stringify({
+      url: `http://${ips[0] ?? "127.0.0.1"}:${server.port}`,
+      local_url: local,
+      port: server.port,
+      token,
+      session_id: created.session_id,
+      agent_token: created.agent_token,
+      app_token: created.app_token,
+      app_url: link,
+    }),
+  );
   return new Promise<number>((done) => {
     const stop = async () => {
       say("stopping");

@@ -127,7 +127,13 @@ export function claudeSpecs(timeoutS: number): ClaudeHookSpec[] {
   const reportWait = String(SETUP_DEFAULTS.reportTimeoutS - 5);
   return [
     { event: "PreToolUse", matcher: "*", sub: "pre-tool-use", args: [], timeout: SETUP_DEFAULTS.preToolUseTimeoutS },
-    { event: "PermissionRequest", matcher: "*", sub: "permission-request", args: ["--wait", String(Math.max(5, timeoutS - SETUP_DEFAULTS.waitMarginS))], timeout: timeoutS },
+    {
+      event: "PermissionRequest",
+      matcher: "*",
+      sub: "permission-request",
+      args: ["--wait", String(Math.max(5, timeoutS - SETUP_DEFAULTS.waitMarginS))],
+      timeout: timeoutS,
+    },
     { event: "Notification", matcher: "idle_prompt", sub: "notify", args: ["--wait", reportWait], timeout: SETUP_DEFAULTS.reportTimeoutS },
     { event: "Stop", sub: "stop", args: ["--wait", reportWait], timeout: SETUP_DEFAULTS.reportTimeoutS },
   ];
@@ -163,7 +169,10 @@ export function mergeClaudeHooks(doc: Json, cmd: string[], timeoutS: number): st
       }
     }
     if (!found) {
-      (groups as unknown[]).push({ ...(spec.matcher !== undefined ? { matcher: spec.matcher } : {}), hooks: [{ type: "command", command, timeout: spec.timeout }] });
+      (groups as unknown[]).push({
+        ...(spec.matcher !== undefined ? { matcher: spec.matcher } : {}),
+        hooks: [{ type: "command", command, timeout: spec.timeout }],
+      });
       changes.push(`added ${spec.event} hook${spec.matcher !== undefined ? ` (matcher ${spec.matcher})` : ""}: ${command} (timeout ${spec.timeout} s)`);
     }
   }
@@ -296,7 +305,8 @@ export function mergeCodexConfig(text: string, cmd: string[]): { text: string; c
     const after = text.slice(topEnd);
     out = { text: `${before}${sep}${line}${after ? `\n${after}` : ""}`, changes: [`added notify = ${tomlArray(ours)}`] };
   } else {
-    if (!Array.isArray(cur) || !cur.every((v): v is string => typeof v === "string")) throw new SetupError("its top-level `notify` is not an array of strings LineUp can rewrite");
+    if (!Array.isArray(cur) || !cur.every((v): v is string => typeof v === "string"))
+      throw new SetupError("its top-level `notify` is not an array of strings LineUp can rewrite");
     const m = /^[ \t]*notify[ \t]*=[ \t]*/m.exec(text);
     const start = m ? m.index + m[0].length : -1;
     const end = m ? valueEnd(text, start, cur) : undefined;
@@ -354,7 +364,8 @@ Rules: <project>/.lineup/policy.json, the local policy file, and the inbox polic
 
 function parseSetupArgs(argv: string[], env: Record<string, string | undefined>): { target: string; o: SetupOptions } {
   const [target, ...rest] = argv;
-  if (target !== "claude" && target !== "cursor" && target !== "codex") throw new SetupError(`lineup setup: which agent? claude, cursor or codex\n\n${SETUP_HELP}`);
+  if (target !== "claude" && target !== "cursor" && target !== "codex")
+    throw new SetupError(`lineup setup: which agent? claude, cursor or codex\n\n${SETUP_HELP}`);
   const flags = new Map<string, string>();
   let dryRun = false;
   for (let i = 0; i < rest.length; i++) {

@@ -8,7 +8,7 @@ import { HELP } from "./help.js";
 
 export async function cmdStatus(argv: string[]): Promise<number> {
   const { values } = parse(argv, { json: { type: "boolean" } });
-  if (values.help) return out(HELP.status!), 0;
+  if (values.help) return (out(HELP.status!), 0);
   const stateDir = str(values, "state-dir") ?? defaultStateDir();
   const relayUrl = normalizeUrl(str(values, "relay") ?? defaultRelayUrl());
   const sid = str(values, "session") ?? process.env.LINEUP_SESSION;
@@ -25,7 +25,10 @@ export async function cmdStatus(argv: string[]): Promise<number> {
   }
   let res: Response;
   try {
-    res = await fetch(`${relayUrl}/api/sessions/${encodeURIComponent(target.sessionId)}`, { headers: { authorization: `Bearer ${target.token}` }, signal: AbortSignal.timeout(10_000) });
+    res = await fetch(`${relayUrl}/api/sessions/${encodeURIComponent(target.sessionId)}`, {
+      headers: { authorization: `Bearer ${target.token}` },
+      signal: AbortSignal.timeout(10_000),
+    });
   } catch (e) {
     err(`cannot reach the relay at ${relayUrl}: ${(e as Error).message}`);
     return 2;
@@ -53,14 +56,14 @@ open calls ${s.pending_calls}${target.saved?.appUrl ? `\napp link   ${target.sav
 
 export async function cmdSessions(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { json: { type: "boolean" }, all: { type: "boolean" } });
-  if (values.help) return out(HELP.sessions!), 0;
+  if (values.help) return (out(HELP.sessions!), 0);
   const stateDir = str(values, "state-dir") ?? defaultStateDir();
   const [sub = "list", arg, ...rest] = positionals;
   if (rest.length) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
   if (sub === "list") {
     const list = loadState(stateDir).sessions;
-    if (values.json) return out(JSON.stringify(list.map(({ agentToken: _a, appToken: _b, ...s }) => s))), 0;
-    if (!list.length) return out(`no saved sessions in ${stateDir}`), 0;
+    if (values.json) return (out(JSON.stringify(list.map(({ agentToken: _a, appToken: _b, ...s }) => s))), 0);
+    if (!list.length) return (out(`no saved sessions in ${stateDir}`), 0);
     for (const s of list) {
       const exp = s.expiresAt ? (s.expiresAt <= Date.now() ? "expired" : `expires ${new Date(s.expiresAt).toISOString().slice(0, 16)}Z`) : "";
       out(`${s.sessionId}  ${s.relayUrl}  ${s.cwd}  ${exp}`);

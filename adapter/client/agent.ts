@@ -24,7 +24,6 @@ import { errorText } from "./session.js";
 import { normalizeUrl } from "./state.js";
 import type { AgentClient, CallOptions, Events, Presence, ToolHandler } from "./types.js";
 
-
 interface Waiting {
   resolve: (r: ToolResultBody) => void;
   reject: (e: LineUpError) => void;
@@ -57,7 +56,13 @@ export class Client implements AgentClient {
 
   private readonly waiting = new Map<string, Waiting>();
   private readonly provider = new Provider({ sealed: () => this.codec.sealed, answer: (f, body) => this.answer(f, body), log: (l) => this.log(l) });
-  private readonly listeners: { [E in keyof Events]: Set<(v: Events[E]) => void> } = { presence: new Set(), tools: new Set(), message: new Set(), connection: new Set(), result: new Set() };
+  private readonly listeners: { [E in keyof Events]: Set<(v: Events[E]) => void> } = {
+    presence: new Set(),
+    tools: new Set(),
+    message: new Set(),
+    connection: new Set(),
+    result: new Set(),
+  };
 
   constructor(o: {
     relayUrl: string;
@@ -101,18 +106,29 @@ export class Client implements AgentClient {
     });
     // App-level heartbeat: the relay's runtime answers "ping" with "pong" without waking the object. A socket
     // silent for two intervals is dead (NAT timeout, sleeping laptop): dropped and reconnected.
-    this.sock = new ReconnectingSocket({ dial: () => this.dial(), ...(o.backoff ? { backoff: o.backoff } : {}), heartbeatMs, deadMs: 2 * heartbeatMs, helloTimeoutMs: this.connectTimeoutMs, terminalOf: () => this.refusal()?.code });
+    this.sock = new ReconnectingSocket({
+      dial: () => this.dial(),
+      ...(o.backoff ? { backoff: o.backoff } : {}),
+      heartbeatMs,
+      deadMs: 2 * heartbeatMs,
+      helloTimeoutMs: this.connectTimeoutMs,
+      terminalOf: () => this.refusal()?.code,
+    });
     this.sock.on("frame", (f) => (isRelayFrame(f) && f.type === "hello" ? this.onHello(f) : this.codec.in(f)));
     this.sock.on("close", (c) => {
       this.book.down();
       const why = this.http.status ? `HTTP ${this.http.status}` : c.error || c.reason || `closed ${c.code}`;
       if (this.first) return this.stop(new LineUpError("connect", `cannot connect to ${this.relayUrl}: ${why}`));
-      this.log(`connection lost (${this.http.status ? `HTTP ${this.http.status}` : `${c.code}${c.error || c.reason ? ` ${c.error || c.reason}` : ""}`}); reconnecting in ${(c.delayMs / 1000).toFixed(1)} s`);
+      this.log(
+        `connection lost (${this.http.status ? `HTTP ${this.http.status}` : `${c.code}${c.error || c.reason ? ` ${c.error || c.reason}` : ""}`}); reconnecting in ${(c.delayMs / 1000).toFixed(1)} s`,
+      );
       this.emit("connection", "reconnecting");
     });
     this.sock.on("terminal", (t) => {
       if (t.name === "stopped") return;
-      const e = this.refusal() ?? new LineUpError(terminalCodeName(t.code), `the relay closed the connection with ${t.code}${t.reason ? ` (${t.reason})` : ""}; not reconnecting`);
+      const e =
+        this.refusal() ??
+        new LineUpError(terminalCodeName(t.code), `the relay closed the connection with ${t.code}${t.reason ? ` (${t.reason})` : ""}; not reconnecting`);
       if (!this.first) this.log(e.message);
       this.stop(e);
     });
@@ -181,7 +197,14 @@ export class Client implements AgentClient {
       const msg = `session ${this.sessionId} is end-to-end encrypted (${why}), but the relay at ${this.relayUrl} now says it is not: refused, nothing was sent. A relay cannot unseal a session; check LINEUP_RELAY_URL, or start a new session`;
       return this.refuse(new LineUpError("e2e_downgrade", msg), "e2e_downgrade");
     }
-    if (!v.ok) return this.refuse(new LineUpError("e2e_no_key", `session ${f.session_id} is sealed (end-to-end encrypted) but this machine holds no key of its inbox on ${this.relayUrl}: \`lineup e2e status\` tells why`), "no key");
+    if (!v.ok)
+      return this.refuse(
+        new LineUpError(
+          "e2e_no_key",
+          `session ${f.session_id} is sealed (end-to-end encrypted) but this machine holds no key of its inbox on ${this.relayUrl}: \`lineup e2e status\` tells why`,
+        ),
+        "no key",
+      );
     this.book.sealed = this.codec.sealed;
     this.clientId = f.client_id;
     this.presence = peersToPresence(v.frame.peers);
@@ -282,8 +305,15 @@ export class Client implements AgentClient {
       // Never shown as ciphertext; a call or result it belongs to ends.
       const u = d.unopenable;
       this.log(`end-to-end: a ${u.type} frame does not open (${d.why}); ignored`);
-      if (u.type === "tool.result" && u.call_id) this.run(this.book.fail(u.call_id, { code: "e2e_open_failed", message: `the result of ${u.call_id} does not open with this machine's keys: ${d.why}` }));
-      else if (u.type === "tool.call" && u.call_id) this.answer({ call_id: u.call_id, name: u.name ?? "", ...(u.action !== undefined ? { action: u.action } : {}) }, { error: { code: "e2e_open_failed", message: "the agent could not open this call's sealed arguments" } });
+      if (u.type === "tool.result" && u.call_id)
+        this.run(
+          this.book.fail(u.call_id, { code: "e2e_open_failed", message: `the result of ${u.call_id} does not open with this machine's keys: ${d.why}` }),
+        );
+      else if (u.type === "tool.call" && u.call_id)
+        this.answer(
+          { call_id: u.call_id, name: u.name ?? "", ...(u.action !== undefined ? { action: u.action } : {}) },
+          { error: { code: "e2e_open_failed", message: "the agent could not open this call's sealed arguments" } },
+        );
       return;
     }
     const f: RelayFrame = d.frame;
@@ -326,7 +356,8 @@ export class Client implements AgentClient {
       const frame = parsed.data;
       // Sealed: the relay cannot check the arguments any more, so the caller does (docs/e2e.md rule 2).
       if (this.sealed) {
-        if (!this.keyring?.current()) return reject(new LineUpError("e2e_no_key", "this session is sealed but this machine holds no content key of its inbox (`lineup e2e status`)"));
+        if (!this.keyring?.current())
+          return reject(new LineUpError("e2e_no_key", "this session is sealed but this machine holds no content key of its inbox (`lineup e2e status`)"));
         const bad = checkCallArguments(this.appTools, name, frame.action, frame.arguments);
         if (bad) return reject(new LineUpError("invalid_arguments", bad));
       }
@@ -339,7 +370,10 @@ export class Client implements AgentClient {
       // A local backstop: the relay answers `timeout` itself at the deadline; this only fires if the relay
       // stays unreachable, so that every call ends.
       const limitS = clampTimeout(opts.timeoutS) + this.graceS;
-      const timer = setTimeout(() => this.run(this.book.abort(callId, "timeout", { code: "timeout", message: `no result within ${limitS} s (the relay was unreachable)` })), limitS * 1000);
+      const timer = setTimeout(
+        () => this.run(this.book.abort(callId, "timeout", { code: "timeout", message: `no result within ${limitS} s (the relay was unreachable)` })),
+        limitS * 1000,
+      );
       const onAbort = () => this.run(this.book.abort(callId, "aborted", { code: "cancelled", message: "the call was aborted" }));
       opts.signal?.addEventListener("abort", onAbort, { once: true });
       const cleanup = () => {

@@ -100,7 +100,12 @@ function errorOf(status: number, text: string): InboxHttpError {
   return new InboxHttpError(status, `http_${status}`, `the relay answered ${status}${text ? `: ${text.slice(0, 200)}` : ""}`);
 }
 
-async function request<T>(base: string, method: string, path: string, o: { bearer?: string; body?: unknown; expect: number; shape?: z.ZodType<T> }): Promise<T> {
+async function request<T>(
+  base: string,
+  method: string,
+  path: string,
+  o: { bearer?: string; body?: unknown; expect: number; shape?: z.ZodType<T> },
+): Promise<T> {
   const headers: Record<string, string> = {};
   if (o.bearer !== undefined) headers.authorization = `Bearer ${o.bearer}`;
   if (o.body !== undefined) headers["content-type"] = "application/json";
@@ -144,17 +149,31 @@ export class InboxApi {
   }
 
   createSession(credential: string, body: z.input<typeof InboxSessionBody>): Promise<InboxSessionCreated> {
-    return request(this.base, "POST", "/api/inbox/sessions", { bearer: credential, body: InboxSessionBody.parse(body), expect: 201, shape: SessionCreatedShape });
+    return request(this.base, "POST", "/api/inbox/sessions", {
+      bearer: credential,
+      body: InboxSessionBody.parse(body),
+      expect: 201,
+      shape: SessionCreatedShape,
+    });
   }
 
   /** POST /api/inbox/sessions/:sid/token: a fresh agent token for a live session of this machine's inbox. */
   sessionToken(credential: string, sessionId: string): Promise<{ agent_token: string; expires_at: number }> {
-    return request(this.base, "POST", `/api/inbox/sessions/${encodeURIComponent(sessionId)}/token`, { bearer: credential, expect: 200, shape: SessionTokenShape });
+    return request(this.base, "POST", `/api/inbox/sessions/${encodeURIComponent(sessionId)}/token`, {
+      bearer: credential,
+      expect: 200,
+      shape: SessionTokenShape,
+    });
   }
 
   /** POST /api/inbox/push/attention: "the agent is waiting for you" pushed to the inbox's devices (docs/push.md). */
   pushAttention(credential: string, sessionId: string, text?: string): Promise<{ queued: number }> {
-    return request(this.base, "POST", "/api/inbox/push/attention", { bearer: credential, body: { session_id: sessionId, ...(text ? { text } : {}) }, expect: 202, shape: z.object({ queued: z.number() }) });
+    return request(this.base, "POST", "/api/inbox/push/attention", {
+      bearer: credential,
+      body: { session_id: sessionId, ...(text ? { text } : {}) },
+      expect: 202,
+      shape: z.object({ queued: z.number() }),
+    });
   }
 
   // ---- end-to-end keys (docs/e2e.md "The inbox's key state")
@@ -196,7 +215,12 @@ export class InboxApi {
   }
 
   renameDevice(credential: string, id: string, name: string): Promise<DeviceInfo> {
-    return request(this.base, "PATCH", `/api/inbox/devices/${encodeURIComponent(id)}`, { bearer: credential, body: RenameBody.parse({ name }), expect: 200, shape: DeviceShape });
+    return request(this.base, "PATCH", `/api/inbox/devices/${encodeURIComponent(id)}`, {
+      bearer: credential,
+      body: RenameBody.parse({ name }),
+      expect: 200,
+      shape: DeviceShape,
+    });
   }
 
   revokeDevice(credential: string, id: string): Promise<void> {

@@ -70,7 +70,9 @@ export class Provider {
           const ok = ToolResultBodySchema.safeParse(r);
           return ok.success ? { result: ok.data } : { error: { code: "bad_result", message: `the handler's result is invalid: ${describeIssues(ok.error)}` } };
         },
-        (e: unknown): Outcome => ({ error: { code: e instanceof LineUpError ? e.code : "handler_error", message: e instanceof Error ? e.message : String(e) } }),
+        (e: unknown): Outcome => ({
+          error: { code: e instanceof LineUpError ? e.code : "handler_error", message: e instanceof Error ? e.message : String(e) },
+        }),
       )
       .then((body) => {
         if (ac.signal.aborted) return; // cancelled or answered elsewhere: no result

@@ -69,7 +69,8 @@ export async function resolveSession(opts: ConnectOptions = {}): Promise<Resolve
   const name = opts.clientName ?? "agent";
   try {
     if (sessionId || token) {
-      if (!sessionId || !token) throw new LineUpError("usage", "joining a session needs both the session id and its agent token (LINEUP_SESSION and LINEUP_TOKEN)");
+      if (!sessionId || !token)
+        throw new LineUpError("usage", "joining a session needs both the session id and its agent token (LINEUP_SESSION and LINEUP_TOKEN)");
       const saved = loadState(stateDir).sessions.find((s) => s.sessionId === sessionId);
       const r: ResolvedSession = { relayUrl, stateDir, sessionId, token, clientId: opts.clientId ?? clientIdFor(stateDir, sessionId, name) };
       if (saved?.appUrl) r.appUrl = saved.appUrl;
@@ -107,7 +108,10 @@ export async function openKeyring(r: ResolvedSession, log: ((line: string) => vo
   try {
     k = await Keyring.open({ relayUrl: r.relayUrl, stateDir: r.stateDir, ...(log ? { log } : {}) });
   } catch (e) {
-    throw new LineUpError(e instanceof E2EFailure ? e.code : "e2e_state", `reading this machine's E2E keys failed: ${e instanceof Error ? e.message : String(e)}`);
+    throw new LineUpError(
+      e instanceof E2EFailure ? e.code : "e2e_state",
+      `reading this machine's E2E keys failed: ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
   if (!k) return undefined;
   try {

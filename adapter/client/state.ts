@@ -293,7 +293,13 @@ export async function probeSession(relayUrl: string, sessionId: string, token: s
   }
 }
 
-export function savedFromCreated(created: SessionCreated & { inbox_id?: string; sealed?: boolean }, relayUrl: string, cwd: string, clientId: string, label?: string): SavedSession {
+export function savedFromCreated(
+  created: SessionCreated & { inbox_id?: string; sealed?: boolean },
+  relayUrl: string,
+  cwd: string,
+  clientId: string,
+  label?: string,
+): SavedSession {
   const s: SavedSession = {
     relayUrl: normalizeUrl(relayUrl),
     sessionId: created.session_id,
@@ -373,7 +379,11 @@ async function findOrCreateInbox(relayUrl: string, relayKey: string, stateDir: s
     m = await new InboxApi(relayUrl).createInbox(relayKey, machineNameOf(hostname()));
   } catch (e) {
     if (e instanceof InboxHttpError && e.status === 404) return undefined;
-    if (e instanceof InboxHttpError && (e.status === 401 || e.status === 403)) throw new StateError("auth", `the relay refused the relay key (${e.status}) creating this machine's inbox; set LINEUP_RELAY_KEY, or join an inbox with \`lineup join CODE\``);
+    if (e instanceof InboxHttpError && (e.status === 401 || e.status === 403))
+      throw new StateError(
+        "auth",
+        `the relay refused the relay key (${e.status}) creating this machine's inbox; set LINEUP_RELAY_KEY, or join an inbox with \`lineup join CODE\``,
+      );
     throw inboxStateError(e, "creating the inbox");
   }
   const inbox: SavedInbox = { relayUrl, inboxId: m.inbox_id, machineId: m.machine_id, machineCredential: m.machine_credential };
@@ -404,15 +414,26 @@ export async function withInbox<T>(
     } catch (e) {
       if (!(e instanceof InboxHttpError && e.status === 401) || attempt > 0) throw e;
       // With E2E on, a refusal (true, or a lying relay's) never drops the keys for a new, plaintext inbox.
-      if (inbox.e2e?.on) throw new StateError("auth", `the relay refused this machine's inbox credential (${inbox.machineId} in inbox ${inbox.inboxId}); end-to-end encryption is on, so no new (plaintext) inbox is made by itself: \`lineup e2e off\` first to start over`);
+      if (inbox.e2e?.on)
+        throw new StateError(
+          "auth",
+          `the relay refused this machine's inbox credential (${inbox.machineId} in inbox ${inbox.inboxId}); end-to-end encryption is on, so no new (plaintext) inbox is made by itself: \`lineup e2e off\` first to start over`,
+        );
       forgetInbox(o.stateDir, o.relayUrl, inbox.machineCredential);
-      (o.log ?? stderrLog)(`the relay refused this machine's inbox credential (${inbox.machineId} in inbox ${inbox.inboxId}: revoked, or the relay's storage was reset); creating a new inbox`);
+      (o.log ?? stderrLog)(
+        `the relay refused this machine's inbox credential (${inbox.machineId} in inbox ${inbox.inboxId}: revoked, or the relay's storage was reset); creating a new inbox`,
+      );
     }
   }
 }
 
 /** POST /api/inbox/sessions, attached to this machine's inbox; `undefined` when the relay has no inboxes. */
-async function createInboxSession(o: { relayUrl: string; relayKey: string; stateDir: string; log?: (line: string) => void }, cwd: string, label: string | undefined, ttlS?: number): Promise<(InboxSessionCreated & { sealed?: true }) | undefined> {
+async function createInboxSession(
+  o: { relayUrl: string; relayKey: string; stateDir: string; log?: (line: string) => void },
+  cwd: string,
+  label: string | undefined,
+  ttlS?: number,
+): Promise<(InboxSessionCreated & { sealed?: true }) | undefined> {
   // Without a label the relay names the session "<directory> · <host>", which reads better in a list.
   const body = {
     ...(label !== undefined ? { label: label.slice(0, 120) } : {}),
@@ -432,7 +453,11 @@ async function createInboxSession(o: { relayUrl: string; relayKey: string; state
     return r?.value;
   } catch (e) {
     // An inbox saved for a relay that no longer has the endpoint: sessions as before — never while E2E is on.
-    if (e instanceof InboxHttpError && e.status === 404 && findInbox(o.stateDir, o.relayUrl)?.e2e?.on) throw new StateError("e2e_downgrade", `end-to-end encryption is on, but the relay at ${o.relayUrl} says it has no inbox sessions (404): refusing to make a plaintext session instead`);
+    if (e instanceof InboxHttpError && e.status === 404 && findInbox(o.stateDir, o.relayUrl)?.e2e?.on)
+      throw new StateError(
+        "e2e_downgrade",
+        `end-to-end encryption is on, but the relay at ${o.relayUrl} says it has no inbox sessions (404): refusing to make a plaintext session instead`,
+      );
     if (e instanceof InboxHttpError && e.status === 404) return undefined;
     if (e instanceof StateError) throw e;
     throw inboxStateError(e, "creating a session in the inbox");

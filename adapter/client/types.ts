@@ -60,4 +60,3 @@ export interface AgentClient {
   on<E extends keyof Events>(event: E, cb: (v: Events[E]) => void): () => void;
   close(): Promise<void>;
 }
-

@@ -36,7 +36,8 @@ export async function joinKeys(
   secret: string,
   o: { progress: (line: string) => void; waitMs?: number; signal?: AbortSignal },
 ): Promise<{ epoch: number; sponsor: string; comparisonCode: string }> {
-  if (!isPairingSecret(secret)) throw new E2EFailure("usage", "the pairing secret after # is not 43 characters of base64url (copy the whole command the app shows)");
+  if (!isPairingSecret(secret))
+    throw new E2EFailure("usage", "the pairing secret after # is not 43 characters of base64url (copy the whole command the app shows)");
   const machineKey = inbox.e2e?.machineKey ?? (await newMachineKey());
   updateE2E(w.stateDir, w.relayUrl, inbox.inboxId, (s) => s ?? { on: false, machineKey, keys: {}, roster: [], pending: [] });
   const self = await machineSelf(inbox.machineId, machineKey);
@@ -56,7 +57,9 @@ export async function joinKeys(
     if (reply !== undefined) {
       // A reply whose MAC fails is a substitution attempt: refused, nothing stored.
       const got = await acceptPairReply({ secret, inboxId: inbox.inboxId, codeId, joiner: self, reply });
-      updateE2E(w.stateDir, w.relayUrl, inbox.inboxId, (s) => (s ? { ...withKeys(s, [got.key]), on: true, roster: withHolder(withHolder(s.roster, self), got.sponsor) } : s));
+      updateE2E(w.stateDir, w.relayUrl, inbox.inboxId, (s) =>
+        s ? { ...withKeys(s, [got.key]), on: true, roster: withHolder(withHolder(s.roster, self), got.sponsor) } : s,
+      );
       await api.deletePairing(inbox.machineCredential, codeId).catch(() => {});
       // The roster the sponsor published makes the other holders trusted too (for later re-keys).
       const k = await Keyring.open(w);
@@ -64,10 +67,13 @@ export async function joinKeys(
       k?.close();
       return { epoch: got.key.epoch, sponsor: got.sponsor.id, comparisonCode: got.comparisonCode };
     }
-    if (Date.now() >= deadline) throw new E2EFailure("timeout", `no answer from a paired device before the code expired: make a new code in the app and run \`lineup join\` again`);
+    if (Date.now() >= deadline)
+      throw new E2EFailure("timeout", `no answer from a paired device before the code expired: make a new code in the app and run \`lineup join\` again`);
     if (Date.now() - said >= E2E_DEFAULTS.joinProgressMs) {
       said = Date.now();
-      o.progress(`still waiting for a paired device to answer (${Math.max(0, Math.round((deadline - Date.now()) / 1000))} s left): keep the app open on a paired device`);
+      o.progress(
+        `still waiting for a paired device to answer (${Math.max(0, Math.round((deadline - Date.now()) / 1000))} s left): keep the app open on a paired device`,
+      );
     }
     await new Promise((r) => setTimeout(r, E2E_DEFAULTS.joinPollMs));
   }

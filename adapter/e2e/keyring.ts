@@ -6,7 +6,18 @@
 // The cryptography itself is shared/e2e: this file only moves its values between the state file and the relay.
 // The parts: saved.ts (the state file's form, limits, E2EFailure), this file (the Keyring of a running
 // process), switch.ts (`lineup e2e on|off`, pairing links, one sync at start), join.ts (`lineup join CODE#SECRET`).
-import { E2EError, isE2EError, makePairReply, openRoster, rekey, sealRoster, unwrapContentKey, type ContentKey, type HolderPublic, type HolderSelf } from "../../shared/crypto/e2e/index.js";
+import {
+  E2EError,
+  isE2EError,
+  makePairReply,
+  openRoster,
+  rekey,
+  sealRoster,
+  unwrapContentKey,
+  type ContentKey,
+  type HolderPublic,
+  type HolderSelf,
+} from "../../shared/crypto/e2e/index.js";
 import { InboxApi, InboxHttpError, type E2EState } from "../client/inbox.js";
 import { findInbox, normalizeUrl, updateE2E, type SavedE2E, type SavedInbox } from "../client/state.js";
 import { contentKeysOf, E2E_DEFAULTS, E2EFailure, httpText, livePending, machineSelf, remainingHolders, withHolder, withKeys } from "./saved.js";
@@ -148,7 +159,9 @@ export class Keyring {
       this.adopt(await unwrapContentKey({ inboxId: this.inboxId, recipient: this.self, wrapped: st.wrap, trusted: this.trusted(), epoch: st.epoch }));
       this.log(`end-to-end: now at key epoch ${st.epoch}`);
     } catch (e) {
-      this.log(`end-to-end: cannot take the key of epoch ${st.epoch}: ${httpText(e)}${isE2EError(e, "untrusted_sender") ? " (pair this machine again from a device: `lineup join CODE#SECRET`)" : ""}`);
+      this.log(
+        `end-to-end: cannot take the key of epoch ${st.epoch}: ${httpText(e)}${isE2EError(e, "untrusted_sender") ? " (pair this machine again from a device: `lineup join CODE#SECRET`)" : ""}`,
+      );
     }
   }
 
@@ -166,7 +179,10 @@ export class Keyring {
         continue;
       }
       // Our own entry is ours to say: a roster cannot change this machine's key.
-      const next = withHolder(list.filter((h) => h.id !== this.self.id), this.self);
+      const next = withHolder(
+        list.filter((h) => h.id !== this.self.id),
+        this.self,
+      );
       this.roster = next;
       this.persist((s) => ({ ...s, roster: next }));
       return;
@@ -194,7 +210,9 @@ export class Keyring {
       } catch (e) {
         // A MAC that does not verify: the relay (or someone) changed the joiner's key or id. Nothing is
         // wrapped for it; the secret and the mailbox entry go, the human pairs again with a new link.
-        this.log(`end-to-end: REFUSED the pairing hello of ${typeof joinerId === "string" ? joinerId : "a joiner"}: ${httpText(e)}; nothing was sent to it. Pair the device again with a new link (\`lineup pair\`).`);
+        this.log(
+          `end-to-end: REFUSED the pairing hello of ${typeof joinerId === "string" ? joinerId : "a joiner"}: ${httpText(e)}; nothing was sent to it. Pair the device again with a new link (\`lineup pair\`).`,
+        );
         this.dropPending(p.code_id);
         await this.api.deletePairing(this.credential, p.code_id).catch(() => {});
         continue;
@@ -236,7 +254,12 @@ export class Keyring {
     const next = await rekey({ inboxId: this.inboxId, current, sender: this.self, holders });
     const wraps = Object.fromEntries(holders.map((h, i) => [h.id, next.wraps[i]!]));
     try {
-      await this.api.putE2E(this.credential, { base_epoch: current.epoch, epoch: next.key.epoch, wraps, roster: await sealRoster(next.key, this.inboxId, this.self.id, holders) });
+      await this.api.putE2E(this.credential, {
+        base_epoch: current.epoch,
+        epoch: next.key.epoch,
+        wraps,
+        roster: await sealRoster(next.key, this.inboxId, this.self.id, holders),
+      });
     } catch (e) {
       if (e instanceof InboxHttpError && e.status === 409) return false;
       throw e;

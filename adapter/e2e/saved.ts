@@ -1,7 +1,19 @@
 // The adapter's end-to-end keys as the state file keeps them (docs/e2e.md, docs/adapter.md "End-to-end
 // encryption"): the limits and defaults, the E2E error, the machine key, content keys by epoch, the roster
 // of trusted holders and pending pairing secrets — pure transformations of the saved section.
-import { b64u, exportPrivateJwk, generateHolderKeyPair, holderSelf, importContentKey, importPrivateJwk, pairingFragment, unb64u, type ContentKey, type HolderPublic, type HolderSelf } from "../../shared/crypto/e2e/index.js";
+import {
+  b64u,
+  exportPrivateJwk,
+  generateHolderKeyPair,
+  holderSelf,
+  importContentKey,
+  importPrivateJwk,
+  pairingFragment,
+  unb64u,
+  type ContentKey,
+  type HolderPublic,
+  type HolderSelf,
+} from "../../shared/crypto/e2e/index.js";
 import { INBOX_LIMITS } from "../../shared/contract/inbox.js";
 import type { SavedE2E } from "../client/state.js";
 

@@ -68,14 +68,25 @@ export function turnOff(w: E2EWhere, inbox: SavedInbox): boolean {
  * A new pairing link carries a pairing secret while E2E is on (docs/e2e.md "Pairing", step 1): it is kept
  * with the code's id until the device's hello is answered. Returns the link to show (unchanged when off).
  */
-export async function armPairing(w: E2EWhere, inbox: SavedInbox, issued: { code: string; url: string; expires_at: number }): Promise<{ url: string; sealed: boolean }> {
+export async function armPairing(
+  w: E2EWhere,
+  inbox: SavedInbox,
+  issued: { code: string; url: string; expires_at: number },
+): Promise<{ url: string; sealed: boolean }> {
   const e2e = findInbox(w.stateDir, w.relayUrl)?.e2e;
   if (!e2e?.on || findInbox(w.stateDir, w.relayUrl)?.inboxId !== inbox.inboxId) return { url: issued.url, sealed: false };
   const secret = newPairingSecret();
   const code_id = await pairingCodeId(issued.code);
   const now = Date.now();
   updateE2E(w.stateDir, w.relayUrl, inbox.inboxId, (s) =>
-    s ? { ...s, pending: [...livePending(s, now).filter((p) => p.code_id !== code_id), { code_id, secret, expires_at: issued.expires_at }].slice(-E2E_DEFAULTS.maxPending) } : s,
+    s
+      ? {
+          ...s,
+          pending: [...livePending(s, now).filter((p) => p.code_id !== code_id), { code_id, secret, expires_at: issued.expires_at }].slice(
+            -E2E_DEFAULTS.maxPending,
+          ),
+        }
+      : s,
   );
   return { url: linkWithSecret(issued.url, issued.code, secret), sealed: true };
 }

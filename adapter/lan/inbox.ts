@@ -74,33 +74,36 @@ export class LanInboxes {
     if (had) return had;
     const push = new PushCore(this.pushPorts(id));
     const socks = () => this.sockets.get(id) ?? new Set<Sock>();
-    const inbox = new InboxCore({
-      // Copies in and out, as SQLite would: a change that throws half-way leaves nothing behind.
-      load: () => {
-        const d = this.data.get(id);
-        return d && (structuredClone(d) as InboxData);
+    const inbox = new InboxCore(
+      {
+        // Copies in and out, as SQLite would: a change that throws half-way leaves nothing behind.
+        load: () => {
+          const d = this.data.get(id);
+          return d && (structuredClone(d) as InboxData);
+        },
+        save: (d) => void this.data.set(id, structuredClone(d)),
+        broadcast: (frame) => socks().forEach((s) => sendIfOpen(s.ws, frame(s.device))),
+        closeDevice: (device, code, reason) =>
+          socks().forEach((s) => {
+            if (s.device !== device) return;
+            sendIfOpen(s.ws, JSON.stringify({ type: "revoked", message: reason }));
+            closeQuietly(s.ws, code, reason);
+          }),
+        dropClient: async (sid, clientId, code, reason) => this.dropClient(sid, `app:${clientId}`, code, reason),
+        sessionEpoch: async (sid, epoch) => this.sessionEpoch(sid, epoch),
+        endSession: (sid, epoch, reason) => this.endSession(sid, epoch, reason),
+        wakeEnding: (at) => {
+          clearTimeout(this.endingTimers.get(id));
+          const t = setTimeout(() => void this.cores.get(id)?.core.finishEnding(), Math.min(2 ** 31 - 1, Math.max(0, at - Date.now())));
+          t.unref();
+          this.endingTimers.set(id, t);
+        },
       },
-      save: (d) => void this.data.set(id, structuredClone(d)),
-      broadcast: (frame) => socks().forEach((s) => sendIfOpen(s.ws, frame(s.device))),
-      closeDevice: (device, code, reason) =>
-        socks().forEach((s) => {
-          if (s.device !== device) return;
-          sendIfOpen(s.ws, JSON.stringify({ type: "revoked", message: reason }));
-          closeQuietly(s.ws, code, reason);
-        }),
-      dropClient: async (sid, clientId, code, reason) => this.dropClient(sid, `app:${clientId}`, code, reason),
-      sessionEpoch: async (sid, epoch) => this.sessionEpoch(sid, epoch),
-      endSession: (sid, epoch, reason) => this.endSession(sid, epoch, reason),
-      wakeEnding: (at) => {
-        clearTimeout(this.endingTimers.get(id));
-        const t = setTimeout(() => void this.cores.get(id)?.core.finishEnding(), Math.min(2 ** 31 - 1, Math.max(0, at - Date.now())));
-        t.unref();
-        this.endingTimers.set(id, t);
+      {
+        reported: (sid, before, after, r) => push.reported(sid, before, after, r),
+        revoked: (device) => push.unsubscribe(device, true),
       },
-    }, {
-      reported: (sid, before, after, r) => push.reported(sid, before, after, r),
-      revoked: (device) => push.unsubscribe(device, true),
-    });
+    );
     const ops = new InboxOps(inbox, push);
     this.cores.set(id, ops);
     return ops;

@@ -38,7 +38,8 @@ for (const [net, bits] of [
   ["203.0.113.0", 24],
   ["224.0.0.0", 4], // multicast
   ["240.0.0.0", 4], // reserved, broadcast
-] as const) BLOCKED.addSubnet(net, bits, "ipv4");
+] as const)
+  BLOCKED.addSubnet(net, bits, "ipv4");
 for (const [net, bits] of [
   ["::", 96], // unspecified, loopback, IPv4-compatible
   ["64:ff9b:1::", 48], // local-use NAT64
@@ -52,7 +53,8 @@ for (const [net, bits] of [
   ["fe80::", 10], // link-local
   ["fec0::", 10], // site-local (deprecated)
   ["ff00::", 8], // multicast
-] as const) BLOCKED.addSubnet(net, bits, "ipv6");
+] as const)
+  BLOCKED.addSubnet(net, bits, "ipv6");
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
 LOOPBACK.addAddress("::1", "ipv6");
@@ -94,7 +96,11 @@ class BlockedAddress extends Error {
  * nothing else; otherwise no address of the name may be blocked. Answers the status and Retry-After, or
  * `refused: "blocked_address"` when nothing was sent; throws on a network error or the timeout.
  */
-export async function sendPush(req: PushRequest, local: boolean, resolve: Resolve = systemResolve): Promise<{ status: number; retryAfter: string | null; refused?: string }> {
+export async function sendPush(
+  req: PushRequest,
+  local: boolean,
+  resolve: Resolve = systemResolve,
+): Promise<{ status: number; retryAfter: string | null; refused?: string }> {
   const url = new URL(req.url);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const allowed = (a: string) => (local ? isLoopback(a) : !blockedAddress(a));
@@ -103,7 +109,8 @@ export async function sendPush(req: PushRequest, local: boolean, resolve: Resolv
   const lookup: LookupFunction = (hostname, options, done) => {
     resolve(hostname).then(
       (all) => {
-        if (all.length === 0 || !all.every((a) => allowed(a.address))) return done(new BlockedAddress(`${hostname} resolves to an address pushes are never sent to`), "");
+        if (all.length === 0 || !all.every((a) => allowed(a.address)))
+          return done(new BlockedAddress(`${hostname} resolves to an address pushes are never sent to`), "");
         if (options.all) done(null, all);
         else done(null, all[0]!.address, all[0]!.family);
       },
@@ -113,11 +120,21 @@ export async function sendPush(req: PushRequest, local: boolean, resolve: Resolv
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   // No pooled socket (agent: false): each push connects to an address checked for it, under its own rule.
   return new Promise((ok, fail) => {
-    const r = send(url, { method: req.init.method, headers: { ...req.init.headers, "content-length": String(req.init.body.byteLength) }, lookup, agent: false, timeout: PUSH_SEND_TIMEOUT_MS }, (res: IncomingMessage) => {
-      res.resume(); // the body is not needed; reading it frees the socket
-      const ra = res.headers["retry-after"];
-      ok({ status: res.statusCode ?? 0, retryAfter: typeof ra === "string" ? ra : null });
-    });
+    const r = send(
+      url,
+      {
+        method: req.init.method,
+        headers: { ...req.init.headers, "content-length": String(req.init.body.byteLength) },
+        lookup,
+        agent: false,
+        timeout: PUSH_SEND_TIMEOUT_MS,
+      },
+      (res: IncomingMessage) => {
+        res.resume(); // the body is not needed; reading it frees the socket
+        const ra = res.headers["retry-after"];
+        ok({ status: res.statusCode ?? 0, retryAfter: typeof ra === "string" ? ra : null });
+      },
+    );
     r.on("timeout", () => r.destroy(new Error("push service timed out")));
     r.on("error", (e: Error & { code?: string }) => (e instanceof BlockedAddress ? ok({ status: 0, retryAfter: null, refused: e.code }) : fail(e)));
     r.end(req.init.body);

@@ -67,7 +67,10 @@ const positive = (name: string, v: number | undefined, fallback: number) => {
 
 export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
   if (!o.token || o.token.length < 16) throw new Error("the LAN server needs a pre-shared token of at least 16 characters");
-  const rate = { perS: positive("rateLimitPerS", o.rateLimitPerS, LIMITS.rateLimitPerS), burst: positive("rateLimitBurst", o.rateLimitBurst, LIMITS.rateLimitBurst) };
+  const rate = {
+    perS: positive("rateLimitPerS", o.rateLimitPerS, LIMITS.rateLimitPerS),
+    burst: positive("rateLimitBurst", o.rateLimitBurst, LIMITS.rateLimitBurst),
+  };
   const webDir = resolve(o.webDir ?? DEFAULT_WEB);
   const secret = o.tokenSecret ?? randomId(32);
   if (secret === o.token) throw new Error("the token-signing secret must differ from the pre-shared token");
@@ -184,7 +187,8 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     wss,
     (sid, key, code, reason) => sessions.get(sid)?.host.revoke(key, code, reason),
     // An answer from a notification (shared/session/host.ts), as the Worker's session object routes it.
-    async (sid, epoch, device, callId, action) => (await sessions.get(sid)?.host.pushAnswer(epoch, device, callId, action)) ?? { status: "closed", outcome: "ended" },
+    async (sid, epoch, device, callId, action) =>
+      (await sessions.get(sid)?.host.pushAnswer(epoch, device, callId, action)) ?? { status: "closed", outcome: "ended" },
     (sid, epoch) => void sessions.get(sid)?.host.setE2eEpoch(epoch),
     o.resolvePush,
     // A revoked machine's session ends as DELETE ends it (docs/inbox.md "Revocation").
@@ -192,43 +196,48 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
   );
   let port = o.port;
   const hostAllowed = allowedHosts(() => port, o.host ?? "0.0.0.0", o.allowHosts ?? []);
-  const app = createEdge<LanEnv>((c): EdgeHost => ({
-    hostAllowed,
-    relayKey: o.token,
-    unconfigured: "",
-    configError: undefined,
-    tokenSecret: async () => secret,
-    origins: [],
-    publicBase: undefined,
-    clientAddr: c.env.incoming?.socket.remoteAddress ?? "unknown",
-    brake,
-    session: (sid): EdgeSession => {
-      const s = sessions.get(sid) ?? new LanSession(sid);
-      return {
-        init: (m) => s.init(m),
-        status: async (e) => s.host.status(e),
-        history: async (e, before, limit) => s.host.history(e, before, limit),
-        destroy: (e) => s.destroy(e),
-        httpCall: (e, body, w) => s.host.httpCall(e, body, w),
-        httpResult: (e, id, w) => s.host.httpResult(e, id, w),
-        setE2eEpoch: async (e) => s.host.setE2eEpoch(e),
-        connect: (_req, a) => s.connect(a, c.env.upgrade),
-      };
-    },
-    im: { status: 400, message: "im: the WuKongIM bridge is not available in direct LAN mode" },
-    inboxes: inboxes.edge(c.env.upgrade),
-    // Web Push (docs/push.md, "LAN mode"): the page needs a secure context — https (a proxy) or localhost.
-    // A local fake push service: only when the test-only option says so, and judged by the socket's peer —
-    // the Host header is the client's to write.
-    push: { publicKey: async () => (await inboxes.vapidKeys()).publicKey, allowLocalHttp: o.allowLocalPush === true && isLoopback(c.env.incoming?.socket.remoteAddress ?? "") },
-    // The pre-shared token's sessions (not an inbox's), so the app's LAN form joins the one the agent uses.
-    keySessions: async () =>
-      [...sessions.values()]
-        .map((s) => s.engine.meta())
-        .filter((m): m is SessionMeta => !!m && !m.inbox && m.expires_at > Date.now())
-        .sort((a, b) => b.epoch - a.epoch),
-    assets: (req) => staticFile(webDir, req),
-  }));
+  const app = createEdge<LanEnv>(
+    (c): EdgeHost => ({
+      hostAllowed,
+      relayKey: o.token,
+      unconfigured: "",
+      configError: undefined,
+      tokenSecret: async () => secret,
+      origins: [],
+      publicBase: undefined,
+      clientAddr: c.env.incoming?.socket.remoteAddress ?? "unknown",
+      brake,
+      session: (sid): EdgeSession => {
+        const s = sessions.get(sid) ?? new LanSession(sid);
+        return {
+          init: (m) => s.init(m),
+          status: async (e) => s.host.status(e),
+          history: async (e, before, limit) => s.host.history(e, before, limit),
+          destroy: (e) => s.destroy(e),
+          httpCall: (e, body, w) => s.host.httpCall(e, body, w),
+          httpResult: (e, id, w) => s.host.httpResult(e, id, w),
+          setE2eEpoch: async (e) => s.host.setE2eEpoch(e),
+          connect: (_req, a) => s.connect(a, c.env.upgrade),
+        };
+      },
+      im: { status: 400, message: "im: the WuKongIM bridge is not available in direct LAN mode" },
+      inboxes: inboxes.edge(c.env.upgrade),
+      // Web Push (docs/push.md, "LAN mode"): the page needs a secure context — https (a proxy) or localhost.
+      // A local fake push service: only when the test-only option says so, and judged by the socket's peer —
+      // the Host header is the client's to write.
+      push: {
+        publicKey: async () => (await inboxes.vapidKeys()).publicKey,
+        allowLocalHttp: o.allowLocalPush === true && isLoopback(c.env.incoming?.socket.remoteAddress ?? ""),
+      },
+      // The pre-shared token's sessions (not an inbox's), so the app's LAN form joins the one the agent uses.
+      keySessions: async () =>
+        [...sessions.values()]
+          .map((s) => s.engine.meta())
+          .filter((m): m is SessionMeta => !!m && !m.inbox && m.expires_at > Date.now())
+          .sort((a, b) => b.epoch - a.epoch),
+      assets: (req) => staticFile(webDir, req),
+    }),
+  );
 
   const listener = getRequestListener((req, env) => app.fetch(req, { incoming: env.incoming as IncomingMessage }));
   const server = createServer((req, res) => void listener(req, res));
@@ -238,11 +247,16 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     const answer = async () => {
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
-      const res = await app.fetch(new Request(new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`), { headers }), { incoming: req, upgrade: up });
+      const res = await app.fetch(new Request(new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`), { headers }), {
+        incoming: req,
+        upgrade: up,
+      });
       if (up.done) return;
       // A refusal before the upgrade: the edge's status and JSON body, as the Worker answers them.
       const body = await res.text();
-      socket.end(`HTTP/1.1 ${res.status} ${STATUS_CODES[res.status] ?? ""}\r\ncontent-type: ${res.headers.get("content-type") ?? "application/json"}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${res.status} ${STATUS_CODES[res.status] ?? ""}\r\ncontent-type: ${res.headers.get("content-type") ?? "application/json"}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
     };
     answer().catch(() => socket.destroy());
   });

@@ -47,8 +47,13 @@ export function allowedHosts(port: () => number, bind: string, extra: string[]):
 export async function staticFile(webDir: string, req: Request): Promise<Response> {
   if (req.method !== "GET" && req.method !== "HEAD") return Response.json({ error: { code: "method_not_allowed", message: "GET only" } }, { status: 405 });
   const index = join(webDir, "index.html");
-  const isFile = (f: string) => stat(f).then((s) => s.isFile(), () => false);
-  if (!(await isFile(index))) return new Response("LineUp LAN server: the PWA is not built (npm run build)", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
+  const isFile = (f: string) =>
+    stat(f).then(
+      (s) => s.isFile(),
+      () => false,
+    );
+  if (!(await isFile(index)))
+    return new Response("LineUp LAN server: the PWA is not built (npm run build)", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
   let rel: string;
   try {
     rel = normalize(decodeURIComponent(new URL(req.url).pathname));
@@ -58,6 +63,9 @@ export async function staticFile(webDir: string, req: Request): Promise<Response
   let file = join(webDir, rel);
   if (!file.startsWith(webDir + sep) || !(await isFile(file))) file = index;
   const body = await readFile(file);
-  const headers = { "content-type": CONTENT_TYPES[extname(file)] ?? "application/octet-stream", "cache-control": file === index ? "no-cache" : "public, max-age=3600" };
+  const headers = {
+    "content-type": CONTENT_TYPES[extname(file)] ?? "application/octet-stream",
+    "cache-control": file === index ? "no-cache" : "public, max-age=3600",
+  };
   return new Response(req.method === "HEAD" ? null : body, { headers: { ...APP_SECURITY_HEADERS, ...headers, "content-length": String(body.byteLength) } });
 }

@@ -38,7 +38,10 @@ export interface ApproveConfig {
 export interface ApproveExtra {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number };
-  sendNotification: (n: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void>;
+  sendNotification: (n: {
+    method: "notifications/progress";
+    params: { progressToken: string | number; progress: number; total?: number; message?: string };
+  }) => Promise<void>;
 }
 
 type Result = ReturnType<typeof permissionPromptResult>;
@@ -89,12 +92,23 @@ export async function approveCall(
       : setInterval(() => {
           const s = Math.round((Date.now() - started) / 1000);
           void extra
-            .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: s, total: cfg.timeoutS, message: `Waiting for the human to allow ${tool_name} (${s} s of ${cfg.timeoutS} s)` } })
+            .sendNotification({
+              method: "notifications/progress",
+              params: {
+                progressToken: token,
+                progress: s,
+                total: cfg.timeoutS,
+                message: `Waiting for the human to allow ${tool_name} (${s} s of ${cfg.timeoutS} s)`,
+              },
+            })
             .catch(() => {});
         }, cfg.progressMs);
   log(`approve: asking the human about ${tool_name}`);
   try {
-    const answer = await askHuman(agent, permissionArgs(req, cfg.projectDir, suggestionsFor(req, [], pcx, gathered), decision.reason), { timeoutS: cfg.timeoutS, signal: extra.signal });
+    const answer = await askHuman(agent, permissionArgs(req, cfg.projectDir, suggestionsFor(req, [], pcx, gathered), decision.reason), {
+      timeoutS: cfg.timeoutS,
+      signal: extra.signal,
+    });
     switch (answer.kind) {
       case "allow":
         logIt(pcx, req, "allow", "human", answer.rule !== undefined ? { rule: answer.rule } : {});
@@ -115,7 +129,10 @@ export async function approveCall(
 }
 
 /** The config `lineup mcp` passes: its project, state dir and relay; LINEUP_APPROVE_TIMEOUT (s) overrides its default wait. */
-export function approveConfig(cfg: { projectDir: string; stateDir: string; relayUrl: string; defaultTimeoutS: number; maxTimeoutS: number; progressMs: number }, env: Record<string, string | undefined> = process.env): ApproveConfig {
+export function approveConfig(
+  cfg: { projectDir: string; stateDir: string; relayUrl: string; defaultTimeoutS: number; maxTimeoutS: number; progressMs: number },
+  env: Record<string, string | undefined> = process.env,
+): ApproveConfig {
   const t = Number(env.LINEUP_APPROVE_TIMEOUT);
   const timeoutS = Math.min(cfg.maxTimeoutS, Number.isFinite(t) && t >= 1 ? t : cfg.defaultTimeoutS);
   return { projectDir: cfg.projectDir, stateDir: cfg.stateDir, relayUrl: cfg.relayUrl, timeoutS, progressMs: cfg.progressMs };

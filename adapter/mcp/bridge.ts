@@ -22,7 +22,12 @@ export interface BridgeAgent {
   readonly sealed?: boolean;
   /** Set once the client stopped for good (e.g. the session was deleted): the bridge then connects anew. */
   readonly lastError?: { code: string; message: string } | undefined;
-  call(name: string, action: string | undefined, args?: Record<string, unknown>, opts?: { timeoutS?: number; signal?: AbortSignal; callId?: string }): Promise<ToolResultBody>;
+  call(
+    name: string,
+    action: string | undefined,
+    args?: Record<string, unknown>,
+    opts?: { timeoutS?: number; signal?: AbortSignal; callId?: string },
+  ): Promise<ToolResultBody>;
   setStatus(state: string, detail?: string): void;
   on(event: "tools", cb: (tools: ToolDef[]) => void): () => void;
 }
@@ -53,7 +58,10 @@ export interface Connection {
 type Extra = {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number };
-  sendNotification: (n: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void>;
+  sendNotification: (n: {
+    method: "notifications/progress";
+    params: { progressToken: string | number; progress: number; total?: number; message?: string };
+  }) => Promise<void>;
 };
 
 /** One LineUp call of this process, alive across the MCP requests that wait for it. */
@@ -186,14 +194,25 @@ export class Bridge {
   private open(callId: string, name: string, p: PlannedCall): OpenCall {
     const started = Date.now();
     const cancel = new AbortController();
-    const c: OpenCall = { callId, name, planned: p, started, finished: false, cancel, end: Promise.resolve({ kind: "error", code: "internal", message: "not started" }) };
+    const c: OpenCall = {
+      callId,
+      name,
+      planned: p,
+      started,
+      finished: false,
+      cancel,
+      end: Promise.resolve({ kind: "error", code: "internal", message: "not started" }),
+    };
     const run = async (): Promise<CallEnd> => {
       // The bridge's own deadline: the relay ends the call first, unless the relay cannot be reached.
       let timedOut = false;
-      const deadline = setTimeout(() => {
-        timedOut = true;
-        cancel.abort();
-      }, p.timeoutS * 1000 + this.opts.graceMs);
+      const deadline = setTimeout(
+        () => {
+          timedOut = true;
+          cancel.abort();
+        },
+        p.timeoutS * 1000 + this.opts.graceMs,
+      );
       const stopped = new Promise<never>((_, reject) =>
         cancel.signal.addEventListener("abort", () => reject(Object.assign(new Error("cancelled"), { code: "cancelled" })), { once: true }),
       );
@@ -253,7 +272,8 @@ export class Bridge {
           ? undefined
           : (u) => void extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...u } }).catch(() => {}),
       totalS: c.planned.timeoutS,
-      text: () => waitingText({ tool: c.name, waitedS: (Date.now() - c.started) / 1000, timeoutS: c.planned.timeoutS, state: this.state(), appUrl: this.conn?.appUrl }),
+      text: () =>
+        waitingText({ tool: c.name, waitedS: (Date.now() - c.started) / 1000, timeoutS: c.planned.timeoutS, state: this.state(), appUrl: this.conn?.appUrl }),
     });
     if (held.kind === "budget") return pendingToMcp(label, c.callId, (Date.now() - c.started) / 1000, nobody(), this.conn?.appUrl);
     if (held.kind === "aborted") {

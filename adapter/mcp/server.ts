@@ -85,7 +85,8 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     flags.set(m[1]!, v);
   }
   const timeoutS = num("--timeout", flags.get("timeout") ?? env.LINEUP_MCP_TIMEOUT, LIMITS.minTimeoutS, LIMITS.maxTimeoutS) ?? MCP_DEFAULTS.timeoutS;
-  const maxTimeoutS = num("--max-timeout", flags.get("max-timeout") ?? env.LINEUP_MCP_MAX_TIMEOUT, LIMITS.minTimeoutS, LIMITS.maxTimeoutS) ?? MCP_DEFAULTS.maxTimeoutS;
+  const maxTimeoutS =
+    num("--max-timeout", flags.get("max-timeout") ?? env.LINEUP_MCP_MAX_TIMEOUT, LIMITS.minTimeoutS, LIMITS.maxTimeoutS) ?? MCP_DEFAULTS.maxTimeoutS;
   const progressS = num("LINEUP_MCP_PROGRESS_S", env.LINEUP_MCP_PROGRESS_S, 0.2, MCP_DEFAULTS.maxProgressS) ?? MCP_DEFAULTS.progressS;
   const waitBudgetS = num("--wait-budget", flags.get("wait-budget") ?? env.LINEUP_WAIT_BUDGET_S, 1, LIMITS.maxTimeoutS) ?? MCP_DEFAULTS.waitBudgetS;
   const cfg: McpConfig = {
@@ -210,7 +211,15 @@ export async function runMcp(argv: string[]): Promise<void> {
       agent = c.agent;
       return c;
     },
-    { defaultTimeoutS: cfg.defaultTimeoutS, maxTimeoutS: cfg.maxTimeoutS, progressMs: cfg.progressMs, graceMs: MCP_DEFAULTS.graceS * 1000, waitBudgetS: cfg.waitBudgetS, log, approve: approveConfig(cfg) /* issue 17 */ },
+    {
+      defaultTimeoutS: cfg.defaultTimeoutS,
+      maxTimeoutS: cfg.maxTimeoutS,
+      progressMs: cfg.progressMs,
+      graceMs: MCP_DEFAULTS.graceS * 1000,
+      waitBudgetS: cfg.waitBudgetS,
+      log,
+      approve: approveConfig(cfg) /* issue 17 */,
+    },
   );
   await new Promise<void>((resolve) => {
     let closing = false;

@@ -34,7 +34,12 @@ export interface HookIo {
 export class HookUsage extends Error {}
 
 export function parseHookArgs(argv: string[], env: Env): HookOptions {
-  const o: HookOptions = { relayUrl: normalizeUrl(env.LINEUP_RELAY_URL || DEV_RELAY_URL), stateDir: env.LINEUP_STATE_DIR || defaultStateDir(), then: [], positionals: [] };
+  const o: HookOptions = {
+    relayUrl: normalizeUrl(env.LINEUP_RELAY_URL || DEV_RELAY_URL),
+    stateDir: env.LINEUP_STATE_DIR || defaultStateDir(),
+    then: [],
+    positionals: [],
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === "--then") {
@@ -98,7 +103,8 @@ export function parseJson<T>(text: string, schema: z.ZodType<T>, what: string): 
     throw new HookUsage(`the ${what} input is not JSON`);
   }
   const r = schema.safeParse(v);
-  if (!r.success) throw new HookUsage(`not a ${what} input: ${r.error.issues.map((i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`).join("; ")}`);
+  if (!r.success)
+    throw new HookUsage(`not a ${what} input: ${r.error.issues.map((i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`).join("; ")}`);
   return r.data;
 }
 
@@ -109,7 +115,9 @@ export function projectDirFor(cwd: string, o: { project?: string }, env: Env): s
 
 /** The directory whose saved session serves `dir`: itself, or the nearest ancestor with a saved session. */
 function sessionDirFor(stateDir: string, relayUrl: string, dir: string): string {
-  const saved = loadState(stateDir).sessions.filter((s) => s.relayUrl === relayUrl && (dir === s.cwd || dir.startsWith(s.cwd.endsWith(sep) ? s.cwd : s.cwd + sep)));
+  const saved = loadState(stateDir).sessions.filter(
+    (s) => s.relayUrl === relayUrl && (dir === s.cwd || dir.startsWith(s.cwd.endsWith(sep) ? s.cwd : s.cwd + sep)),
+  );
   saved.sort((a, b) => b.cwd.length - a.cwd.length);
   return saved[0]?.cwd ?? dir;
 }
@@ -132,7 +140,12 @@ export async function connectSession(cx: Ctx, projectDir: string) {
   let sessionId = cx.env.LINEUP_SESSION || undefined;
   let token = cx.env.LINEUP_TOKEN || undefined;
   if (!sessionId || !token) {
-    const saved = await ensureSession({ relayUrl: cx.o.relayUrl, stateDir: cx.o.stateDir, cwd: sessionDirFor(cx.o.stateDir, cx.o.relayUrl, projectDir), ...(cx.env.LINEUP_RELAY_KEY ? { relayKey: cx.env.LINEUP_RELAY_KEY } : {}) });
+    const saved = await ensureSession({
+      relayUrl: cx.o.relayUrl,
+      stateDir: cx.o.stateDir,
+      cwd: sessionDirFor(cx.o.stateDir, cx.o.relayUrl, projectDir),
+      ...(cx.env.LINEUP_RELAY_KEY ? { relayKey: cx.env.LINEUP_RELAY_KEY } : {}),
+    });
     sessionId = saved.sessionId;
     token = saved.agentToken;
   }

@@ -32,14 +32,20 @@ interface Asked {
  */
 async function askThroughSession(cx: Ctx, req: PermissionAsk, pcx: PolicyContext, agentRules: string[], firstReason: string): Promise<Asked> {
   const access = findInboxAccess(pcx.stateDir, pcx.relayUrl, cx.env);
-  const refreshed = access && cacheIsStale(readInboxPolicyCache(pcx.stateDir), access) ? refreshInboxPolicy(pcx.stateDir, access, Math.min(3000, Math.max(200, leftMs(cx) - 500))) : Promise.resolve(undefined);
+  const refreshed =
+    access && cacheIsStale(readInboxPolicyCache(pcx.stateDir), access)
+      ? refreshInboxPolicy(pcx.stateDir, access, Math.min(3000, Math.max(200, leftMs(cx) - 500)))
+      : Promise.resolve(undefined);
   const connecting = beforeDeadline(cx, connectSession(cx, pcx.projectDir));
   connecting.catch(() => {});
   if (await refreshed) {
     const again = decideByPolicy(req, pcx);
     if (again.decision.decision !== "ask") {
       void connecting.then((c) => c.close()).catch(() => {});
-      logIt(pcx, req, again.decision.decision, "policy", { ...(again.decision.rule ? { rule: again.decision.rule } : {}), ...(again.decision.source ? { source: again.decision.source } : {}) });
+      logIt(pcx, req, again.decision.decision, "policy", {
+        ...(again.decision.rule ? { rule: again.decision.rule } : {}),
+        ...(again.decision.source ? { source: again.decision.source } : {}),
+      });
       return { answer: { kind: "timeout" }, policy: { decision: again.decision.decision, reason: again.decision.reason } };
     }
   }
@@ -105,7 +111,13 @@ export async function permissionRequest(cx: Ctx, text: string): Promise<number> 
   }
   const asked = await askThroughSession(cx, req, pcx, rulesFromSuggestions(input.permission_suggestions), decision.reason);
   if (asked.policy) {
-    cx.out(JSON.stringify(asked.policy.decision === "allow" ? permissionRequestAllow({ updatedInput: input.tool_input }) : permissionRequestDeny({ message: `LineUp policy: ${asked.policy.reason}` })));
+    cx.out(
+      JSON.stringify(
+        asked.policy.decision === "allow"
+          ? permissionRequestAllow({ updatedInput: input.tool_input })
+          : permissionRequestDeny({ message: `LineUp policy: ${asked.policy.reason}` }),
+      ),
+    );
     return 0;
   }
   const a = asked.answer;
@@ -113,7 +125,14 @@ export async function permissionRequest(cx: Ctx, text: string): Promise<number> 
     case "allow":
       logIt(pcx, req, "allow", "human", a.rule !== undefined ? { rule: a.rule } : {});
       // Always send updatedInput: recent Claude Code versions reject an allow without it.
-      cx.out(JSON.stringify(permissionRequestAllow({ updatedInput: input.tool_input, ...(a.rule !== undefined ? { updatedPermissions: updateFor(a.rule, input.permission_suggestions) } : {}) })));
+      cx.out(
+        JSON.stringify(
+          permissionRequestAllow({
+            updatedInput: input.tool_input,
+            ...(a.rule !== undefined ? { updatedPermissions: updateFor(a.rule, input.permission_suggestions) } : {}),
+          }),
+        ),
+      );
       return 0;
     case "deny":
       logIt(pcx, req, "deny", "human");
@@ -155,14 +174,25 @@ export async function cursorShell(cx: Ctx, text: string): Promise<number> {
   const { decision } = decideByPolicy(req, pcx);
   const reason = `LineUp policy: ${decision.reason}`;
   if (decision.decision !== "ask") {
-    logIt(pcx, req, decision.decision, "policy", { ...(decision.rule ? { rule: decision.rule } : {}), ...(decision.source ? { source: decision.source } : {}) });
-    cx.out(JSON.stringify(decision.decision === "allow" ? cursorPermissionOutput("allow") : cursorPermissionOutput("deny", { userMessage: reason, agentMessage: reason })));
+    logIt(pcx, req, decision.decision, "policy", {
+      ...(decision.rule ? { rule: decision.rule } : {}),
+      ...(decision.source ? { source: decision.source } : {}),
+    });
+    cx.out(
+      JSON.stringify(
+        decision.decision === "allow" ? cursorPermissionOutput("allow") : cursorPermissionOutput("deny", { userMessage: reason, agentMessage: reason }),
+      ),
+    );
     return 0;
   }
   const asked = await askThroughSession(cx, req, pcx, [], decision.reason);
   if (asked.policy) {
     const why = `LineUp policy: ${asked.policy.reason}`;
-    cx.out(JSON.stringify(asked.policy.decision === "allow" ? cursorPermissionOutput("allow") : cursorPermissionOutput("deny", { userMessage: why, agentMessage: why })));
+    cx.out(
+      JSON.stringify(
+        asked.policy.decision === "allow" ? cursorPermissionOutput("allow") : cursorPermissionOutput("deny", { userMessage: why, agentMessage: why }),
+      ),
+    );
     return 0;
   }
   const a = asked.answer;

@@ -39,7 +39,10 @@ async function pushAttention(cx: Ctx, sessionId: string, text: string | undefine
   if (!access) return; // a v1 session: no paired devices to push to
   const [{ InboxApi }, { PUSH_LIMITS }] = await Promise.all([import("../client/inbox.js"), import("../../shared/contract/push.js")]);
   try {
-    const r = await beforeDeadline(cx, new InboxApi(access.relayUrl).pushAttention(access.credential, sessionId, text === undefined ? undefined : upTo(text, PUSH_LIMITS.maxAttentionText)));
+    const r = await beforeDeadline(
+      cx,
+      new InboxApi(access.relayUrl).pushAttention(access.credential, sessionId, text === undefined ? undefined : upTo(text, PUSH_LIMITS.maxAttentionText)),
+    );
     cx.say(`pushed "waiting for you" to ${r.queued} device${r.queued === 1 ? "" : "s"}`);
   } catch (e) {
     cx.say(`no push: ${e instanceof Error ? e.message : String(e)}`);
@@ -55,7 +58,12 @@ export async function notify(cx: Ctx, text: string): Promise<number> {
   const agent = cx.o.agent ?? "Claude Code";
   const detail = input.message && input.message.trim() !== "" ? `\n\n> ${input.message.trim().replace(/\n/g, "\n> ")}` : "";
   const msg = input.message?.trim();
-  await report(cx, projectDirFor(input.cwd, cx.o, cx.env), [`⏳ **${agent} is waiting for you** in \`${input.cwd}\`.${detail}`], `${agent}: ${msg || "waiting for you"}`);
+  await report(
+    cx,
+    projectDirFor(input.cwd, cx.o, cx.env),
+    [`⏳ **${agent} is waiting for you** in \`${input.cwd}\`.${detail}`],
+    `${agent}: ${msg || "waiting for you"}`,
+  );
   return 0;
 }
 

@@ -31,7 +31,9 @@ const MAX_LINES = 2000;
 const KEEP_LINES = 1000;
 
 export function subjectOf(input: Record<string, unknown>): string | undefined {
-  const v = [input.command, input.file_path, input.notebook_path, input.path, input.url, input.pattern].find((x): x is string => typeof x === "string" && x !== "");
+  const v = [input.command, input.file_path, input.notebook_path, input.path, input.url, input.pattern].find(
+    (x): x is string => typeof x === "string" && x !== "",
+  );
   if (v === undefined) return undefined;
   const one = v.replace(/\s+/g, " ").trim();
   return cut(one, 120);
@@ -97,7 +99,9 @@ export function unreportedPolicyDecisions(stateDir: string, projectDir: string):
         const now = readMarks(stateDir);
         now[projectDir] = last;
         // Bounded: the marks of the most recently reported 200 projects.
-        const kept = Object.entries(now).sort((a, b) => b[1] - a[1]).slice(0, 200);
+        const kept = Object.entries(now)
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 200);
         writeFileSync(join(stateDir, MARK), JSON.stringify(Object.fromEntries(kept)), { mode: 0o600 });
       } catch {
         /* best effort */
@@ -125,7 +129,9 @@ export function summarize(decisions: readonly LoggedDecision[]): string | undefi
   const parts: string[] = [];
   if (allowed.length) parts.push(`allowed ${allowed.length} (${count(allowed).slice(0, 8).join(", ")})`);
   if (denied.length) {
-    const named = denied.slice(-5).map((d) => `${d.tool}${d.subject ? ` \`${d.subject.replace(/`/g, "'")}\`` : ""} by \`${d.rule ?? "default"}\`${d.source ? ` (${d.source})` : ""}`);
+    const named = denied
+      .slice(-5)
+      .map((d) => `${d.tool}${d.subject ? ` \`${d.subject.replace(/`/g, "'")}\`` : ""} by \`${d.rule ?? "default"}\`${d.source ? ` (${d.source})` : ""}`);
     parts.push(`denied ${denied.length}: ${named.join("; ")}`);
   }
   return `**Permission policy** since the last report: ${parts.join("; ")}.`;
@@ -146,27 +152,38 @@ export function runPermissionsLog(argv: string[], print: (s: string) => void = (
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: { project: { type: "string" }, all: { type: "boolean" }, limit: { type: "string" }, json: { type: "boolean" }, "state-dir": { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: {
+        project: { type: "string" },
+        all: { type: "boolean" },
+        limit: { type: "string" },
+        json: { type: "boolean" },
+        "state-dir": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
       strict: true,
     }));
   } catch (e) {
-    return process.stderr.write(`lineup permissions: ${(e as Error).message}\n${PERMISSIONS_HELP}\n`), 2;
+    return (process.stderr.write(`lineup permissions: ${(e as Error).message}\n${PERMISSIONS_HELP}\n`), 2);
   }
-  if (values.help) return print(PERMISSIONS_HELP), 0;
+  if (values.help) return (print(PERMISSIONS_HELP), 0);
   const limit = values.limit === undefined ? 50 : Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1) return process.stderr.write(`lineup permissions: --limit must be a positive whole number\n${PERMISSIONS_HELP}\n`), 2;
-  if (values.all && values.project !== undefined) return process.stderr.write(`lineup permissions: --project and --all exclude each other\n`), 2;
+  if (!Number.isInteger(limit) || limit < 1)
+    return (process.stderr.write(`lineup permissions: --limit must be a positive whole number\n${PERMISSIONS_HELP}\n`), 2);
+  if (values.all && values.project !== undefined) return (process.stderr.write(`lineup permissions: --project and --all exclude each other\n`), 2);
   const stateDir = values["state-dir"] ? resolve(values["state-dir"]) : defaultStateDir();
   const dir = resolve(values.project ?? process.cwd());
   const related = (p: string | undefined) => p !== undefined && (p === dir || dir.startsWith(p.endsWith(sep) ? p : p + sep) || p.startsWith(dir + sep));
   // Issue 26: when the relay's inbox policy did not authenticate, say so first (stderr: --json stays clean).
   for (const n of inboxPolicyNotes(stateDir)) process.stderr.write(`note: ${forTerminal(n)}\n`);
-  const list = readDecisions(stateDir).filter((d) => values.all || related(d.project)).slice(-limit);
+  const list = readDecisions(stateDir)
+    .filter((d) => values.all || related(d.project))
+    .slice(-limit);
   if (values.json) {
     for (const d of list) print(JSON.stringify(d));
     return 0;
   }
-  if (!list.length) return print(values.all ? "no permission decisions logged yet" : `no permission decisions logged for ${dir} (--all for every project)`), 0;
+  if (!list.length)
+    return (print(values.all ? "no permission decisions logged yet" : `no permission decisions logged for ${dir} (--all for every project)`), 0);
   for (const d of list) {
     const when = new Date(d.at).toISOString().replace("T", " ").slice(0, 19);
     const what = `${d.tool}${d.subject ? ` ${JSON.stringify(d.subject)}` : ""}`;

@@ -64,7 +64,12 @@ const listsOf = (p: InboxPolicy["permissions"]): Lists => ({ allow: p.allow ?? [
  * Reads the relay's answer of `GET /api/inbox/policy`. `sync` fetches this machine's wrap of a newer epoch
  * once (adapter/e2e/keyring.ts) when the envelope names an epoch above the keys held.
  */
-export async function readServed(served: InboxPolicy, keys: HeldKeys | undefined, inboxId: string, sync?: () => Promise<HeldKeys | undefined>): Promise<Reading> {
+export async function readServed(
+  served: InboxPolicy,
+  keys: HeldKeys | undefined,
+  inboxId: string,
+  sync?: () => Promise<HeldKeys | undefined>,
+): Promise<Reading> {
   const version = served.version;
   if (!keys) return { kind: "plain", version, lists: listsOf(served.permissions) };
   const env = served.sealed as Envelope | undefined;
@@ -79,10 +84,13 @@ export async function readServed(served: InboxPolicy, keys: HeldKeys | undefined
   try {
     lists = await openPolicy(ck, inboxId, version, String(served.sealed_by ?? ""), env);
   } catch (err) {
-    const why = isE2EError(err, "bad_format") ? "it is not a sealed policy" : "it does not open: changed on the way, moved from another version or author, or not sealed by a holder";
+    const why = isE2EError(err, "bad_format")
+      ? "it is not a sealed policy"
+      : "it does not open: changed on the way, moved from another version or author, or not sealed by a holder";
     return { kind: "unauth", version, reason: why };
   }
-  if (e < keys.current.epoch) return { kind: "unauth", version, reason: `it is sealed under an older key epoch (${e}; this machine is at ${keys.current.epoch})`, lists };
+  if (e < keys.current.epoch)
+    return { kind: "unauth", version, reason: `it is sealed under an older key epoch (${e}; this machine is at ${keys.current.epoch})`, lists };
   return { kind: "sealed", version, epoch: e, lists };
 }
 
@@ -95,7 +103,11 @@ const uniq = (xs: string[]) => [...new Set(xs)];
  */
 export function mergeUnauthenticated(readable: Lists, trusted: Lists | undefined): Lists {
   const mine = trusted ?? { allow: [], ask: [], deny: [] };
-  return { allow: readable.allow.filter((r) => mine.allow.includes(r)), ask: uniq([...mine.ask, ...readable.ask]), deny: uniq([...mine.deny, ...readable.deny]) };
+  return {
+    allow: readable.allow.filter((r) => mine.allow.includes(r)),
+    ask: uniq([...mine.ask, ...readable.ask]),
+    deny: uniq([...mine.deny, ...readable.deny]),
+  };
 }
 
 /** The body of a sealed `PUT /api/inbox/policy`: the lists sealed for `baseVersion + 1` by this holder. */

@@ -33,7 +33,9 @@ const atomicWrite = (file: string, text: string, mode = 0o600) => {
 
 // ---------------------------------------------------------------- local policy file
 
-export type AddRuleResult = { added: true; file: string } | { added: false; file: string; reason: "present" | "invalid_rule" | "invalid_file"; message?: string };
+export type AddRuleResult =
+  | { added: true; file: string }
+  | { added: false; file: string; reason: "present" | "invalid_rule" | "invalid_file"; message?: string };
 
 /**
  * Adds `rule` to one list of a policy file (created if missing). A file that is not a valid policy is
@@ -122,13 +124,15 @@ export function readInboxPolicyCache(stateDir: string): InboxPolicyCache | undef
   try {
     const c = JSON.parse(readFileSync(inboxCacheFile(stateDir), "utf8")) as Partial<InboxPolicyCache>;
     const v = validatePolicyFile({ permissions: c.permissions });
-    if (!v.ok || typeof c.relayUrl !== "string" || typeof c.inboxId !== "string" || typeof c.version !== "number" || typeof c.fetchedAt !== "number") return undefined;
+    if (!v.ok || typeof c.relayUrl !== "string" || typeof c.inboxId !== "string" || typeof c.version !== "number" || typeof c.fetchedAt !== "number")
+      return undefined;
     const out: InboxPolicyCache = { relayUrl: c.relayUrl, inboxId: c.inboxId, version: c.version, permissions: v.policy.permissions, fetchedAt: c.fetchedAt };
     if (c.auth === "sealed" || c.auth === "plaintext" || c.auth === "none") out.auth = c.auth;
     if (typeof c.keys === "boolean") out.keys = c.keys;
     if (typeof c.epoch === "number") out.epoch = c.epoch;
     const u = c.untrusted;
-    if (u && typeof u === "object" && typeof u.version === "number" && typeof u.reason === "string") out.untrusted = { version: u.version, ask: strList(u.ask), deny: strList(u.deny), reason: u.reason };
+    if (u && typeof u === "object" && typeof u.version === "number" && typeof u.reason === "string")
+      out.untrusted = { version: u.version, ask: strList(u.ask), deny: strList(u.deny), reason: u.reason };
     return out;
   } catch {
     return undefined;
@@ -180,7 +184,14 @@ const cachedFor = (stateDir: string, access: InboxAccess): InboxPolicyCache | un
 };
 
 /** Reads the relay's copy on this machine: a sealed copy older than the one it trusts is a rollback. */
-async function readCopy(stateDir: string, access: InboxAccess, served: InboxPolicy, prev: InboxPolicyCache | undefined, keys: HeldKeys | undefined, left: () => number): Promise<Reading> {
+async function readCopy(
+  stateDir: string,
+  access: InboxAccess,
+  served: InboxPolicy,
+  prev: InboxPolicyCache | undefined,
+  keys: HeldKeys | undefined,
+  left: () => number,
+): Promise<Reading> {
   const r = await readServed(served, keys, access.inboxId, keys ? syncer(stateDir, access, left) : undefined);
   if (r.kind === "sealed" && prev?.auth === "sealed" && prev.version > r.version) {
     return { kind: "unauth", version: r.version, reason: `it is older (v${r.version}) than the sealed copy this machine trusts (v${prev.version})` };
@@ -194,7 +205,11 @@ function writable(r: Reading, prev: InboxPolicyCache | undefined): Lists | undef
   return r.lists && mergeUnauthenticated(r.lists, prev && trustedWithKeys(prev) ? prev.permissions : undefined);
 }
 
-async function policyRequest(access: InboxAccess, init: { method: "GET" | "PUT"; body?: unknown }, timeoutMs: number): Promise<{ status: number; policy?: InboxPolicy }> {
+async function policyRequest(
+  access: InboxAccess,
+  init: { method: "GET" | "PUT"; body?: unknown },
+  timeoutMs: number,
+): Promise<{ status: number; policy?: InboxPolicy }> {
   const res = await fetch(`${access.relayUrl}/api/inbox/policy`, {
     method: init.method,
     headers: { authorization: `Bearer ${access.credential}`, ...(init.body !== undefined ? { "content-type": "application/json" } : {}) },
@@ -228,7 +243,16 @@ export async function refreshInboxPolicy(stateDir: string, access: InboxAccess, 
     const lists = reading.kind === "unauth" && reading.lists && hasRules(reading.lists) ? writable(reading, prev) : undefined;
     if (keys && lists) {
       const put = await policyRequest(access, { method: "PUT", body: await sealedBody(keys, access.inboxId, lists, reading.version) }, left());
-      if (put.policy) c = { relayUrl: access.relayUrl, inboxId: access.inboxId, fetchedAt: Date.now(), version: put.policy.version, permissions: lists, auth: "sealed", epoch: keys.current.epoch };
+      if (put.policy)
+        c = {
+          relayUrl: access.relayUrl,
+          inboxId: access.inboxId,
+          fetchedAt: Date.now(),
+          version: put.policy.version,
+          permissions: lists,
+          auth: "sealed",
+          epoch: keys.current.epoch,
+        };
     }
     writeInboxPolicyCache(stateDir, c);
     return c;
@@ -242,7 +266,13 @@ export async function refreshInboxPolicy(stateDir: string, access: InboxAccess, 
  * Adds a rule to the inbox policy (read, add, PUT with `base_version`; one retry on 409 when somebody
  * else wrote in between) and updates the cache. False when the relay could not be reached in time.
  */
-export async function addInboxRule(stateDir: string, access: InboxAccess, rule: string, behavior: Behavior = "allow", timeoutMs = FETCH_TIMEOUT_MS): Promise<boolean> {
+export async function addInboxRule(
+  stateDir: string,
+  access: InboxAccess,
+  rule: string,
+  behavior: Behavior = "allow",
+  timeoutMs = FETCH_TIMEOUT_MS,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   const left = () => Math.max(1, deadline - Date.now());
   try {
@@ -263,7 +293,9 @@ export async function addInboxRule(stateDir: string, access: InboxAccess, rule: 
       const body = keys ? await sealedBody(keys, access.inboxId, lists, cur.policy.version) : { permissions: lists, base_version: cur.policy.version };
       const put = await policyRequest(access, { method: "PUT", body }, left());
       if (put.policy) {
-        const written: Reading = keys ? { kind: "sealed", version: put.policy.version, epoch: keys.current.epoch, lists } : { kind: "plain", version: put.policy.version, lists: put.policy.permissions };
+        const written: Reading = keys
+          ? { kind: "sealed", version: put.policy.version, epoch: keys.current.epoch, lists }
+          : { kind: "plain", version: put.policy.version, lists: put.policy.permissions };
         writeInboxPolicyCache(stateDir, cacheFor(access, written, prev));
         return true;
       }
@@ -294,7 +326,15 @@ export async function sealPolicyAtTurnOn(stateDir: string, access: InboxAccess, 
     if (!hasRules(lists)) return undefined;
     const put = await policyRequest(access, { method: "PUT", body: await sealedBody(keys, access.inboxId, lists, cur.policy.version) }, left());
     if (!put.policy) return `could not seal the inbox policy now (HTTP ${put.status}): ${later}`;
-    writeInboxPolicyCache(stateDir, { relayUrl: access.relayUrl, inboxId: access.inboxId, fetchedAt: Date.now(), version: put.policy.version, permissions: lists, auth: "sealed", epoch: keys.current.epoch });
+    writeInboxPolicyCache(stateDir, {
+      relayUrl: access.relayUrl,
+      inboxId: access.inboxId,
+      fetchedAt: Date.now(),
+      version: put.policy.version,
+      permissions: lists,
+      auth: "sealed",
+      epoch: keys.current.epoch,
+    });
     return `sealed the inbox policy (v${put.policy.version}, ${lists.allow.length + lists.ask.length + lists.deny.length} rules) under key epoch ${keys.current.epoch}: the relay no longer holds it in plaintext`;
   } catch (e) {
     return `could not seal the inbox policy now (${e instanceof Error ? e.message : String(e)}): ${later}`;
@@ -380,7 +420,8 @@ export function inboxSources(c: InboxPolicyCache, keysHeld: boolean, baseDir: st
   if (trustedWithKeys(c)) sources.push({ name: `inbox policy v${c.version}${c.auth === "sealed" ? " (sealed)" : ""}`, permissions: c.permissions, baseDir });
   else {
     sources.push({ name: `inbox policy v${c.version} (not authenticated: deny/ask only)`, permissions: denyAsk(c.permissions), baseDir });
-    if (c.permissions.allow.length > 0) notes.push(`the cached inbox policy v${c.version} is not sealed under this inbox's key: its ${c.permissions.allow.length} allow rule(s) are ignored`);
+    if (c.permissions.allow.length > 0)
+      notes.push(`the cached inbox policy v${c.version} is not sealed under this inbox's key: its ${c.permissions.allow.length} allow rule(s) are ignored`);
   }
   const u = c.untrusted;
   if (u) {

@@ -71,7 +71,9 @@ export class DurableRoom extends DurableObject {
       if (extra.includes("dup") && this.sql.exec("SELECT 1 FROM calls WHERE call_id = ?", f.call_id).toArray().length) return;
       this.sql.exec("INSERT INTO calls (call_id, frame) VALUES (?, ?)", f.call_id, msg);
       if (extra.includes("check")) this.sql.exec("UPDATE calls SET frame = frame WHERE call_id = ?", f.call_id);
-      if (extra.includes("deliv")) for (const p of this.ctx.getWebSockets("app")) this.sql.exec("INSERT OR IGNORE INTO deliveries (call_id, conn) VALUES (?, ?)", f.call_id, this.ctx.getTags(p)[2]);
+      if (extra.includes("deliv"))
+        for (const p of this.ctx.getWebSockets("app"))
+          this.sql.exec("INSERT OR IGNORE INTO deliveries (call_id, conn) VALUES (?, ?)", f.call_id, this.ctx.getTags(p)[2]);
       if (extra.includes("alarm")) await this.ctx.storage.setAlarm(Date.now() + 600_000);
     } else if (f.type === "tool.result") {
       this.sql.exec("UPDATE calls SET result = ? WHERE call_id = ?", msg, f.call_id);

@@ -29,11 +29,19 @@ export async function runAb(dir = "bench/.tmp/relay-before", dir2?: string): Pro
     for (const d of ["before", "after", "floor"]) rmSync(`bench/.tmp/state-ab-${d}`, { recursive: true, force: true });
     const [before, after, floor] = await Promise.all([
       startWrangler({ config: `${dir}/wrangler.toml`, vars: RELAY_VARS, persistTo: "bench/.tmp/state-ab-before" }),
-      startWrangler({ config: dir2 ? `${dir2}/wrangler.toml` : snapshotRelay("bench/.tmp/relay-after"), vars: RELAY_VARS, persistTo: "bench/.tmp/state-ab-after" }),
+      startWrangler({
+        config: dir2 ? `${dir2}/wrangler.toml` : snapshotRelay("bench/.tmp/relay-after"),
+        vars: RELAY_VARS,
+        persistTo: "bench/.tmp/state-ab-after",
+      }),
       startWrangler({ config: "bench/baseline-do/wrangler.toml", persistTo: "bench/.tmp/state-ab-floor" }),
     ]);
     procs.push(before, after, floor);
-    const pid: Record<AB, number | undefined> = { before: workerdOf(before.proc.pid!).runtime, after: workerdOf(after.proc.pid!).runtime, durable: workerdOf(floor.proc.pid!).runtime };
+    const pid: Record<AB, number | undefined> = {
+      before: workerdOf(before.proc.pid!).runtime,
+      after: workerdOf(after.proc.pid!).runtime,
+      durable: workerdOf(floor.proc.pid!).runtime,
+    };
     const [sb, sa] = await Promise.all([createSession(before.url, "ab"), createSession(after.url, "ab")]);
     const open: Record<AB, (tag: string) => Promise<Pair>> = {
       before: (tag) => relayPair(sb, 1, `b${tag}`),
@@ -66,9 +74,15 @@ export async function runAb(dir = "bench/.tmp/relay-before", dir2?: string): Pro
       log(`${s.padEnd(8)} p50 ${median(p50(s)).toFixed(2)} ms, ${median(tput[s])}/s, CPU ${Math.round((cpu[s].ms * 1000) / cpu[s].n)} µs/call`);
     }
     log(`after ÷ before: p50 ${show(roundRatio(p50("after"), p50("before")))}, throughput ${show(roundRatio(tput.after, tput.before))}`);
-    log(`vs durable floor: before p50 ${show(roundRatio(p50("before"), p50("durable")))}, tput ${show(roundRatio(tput.before, tput.durable))}; after p50 ${show(roundRatio(p50("after"), p50("durable")))}, tput ${show(roundRatio(tput.after, tput.durable))}`);
+    log(
+      `vs durable floor: before p50 ${show(roundRatio(p50("before"), p50("durable")))}, tput ${show(roundRatio(tput.before, tput.durable))}; after p50 ${show(roundRatio(p50("after"), p50("durable")))}, tput ${show(roundRatio(tput.after, tput.durable))}`,
+    );
     log(`load average ${loads.map((l) => l.toFixed(2)).join(" → ")}`);
-    const fig = (s: AB) => ({ p50_ms: Math.round(median(p50(s)) * 1000) / 1000, calls_per_s: Math.round(median(tput[s])), cpu_us_per_call: Math.round((cpu[s].ms * 1000) / cpu[s].n) });
+    const fig = (s: AB) => ({
+      p50_ms: Math.round(median(p50(s)) * 1000) / 1000,
+      calls_per_s: Math.round(median(tput[s])),
+      cpu_us_per_call: Math.round((cpu[s].ms * 1000) / cpu[s].n),
+    });
     const saved: AbResults = {
       generated_at: new Date().toISOString(),
       before: dir,

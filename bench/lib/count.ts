@@ -19,7 +19,13 @@ class ShimSql {
   private readonly stmts = new Map<string, StatementSync>();
   exec(q: string, ...params: Value[]): { toArray(): Record<string, Value>[]; rowsWritten: number } {
     // The schema is one multi-statement exec at construction (not per call).
-    if (params.length === 0 && q.trim().split(";").filter((x) => x.trim()).length > 1) {
+    if (
+      params.length === 0 &&
+      q
+        .trim()
+        .split(";")
+        .filter((x) => x.trim()).length > 1
+    ) {
       this.db.exec(q);
       return { toArray: () => [], rowsWritten: 0 };
     }
@@ -137,7 +143,12 @@ export async function countPerCall(calls = 50): Promise<CallCount> {
     const count = i > 0; // the first call warms the caches a wake would (usage, compiled schema)
     const call_id = `call${i}`;
     await event("tool.call", agent, { type: "tool.call", call_id, name: "calculator", action: "add", arguments: { a: i, b: 1 } }, count);
-    await event("tool.result", app, { type: "tool.result", call_id, name: "calculator", action: "add", result: { message: String(i + 1), value: i + 1 } }, count);
+    await event(
+      "tool.result",
+      app,
+      { type: "tool.result", call_id, name: "calculator", action: "add", result: { message: String(i + 1), value: i + 1 } },
+      count,
+    );
     await event("tool.ack", agent, { type: "tool.ack", call_id }, count);
   }
   if (inbox.some((f) => f.includes('"type":"error"'))) throw new Error(`count: the relay answered with an error: ${inbox.find((f) => f.includes('"error"'))}`);

@@ -38,7 +38,9 @@ export async function runExtras(): Promise<void> {
     floor = await startWrangler({ config: "bench/baseline-do/wrangler.toml", persistTo: "bench/.tmp/state-extras" });
     const pid = workerdOf(floor.proc.pid!).runtime;
     const names = Object.keys(EXTRAS) as Extra[];
-    const open = Object.fromEntries(names.map((x) => [x, (tag: string) => baselinePair(floor!.url, `x-${x}-${tag}`, { durable: true, extra: EXTRAS[x] })])) as Record<Extra, (tag: string) => Promise<Pair>>;
+    const open = Object.fromEntries(
+      names.map((x) => [x, (tag: string) => baselinePair(floor!.url, `x-${x}-${tag}`, { durable: true, extra: EXTRAS[x] })]),
+    ) as Record<Extra, (tag: string) => Promise<Pair>>;
     const sys = await openSystems(open);
     const lat = await latencyRounds(sys, names, CALLS, ROUNDS);
     loads.push(loadavg()[0]!);
@@ -78,7 +80,9 @@ export async function runExtras(): Promise<void> {
     writeFileSync("bench/extras.json", JSON.stringify(out, null, 2) + "\n");
     for (const x of names) {
       const v = out.variants[x];
-      log(`${x.padEnd(6)} p50 ${v.p50_ms} ms (${v.p50_vs_floor.median}× floor), ${v.calls_per_s}/s (${v.tput_vs_floor.median}×), CPU ${v.cpu_us_per_call} µs/call`);
+      log(
+        `${x.padEnd(6)} p50 ${v.p50_ms} ms (${v.p50_vs_floor.median}× floor), ${v.calls_per_s}/s (${v.tput_vs_floor.median}×), CPU ${v.cpu_us_per_call} µs/call`,
+      );
     }
     void ratio;
   } finally {

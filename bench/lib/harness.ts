@@ -55,7 +55,12 @@ export async function openSystems<S extends string>(open: Record<S, (tag: string
 }
 
 /** One latency chunk per system per round, rotating who goes first; every sample, and each round's figures. */
-export async function latencyRounds<S extends string>(sys: Systems<S>, order: S[], calls: number, rounds: number): Promise<{ all: Record<S, number[]>; perRound: Record<S, Dist[]> }> {
+export async function latencyRounds<S extends string>(
+  sys: Systems<S>,
+  order: S[],
+  calls: number,
+  rounds: number,
+): Promise<{ all: Record<S, number[]>; perRound: Record<S, Dist[]> }> {
   const all = {} as Record<S, number[]>;
   const perRound = {} as Record<S, Dist[]>;
   for (const s of order) {

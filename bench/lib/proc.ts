@@ -57,10 +57,27 @@ export interface WranglerOpts {
 export async function startWrangler(o: WranglerOpts): Promise<Proc> {
   const port = o.port ?? (await freePort());
   const inspector = await freePort();
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--log-level", "warn", "--persist-to", o.persistTo];
+  const args = [
+    "wrangler",
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspector),
+    "--log-level",
+    "warn",
+    "--persist-to",
+    o.persistTo,
+  ];
   if (o.config) args.push("-c", o.config);
   for (const [k, v] of Object.entries(o.vars ?? {})) args.push("--var", `${k}:${v}`);
-  const proc = spawn("npx", args, { env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const proc = spawn("npx", args, {
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let log = "";
   proc.stdout?.on("data", (d: Buffer) => (log += d.toString()));
   proc.stderr?.on("data", (d: Buffer) => (log += d.toString()));
@@ -119,7 +136,9 @@ function commOf(pid: number): string {
 export function descendantsNamed(root: number, name: string): number[] {
   let pids: number[];
   try {
-    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number);
+    pids = readdirSync("/proc")
+      .filter((d) => /^\d+$/.test(d))
+      .map(Number);
   } catch {
     return [];
   }

@@ -199,11 +199,17 @@ export function summarize(profile: CpuProfile, calls: number, sources = new Map<
 
 export function printSummary(s: ProfileSummary): void {
   const out = process.stdout;
-  out.write(`\nCPU profile: ${s.total_ms} ms sampled, ${s.calls} calls (${s.calls ? Math.round((s.total_ms * 1000) / s.calls) : 0} µs of profile per call)\n\n`);
+  out.write(
+    `\nCPU profile: ${s.total_ms} ms sampled, ${s.calls} calls (${s.calls ? Math.round((s.total_ms * 1000) / s.calls) : 0} µs of profile per call)\n\n`,
+  );
   out.write(`top self time\n${"function".padEnd(34)} ${"where".padEnd(44)} ${"ms".padStart(8)} ${"%".padStart(6)} ${"µs/call".padStart(8)}\n`);
-  for (const t of s.top_self) out.write(`${t.fn.slice(0, 34).padEnd(34)} ${t.where.slice(-44).padEnd(44)} ${t.self_ms.toFixed(1).padStart(8)} ${t.self_pct.toFixed(1).padStart(6)} ${String(t.us_per_call).padStart(8)}\n`);
+  for (const t of s.top_self)
+    out.write(
+      `${t.fn.slice(0, 34).padEnd(34)} ${t.where.slice(-44).padEnd(44)} ${t.self_ms.toFixed(1).padStart(8)} ${t.self_pct.toFixed(1).padStart(6)} ${String(t.us_per_call).padStart(8)}\n`,
+    );
   out.write(`\nframe path, inclusive\n`);
-  for (const p of s.inclusive) out.write(`${p.part.padEnd(60)} ${p.ms.toFixed(1).padStart(8)} ms ${p.pct.toFixed(1).padStart(6)} % ${String(p.us_per_call).padStart(6)} µs/call\n`);
+  for (const p of s.inclusive)
+    out.write(`${p.part.padEnd(60)} ${p.ms.toFixed(1).padStart(8)} ms ${p.pct.toFixed(1).padStart(6)} % ${String(p.us_per_call).padStart(6)} µs/call\n`);
   out.write(`\nself time by module\n`);
   for (const m of s.by_module) out.write(`${m.module.padEnd(60)} ${m.self_ms.toFixed(1).padStart(8)} ms ${m.pct.toFixed(1).padStart(6)} %\n`);
 }
@@ -214,7 +220,11 @@ export async function runProfile(): Promise<void> {
     rmSync("bench/.tmp/state-profile", { recursive: true, force: true });
     // PROFILE_TARGET=durable profiles the durable floor instead: what the platform costs on its own.
     const floor = process.env.PROFILE_TARGET === "durable";
-    relay = await startWrangler({ config: floor ? "bench/baseline-do/wrangler.toml" : snapshotRelay("bench/.tmp/profile-snapshot"), vars: RELAY_VARS, persistTo: "bench/.tmp/state-profile" });
+    relay = await startWrangler({
+      config: floor ? "bench/baseline-do/wrangler.toml" : snapshotRelay("bench/.tmp/profile-snapshot"),
+      vars: RELAY_VARS,
+      persistTo: "bench/.tmp/state-profile",
+    });
     const pair = floor ? await baselinePair(relay.url, "prof", { durable: true }) : await relayPair(await createSession(relay.url, "profile"), 1, "prof");
     log(`relay ${relay.url}, inspector ${relay.inspector}; warming up`);
     await saturate(pair.agent, 64, 3);
@@ -241,9 +251,19 @@ export async function runProfile(): Promise<void> {
     if (floor) return;
     const c = await countPerCall();
     process.stdout.write(`\nper call (bench/lib/count.ts: the same engine and SqlStore over node:sqlite)\n`);
-    for (const [k, e] of Object.entries(c)) process.stdout.write(`${k.padEnd(12)} statements ${e.statements} (reads ${e.reads}, writes ${e.writes}), commits ${e.commits}, alarm writes ${e.alarm_writes}, frames out ${e.frames_out}\n`);
+    for (const [k, e] of Object.entries(c))
+      process.stdout.write(
+        `${k.padEnd(12)} statements ${e.statements} (reads ${e.reads}, writes ${e.writes}), commits ${e.commits}, alarm writes ${e.alarm_writes}, frames out ${e.frames_out}\n`,
+      );
     // The summary (not the profile itself) is small enough to keep: docs/benchmarks.md renders it.
-    const saved: SavedProfile = { generated_at: new Date().toISOString(), seconds: PROFILE_S, calls_per_s: Math.round(got.n / got.secs), load_avg_1m: Math.round(loadavg()[0]! * 100) / 100, summary, storage_per_call: c };
+    const saved: SavedProfile = {
+      generated_at: new Date().toISOString(),
+      seconds: PROFILE_S,
+      calls_per_s: Math.round(got.n / got.secs),
+      load_avg_1m: Math.round(loadavg()[0]! * 100) / 100,
+      summary,
+      storage_per_call: c,
+    };
     writeFileSync("bench/profile.json", JSON.stringify(saved, null, 2) + "\n");
     log("wrote bench/profile.json (the summary docs/benchmarks.md shows)");
   } finally {

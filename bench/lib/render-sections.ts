@@ -81,9 +81,13 @@ What a plan carries per day, calls only (everything else idle):
 | Free | ${n(freeLimits[0]!.calls)} | ${freeLimits[0]!.what} (then ${freeLimits[1]!.what} at ${n(freeLimits[1]!.calls)}) |
 | Paid, within the included amounts (a month ÷ 30) | ${n(paidIncluded[0]!.calls)} | ${paidIncluded[0]!.what}, then ${paidIncluded[1]!.what} at ${n(paidIncluded[1]!.calls)} |
 
-The durable floor writes 3 rows per call (insert, update, delete); the relay writes ${rowsWritten}${rowsWritten > 3 ? `, so on the Free plan the
-contract's extra writes (below) decide how many calls a day fit: ${n(perDay(PRICE.rowsWrittenFreePerDay, 3))} for the floor, ${n(freeLimits[0]!.calls)} for the relay.` : `: the contract's extra rules (below) ride on
-those same writes, so both fit ${n(freeLimits[0]!.calls)} calls a day on the Free plan.`}
+The durable floor writes 3 rows per call (insert, update, delete); the relay writes ${rowsWritten}${
+    rowsWritten > 3
+      ? `, so on the Free plan the
+contract's extra writes (below) decide how many calls a day fit: ${n(perDay(PRICE.rowsWrittenFreePerDay, 3))} for the floor, ${n(freeLimits[0]!.calls)} for the relay.`
+      : `: the contract's extra rules (below) ride on
+those same writes, so both fit ${n(freeLimits[0]!.calls)} calls a day on the Free plan.`
+  }
 
 **An idle session with its sockets open** (an agent and an app connected, no calls) costs **nothing per hour**
 in requests and duration: the heartbeat \`ping\` is answered by the runtime's auto-response without waking
@@ -127,7 +131,8 @@ function reportShare(x: Extra): string {
 
 export function counts(r: Results): string {
   const c = r.storage_per_call;
-  const row = (k: keyof typeof c, e: EventCount) => `| ${k} | ${e.statements} | ${e.reads} | ${e.writes} | ${e.commits} | ${e.alarm_writes} | ${e.frames_out} |`;
+  const row = (k: keyof typeof c, e: EventCount) =>
+    `| ${k} | ${e.statements} | ${e.reads} | ${e.writes} | ${e.commits} | ${e.alarm_writes} | ${e.frames_out} |`;
   return `| event | SQLite statements | reads | writes | commits | alarm writes | frames out |
 |---|---:|---:|---:|---:|---:|---:|
 ${(["tool.call", "tool.result", "tool.ack", "per_call"] as const).map((k) => row(k, c[k])).join("\n")}
@@ -164,7 +169,8 @@ export function extrasSection(x: Extra): string {
   const e = x.extras;
   if (!e) return "_Not measured yet: `npm run bench -- --extras` writes bench/extras.json._";
   const v = e.variants;
-  const line = (k: keyof typeof v, what: string) => `| ${what} | ${v[k].p50_ms} ms | ${rr(v[k].p50_vs_floor)} | ${v[k].calls_per_s} | ${rr(v[k].tput_vs_floor)} | ${us(v[k].cpu_us_per_call)} |`;
+  const line = (k: keyof typeof v, what: string) =>
+    `| ${what} | ${v[k].p50_ms} ms | ${rr(v[k].p50_vs_floor)} | ${v[k].calls_per_s} | ${rr(v[k].tput_vs_floor)} | ${us(v[k].cpu_us_per_call)} |`;
   return `Measured on the durable floor itself (\`npm run bench -- --extras\`, ${e.generated_at.slice(0, 16).replace("T", " ")} UTC, load average
 ${e.load_avg_1m.join(" → ")}): the floor, and the floor plus one of the relay's extra writes at a time, in interleaved rounds.
 

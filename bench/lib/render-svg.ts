@@ -3,7 +3,12 @@ import { COLOR, esc, fmt, LABEL, SYSTEMS } from "./render-common.js";
 import type { Results } from "./results.js";
 
 export function renderSvg(r: Results): string {
-  const W = 640, H = 420, L = 56, R = 16, T = 28, B = 126;
+  const W = 640,
+    H = 420,
+    L = 56,
+    R = 16,
+    T = 28,
+    B = 126;
   const pts = SYSTEMS.flatMap((s) => r.latency[s].cdf.filter(([p]) => p <= 99.9).map(([, ms]) => ms));
   const lo = Math.max(0.01, Math.min(...pts));
   const hi = Math.max(...pts);
@@ -14,7 +19,9 @@ export function renderSvg(r: Results): string {
   const out: string[] = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="11">`);
   out.push(`<rect width="${W}" height="${H}" fill="#fff"/>`);
-  out.push(`<text x="${L}" y="16" font-size="13" font-weight="600">tool.call → tool.result round trip, one call in flight (CDF, ${r.config.latency_calls} calls each)</text>`);
+  out.push(
+    `<text x="${L}" y="16" font-size="13" font-weight="600">tool.call → tool.result round trip, one call in flight (CDF, ${r.config.latency_calls} calls each)</text>`,
+  );
   // Grid: decades and their 2× / 5× steps on x, every 25 % on y.
   for (let e = Math.floor(x0); e <= Math.ceil(x1); e++) {
     for (const m of [1, 2, 5]) {

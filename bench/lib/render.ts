@@ -18,12 +18,17 @@ export function renderMarkdown(r: Results, x: Extra = {}): string {
   }).join("\n");
   const rt = r.ratios;
   const g = r.goals;
-  const vars = Object.entries(r.config.relay_vars).map(([k, v]) => `\`${k}=${v}\``).join(", ");
-  const goalRow = (what: string, x: Results["goals"]["latency_p50_vs_durable"]) => `| ${what} | ${x.goal} | **${x.median}×** (${x.spread[0]}–${x.spread[1]}) | ${x.met ? "met" : "**not met**"} |`;
-  const ratioRow = (what: string, x: Results["ratios"]["latency_p50"]) => `| ${what} | ${rr(x.vs_durable)} | ${rr(x.vs_durable_alarm)} | ${rr(x.vs_do)} | ${rr(x.vs_node)} |`;
+  const vars = Object.entries(r.config.relay_vars)
+    .map(([k, v]) => `\`${k}=${v}\``)
+    .join(", ");
+  const goalRow = (what: string, x: Results["goals"]["latency_p50_vs_durable"]) =>
+    `| ${what} | ${x.goal} | **${x.median}×** (${x.spread[0]}–${x.spread[1]}) | ${x.met ? "met" : "**not met**"} |`;
+  const ratioRow = (what: string, x: Results["ratios"]["latency_p50"]) =>
+    `| ${what} | ${rr(x.vs_durable)} | ${rr(x.vs_durable_alarm)} | ${rr(x.vs_do)} | ${rr(x.vs_node)} |`;
   const scaleRow = (what: string, f: (s: Results["scale"]["relay"]) => string) => `| ${what} | ${f(r.scale.relay)} | ${f(r.scale.durable)} |`;
   const wk = r.wakeup;
-  const wakeRow = (s: "relay" | "durable" | "do") => `| ${LABEL[s]} | ${wk[s].first_ms.map(fmt).join(", ")} | ${wk[s].warm_ms.map(fmt).join(", ")} | ${wk[s].ratio.join(", ")} |`;
+  const wakeRow = (s: "relay" | "durable" | "do") =>
+    `| ${LABEL[s]} | ${wk[s].first_ms.map(fmt).join(", ")} | ${wk[s].warm_ms.map(fmt).join(", ")} | ${wk[s].ratio.join(", ")} |`;
   const la = r.load_avg_1m;
   return `# Benchmarks
 

@@ -9,7 +9,17 @@
 //    answer kept: re-sent when the relay delivers the call again), answers queued while offline, the end of
 //    the relay's catch-up after `hello` (calls that did not come again are gone), late answers that lost.
 // Messages and the status are queued and re-sent like the rest (contract §4.2, §4.9, §4.10).
-import type { ClientFrame, ClientFrameOf, ErrorOut, RelayFrame, ToolCallOut, ToolCancelOut, ToolDef, ToolResultBody, ToolResultOut } from "../contract/protocol.js";
+import type {
+  ClientFrame,
+  ClientFrameOf,
+  ErrorOut,
+  RelayFrame,
+  ToolCallOut,
+  ToolCancelOut,
+  ToolDef,
+  ToolResultBody,
+  ToolResultOut,
+} from "../contract/protocol.js";
 
 export type CallFrame = ClientFrameOf<"tool.call">;
 export type ResultFrame = ClientFrameOf<"tool.result">;
@@ -101,7 +111,12 @@ export class CallBook {
   private retryArmed = false;
 
   constructor(o: CallBookOptions = {}) {
-    this.o = { memory: o.memory ?? CALL_BOOK_DEFAULTS.memory, outboxLimit: o.outboxLimit ?? CALL_BOOK_DEFAULTS.outboxLimit, unclaimed: o.unclaimed ?? "keep", catchUp: o.catchUp ?? false };
+    this.o = {
+      memory: o.memory ?? CALL_BOOK_DEFAULTS.memory,
+      outboxLimit: o.outboxLimit ?? CALL_BOOK_DEFAULTS.outboxLimit,
+      unclaimed: o.unclaimed ?? "keep",
+      catchUp: o.catchUp ?? false,
+    };
   }
 
   // ------------------------------------------------------------------ connection
@@ -206,7 +221,13 @@ export class CallBook {
 
   /** Answers a received call: sent now, or queued until the next `hello`. The answer is kept for a repeat delivery. */
   answer(call: { call_id: string; name: string; action?: string | undefined }, body: Outcome): Effect[] {
-    const frame: ResultFrame = { type: "tool.result", call_id: call.call_id, name: call.name, ...(call.action !== undefined ? { action: call.action } : {}), ...body };
+    const frame: ResultFrame = {
+      type: "tool.result",
+      call_id: call.call_id,
+      name: call.name,
+      ...(call.action !== undefined ? { action: call.action } : {}),
+      ...body,
+    };
     const r = this.received.get(call.call_id);
     if (r) {
       r.state = "answered";
@@ -340,7 +361,8 @@ export class CallBook {
     if (id !== undefined && p) {
       // A sealed re-run of a call id the relay already holds: its envelope has a new nonce, so the relay sees
       // a different call (docs/e2e.md rule 4) — but the open call is ours, and its result comes here.
-      if (p.ownId && this.sealed && f.code === "duplicate_call") return [{ kind: "log", line: `call ${id} is already open on the relay (made by an earlier run); waiting for its result` }];
+      if (p.ownId && this.sealed && f.code === "duplicate_call")
+        return [{ kind: "log", line: `call ${id} is already open on the relay (made by an earlier run); waiting for its result` }];
       if (f.code !== "unknown_call") return [this.settle(id, { error: { code: f.code, message: f.message } })];
     }
     const out: Effect[] = [];

@@ -72,11 +72,16 @@ export class Codec {
     const sealedHello = h.sealed;
     if (sealedHello === undefined && (this.o.pinned === true || this.sealed)) {
       const why = this.o.pinned ? "this machine created it sealed" : "its earlier hello said so";
-      return { ok: false, code: "e2e_downgrade", message: `session ${this.o.sessionId} is end-to-end encrypted (${why}), but the relay now says it is not: refused, nothing was sent` };
+      return {
+        ok: false,
+        code: "e2e_downgrade",
+        message: `session ${this.o.sessionId} is end-to-end encrypted (${why}), but the relay now says it is not: refused, nothing was sent`,
+      };
     }
     if (sealedHello === undefined) return { ok: true, frame: h };
     const keys = this.o.keys;
-    if (!keys) return { ok: false, code: "e2e_no_key", message: `session ${h.session_id} is sealed (end-to-end encrypted) but this machine holds no key of its inbox` };
+    if (!keys)
+      return { ok: false, code: "e2e_no_key", message: `session ${h.session_id} is sealed (end-to-end encrypted) but this machine holds no key of its inbox` };
     this.epoch = typeof sealedHello.epoch === "number" ? sealedHello.epoch : 0;
     // A newer epoch than we hold: fetch it before sealing anything (the relay would refuse the old one).
     if (this.epoch > (keys.current()?.epoch ?? 0)) this.refresh();
@@ -99,7 +104,7 @@ export class Codec {
     }
     this.enqueue(async () => {
       if (frame.type === "tool.ack") return frame;
-      if (frame.type === "tool.call") return (this.calls.get(frame.call_id) ?? this.keep(this.calls, frame.call_id, await this.sealCall(frame)));
+      if (frame.type === "tool.call") return this.calls.get(frame.call_id) ?? this.keep(this.calls, frame.call_id, await this.sealCall(frame));
       if (frame.type === "tool.result") {
         const kept = fresh ? undefined : this.results.get(frame.call_id);
         if (kept) return kept;
@@ -243,7 +248,8 @@ export class Codec {
       const call = rest;
       if (!isRelayFrame(call) || call.type !== "tool.call") return;
       const args = rest.arguments;
-      if (typeof args !== "object" || args === null || Array.isArray(args)) return d({ badCall: { ...call, arguments: {} }, why: "the sealed arguments are not an object" });
+      if (typeof args !== "object" || args === null || Array.isArray(args))
+        return d({ badCall: { ...call, arguments: {} }, why: "the sealed arguments are not an object" });
       return d(resealed === true ? { frame: call, resealed: true } : { frame: call });
     }
     if (raw.type === "message" && !Array.isArray(rest.content)) return this.log(`end-to-end: message ${String(rest.id)} has no content list; ignored`);
@@ -276,8 +282,16 @@ export class Codec {
 /** An opened result, checked where the relay no longer can: a malformed one becomes a `bad_result` error. */
 function checkedResult(f: Frame): RelayFrame {
   const { result, error, ...rest } = f;
-  const base = { type: "tool.result" as const, call_id: String(rest.call_id ?? ""), name: String(rest.name ?? ""), ...(typeof rest.action === "string" ? { action: rest.action } : {}) };
-  const more = { ...(typeof rest.answered_by === "string" ? { answered_by: rest.answered_by } : {}), ...(typeof rest.instance_id === "string" ? { instance_id: rest.instance_id } : {}) };
+  const base = {
+    type: "tool.result" as const,
+    call_id: String(rest.call_id ?? ""),
+    name: String(rest.name ?? ""),
+    ...(typeof rest.action === "string" ? { action: rest.action } : {}),
+  };
+  const more = {
+    ...(typeof rest.answered_by === "string" ? { answered_by: rest.answered_by } : {}),
+    ...(typeof rest.instance_id === "string" ? { instance_id: rest.instance_id } : {}),
+  };
   const fail = (why: string): RelayFrame => ({ ...base, ...more, error: { code: "bad_result", message: `the sealed result is invalid: ${why}` } });
   if (result !== undefined) {
     const r = ToolResultBodySchema.safeParse(result);
@@ -290,11 +304,17 @@ function checkedResult(f: Frame): RelayFrame {
   return fail("neither result nor error");
 }
 
-
 function asMessage(f: Frame): MessageOut {
   const from = typeof f.from === "object" && f.from !== null ? (f.from as MessageOut["from"]) : { role: "agent" as const, client_id: "" };
   const content: ContentBlock[] = [];
-  return { type: "message", id: String(f.id ?? ""), from, content, ts: typeof f.ts === "number" ? f.ts : Date.now(), ...(f.elided === true ? { elided: true } : {}) };
+  return {
+    type: "message",
+    id: String(f.id ?? ""),
+    from,
+    content,
+    ts: typeof f.ts === "number" ? f.ts : Date.now(),
+    ...(f.elided === true ? { elided: true } : {}),
+  };
 }
 
 function identify(f: Frame): { type: string; call_id?: string; name?: string; action?: string; id?: string } {

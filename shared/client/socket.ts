@@ -231,7 +231,9 @@ export class ReconnectingSocket {
     ws.addEventListener("error", (ev) => {
       error = ev.message ?? "socket error";
     });
-    ws.addEventListener("close", (ev) => this.closed(gen, { code: ev.code ?? CLOSE.abnormal, reason: ev.reason ?? "", helloed: this.helloed, ...(error ? { error } : {}) }));
+    ws.addEventListener("close", (ev) =>
+      this.closed(gen, { code: ev.code ?? CLOSE.abnormal, reason: ev.reason ?? "", helloed: this.helloed, ...(error ? { error } : {}) }),
+    );
     ws.addEventListener("message", (ev) => {
       if (this.gen !== gen) return;
       this.lastSeen = Date.now();

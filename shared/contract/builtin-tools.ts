@@ -126,7 +126,12 @@ export const PERMISSION: ToolDef = {
       project_directory: { type: "string", description: "the project directory" },
       agent: { type: "string", description: "which agent asks, e.g. Claude Code" },
       reason: { type: "string", description: "why the human is asked (e.g. which policy rule asks)" },
-      suggestions: { type: "array", items: { type: "string" }, maxItems: 10, description: "rules in Claude Code's permission syntax (e.g. Bash(npm test:*)) the human may always allow" },
+      suggestions: {
+        type: "array",
+        items: { type: "string" },
+        maxItems: 10,
+        description: "rules in Claude Code's permission syntax (e.g. Bash(npm test:*)) the human may always allow",
+      },
     },
     ["tool_name", "input"],
   ),

@@ -1,7 +1,18 @@
 // Decoding at the edge: size, JSON, depth, then the frame's schema — plain or sealed (docs/e2e.md) — into the
 // one internal frame the router handles (frames.ts `InFrame`). Never throws.
 import type { z } from "zod";
-import { fromPlain, fromSealed, frameSchemas, PLAINTEXT_FIELDS, sealedSchemas, type ClientFrame, type ClientFrameType, type InFrame, type SealedFrame, type SealedFrameType } from "./frames.js";
+import {
+  fromPlain,
+  fromSealed,
+  frameSchemas,
+  PLAINTEXT_FIELDS,
+  sealedSchemas,
+  type ClientFrame,
+  type ClientFrameType,
+  type InFrame,
+  type SealedFrame,
+  type SealedFrameType,
+} from "./frames.js";
 import { LIMITS } from "./limits.js";
 import type { ErrorCode, ErrorOut } from "./relay-frames.js";
 
@@ -83,7 +94,8 @@ export function jsonDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped char
+      if (c === 92)
+        i++; // backslash: skip the escaped char
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 123 || c === 91) max = Math.max(max, ++depth);
@@ -105,7 +117,11 @@ export function parseFrameValue(value: unknown): Decoded {
     return err("bad_frame", `unknown frame type ${JSON.stringify(shown)}`, callId);
   }
   // A plaintext session carries no sealed parts: one key test per frame (a loop only for a tool list).
-  if (rec.sealed !== undefined || rec.preview !== undefined || (type === "tool.list" && Array.isArray(rec.tools) && rec.tools.some((t) => typeof t === "object" && t !== null && "sealed" in t))) {
+  if (
+    rec.sealed !== undefined ||
+    rec.preview !== undefined ||
+    (type === "tool.list" && Array.isArray(rec.tools) && rec.tools.some((t) => typeof t === "object" && t !== null && "sealed" in t))
+  ) {
     return err("bad_frame", `${type}: this session is not sealed; send plaintext fields, not sealed or preview`, callId);
   }
   const parsed = frameSchemas[type as ClientFrameType].safeParse(value);
@@ -138,7 +154,14 @@ function plaintextToolField(tools: unknown): string | undefined {
     if (typeof t !== "object" || t === null) continue;
     const o = t as Record<string, unknown>;
     for (const k of ["description", "inputSchema"]) if (o[k] !== undefined) return `tools[].${k}`;
-    if (Array.isArray(o.actions)) for (const a of o.actions) if (typeof a === "object" && a !== null && ((a as Record<string, unknown>).description !== undefined || (a as Record<string, unknown>).inputSchema !== undefined)) return "tools[].actions[].description/inputSchema";
+    if (Array.isArray(o.actions))
+      for (const a of o.actions)
+        if (
+          typeof a === "object" &&
+          a !== null &&
+          ((a as Record<string, unknown>).description !== undefined || (a as Record<string, unknown>).inputSchema !== undefined)
+        )
+          return "tools[].actions[].description/inputSchema";
   }
   return undefined;
 }
@@ -149,4 +172,3 @@ export function describeIssues(e: z.ZodError): string {
     .map((i) => `${i.path.length ? i.path.join(".") : "(frame)"}: ${i.message}`)
     .join("; ");
 }
-

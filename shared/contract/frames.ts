@@ -67,7 +67,12 @@ export const frameSchemas: Record<ClientFrameType, z.ZodType> = {
 /** An envelope exactly as shared/e2e checks it: `{v:1, e, n, c}`, nothing else. */
 export const EnvelopeSchema = z.custom<Envelope>((v) => isEnvelope(v), "not an envelope {v:1, e, n, c}");
 const SealedAction = z.object({ name: ToolName });
-export const SealedToolDef = z.object({ name: ToolName, type: z.enum(["action", "toolset", "app"]), actions: z.array(SealedAction).max(256).optional(), sealed: EnvelopeSchema });
+export const SealedToolDef = z.object({
+  name: ToolName,
+  type: z.enum(["action", "toolset", "app"]),
+  actions: z.array(SealedAction).max(256).optional(),
+  sealed: EnvelopeSchema,
+});
 export type SealedToolDef = z.infer<typeof SealedToolDef>;
 export const SealedToolListIn = z.object({ type: z.literal("tool.list"), tools: z.array(SealedToolDef).max(LIMITS.maxToolsPerRegistration).optional() });
 export const SealedToolCallIn = z.object({
@@ -93,7 +98,16 @@ export const SealedStatusIn = z.object({ type: z.literal("status"), state: z.str
 /** New in sealed sessions: the caller re-seals its open call under the current epoch after a re-key. */
 export const ToolResealIn = z.object({ type: z.literal("tool.reseal"), call_id: CallId, sealed: EnvelopeSchema, preview: EnvelopeSchema.optional() });
 
-export const SealedFrame = z.union([SealedToolListIn, SealedToolCallIn, SealedToolResultIn, SealedToolCancelIn, ToolAckIn, SealedMessageIn, SealedStatusIn, ToolResealIn]);
+export const SealedFrame = z.union([
+  SealedToolListIn,
+  SealedToolCallIn,
+  SealedToolResultIn,
+  SealedToolCancelIn,
+  ToolAckIn,
+  SealedMessageIn,
+  SealedStatusIn,
+  ToolResealIn,
+]);
 export type SealedFrame = z.infer<typeof SealedFrame>;
 export type SealedFrameType = SealedFrame["type"];
 export type SealedFrameOf<T extends SealedFrameType> = Extract<SealedFrame, { type: T }>;
@@ -180,7 +194,11 @@ export function fromPlain(f: ClientFrame): InFrame {
     case "tool.call":
       return { type: f.type, ...callHead(f), args: { plain: f.arguments } };
     case "tool.result":
-      return { type: f.type, call_id: f.call_id, answer: { plain: f.result !== undefined ? { result: f.result } : f.error !== undefined ? { error: f.error } : {} } };
+      return {
+        type: f.type,
+        call_id: f.call_id,
+        answer: { plain: f.result !== undefined ? { result: f.result } : f.error !== undefined ? { error: f.error } : {} },
+      };
     case "tool.cancel":
     case "tool.ack":
       return { type: f.type, call_id: f.call_id };
@@ -199,7 +217,11 @@ export function fromSealed(f: SealedFrame): InFrame {
     case "tool.call":
       return { type: f.type, ...callHead(f), args: { sealed: sealedArgs(f.sealed, f.preview) } };
     case "tool.result":
-      return { type: f.type, call_id: f.call_id, answer: { sealed: f.instance_id === undefined ? { sealed: f.sealed } : { sealed: f.sealed, instance_id: f.instance_id } } };
+      return {
+        type: f.type,
+        call_id: f.call_id,
+        answer: { sealed: f.instance_id === undefined ? { sealed: f.sealed } : { sealed: f.sealed, instance_id: f.instance_id } },
+      };
     case "tool.cancel":
       return f.sealed === undefined ? { type: f.type, call_id: f.call_id } : { type: f.type, call_id: f.call_id, sealed: f.sealed };
     case "tool.ack":

@@ -2,7 +2,7 @@
 // edge (shared/edge/inbox.ts), the inbox object, the agent adapter's CLI and the PWA.
 import { z } from "zod";
 import type { ClosedCall } from "./push.js";
-import type { Envelope } from "../crypto/e2e/envelope.js";
+import type { Envelope } from "./envelope.js";
 import { EnvelopeSchema } from "./protocol.js";
 
 export const INBOX_LIMITS = {
@@ -196,7 +196,10 @@ const Rules = z.array(z.string().min(1).max(POLICY_LIMITS.maxRuleChars)).max(POL
 export const PolicyLists = z.object({ allow: Rules.optional(), ask: Rules.optional(), deny: Rules.optional() }).strict();
 /** A sealed policy's envelope, as JSON: ≤ 512 KiB (three full lists of ASCII rules take about 415 KiB sealed). */
 export const SEALED_POLICY_MAX_CHARS = 512 * 1024;
-const SealedPolicy = EnvelopeSchema.refine((e) => JSON.stringify(e).length <= SEALED_POLICY_MAX_CHARS, `a sealed policy is at most ${SEALED_POLICY_MAX_CHARS} characters`);
+const SealedPolicy = EnvelopeSchema.refine(
+  (e) => JSON.stringify(e).length <= SEALED_POLICY_MAX_CHARS,
+  `a sealed policy is at most ${SEALED_POLICY_MAX_CHARS} characters`,
+);
 /**
  * `PUT /api/inbox/policy`: plaintext lists while the inbox's epoch is 0; with E2E on only `sealed` (the
  * lists sealed under the current epoch for version `base_version + 1`, docs/e2e.md "The inbox policy").
@@ -218,4 +221,3 @@ export interface InboxPolicy {
   /** …and the holder id of the member that stored it (`holder:<id>` in its associated data). */
   sealed_by?: string;
 }
-

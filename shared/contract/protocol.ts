@@ -68,4 +68,3 @@ export interface SessionStatus {
 export function httpError(code: string, message: string): { error: { code: string; message: string } } {
   return { error: { code, message } };
 }
-

@@ -1,7 +1,7 @@
 // Web Push for the inbox (docs/push.md): the wire shapes between the edge, the inbox object, the PWA and
 // its service worker, defined once here. Sending itself is shared/crypto/webpush/index.ts; the decisions shared/inbox/push.ts.
 import { z } from "zod";
-import type { Envelope } from "../crypto/e2e/envelope.js";
+import type { Envelope } from "./envelope.js";
 import { EnvelopeSchema } from "./protocol.js";
 
 export const PUSH_LIMITS = {
@@ -55,7 +55,10 @@ export const VisibilityFrame = z
   .object({
     type: z.literal("visible"),
     view: z.enum(["home", "session", "other", "hidden"]),
-    session_id: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/).optional(),
+    session_id: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{8,64}$/)
+      .optional(),
   })
   .strict();
 export type VisibilityFrame = z.infer<typeof VisibilityFrame>;

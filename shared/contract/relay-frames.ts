@@ -3,7 +3,6 @@ import type { Envelope } from "./envelope.js";
 import type { PROTOCOL, Role } from "./limits.js";
 import type { ContentBlock, ToolDef, ToolError, ToolResultBody } from "./tools.js";
 
-
 export interface PeerState {
   agent: { online: boolean; status?: AgentStatus };
   apps: number;
@@ -141,4 +140,3 @@ export type CallErrorCode =
   | "im_undeliverable";
 
 export { CLOSE } from "./close.js";
-

@@ -2,7 +2,6 @@
 import { z } from "zod";
 import { LIMITS, NAME_RE } from "./limits.js";
 
-
 export const JsonObject = z.record(z.string(), z.unknown());
 
 export const ContentBlock = z.union([

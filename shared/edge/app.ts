@@ -39,7 +39,8 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
     if (h.configError) return fail(c, 503, "bad_config", h.configError);
     // A page on evil.example whose name was rebound to our address sends `Host: evil.example`: its
     // requests are same-origin to the browser, so only the Host check can refuse them.
-    if (h.hostAllowed && !h.hostAllowed((c.req.header("host") ?? "").toLowerCase())) return fail(c, 403, "host_not_allowed", "this server answers only its own addresses and names (DNS rebinding); see --allow-host");
+    if (h.hostAllowed && !h.hostAllowed((c.req.header("host") ?? "").toLowerCase()))
+      return fail(c, 403, "host_not_allowed", "this server answers only its own addresses and names (DNS rebinding); see --allow-host");
     await next();
   });
 

@@ -34,7 +34,8 @@ function positive(vars: Vars, name: string, fallback: number, problems: string[]
 function origin(raw: string, name: string, problems: string[]): string | undefined {
   try {
     const u = new URL(raw);
-    if ((u.protocol !== "https:" && u.protocol !== "http:") || (u.pathname !== "/" && u.pathname !== "") || u.search || u.hash) throw new Error("not an origin");
+    if ((u.protocol !== "https:" && u.protocol !== "http:") || (u.pathname !== "/" && u.pathname !== "") || u.search || u.hash)
+      throw new Error("not an origin");
     return u.origin;
   } catch {
     problems.push(`${name}: ${JSON.stringify(raw)} is not an origin like https://app.example.com`);
@@ -49,7 +50,10 @@ export function parseConfig(vars: Vars): ConfigResult {
     burst: positive(vars, "RATE_LIMIT_BURST", LIMITS.rateLimitBurst, problems),
   };
   const allowedOrigins: string[] = [];
-  for (const o of (vars.ALLOWED_ORIGINS ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const o of (vars.ALLOWED_ORIGINS ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const ok = origin(o, "ALLOWED_ORIGINS", problems);
     if (ok) allowedOrigins.push(ok);
   }
@@ -71,7 +75,8 @@ export function parseConfig(vars: Vars): ConfigResult {
       checkSubject(v);
       // Apple's push service refuses a contact at localhost or .local (BadJwtToken): say so now, not at the first push.
       const host = v.startsWith("mailto:") ? v.slice(v.lastIndexOf("@") + 1) : new URL(v).hostname;
-      if (/^(localhost|127\.0\.0\.1|\[::1\])$|\.local$/i.test(host)) problems.push(`VAPID_SUBJECT=${JSON.stringify(v)}: Apple refuses a contact at localhost or .local; use a real mailto: address or https: URL`);
+      if (/^(localhost|127\.0\.0\.1|\[::1\])$|\.local$/i.test(host))
+        problems.push(`VAPID_SUBJECT=${JSON.stringify(v)}: Apple refuses a contact at localhost or .local; use a real mailto: address or https: URL`);
       else vapidSubject = v;
     } catch {
       problems.push(`VAPID_SUBJECT=${JSON.stringify(v)} is not a mailto: address or an https: URL`);

@@ -40,7 +40,8 @@ export async function authorize(c: Context, host: EdgeHost, roles: readonly Role
   // A paired device's credential stands for an app token in every session of its inbox (docs/inbox.md).
   if (token.startsWith("lud1.") || token.startsWith("lum1.")) {
     const who = await checkCredential(host, token, sid);
-    if (!who || who.kind !== "device" || !who.session) return fail(c, 401, "unauthorized", "the credential is not valid for this session (revoked, or not of its inbox)");
+    if (!who || who.kind !== "device" || !who.session)
+      return fail(c, 401, "unauthorized", "the credential is not valid for this session (revoked, or not of its inbox)");
     if (!roles.includes("app")) return fail(c, 403, "forbidden", `this endpoint needs a ${roles.join(" or ")} token`);
     if (upgrade && c.req.header("upgrade")?.toLowerCase() !== "websocket") return fail(c, 426, "upgrade_required", "this endpoint takes a WebSocket upgrade");
     return { sid, role: "app", epoch: who.session.epoch, viaSubprotocol, device: { id: who.id, name: who.name } };
@@ -111,7 +112,10 @@ export async function sessionObject(c: Context, h: EdgeHost, m: SessionMeta): Pr
   const secret = await h.tokenSecret();
   const base = h.publicBase ?? new URL(c.req.url).origin;
   const owner = m.inbox !== undefined && m.machine !== undefined ? { inbox: m.inbox, machine: m.machine } : undefined;
-  const [agent_token, app_token] = await Promise.all([signToken(secret, m.session_id, "agent", m.expires_at, m.epoch, owner), signToken(secret, m.session_id, "app", m.expires_at, m.epoch, owner)]);
+  const [agent_token, app_token] = await Promise.all([
+    signToken(secret, m.session_id, "agent", m.expires_at, m.epoch, owner),
+    signToken(secret, m.session_id, "app", m.expires_at, m.epoch, owner),
+  ]);
   return {
     session_id: m.session_id,
     agent_token,
@@ -124,7 +128,11 @@ export async function sessionObject(c: Context, h: EdgeHost, m: SessionMeta): Pr
 }
 
 /** Middleware: the relay key (`relayKeyRefusal`), after `before` (e.g. a 404 where this server lacks the feature). */
-export const relayKey = (need: string, brakeMessage: (h: EdgeHost) => string, opts: { retryAfter?: boolean; before?: (c: Context<HostVars>) => Response | undefined } = {}) =>
+export const relayKey = (
+  need: string,
+  brakeMessage: (h: EdgeHost) => string,
+  opts: { retryAfter?: boolean; before?: (c: Context<HostVars>) => Response | undefined } = {},
+) =>
   createMiddleware<HostVars>(async (c, next) => {
     const refused = opts.before?.(c) ?? (await relayKeyRefusal(c, c.var.host, need, brakeMessage(c.var.host), opts.retryAfter));
     if (refused) return refused;

@@ -7,21 +7,10 @@ import type { AuthAnswer } from "../inbox/core.js";
 import type { ParsedCredential } from "../contract/inbox.js";
 import type { HistoryPage, HttpCallAnswer, HttpCallBody as EngineCallBody, SessionMeta } from "../session/engine.js";
 import type { Role, SessionStatus } from "../contract/protocol.js";
+import type { SocketIdentity } from "../session/identity.js";
 
-/** How the edge hands a checked WebSocket upgrade to a session. */
-export interface SocketAuth {
-  role: Role;
-  epoch: number;
-  /** The `client_id` query parameter as given (checked by the session). */
-  clientId: string | null;
-  /** Answer the `lineup.v1` subprotocol (only when the client offered it). */
-  subprotocol: boolean;
-  /** The relay's own caller (remote MCP): may use a reserved `~` client id, several connections side by side.
-   * Never set from a client's request. */
-  internal?: boolean;
-  /** A paired device's name (its connections use the device id as client id). */
-  name?: string;
-}
+/** How the edge hands a checked WebSocket upgrade to a session: the one typed socket identity (shared/session/identity.ts). */
+export type SocketAuth = SocketIdentity;
 
 /** One session as the edge sees it (a Durable Object stub, or an in-memory engine). */
 export interface EdgeSession {

@@ -91,4 +91,5 @@ export const refuse =
   };
 
 /** The body middleware pair for a route: capped JSON, then its schema. */
-export const body = <S extends z.ZodType>(schema: S, opts: { max?: number; code?: string } = {}) => [cappedJson(opts.max), zValidator("json", schema, refuse(opts.code))] as const;
+export const body = <S extends z.ZodType>(schema: S, opts: { max?: number; code?: string } = {}) =>
+  [cappedJson(opts.max), zValidator("json", schema, refuse(opts.code))] as const;

@@ -54,7 +54,8 @@ export const inboxRoutes = new Hono<HostVars>();
 inboxRoutes.post("/api/inboxes", relayKey("creating an inbox", INBOX_BRAKE, { before: noInboxes }), ...body(CreateInboxBody), async (c) => {
   const b = c.req.valid("json");
   const cred: ParsedCredential = { kind: "machine", inbox: inboxId(), id: `${MACHINE_ID_PREFIX}${randomId(8).slice(0, 10)}`, secret: secret() };
-  if (!(await inboxOf(c, cred.inbox).create(cred.inbox, { id: cred.id, name: b.machine_name ?? "agent machine", hash: await sha256(cred.secret) }))) return fail(c, 409, "conflict", "inbox id collision; try again");
+  if (!(await inboxOf(c, cred.inbox).create(cred.inbox, { id: cred.id, name: b.machine_name ?? "agent machine", hash: await sha256(cred.secret) })))
+    return fail(c, 409, "conflict", "inbox id collision; try again");
   return c.json({ inbox_id: cred.inbox, machine_id: cred.id, machine_credential: formatCredential(cred) } satisfies MachineCreated, 201);
 });
 
@@ -79,13 +80,24 @@ inboxRoutes.post("/api/inbox/sessions", holder("machine"), ...body(InboxSessionB
   const h = c.var.host;
   const now = Date.now();
   const sid = randomId(16);
-  const dirName = b.project_dir?.replace(/[\\/]+$/, "").split(/[\\/]/).pop();
+  const dirName = b.project_dir
+    ?.replace(/[\\/]+$/, "")
+    .split(/[\\/]/)
+    .pop();
   const label = plainName(b.label ?? [dirName, b.host].filter(Boolean).join(" · ")) || "agent";
-  const meta: SessionMeta = { session_id: sid, expires_at: now + (ttl.data ?? LIMITS.defaultSessionTtlS) * 1000, epoch: now, label, inbox: who.inbox, machine: who.id };
+  const meta: SessionMeta = {
+    session_id: sid,
+    expires_at: now + (ttl.data ?? LIMITS.defaultSessionTtlS) * 1000,
+    epoch: now,
+    label,
+    inbox: who.inbox,
+    machine: who.id,
+  };
   // A sealed session starts at the inbox's current epoch (docs/e2e.md); the inbox tells it of later ones.
   if (b.sealed === true) {
     const e2eEpoch = await inboxOf(c, who.inbox).e2eEpoch();
-    if (e2eEpoch === 0) return fail(c, 409, "e2e_off", "end-to-end encryption is off for this inbox: publish its first key (PUT /api/inbox/e2e) before making sealed sessions");
+    if (e2eEpoch === 0)
+      return fail(c, 409, "e2e_off", "end-to-end encryption is off for this inbox: publish its first key (PUT /api/inbox/e2e) before making sealed sessions");
     Object.assign(meta, { sealed: true, e2e_epoch: e2eEpoch });
   }
   const made = await h.session(sid).init(meta);
@@ -96,7 +108,10 @@ inboxRoutes.post("/api/inbox/sessions", holder("machine"), ...body(InboxSessionB
   if (meta.sealed) attach.sealed = true;
   // A machine revoked since its credential was checked: its new session must not outlive it.
   if (!(await inboxOf(c, who.inbox).attach(attach))) {
-    await h.session(sid).destroy(made.epoch).catch(() => false);
+    await h
+      .session(sid)
+      .destroy(made.epoch)
+      .catch(() => false);
     return fail(c, 401, "unauthorized", "this machine was revoked");
   }
   // A re-key between reading the epoch and attaching did not reach this session yet: tell it now.
@@ -111,7 +126,8 @@ inboxRoutes.post("/api/inbox/sessions/:sid/token", holder("machine"), async (c) 
   const who = c.var.holder;
   const again = await checkCredential(c.var.host, formatCredential(who), c.req.param("sid"));
   // Only the machine that created the session: a revoked machine must hold no token of another's session.
-  if (!again?.session || (again.session.machine_id !== undefined && again.session.machine_id !== who.id)) return fail(c, 404, "session_not_found", "no live session of this machine has that id");
+  if (!again?.session || (again.session.machine_id !== undefined && again.session.machine_id !== who.id))
+    return fail(c, 404, "session_not_found", "no live session of this machine has that id");
   const owner = again.session.machine_id !== undefined ? { inbox: who.inbox, machine: again.session.machine_id } : undefined;
   const agent_token = await signToken(await c.var.host.tokenSecret(), c.req.param("sid"), "agent", again.session.expires_at, again.session.epoch, owner);
   return c.json({ agent_token, expires_at: again.session.expires_at });
@@ -142,10 +158,20 @@ async function redeem<E extends HostVars>(c: Context<E>, kind: "pair" | "join", 
     return fail(c, 404, "invalid_code", "this code is unknown, was already used or has expired (codes are single-use and last 10 minutes)");
   };
   if (!code) return invalid();
-  const cred: ParsedCredential = { kind: kind === "pair" ? "device" : "machine", inbox: code.inbox, id: `${kind === "pair" ? DEVICE_ID_PREFIX : MACHINE_ID_PREFIX}${randomId(8).slice(0, 10)}`, secret: secret() };
+  const cred: ParsedCredential = {
+    kind: kind === "pair" ? "device" : "machine",
+    inbox: code.inbox,
+    id: `${kind === "pair" ? DEVICE_ID_PREFIX : MACHINE_ID_PREFIX}${randomId(8).slice(0, 10)}`,
+    secret: secret(),
+  };
   const name = given ?? (kind === "pair" ? "device" : "agent machine");
   // The new member is the joiner of this code's pairing mailbox (docs/e2e.md): its hello is accepted.
-  const r = await inboxOf(c, code.inbox).redeem(kind, await sha256(`${code.inbox}.${code.secret}`), { id: cred.id, name, hash: await sha256(cred.secret) }, await codeIdOf(code));
+  const r = await inboxOf(c, code.inbox).redeem(
+    kind,
+    await sha256(`${code.inbox}.${code.secret}`),
+    { id: cred.id, name, hash: await sha256(cred.secret) },
+    await codeIdOf(code),
+  );
   if (r === "invalid") return invalid();
   if (r === "full") return fail(c, 409, "too_many", `this inbox has the most ${kind === "pair" ? "devices" : "machines"} it may have; revoke one first`);
   if (kind === "pair") return c.json({ inbox_id: cred.inbox, device_id: cred.id, device_credential: formatCredential(cred), name } satisfies DevicePaired, 201);
@@ -154,7 +180,10 @@ async function redeem<E extends HostVars>(c: Context<E>, kind: "pair" | "join", 
 inboxRoutes.post("/api/pair", codeGate, ...body(RedeemPairingBody), (c) => redeem(c, "pair", c.req.valid("json").code, c.req.valid("json").name));
 inboxRoutes.post("/api/join", codeGate, ...body(RedeemJoinBody), (c) => redeem(c, "join", c.req.valid("json").code, c.req.valid("json").machine_name));
 
-for (const [path, kind] of [["devices", "device"], ["machines", "machine"]] as const satisfies readonly (readonly [string, CredentialKind])[]) {
+for (const [path, kind] of [
+  ["devices", "device"],
+  ["machines", "machine"],
+] as const satisfies readonly (readonly [string, CredentialKind])[]) {
   inboxRoutes.patch(`/api/inbox/${path}/:id`, holder("device", "machine"), ...body(RenameBody), async (c) => {
     const r = await inboxOf(c, c.var.holder.inbox).rename(kind, c.req.param("id"), c.req.valid("json").name);
     return r ? c.json(r) : fail(c, 404, "not_found", `no such ${kind} in this inbox`);
@@ -178,7 +207,9 @@ inboxRoutes.put("/api/inbox/policy", holder("device", "machine"), cappedJson(), 
   const who = c.var.holder;
   const b = c.req.valid("json");
   const write: PolicyWrite =
-    "sealed" in b ? { sealed: b.sealed, by: who.id } : { permissions: Object.fromEntries(Object.entries(b.permissions).filter(([, v]) => v !== undefined)) as Partial<InboxPolicy["permissions"]> };
+    "sealed" in b
+      ? { sealed: b.sealed, by: who.id }
+      : { permissions: Object.fromEntries(Object.entries(b.permissions).filter(([, v]) => v !== undefined)) as Partial<InboxPolicy["permissions"]> };
   const r: InboxPolicy | PolicyRefusal | undefined = await inboxOf(c, who.inbox).setPolicy(write, b.base_version);
   if (typeof r === "string") return fail(c, 409, r, POLICY_REFUSALS[r]);
   return r ? c.json(r) : fail(c, 401, "unauthorized", "no such inbox");

@@ -34,9 +34,13 @@ pushRoutes.get("/api/push/key", async (c) => {
 
 // Rotation: the old key's subscriptions are skipped (logged `stale_key`) until each device re-subscribes.
 const rotatable = (c: Context<HostVars>) => (c.var.host.push?.rotate ? undefined : none(c));
-pushRoutes.post("/api/push/rotate-key", relayKey("rotating the VAPID key", () => "too many wrong keys from this address; wait a minute", { retryAfter: false, before: rotatable }), async (c) => {
-  return c.json({ public_key: await c.var.host.push!.rotate!() });
-});
+pushRoutes.post(
+  "/api/push/rotate-key",
+  relayKey("rotating the VAPID key", () => "too many wrong keys from this address; wait a minute", { retryAfter: false, before: rotatable }),
+  async (c) => {
+    return c.json({ public_key: await c.var.host.push!.rotate!() });
+  },
+);
 
 const pushing = async (c: Context<HostVars>, next: () => Promise<void>) => (c.var.host.push ? next() : none(c));
 pushRoutes.put("/api/inbox/push", holder("device"), pushing, ...body(PushSubscribeBody), async (c) => {
@@ -55,7 +59,8 @@ pushRoutes.put("/api/inbox/push", holder("device"), pushing, ...body(PushSubscri
   const auth = key(b.subscription.keys.auth, 16, false);
   if (!p256dh || !auth) return fail(c, 400, "invalid_subscription_keys", "keys.p256dh must be a 65-byte P-256 point and keys.auth 16 bytes, base64url");
   const current = await p.publicKey();
-  if (key(b.application_server_key, 65, true) !== current) return fail(c, 409, "stale_key", "the subscription was made with another key: unsubscribe, subscribe with GET /api/push/key's key, and register again");
+  if (key(b.application_server_key, 65, true) !== current)
+    return fail(c, 409, "stale_key", "the subscription was made with another key: unsubscribe, subscribe with GET /api/push/key's key, and register again");
   const sub: PushSub = { endpoint: b.subscription.endpoint, p256dh, auth, key: current, local: url.protocol === "http:", lang: b.lang ?? "en", at: Date.now() };
   const h = c.var.host;
   const inbox = h.inboxes!.inbox(who.inbox);
@@ -108,7 +113,10 @@ pushRoutes.post("/api/push/answer", answerGate, ...body(PushAnswerBody), async (
     case "answered":
       return c.json({ status: "answered" });
     case "already_answered":
-      return fail(c, 409, "already_answered", "another answer came first", { ...(r.by ? { answered_by: r.by } : {}), ...(r.answer ? { answer: r.answer } : {}) });
+      return fail(c, 409, "already_answered", "another answer came first", {
+        ...(r.by ? { answered_by: r.by } : {}),
+        ...(r.answer ? { answer: r.answer } : {}),
+      });
     case "closed":
       return fail(c, 409, "call_closed", `the call is no longer waiting (${r.outcome})`, { outcome: r.outcome });
     case "bad_action":

@@ -25,7 +25,8 @@ const answer = (c: Context, r: HttpCallAnswer, goneCode: "session_not_found" | "
   if (r.status === 409) return fail(c, 409, "duplicate_call", `call_id "${r.call_id}" is already open`);
   if (r.status === 429) return fail(c, 429, "rate_limited", "this token is over its rate of frames and HTTP calls; slow down");
   // docs/e2e.md: an HTTP caller holds no key, and a sealed session refuses plaintext arguments.
-  if (r.status === 400) return fail(c, 400, "bad_frame", "this session is sealed (end-to-end encrypted): calls must come sealed over its WebSocket, not over HTTP");
+  if (r.status === 400)
+    return fail(c, 400, "bad_frame", "this session is sealed (end-to-end encrypted): calls must come sealed over its WebSocket, not over HTTP");
   return goneCode === "unknown_call" ? fail(c, 404, "unknown_call", "no such call, or its result expired or was already fetched") : gone(c);
 };
 
@@ -57,10 +58,17 @@ sessionRoutes.post("/api/sessions", relayKey(NEED, KEY_BRAKE), ...body(CreateSes
   const label = b.label === undefined ? undefined : plainName(b.label);
   if (im && "status" in h.im) return fail(c, h.im.status, h.im.status === 503 ? "not_configured" : "bad_request", h.im.message);
   const sid = im && "sessionId" in h.im ? await h.im.sessionId(im) : randomId(16);
-  const meta: SessionMeta = { session_id: sid, expires_at: now + (ttl_s ?? LIMITS.defaultSessionTtlS) * 1000, epoch: now, ...(label !== undefined ? { label } : {}), ...(im ? { im } : {}) };
+  const meta: SessionMeta = {
+    session_id: sid,
+    expires_at: now + (ttl_s ?? LIMITS.defaultSessionTtlS) * 1000,
+    epoch: now,
+    ...(label !== undefined ? { label } : {}),
+    ...(im ? { im } : {}),
+  };
   const made = await h.session(sid).init(meta);
   // RELAY_KEY creates; it never enters: a conversation's session is handed out once, to its creator.
-  if (made === "exists") return fail(c, 409, "im_bound", "this IM conversation already has a session; its creator holds the tokens (DELETE it with its agent token to start over)");
+  if (made === "exists")
+    return fail(c, 409, "im_bound", "this IM conversation already has a session; its creator holds the tokens (DELETE it with its agent token to start over)");
   return c.json(await sessionObject(c, h, made), 201);
 });
 
@@ -76,7 +84,8 @@ sessionRoutes.get("/api/sessions/:sid/messages", sessionToken(["agent", "app"]),
   const a = c.var.authed;
   const before = c.req.query("before");
   const limit = Number(c.req.query("limit") ?? 50);
-  if ((before !== undefined && !/^\d{1,15}$/.test(before)) || !Number.isFinite(limit)) return fail(c, 400, "bad_request", "before must be a message seq and limit a number (1-100)");
+  if ((before !== undefined && !/^\d{1,15}$/.test(before)) || !Number.isFinite(limit))
+    return fail(c, 400, "bad_request", "before must be a message seq and limit a number (1-100)");
   const page = await c.var.host.session(a.sid).history(a.epoch, before === undefined ? undefined : Number(before), limit);
   return page ? c.json(page) : gone(c);
 });
@@ -93,7 +102,8 @@ sessionRoutes.get("/api/sessions/:sid/ws", sessionToken(["agent", "app"], true),
   // A device connects as itself, and nobody else may: `dv_` ids belong to device credentials.
   const asked = c.req.query("client_id") ?? null;
   if (a.device && asked !== null && asked !== a.device.id) return fail(c, 403, "client_id_bound", `this device connects as its own id ${a.device.id}`);
-  if (!a.device && asked?.startsWith(DEVICE_ID_PREFIX)) return fail(c, 403, "client_id_reserved", `client ids starting with ${DEVICE_ID_PREFIX} belong to paired devices`);
+  if (!a.device && asked?.startsWith(DEVICE_ID_PREFIX))
+    return fail(c, 403, "client_id_reserved", `client ids starting with ${DEVICE_ID_PREFIX} belong to paired devices`);
   const auth: SocketAuth = { role: a.role, epoch: a.epoch, clientId: a.device?.id ?? asked, subprotocol: offered.includes("lineup.v1") };
   if (a.device) auth.name = a.device.name;
   // Answer only a subprotocol the client offered: answering one it did not offer fails the handshake.

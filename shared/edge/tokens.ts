@@ -43,9 +43,7 @@ export async function signToken(secret: string, sessionId: string, role: Role, e
   return `${body}.${await hmac(secret, body)}`;
 }
 
-export type TokenCheck =
-  | { ok: true; sessionId: string; role: Role; expiresAt: number; epoch: number; expired: boolean; owner?: TokenOwner }
-  | { ok: false };
+export type TokenCheck = { ok: true; sessionId: string; role: Role; expiresAt: number; epoch: number; expired: boolean; owner?: TokenOwner } | { ok: false };
 
 /** Verifies signature and shape in constant time with respect to the signature. */
 export async function verifyToken(secret: string, token: string): Promise<TokenCheck> {
@@ -55,7 +53,8 @@ export async function verifyToken(secret: string, token: string): Promise<TokenC
   const [, sessionId, role, exp, ep] = parts as [string, string, string, string, string];
   const sig = parts.at(-1)!;
   const owner = parts.length === 8 ? { inbox: parts[5]!, machine: parts[6]! } : undefined;
-  if (!SESSION_ID_RE.test(sessionId) || (role !== "agent" && role !== "app") || !/^[0-9a-z]{1,12}$/.test(exp) || !/^[0-9a-z]{1,12}$/.test(ep)) return { ok: false };
+  if (!SESSION_ID_RE.test(sessionId) || (role !== "agent" && role !== "app") || !/^[0-9a-z]{1,12}$/.test(exp) || !/^[0-9a-z]{1,12}$/.test(ep))
+    return { ok: false };
   if (owner && !(INBOX_ID_RE.test(owner.inbox) && MACHINE_ID_RE.test(owner.machine))) return { ok: false };
   // Only the canonical encoding of a 32-byte HMAC: atob() also takes `=` padding and ignores the unused
   // low bits of the last character, so `<token>=` or a last character off by one bit would verify too.

@@ -133,7 +133,11 @@ export class InboxCore {
     if (sid === undefined) return { ok: true, name: m.name };
     const s = d.sessions[sid];
     if (!s || s.expires_at <= now) return { ok: true, name: m.name };
-    return { ok: true, name: m.name, session: { epoch: s.epoch, expires_at: s.expires_at, ...(s.machine_id !== undefined ? { machine_id: s.machine_id } : {}) } };
+    return {
+      ok: true,
+      name: m.name,
+      session: { epoch: s.epoch, expires_at: s.expires_at, ...(s.machine_id !== undefined ? { machine_id: s.machine_id } : {}) },
+    };
   }
 
   /** The inbox's data as stored (a copy), for its listeners. */
@@ -173,7 +177,12 @@ export class InboxCore {
     const before = s.waiting;
     if (r.ended) delete d.sessions[sid];
     else {
-      Object.assign(s, { agent_online: r.agent_online, pending: r.pending, last_activity: r.last_activity, waiting: r.waiting.slice(0, INBOX_LIMITS.maxWaitingPerSession) });
+      Object.assign(s, {
+        agent_online: r.agent_online,
+        pending: r.pending,
+        last_activity: r.last_activity,
+        waiting: r.waiting.slice(0, INBOX_LIMITS.maxWaitingPerSession),
+      });
       const recent = recentAfter(s.recent ?? [], before, r.closed ?? [], r.last_activity);
       if (recent.length) s.recent = recent;
       else delete s.recent;
@@ -194,7 +203,13 @@ export class InboxCore {
 
   /** Spends a code once; "invalid" for unknown, used and expired alike, "full" past the member cap. With
    * `codeId` (docs/e2e.md), the new member is recorded as the joiner of that pairing. */
-  redeem(kind: "pair" | "join", codeHash: string, member: { id: string; name: string; hash: string }, codeId?: string, now = Date.now()): "ok" | "invalid" | "full" {
+  redeem(
+    kind: "pair" | "join",
+    codeHash: string,
+    member: { id: string; name: string; hash: string },
+    codeId?: string,
+    now = Date.now(),
+  ): "ok" | "invalid" | "full" {
     const d = this.ports.load();
     if (!d) return "invalid";
     const i = d.codes.findIndex((c) => c.kind === kind && c.hash === codeHash && c.expires_at > now);
@@ -246,7 +261,10 @@ export class InboxCore {
       this.ports.wakeEnding(now + INBOX_LIMITS.endRetryBaseMs);
       const gone: SessionReport = { agent_online: false, pending: 0, last_activity: now, waiting: [], ended: true };
       for (const s of r.ended) this.hooks.reported?.(s.session_id, s.waiting, [], gone);
-      await this.endSessions(r.ended.map((s) => s.session_id), now);
+      await this.endSessions(
+        r.ended.map((s) => s.session_id),
+        now,
+      );
     }
     return true;
   }
@@ -254,7 +272,10 @@ export class InboxCore {
   /** The sessions of revoked machines due now are ended (the alarm); the rest wait for their retry. */
   async finishEnding(now = Date.now()): Promise<void> {
     const ending = this.ports.load()?.ending ?? {};
-    await this.endSessions(Object.keys(ending).filter((sid) => ending[sid]!.due <= now), now);
+    await this.endSessions(
+      Object.keys(ending).filter((sid) => ending[sid]!.due <= now),
+      now,
+    );
   }
 
   /** The earliest retry of an ending session, if any (the Worker shares its alarm with Web Push). */
@@ -275,7 +296,10 @@ export class InboxCore {
       sids.map(async (sid) => {
         const e = load()[sid];
         if (!e || e.expires_at <= now) return { sid, ok: true }; // it ends by itself at its expiry
-        return this.ports.endSession(sid, e.epoch, "machine revoked").then(() => ({ sid, ok: true }), () => ({ sid, ok: false }));
+        return this.ports.endSession(sid, e.epoch, "machine revoked").then(
+          () => ({ sid, ok: true }),
+          () => ({ sid, ok: false }),
+        );
       }),
     );
     const left = this.change((d) => {

@@ -62,8 +62,12 @@ export const E2EPutBody = z
     roster: Roster,
   })
   .strict();
-export const PairHelloBody = z.object({ v: z.literal(1), t: z.literal("pair.hello"), i: z.string().max(64), code_id: CodeId, joiner: HolderPub, mac: Mac }).strict();
-const PairReplyShape = z.object({ v: z.literal(1), t: z.literal("pair.reply"), i: z.string().max(64), code_id: CodeId, sponsor: HolderPub, wrap: WrapSchema, mac: Mac }).strict();
+export const PairHelloBody = z
+  .object({ v: z.literal(1), t: z.literal("pair.hello"), i: z.string().max(64), code_id: CodeId, joiner: HolderPub, mac: Mac })
+  .strict();
+const PairReplyShape = z
+  .object({ v: z.literal(1), t: z.literal("pair.reply"), i: z.string().max(64), code_id: CodeId, sponsor: HolderPub, wrap: WrapSchema, mac: Mac })
+  .strict();
 export const PairReplyBody = z.object({ reply: PairReplyShape, roster: Roster.optional() }).strict();
 export const ClaimBody = z.object({ code: z.string().max(64) }).strict();
 
@@ -138,16 +142,30 @@ const no = (status: 400 | 403 | 404 | 409, code: string, message: string): E2EAn
  * One write of the key state by `who` (a member of the inbox, checked by the edge). Mutates `e` only when it
  * answers 2xx: every refusal is decided before the first write. `members`: the current device and machine ids.
  */
-export function e2eWrite(e: E2EData, inboxId: string, who: string, members: ReadonlySet<string>, req: Exclude<E2ERequest, { op: "get" } | { op: "claim" }>, now: number): E2EAnswer {
+export function e2eWrite(
+  e: E2EData,
+  inboxId: string,
+  who: string,
+  members: ReadonlySet<string>,
+  req: Exclude<E2ERequest, { op: "get" } | { op: "claim" }>,
+  now: number,
+): E2EAnswer {
   prunePairings(e, now);
   const holder = e.wraps[who] !== undefined;
   switch (req.op) {
     case "put": {
       const b = req.body;
-      if (b.base_epoch !== e.epoch || b.epoch !== b.base_epoch + 1) return no(409, "epoch_conflict", `the inbox is at epoch ${e.epoch}: re-key from base_epoch ${e.epoch} to ${e.epoch + 1} (another holder may have re-keyed first)`);
-      if (!holder && !(e.epoch === 0 && who.startsWith("mc_"))) return no(403, "forbidden", "only a holder of the current key (or a machine, to turn E2E on) may re-key");
+      if (b.base_epoch !== e.epoch || b.epoch !== b.base_epoch + 1)
+        return no(
+          409,
+          "epoch_conflict",
+          `the inbox is at epoch ${e.epoch}: re-key from base_epoch ${e.epoch} to ${e.epoch + 1} (another holder may have re-keyed first)`,
+        );
+      if (!holder && !(e.epoch === 0 && who.startsWith("mc_")))
+        return no(403, "forbidden", "only a holder of the current key (or a machine, to turn E2E on) may re-key");
       for (const [id, w] of Object.entries(b.wraps)) {
-        if (w.to !== id || w.i !== inboxId || w.e !== b.epoch || w.from !== who) return no(400, "bad_request", `wrap for ${id}: it must have to = ${id}, i = the inbox, e = ${b.epoch}, from = you`);
+        if (w.to !== id || w.i !== inboxId || w.e !== b.epoch || w.from !== who)
+          return no(400, "bad_request", `wrap for ${id}: it must have to = ${id}, i = the inbox, e = ${b.epoch}, from = you`);
         if (!members.has(id)) return no(400, "bad_request", `wrap for ${id}: not a device or machine of this inbox`);
       }
       if (!b.wraps[who]) return no(400, "bad_request", "include a wrap for yourself (it keeps your key at rest)");
@@ -161,7 +179,8 @@ export function e2eWrite(e: E2EData, inboxId: string, who: string, members: Read
     case "hello": {
       const h = req.body;
       const p = e.pairings[h.code_id];
-      if (h.i !== inboxId || h.joiner.id !== who || !p || p.joiner !== who) return no(403, "forbidden", "a hello comes from the device or machine that redeemed (or claimed) this code, for this inbox");
+      if (h.i !== inboxId || h.joiner.id !== who || !p || p.joiner !== who)
+        return no(403, "forbidden", "a hello comes from the device or machine that redeemed (or claimed) this code, for this inbox");
       if (p.hello) return no(409, "conflict", "this code already has a hello");
       p.hello = h;
       return { status: 201 };
@@ -173,8 +192,10 @@ export function e2eWrite(e: E2EData, inboxId: string, who: string, members: Read
       if (r.i !== inboxId || !p?.hello) return no(404, "not_found", "no hello is waiting for this code");
       if (p.reply) return no(409, "conflict", "this code was already answered");
       if (!members.has(p.joiner)) return no(404, "not_found", "the joiner is no longer a member of this inbox");
-      if (r.wrap.to !== p.joiner || r.wrap.i !== inboxId || r.wrap.from !== who) return no(400, "bad_request", `the wrap must go from you to the joiner ${p.joiner} of this inbox`);
-      if (r.wrap.e !== e.epoch || (req.body.roster && req.body.roster.e !== e.epoch)) return no(409, "epoch_conflict", `the inbox is at epoch ${e.epoch}: wrap (and seal the roster) under it`);
+      if (r.wrap.to !== p.joiner || r.wrap.i !== inboxId || r.wrap.from !== who)
+        return no(400, "bad_request", `the wrap must go from you to the joiner ${p.joiner} of this inbox`);
+      if (r.wrap.e !== e.epoch || (req.body.roster && req.body.roster.e !== e.epoch))
+        return no(409, "epoch_conflict", `the inbox is at epoch ${e.epoch}: wrap (and seal the roster) under it`);
       p.reply = r;
       e.wraps[p.joiner] = r.wrap;
       if (req.body.roster) e.roster = req.body.roster;

@@ -2,7 +2,18 @@
 // reads and writes, read → modify → write, and the small pure helpers over it.
 import type { InboxData } from "./core.js";
 import type { WaitingCall } from "../contract/inbox.js";
-import { DEFAULT_PUSH_SETTINGS, PUSH_LIMITS, type ClosedCall, type DeviceView, type PushAnswerInput, type PushKind, type PushLang, type PushLogEntry, type PushSettings, type SessionPushAnswer } from "../contract/push.js";
+import {
+  DEFAULT_PUSH_SETTINGS,
+  PUSH_LIMITS,
+  type ClosedCall,
+  type DeviceView,
+  type PushAnswerInput,
+  type PushKind,
+  type PushLang,
+  type PushLogEntry,
+  type PushSettings,
+  type SessionPushAnswer,
+} from "../contract/push.js";
 import { sha256 } from "../crypto/bytes.js";
 import type { PushRequest, VapidKeys } from "../crypto/webpush/index.js";
 

@@ -1,12 +1,19 @@
 // The JSON a notification push carries (docs/push.md, "What is sent"), always within the 3993 bytes one
 // aes128gcm record holds: a long question is cut, never refused.
 import type { WaitingCall } from "../contract/inbox.js";
-import { PUSH_LIMITS, type ClosedCall, type PushAttentionMessage, type PushCallMessage, type PushLang, type PushMessage, type PushUpdateMessage } from "../contract/push.js";
+import {
+  PUSH_LIMITS,
+  type ClosedCall,
+  type PushAttentionMessage,
+  type PushCallMessage,
+  type PushLang,
+  type PushMessage,
+  type PushUpdateMessage,
+} from "../contract/push.js";
 import { cut } from "../text/cut.js";
 import { MAX_PAYLOAD_BYTES } from "../crypto/webpush/index.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s).length;
-
 
 export interface CallPushInput {
   inbox: string;
@@ -54,14 +61,32 @@ export function callMessage(i: CallPushInput): PushCallMessage {
 }
 
 export function updateMessage(i: { inbox: string; sid: string; label: string; lang: PushLang; closed: ClosedCall; by?: string }): PushUpdateMessage {
-  const m: PushUpdateMessage = { v: 1, kind: "update", inbox: i.inbox, sid: i.sid, call: i.closed.call_id, title: cut(i.label, PUSH_LIMITS.maxTitle), lang: i.lang, outcome: i.closed.outcome };
+  const m: PushUpdateMessage = {
+    v: 1,
+    kind: "update",
+    inbox: i.inbox,
+    sid: i.sid,
+    call: i.closed.call_id,
+    title: cut(i.label, PUSH_LIMITS.maxTitle),
+    lang: i.lang,
+    outcome: i.closed.outcome,
+  };
   if (i.by) m.by = cut(i.by, 64);
   if (i.closed.answer !== undefined) m.answer = cut(i.closed.answer, PUSH_LIMITS.maxAnswer);
   return m;
 }
 
 export function attentionMessage(i: { inbox: string; sid: string; label: string; lang: PushLang; text: string }): PushAttentionMessage {
-  return { v: 1, kind: "attention", inbox: i.inbox, sid: i.sid, call: "attention", title: cut(i.label, PUSH_LIMITS.maxTitle), lang: i.lang, body: cut(i.text, PUSH_LIMITS.maxAttentionText) };
+  return {
+    v: 1,
+    kind: "attention",
+    inbox: i.inbox,
+    sid: i.sid,
+    call: "attention",
+    title: cut(i.label, PUSH_LIMITS.maxTitle),
+    lang: i.lang,
+    body: cut(i.text, PUSH_LIMITS.maxAttentionText),
+  };
 }
 
 /**

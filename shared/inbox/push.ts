@@ -22,7 +22,19 @@ import {
 import { randomId } from "../crypto/bytes.js";
 import { publicUrlProblem } from "../edge/public-host.js";
 import { buildPushRequest, classifyPushResponse, retryAfterMs, WebPushError, type PushRequest, type VapidKeys } from "../crypto/webpush/index.js";
-import { backoffMs, empty, FALLBACK_VAPID_SUBJECT, jobKey, tokenHash, topicOf, type Item, type Job, type PushData, type PushPorts, type PushSub } from "./push-data.js";
+import {
+  backoffMs,
+  empty,
+  FALLBACK_VAPID_SUBJECT,
+  jobKey,
+  tokenHash,
+  topicOf,
+  type Item,
+  type Job,
+  type PushData,
+  type PushPorts,
+  type PushSub,
+} from "./push-data.js";
 
 export { FALLBACK_VAPID_SUBJECT, tokenHash, type PushData, type PushPorts, type PushSub } from "./push-data.js";
 
@@ -43,10 +55,9 @@ export class PushCore {
   }
 
   nextDue(d: PushData = this.load()): number | undefined {
-    const t = [
-      ...d.queue.map((q) => q.due),
-      ...Object.values(d.jobs).map((j) => (j.ended ? j.ended.at + PUSH_LIMITS.keepEndedMs : j.next_reminder_at)),
-    ].filter((x): x is number => x !== undefined);
+    const t = [...d.queue.map((q) => q.due), ...Object.values(d.jobs).map((j) => (j.ended ? j.ended.at + PUSH_LIMITS.keepEndedMs : j.next_reminder_at))].filter(
+      (x): x is number => x !== undefined,
+    );
     return t.length ? Math.min(...t) : undefined;
   }
 
@@ -100,7 +111,9 @@ export class PushCore {
     return {
       subscribed: deviceId !== undefined && d.subs[deviceId] !== undefined,
       settings: d.settings,
-      log: d.log.filter((e) => sid === undefined || e.session_id === sid).map((e) => (names[e.device_id] ? { ...e, device_name: names[e.device_id]!.name } : e)),
+      log: d.log
+        .filter((e) => sid === undefined || e.session_id === sid)
+        .map((e) => (names[e.device_id] ? { ...e, device_name: names[e.device_id]!.name } : e)),
     };
   }
 
@@ -152,7 +165,8 @@ export class PushCore {
     if (!s || s.expires_at <= now) return { status: "unknown_session" };
     const d = this.load();
     const last = d.attention?.[sid];
-    if (last !== undefined && now - last < PUSH_LIMITS.attentionGapMs) return { status: "throttled", retry_after_s: Math.ceil((last + PUSH_LIMITS.attentionGapMs - now) / 1000) };
+    if (last !== undefined && now - last < PUSH_LIMITS.attentionGapMs)
+      return { status: "throttled", retry_after_s: Math.ceil((last + PUSH_LIMITS.attentionGapMs - now) / 1000) };
     const job = jobKey(sid, "attention");
     d.queue = d.queue.filter((q) => q.job !== job);
     const devices = Object.keys(d.subs);
@@ -235,7 +249,9 @@ export class PushCore {
   }
 
   private showing(deviceId: string, sid: string, now: number): boolean {
-    return this.ports.views(deviceId).some((v) => now - v.at < PUSH_LIMITS.visibleTtlMs && (v.view === "home" || (v.view === "session" && v.session_id === sid)));
+    return this.ports
+      .views(deviceId)
+      .some((v) => now - v.at < PUSH_LIMITS.visibleTtlMs && (v.view === "home" || (v.view === "session" && v.session_id === sid)));
   }
 
   private async deliver(id: number, vapid: { keys: VapidKeys; subject?: string }): Promise<void> {
@@ -246,7 +262,14 @@ export class PushCore {
     const job = d.jobs[item.job];
     const sub = d.subs[item.device];
     const [jobSid = "", jobCall = ""] = item.job.split("/");
-    const entry = (e: Partial<PushLogEntry> & Pick<PushLogEntry, "outcome">): PushLogEntry => ({ at: Date.now(), session_id: jobSid, call_id: jobCall, device_id: item.device, kind: item.kind, ...e });
+    const entry = (e: Partial<PushLogEntry> & Pick<PushLogEntry, "outcome">): PushLogEntry => ({
+      at: Date.now(),
+      session_id: jobSid,
+      call_id: jobCall,
+      device_id: item.device,
+      kind: item.kind,
+      ...e,
+    });
     // A fresh read: after an await, another delivery may have changed the document.
     const drop = (e?: Partial<PushLogEntry> & Pick<PushLogEntry, "outcome">) => {
       const cur = this.load();
@@ -288,7 +311,18 @@ export class PushCore {
       if (!jd || d.jobs[item.job]!.ended || !d.queue.some((q) => q.id === id)) return; // ended meanwhile
       jd.tokens = [...jd.tokens, hash].slice(-2);
       this.ports.save(d);
-      payload = encodeMessage(callMessage({ inbox: inboxId, sid: job.sid, label, lang: sub.lang, call: job.call, token: `lpt1.${inboxId}.${secret}`, epoch: inbox?.e2e?.epoch ?? 0, ...(item.reminder ? { reminder: item.reminder } : {}) }));
+      payload = encodeMessage(
+        callMessage({
+          inbox: inboxId,
+          sid: job.sid,
+          label,
+          lang: sub.lang,
+          call: job.call,
+          token: `lpt1.${inboxId}.${secret}`,
+          epoch: inbox?.e2e?.epoch ?? 0,
+          ...(item.reminder ? { reminder: item.reminder } : {}),
+        }),
+      );
     }
     const ttl =
       item.kind === "update" || job.call.deadline_at === undefined
@@ -344,7 +378,14 @@ export class PushCore {
     const d = this.load();
     const job = d.jobs[item.job];
     const verdict = status === 0 ? "retry" : classifyPushResponse(status);
-    const base = { at: now, session_id: job?.sid ?? item.job.split("/")[0]!, call_id: job?.call.call_id ?? item.job.split("/")[1] ?? "", device_id: item.device, kind: item.kind, status };
+    const base = {
+      at: now,
+      session_id: job?.sid ?? item.job.split("/")[0]!,
+      call_id: job?.call.call_id ?? item.job.split("/")[1] ?? "",
+      device_id: item.device,
+      kind: item.kind,
+      status,
+    };
     const current = d.queue.find((q) => q.id === id);
     const remove = () => (d.queue = d.queue.filter((q) => q.id !== id));
     if (verdict === "sent") {
@@ -354,7 +395,12 @@ export class PushCore {
       if (job && jd && item.kind !== "update") {
         jd.notified = true;
         // The call ended while this push was on its way: the device needs the update too.
-        if (job.ended && job.ended.closed.by !== item.device && d.subs[item.device] && !d.queue.some((q) => q.job === item.job && q.device === item.device && q.kind === "update")) {
+        if (
+          job.ended &&
+          job.ended.closed.by !== item.device &&
+          d.subs[item.device] &&
+          !d.queue.some((q) => q.job === item.job && q.device === item.device && q.kind === "update")
+        ) {
           this.enqueue(d, item.job, item.device, "update", now);
         }
       }
@@ -411,7 +457,10 @@ export class PushCore {
     if (r.status === "bad_action") return r;
     if (r.status === "closed") {
       if (r.by === device) return { status: "answered" };
-      return this.closedAnswer({ call_id: job.call.call_id, outcome: r.outcome, ...(r.by ? { by: r.by } : {}), ...(r.answer ? { answer: r.answer } : {}) }, nameOf);
+      return this.closedAnswer(
+        { call_id: job.call.call_id, outcome: r.outcome, ...(r.by ? { by: r.by } : {}), ...(r.answer ? { answer: r.answer } : {}) },
+        nameOf,
+      );
     }
     const after = this.load();
     const j = after.jobs[key];

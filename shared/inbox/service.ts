@@ -120,8 +120,26 @@ export class InboxOps implements InboxRpc, InboxParts {
 
 /** The names of InboxOps' operations, checked complete against InboxRpc (a missing or extra name does not compile). */
 export const INBOX_OPS = Object.keys({
-  create: 1, auth: 1, state: 1, attach: 1, report: 1, issueCode: 1, redeem: 1, e2e: 1, e2eEpoch: 1, rename: 1, revoke: 1, machineLive: 1, policy: 1, setPolicy: 1,
-  pushSubscribe: 1, pushUnsubscribe: 1, pushInfo: 1, pushSettings: 1, pushAnswer: 1, pushAttention: 1,
+  create: 1,
+  auth: 1,
+  state: 1,
+  attach: 1,
+  report: 1,
+  issueCode: 1,
+  redeem: 1,
+  e2e: 1,
+  e2eEpoch: 1,
+  rename: 1,
+  revoke: 1,
+  machineLive: 1,
+  policy: 1,
+  setPolicy: 1,
+  pushSubscribe: 1,
+  pushUnsubscribe: 1,
+  pushInfo: 1,
+  pushSettings: 1,
+  pushAnswer: 1,
+  pushAttention: 1,
 } satisfies Record<keyof InboxRpc, 1>) as (keyof InboxRpc)[];
 
 /**

@@ -48,7 +48,10 @@ const timeoutProp = (defaultS: number, maxS: number = LIMITS.maxTimeoutS): JsonS
 
 /** `ask.question-2` → `ask_question_2`: MCP hosts want [a-z0-9_]. */
 export function mcpNameOf(tool: string): string {
-  return tool.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 64);
+  return tool
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, "_")
+    .slice(0, 64);
 }
 
 /** Merges the actions' properties into one flat object schema (first definition of a name wins its shape). */
@@ -74,7 +77,9 @@ function flatten(def: Extract<ToolDef, { actions: ActionDef[] }>): { properties:
       }
     }
     const args = Object.keys(props);
-    notes.push(`- ${a.name}${a.description ? `: ${a.description}` : ""}${args.length ? ` (arguments: ${args.map((n) => (required.includes(n) ? n : `${n}?`)).join(", ")})` : ""}`);
+    notes.push(
+      `- ${a.name}${a.description ? `: ${a.description}` : ""}${args.length ? ` (arguments: ${args.map((n) => (required.includes(n) ? n : `${n}?`)).join(", ")})` : ""}`,
+    );
   }
   return { properties, notes };
 }
@@ -153,7 +158,11 @@ export function canonicalTool(def: ToolDef): ToolDef {
   return builtin ?? { ...def, description: `${APP_TOOL_LABEL} ${def.description || `LineUp tool ${def.name}`}` };
 }
 
-export function buildCatalog(appTools: ToolDef[], defaultTimeoutS: number, maxTimeoutS: number = LIMITS.maxTimeoutS): { tools: McpTool[]; routes: Map<string, Route> } {
+export function buildCatalog(
+  appTools: ToolDef[],
+  defaultTimeoutS: number,
+  maxTimeoutS: number = LIMITS.maxTimeoutS,
+): { tools: McpTool[]; routes: Map<string, Route> } {
   const routes = new Map<string, Route>();
   const tools: McpTool[] = [];
   const add = (def: ToolDef) => {
@@ -166,7 +175,8 @@ export function buildCatalog(appTools: ToolDef[], defaultTimeoutS: number, maxTi
   // nobody can reword what the model reads about `ask_question`; other tools say where they come from.
   // `permission` is for an agent's own permission dialogs (hooks, `approve`), not a question for the model.
   for (const def of BUILTIN_TOOLS) if (def.name !== "permission") add(def);
-  for (const def of appTools) if (!BUILTIN_NAMES.has(def.name)) add({ ...def, description: `${APP_TOOL_LABEL} ${def.description || `LineUp tool ${def.name}`}` });
+  for (const def of appTools)
+    if (!BUILTIN_NAMES.has(def.name)) add({ ...def, description: `${APP_TOOL_LABEL} ${def.description || `LineUp tool ${def.name}`}` });
   tools.push(lineupCallTool(defaultTimeoutS, maxTimeoutS), LINEUP_TOOLS_TOOL, AWAIT_ANSWER_TOOL);
   return { tools, routes };
 }
@@ -196,8 +206,7 @@ export function planCall(route: Route, input: Record<string, unknown>, defaultS:
   }
   let timeoutS = clampTimeoutS(undefined, defaultS, maxS);
   if (route.takesTimeout) {
-    if (args.timeout !== undefined && (typeof args.timeout !== "number" || !Number.isFinite(args.timeout)))
-      return "`timeout` must be a number of seconds";
+    if (args.timeout !== undefined && (typeof args.timeout !== "number" || !Number.isFinite(args.timeout))) return "`timeout` must be a number of seconds";
     timeoutS = clampTimeoutS(args.timeout, defaultS, maxS);
     delete args.timeout;
   }

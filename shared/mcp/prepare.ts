@@ -14,11 +14,7 @@ export interface CatalogContext {
   maxTimeoutS: number;
 }
 
-export type Prepared =
-  | { kind: "list" }
-  | { kind: "await"; callId: string }
-  | { kind: "call"; planned: PlannedCall }
-  | { kind: "done"; result: McpCallResult };
+export type Prepared = { kind: "list" } | { kind: "await"; callId: string } | { kind: "call"; planned: PlannedCall } | { kind: "done"; result: McpCallResult };
 
 /** True when `name` can be planned from the built-ins alone (no need to fetch the app's catalog first). */
 export function needsAppCatalog(name: string): boolean {
@@ -53,7 +49,10 @@ export function prepareToolCall(name: string, input: Record<string, unknown>, cx
     const schema = schemaFor(def, planned.action);
     if (schema === "unknown_action") {
       const names = def.type === "action" ? [] : def.actions.map((a) => a.name);
-      return { kind: "done", result: errorToMcp("unknown_action", `${def.name} has no action ${JSON.stringify(planned.action)}; actions: ${names.join(", ")}`, name) };
+      return {
+        kind: "done",
+        result: errorToMcp("unknown_action", `${def.name} has no action ${JSON.stringify(planned.action)}; actions: ${names.join(", ")}`, name),
+      };
     }
     const bad = schema ? checkArguments(schema, planned.args) : null;
     if (bad) return { kind: "done", result: errorToMcp("invalid_arguments", bad, name) };
@@ -77,7 +76,13 @@ export function lineupToolsResult(appTools: ToolDef[], apps: number, cx: Catalog
 }
 
 /** The progress/status line while a call waits. */
-export function waitingText(o: { tool: string; waitedS: number; timeoutS?: number | undefined; state: "connecting" | "reconnecting" | "no_app" | "waiting"; appUrl?: string | undefined }): string {
+export function waitingText(o: {
+  tool: string;
+  waitedS: number;
+  timeoutS?: number | undefined;
+  state: "connecting" | "reconnecting" | "no_app" | "waiting";
+  appUrl?: string | undefined;
+}): string {
   const of = o.timeoutS !== undefined ? ` (${Math.round(o.waitedS)} s of ${o.timeoutS} s)` : ` (${Math.round(o.waitedS)} s)`;
   switch (o.state) {
     case "connecting":

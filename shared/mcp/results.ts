@@ -86,16 +86,19 @@ export function resultToMcp(result: ToolResultBody): McpCallResult {
 
 /** What the model should do next, per error code (error results make agents retry in loops: be explicit). */
 const ADVICE: Record<string, string> = {
-  declined: "The human dismissed this request without answering. Do not send the same request again right away; continue with your best judgement, or ask something different later.",
+  declined:
+    "The human dismissed this request without answering. Do not send the same request again right away; continue with your best judgement, or ask something different later.",
   unknown_tool: "The human's app does not provide this tool. Call lineup_tools to see what it offers, or use ask_question.",
   unknown_action: "That action does not exist for this tool. Call lineup_tools to see the actions, then call again with a valid one.",
   invalid_arguments: "The arguments do not match the tool's schema. Fix the field named above and call again.",
-  instance_gone: "That canvas/app instance no longer exists (it was closed or never opened). Open a new one (action \"open\") and use its instance_id.",
+  instance_gone: 'That canvas/app instance no longer exists (it was closed or never opened). Open a new one (action "open") and use its instance_id.',
   divide_by_zero: "Division by zero is undefined. Do not retry with b = 0.",
   too_many_calls: "Too many requests are waiting for the human (1000 open calls). Wait for answers before sending more.",
   cancelled: "The request was cancelled before the human answered. Do not re-send it in a loop; continue or ask later.",
-  session_ended: "The LineUp session ended (deleted or expired). The next call starts a new one; tell the user the human must pair again with the new link in the MCP server's log.",
-  session_gone: "The LineUp session of this token ended (deleted or expired). Tell the user to create a new session and configure its agent token; do not retry in a loop.",
+  session_ended:
+    "The LineUp session ended (deleted or expired). The next call starts a new one; tell the user the human must pair again with the new link in the MCP server's log.",
+  session_gone:
+    "The LineUp session of this token ended (deleted or expired). Tell the user to create a new session and configure its agent token; do not retry in a loop.",
   auth: "The relay refused this server's credentials. Tell the user to check LINEUP_RELAY_KEY / LINEUP_TOKEN. Do not retry in a loop.",
   not_connected: "The bridge cannot reach the LineUp relay. Tell the user; check LINEUP_RELAY_URL and the network. Do not retry in a loop.",
   unknown_call:
@@ -129,16 +132,15 @@ export function pendingToMcp(tool: string, callId: string, waitedS: number, nobo
     `call_id: ${callId}`,
     `Call await_answer with {"call_id": "${callId}"} to keep waiting for the answer. Do not ask the question again (that would only show it twice); you may do other work first and call await_answer later.`,
   ];
-  if (nobodyOpen) lines.push(`Nobody has the LineUp app open at the moment${appUrl ? `; the human can pair at ${appUrl}` : ""}; the request is queued for them.`);
+  if (nobodyOpen)
+    lines.push(`Nobody has the LineUp app open at the moment${appUrl ? `; the human can pair at ${appUrl}` : ""}; the request is queued for them.`);
   const text = lines.join("\n");
   // Some hosts hand the model only structuredContent when it is present, so it carries the instruction too.
   return { content: [{ type: "text", text }], structuredContent: { status: "pending", call_id: callId, tool, message: text } };
 }
 
 /** The result of a LineUp call, as the relay ended it, in MCP terms. */
-export type CallEnd =
-  | { kind: "result"; result: ToolResultBody }
-  | { kind: "error"; code: string; message: string };
+export type CallEnd = { kind: "result"; result: ToolResultBody } | { kind: "error"; code: string; message: string };
 
 /** Shapes a finished call: an answer, the non-error timeout, or an error with advice. */
 export function endToMcp(end: CallEnd, tool: string, timeoutS: number | undefined, nobodyOpen: boolean, appUrl?: string): McpCallResult {

@@ -133,26 +133,77 @@ function fileArgs(ws: readonly Word[]): FileArgs {
     else args.push(w);
   }
   const none: FileArgs = { reads: [], writes: [] };
-  const hasOpt = (...names: string[]) => opts.some((o) => names.some((n) => o === n || (n.length === 2 && o.startsWith("-") && !o.startsWith("--") && o.includes(n[1] ?? ""))));
+  const hasOpt = (...names: string[]) =>
+    opts.some((o) => names.some((n) => o === n || (n.length === 2 && o.startsWith("-") && !o.startsWith("--") && o.includes(n[1] ?? ""))));
   switch (head) {
-    case "cat": case "head": case "tail": case "less": case "more": case "nl": case "tac": case "od": case "xxd":
-    case "hexdump": case "strings": case "base64": case "md5sum": case "sha1sum": case "sha256sum": case "sha512sum":
-    case "wc": case "sort": case "uniq": case "cut": case "paste": case "diff": case "cmp": case "file": case "stat":
-    case "source": case ".": case "bat": case "jq": case "iconv": case "fold": case "column": case "tr":
+    case "cat":
+    case "head":
+    case "tail":
+    case "less":
+    case "more":
+    case "nl":
+    case "tac":
+    case "od":
+    case "xxd":
+    case "hexdump":
+    case "strings":
+    case "base64":
+    case "md5sum":
+    case "sha1sum":
+    case "sha256sum":
+    case "sha512sum":
+    case "wc":
+    case "sort":
+    case "uniq":
+    case "cut":
+    case "paste":
+    case "diff":
+    case "cmp":
+    case "file":
+    case "stat":
+    case "source":
+    case ".":
+    case "bat":
+    case "jq":
+    case "iconv":
+    case "fold":
+    case "column":
+    case "tr":
       return { reads: args, writes: [] };
-    case "grep": case "egrep": case "fgrep": case "rg": case "ag":
+    case "grep":
+    case "egrep":
+    case "fgrep":
+    case "rg":
+    case "ag":
       return { reads: hasOpt("-e", "-f", "--regexp", "--file") ? args : args.slice(1), writes: [] };
-    case "sed": case "awk": case "gawk": case "perl": {
+    case "sed":
+    case "awk":
+    case "gawk":
+    case "perl": {
       const files = hasOpt("-e", "-f", "--expression", "--file") ? args : args.slice(1);
-      return head === "sed" && opts.some((o) => o.startsWith("-i") || o.startsWith("--in-place")) ? { reads: files, writes: files } : { reads: files, writes: [] };
+      return head === "sed" && opts.some((o) => o.startsWith("-i") || o.startsWith("--in-place"))
+        ? { reads: files, writes: files }
+        : { reads: files, writes: [] };
     }
-    case "tee": case "touch": case "rm": case "rmdir": case "mkdir": case "truncate": case "shred": case "unlink":
+    case "tee":
+    case "touch":
+    case "rm":
+    case "rmdir":
+    case "mkdir":
+    case "truncate":
+    case "shred":
+    case "unlink":
       return { reads: [], writes: args };
-    case "chmod": case "chown": case "chgrp":
+    case "chmod":
+    case "chown":
+    case "chgrp":
       return { reads: [], writes: args.slice(1) };
     case "mv":
       return { reads: [], writes: args };
-    case "cp": case "ln": case "install": case "rsync":
+    case "cp":
+    case "ln":
+    case "install":
+    case "rsync":
       return { reads: args.slice(0, -1), writes: args.slice(-1) };
     case "dd": {
       const pick = (k: string) => args.filter((a) => a.value.startsWith(k)).map((a) => ({ ...a, value: a.value.slice(k.length) }));
@@ -204,7 +255,8 @@ export function analyzeBash(command: string, ctx: BashContext, depth = 0): BashA
     for (const script of deny.scripts) {
       const inner = analyzeBash(script, { ...ctx, cwd }, depth + 1);
       // An unreadable script is still compared whole, so `Bash(rm *)` catches `bash -c "rm -rf x; '"`.
-      if (inner.error !== undefined) units.push({ display: script, allowForms: [], denyForms: [script], denyTemplates: [], required: false, words: [], dynamic: true });
+      if (inner.error !== undefined)
+        units.push({ display: script, allowForms: [], denyForms: [script], denyTemplates: [], required: false, words: [], dynamic: true });
       for (const u of inner.units) units.push({ ...u, required: false });
       for (const p of inner.paths) paths.push({ ...p, required: false });
     }
@@ -237,7 +289,8 @@ export function analyzeBash(command: string, ctx: BashContext, depth = 0): BashA
       unit.implicit = `${head.value} changes nothing`;
     } else if (head && !head.expansion && head.value === "cd" && topIndex >= 0) {
       const target = allow.final[1];
-      const dir = allow.final.length === 2 && target && !target.expansion && !target.glob && target.value !== "-" ? resolvePath(target.value, cwd, ctx.home) : undefined;
+      const dir =
+        allow.final.length === 2 && target && !target.expansion && !target.glob && target.value !== "-" ? resolvePath(target.value, cwd, ctx.home) : undefined;
       const absolute = target !== undefined && (target.value.startsWith("/") || target.raw.startsWith("~"));
       if (dir !== undefined && (cwdKnown || absolute)) {
         const inScope = ctx.scopeDirs.some((d) => isWithin(dir, d));

@@ -95,7 +95,8 @@ function evaluateTool(tool: string, input: Record<string, unknown>, entries: rea
   }
   if (ctx.readOnly.includes(tool)) {
     const outside = (targets ?? []).filter((t) => !ctx.scopeDirs.some((d) => isWithin(t, d)));
-    if (outside.length === 0) return { decision: "allow", reason: `${tool} is read-only and allowed by default inside the working directories`, matches: [], warnings };
+    if (outside.length === 0)
+      return { decision: "allow", reason: `${tool} is read-only and allowed by default inside the working directories`, matches: [], warnings };
     return { decision: "ask", reason: `${tool} of ${outside.join(", ")} is outside the working directories and no rule allows it`, matches: [], warnings };
   }
   return { decision: "ask", reason: `no rule allows ${tool}`, matches: [], warnings };
@@ -188,7 +189,9 @@ function evaluateBash(input: Record<string, unknown>, entries: readonly Entry[],
   const required = analysis.units.filter((u) => u.required);
   for (const u of required) {
     if (u.implicit !== undefined) continue;
-    const e = entries.find((x) => x.behavior === "allow" && x.rule.kind === "shell" && x.rule.tool === "Bash" && u.allowForms.some((f) => formAllowed(x.rule, f)));
+    const e = entries.find(
+      (x) => x.behavior === "allow" && x.rule.kind === "shell" && x.rule.tool === "Bash" && u.allowForms.some((f) => formAllowed(x.rule, f)),
+    );
     if (e) matches.push({ behavior: "allow", rule: e.rule.text, source: e.source, subject: `\`${u.display}\`` });
     else missing.push(u.allowBlocked ? `\`${u.display}\` (${u.allowBlocked})` : `\`${u.display}\``);
   }
@@ -201,7 +204,12 @@ function evaluateBash(input: Record<string, unknown>, entries: readonly Entry[],
   if (required.length === 0) return { decision: "ask", reason: "the command runs nothing LineUp can recognize", matches: [], warnings };
   if (missing.length > 0) {
     const n = missing.length;
-    return { decision: "ask", reason: `no allow rule covers ${missing.join(", ")}${n > 1 ? " (every part of a command must be allowed)" : ""}`, matches, warnings };
+    return {
+      decision: "ask",
+      reason: `no allow rule covers ${missing.join(", ")}${n > 1 ? " (every part of a command must be allowed)" : ""}`,
+      matches,
+      warnings,
+    };
   }
   const first = matches[0];
   if (!first) return { decision: "allow", reason: `${required.map((u) => u.implicit).join("; ")}`, matches, warnings };

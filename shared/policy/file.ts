@@ -49,7 +49,8 @@ export function validatePolicyFile(json: unknown): PolicyValidation {
       for (const w of ruleWarnings(rule, behavior)) warnings.push(`${at}: ${w}`);
       const prev = seen.get(rule.text);
       if (prev === behavior) warnings.push(`${at}: "${rule.text}" is listed twice`);
-      else if (prev !== undefined) warnings.push(`${at}: "${rule.text}" is in both ${prev} and ${behavior}; ${BEHAVIORS.find((b) => b === prev || b === behavior)} wins`);
+      else if (prev !== undefined)
+        warnings.push(`${at}: "${rule.text}" is in both ${prev} and ${behavior}; ${BEHAVIORS.find((b) => b === prev || b === behavior)} wins`);
       seen.set(rule.text, behavior);
       policy.permissions[behavior].push(rule.text);
     });

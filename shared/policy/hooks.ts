@@ -32,10 +32,15 @@ export function ruleToValue(rule: string): PermissionRuleValue | { error: string
   return { toolName: r.text.slice(0, open), ruleContent: r.text.slice(open + 1, -1) };
 }
 
-export const valueToRule = (v: PermissionRuleValue): string => (v.ruleContent === undefined || v.ruleContent === "" ? v.toolName : `${v.toolName}(${v.ruleContent})`);
+export const valueToRule = (v: PermissionRuleValue): string =>
+  v.ruleContent === undefined || v.ruleContent === "" ? v.toolName : `${v.toolName}(${v.ruleContent})`;
 
 /** An `addRules` update for `updatedPermissions` (invalid rule strings are dropped). */
-export function addRulesUpdate(rules: readonly string[], behavior: PermissionBehavior = "allow", destination: PermissionUpdateDestination = "localSettings"): PermissionUpdate {
+export function addRulesUpdate(
+  rules: readonly string[],
+  behavior: PermissionBehavior = "allow",
+  destination: PermissionUpdateDestination = "localSettings",
+): PermissionUpdate {
   const values = rules.map(ruleToValue).filter((v): v is PermissionRuleValue => !("error" in v));
   return { type: "addRules", rules: values, behavior, destination };
 }
@@ -54,7 +59,12 @@ export function rulesFromSuggestions(suggestions: unknown): string[] {
 const RuleValueSchema = z.looseObject({ toolName: z.string().min(1), ruleContent: z.string().optional() });
 const Destination = z.enum(["session", "localSettings", "projectSettings", "userSettings", "cliArg"]);
 const PermissionUpdateSchema = z.union([
-  z.looseObject({ type: z.enum(["addRules", "replaceRules", "removeRules"]), rules: z.array(RuleValueSchema), behavior: z.enum(["allow", "deny", "ask"]), destination: Destination }),
+  z.looseObject({
+    type: z.enum(["addRules", "replaceRules", "removeRules"]),
+    rules: z.array(RuleValueSchema),
+    behavior: z.enum(["allow", "deny", "ask"]),
+    destination: Destination,
+  }),
   z.looseObject({ type: z.literal("setMode"), mode: z.string(), destination: Destination }),
   z.looseObject({ type: z.enum(["addDirectories", "removeDirectories"]), directories: z.array(z.string()), destination: Destination }),
 ]);
@@ -120,7 +130,11 @@ export function parseClaudeHookInput(stdin: unknown): { ok: true; input: ClaudeH
     }
   }
   const r = ClaudeHookInput.safeParse(value);
-  if (!r.success) return { ok: false, error: `not a PermissionRequest/PreToolUse/Notification/Stop hook input: ${r.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}` };
+  if (!r.success)
+    return {
+      ok: false,
+      error: `not a PermissionRequest/PreToolUse/Notification/Stop hook input: ${r.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`,
+    };
   return { ok: true, input: r.data };
 }
 
@@ -135,7 +149,9 @@ export interface PermissionRequestOutput {
   };
 }
 
-export function permissionRequestAllow(opts: { updatedInput?: Record<string, unknown>; updatedPermissions?: PermissionUpdate[] } = {}): PermissionRequestOutput {
+export function permissionRequestAllow(
+  opts: { updatedInput?: Record<string, unknown>; updatedPermissions?: PermissionUpdate[] } = {},
+): PermissionRequestOutput {
   return {
     hookSpecificOutput: {
       hookEventName: "PermissionRequest",
@@ -184,10 +200,19 @@ export function preToolUseOutput(
 }
 
 /** The `hooks` block of .claude/settings.json that runs `command` for an event (timeout in seconds). */
-export function claudeHookSettings(event: "PermissionRequest" | "PreToolUse" | "Notification" | "Stop", command: string, opts: { matcher?: string; timeoutS?: number } = {}) {
+export function claudeHookSettings(
+  event: "PermissionRequest" | "PreToolUse" | "Notification" | "Stop",
+  command: string,
+  opts: { matcher?: string; timeoutS?: number } = {},
+) {
   return {
     hooks: {
-      [event]: [{ ...(opts.matcher !== undefined ? { matcher: opts.matcher } : {}), hooks: [{ type: "command" as const, command, ...(opts.timeoutS !== undefined ? { timeout: opts.timeoutS } : {}) }] }],
+      [event]: [
+        {
+          ...(opts.matcher !== undefined ? { matcher: opts.matcher } : {}),
+          hooks: [{ type: "command" as const, command, ...(opts.timeoutS !== undefined ? { timeout: opts.timeoutS } : {}) }],
+        },
+      ],
     },
   };
 }
@@ -228,7 +253,10 @@ export interface CursorPermissionOutput {
   agent_message?: string;
 }
 
-export function cursorPermissionOutput(permission: CursorPermissionOutput["permission"], opts: { userMessage?: string; agentMessage?: string } = {}): CursorPermissionOutput {
+export function cursorPermissionOutput(
+  permission: CursorPermissionOutput["permission"],
+  opts: { userMessage?: string; agentMessage?: string } = {},
+): CursorPermissionOutput {
   return {
     permission,
     ...(opts.userMessage !== undefined ? { user_message: opts.userMessage } : {}),

@@ -23,10 +23,12 @@ const SHELL_LONG_WITH_ARG = ["--rcfile", "--init-file"];
 const FISH_LONG_WITH_ARG = ["--debug", "--debug-output", "--features", "--profile", "--profile-startup"];
 
 /** Variables whose value a program runs as a shell command (git(1) ENVIRONMENT, less(1), bash(1)). */
-const COMMAND_VARIABLES = /^(GIT_PAGER|PAGER|MANPAGER|GIT_EDITOR|GIT_SEQUENCE_EDITOR|EDITOR|VISUAL|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|LESSOPEN|PROMPT_COMMAND|GIT_CONFIG_VALUE_\d+)=/;
+const COMMAND_VARIABLES =
+  /^(GIT_PAGER|PAGER|MANPAGER|GIT_EDITOR|GIT_SEQUENCE_EDITOR|EDITOR|VISUAL|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|LESSOPEN|PROMPT_COMMAND|GIT_CONFIG_VALUE_\d+)=/;
 
 /** git config keys whose value git runs as a command (git-config(1)): pagers, editors, ssh, helpers, drivers, `!` aliases. */
-const GIT_COMMAND_KEYS = /^alias\.|pager|editor|sshcommand|command|cmd|program|helper|driver|hook|external|fsmonitor|askpass|receivepack|uploadpack|\.(clean|smudge|process)$/i;
+const GIT_COMMAND_KEYS =
+  /^alias\.|pager|editor|sshcommand|command|cmd|program|helper|driver|hook|external|fsmonitor|askpass|receivepack|uploadpack|\.(clean|smudge|process)$/i;
 
 type Invocation = { kind: "script"; word: Word } | { kind: "stdin" } | { kind: "file"; word: Word } | { kind: "computed" } | { kind: "none" };
 
@@ -116,7 +118,10 @@ export function programsOf(ws: readonly Word[], redirects: readonly Redirect[], 
     out.runsScript = true;
     if (unknown(w)) out.computed ??= `runs ${what} that is computed at run time`;
   };
-  const joined = (words: readonly Word[]): Word => ({ ...literal(words.map((w) => w.value).join(" ")), parts: words.some(unknown) ? [null] : [words.map((w) => w.value).join(" ")] });
+  const joined = (words: readonly Word[]): Word => ({
+    ...literal(words.map((w) => w.value).join(" ")),
+    parts: words.some(unknown) ? [null] : [words.map((w) => w.value).join(" ")],
+  });
 
   if (SHELLS.has(base)) {
     const how = shellInvocation(ws);
@@ -148,7 +153,12 @@ export function programsOf(ws: readonly Word[], redirects: readonly Redirect[], 
     // `su [user] -c CMD`, `flock FILE -c CMD`, `script -c CMD`: the option may follow other words.
     for (let i = 1; i < ws.length; i++) {
       const o = ws[i]?.value ?? "";
-      const w = /^-[A-Za-z]*c$/.test(o) || o === "--command" || o === "--session-command" ? ws[i + 1] : o.startsWith("--command=") ? { ...literal(o.slice(10)), parts: (ws[i] as Word).parts.includes(null) ? [null] : [o.slice(10)] } : undefined;
+      const w =
+        /^-[A-Za-z]*c$/.test(o) || o === "--command" || o === "--session-command"
+          ? ws[i + 1]
+          : o.startsWith("--command=")
+            ? { ...literal(o.slice(10)), parts: (ws[i] as Word).parts.includes(null) ? [null] : [o.slice(10)] }
+            : undefined;
       if (w) {
         script(w, `a ${base} -c command`);
         break;

@@ -115,7 +115,9 @@ export function parseRule(input: string): Rule | RuleError {
   if (open === -1 && text.includes(")")) return { error: `"${text}": unbalanced ")"` };
   if (tool === "") return { error: `"${text}": missing tool name before "("` };
   if (/\s/.test(tool)) {
-    return { error: `"${text}": a tool name has no spaces${open === -1 ? ` (did you mean "Bash(${text})"?)` : ` (write "${tool.trim()}(…)" with no space before "(")`}` };
+    return {
+      error: `"${text}": a tool name has no spaces${open === -1 ? ` (did you mean "Bash(${text})"?)` : ` (write "${tool.trim()}(…)" with no space before "(")`}`,
+    };
   }
   if (!TOOL_NAME_RE.test(tool)) return { error: `"${text}": "${tool}" is not a valid tool name` };
   const misspelt = KNOWN_TOOLS.find((k) => k.toLowerCase() === tool.toLowerCase() && k !== tool);
@@ -159,7 +161,9 @@ export function parseRule(input: string): Rule | RuleError {
     return { kind: "domain", text, tool, domain };
   }
   if (isMcpTool(tool)) {
-    return { error: `"${text}": MCP rules name a server or tool without a specifier, e.g. "mcp__github" or "mcp__github__create_issue" (deny/ask rules may use "param:value")` };
+    return {
+      error: `"${text}": MCP rules name a server or tool without a specifier, e.g. "mcp__github" or "mcp__github__create_issue" (deny/ask rules may use "param:value")`,
+    };
   }
   return { kind: "content", text, tool, value: inner };
 }
@@ -227,7 +231,9 @@ export function ruleWarnings(rule: Rule, behavior: Behavior): string[] {
       break;
     case "param":
       if (PRIMARY_FIELD[rule.tool] === rule.param) {
-        w.push(`"${t}": "${rule.param}" is ${rule.tool}'s own specifier and "param:value" cannot match it (a compound command would bypass it); it is ignored — write ${rule.tool}(…) instead`);
+        w.push(
+          `"${t}": "${rule.param}" is ${rule.tool}'s own specifier and "param:value" cannot match it (a compound command would bypass it); it is ignored — write ${rule.tool}(…) instead`,
+        );
       } else if (behavior === "allow") {
         w.push(`"${t}": "param:value" rules work only as deny or ask rules; this allow rule matches nothing`);
       }
@@ -235,7 +241,9 @@ export function ruleWarnings(rule: Rule, behavior: Behavior): string[] {
     case "path":
       if (!["Read", "Edit"].includes(rule.tool)) {
         const family = READ_TOOLS.includes(rule.tool) ? "Read" : "Edit";
-        w.push(`"${t}": Claude Code consults only Read(…) and Edit(…) path rules; LineUp applies this one to ${rule.tool} only — prefer ${family}(${rule.pattern})`);
+        w.push(
+          `"${t}": Claude Code consults only Read(…) and Edit(…) path rules; LineUp applies this one to ${rule.tool} only — prefer ${family}(${rule.pattern})`,
+        );
       }
       break;
     case "shell":

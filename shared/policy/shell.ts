@@ -262,7 +262,16 @@ class Parser {
       }
     }
     const parts = acc.brace ? [null] : mergeParts(acc.parts);
-    return { raw: s.slice(acc.start, this.i), value: acc.value, start: acc.start, end: this.i, quoted: acc.quoted, expansion: acc.expansion, glob: acc.glob, parts };
+    return {
+      raw: s.slice(acc.start, this.i),
+      value: acc.value,
+      start: acc.start,
+      end: this.i,
+      quoted: acc.quoted,
+      expansion: acc.expansion,
+      glob: acc.glob,
+      parts,
+    };
   }
 
   /** Where the unquoted text from here runs into a blank or an operator (a rough end of the word). */
@@ -371,7 +380,21 @@ class Parser {
 
   private readAnsiC(): string {
     const s = this.s;
-    const map: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", v: "\v", "\\": "\\", "'": "'", '"': '"', "?": "?" };
+    const map: Record<string, string> = {
+      n: "\n",
+      t: "\t",
+      r: "\r",
+      a: "\x07",
+      b: "\b",
+      e: "\x1b",
+      E: "\x1b",
+      f: "\f",
+      v: "\v",
+      "\\": "\\",
+      "'": "'",
+      '"': '"',
+      "?": "?",
+    };
     let out = "";
     while (this.i < s.length) {
       const c = s[this.i] ?? "";

@@ -1,6 +1,19 @@
 // Calls through the router: a new call (checked, stored, delivered), its result, cancel, re-seal and ack, the
 // deadline's end, and the reserved HTTP caller (§7). Plain and sealed payloads take the same handler.
-import { canonicalJson, clampTimeout, instanceIdOf, LIMITS, otherRole, utf8Length, type CallErrorCode, type InFrameOf, type SealedAnswer, type Role, type ToolCancelOut, type ToolResultOut } from "../contract/protocol.js";
+import {
+  canonicalJson,
+  clampTimeout,
+  instanceIdOf,
+  LIMITS,
+  otherRole,
+  utf8Length,
+  type CallErrorCode,
+  type InFrameOf,
+  type SealedAnswer,
+  type Role,
+  type ToolCancelOut,
+  type ToolResultOut,
+} from "../contract/protocol.js";
 import { checkArguments } from "../contract/schema.js";
 import { fingerprintHash } from "./hash.js";
 import { RouterState, callFrame, HTTP_PEER, isInternal, keyOf, type Ctx, type Out, type Peer } from "./router-state.js";
@@ -79,7 +92,9 @@ export class CallRouter extends RouterState {
     const args = JSON.stringify(payload);
     // A hash, not the canonical JSON itself: the arguments are kept once (and not at all once refused).
     // A sealed retry must resend the same envelope: a re-seal has a new nonce (docs/e2e.md rule 4).
-    const fingerprint = fingerprintHash(canonicalJson({ name: f.name, action: f.action ?? null, ...("plain" in body ? { arguments: body.plain } : body.sealed), timeout_s: f.timeout_s ?? null }));
+    const fingerprint = fingerprintHash(
+      canonicalJson({ name: f.name, action: f.action ?? null, ...("plain" in body ? { arguments: body.plain } : body.sealed), timeout_s: f.timeout_s ?? null }),
+    );
     // The duplicate-call rule, applied before anything else is decided about a call_id in use. Its read is
     // only made when the insert (or a refusal) finds the id taken: a new call reads nothing first.
     const taken = (existing: CallRow): Out[] => {
@@ -222,7 +237,8 @@ export class CallRouter extends RouterState {
   /** After a re-key the caller re-seals its open call: the holders that got it replace their card. */
   protected onReseal(peer: Peer, f: InFrameOf<"tool.reseal">): Out[] {
     const c = this.store.getCall(f.call_id);
-    if (!c || c.status !== "open" || c.caller !== keyOf(peer)) return [this.err(peer, "unknown_call", `no open call "${f.call_id}" of yours to re-seal`, f.call_id)];
+    if (!c || c.status !== "open" || c.caller !== keyOf(peer))
+      return [this.err(peer, "unknown_call", `no open call "${f.call_id}" of yours to re-seal`, f.call_id)];
     const a = f.args;
     const args = JSON.stringify(a);
     const bytes = utf8Length(args);
@@ -243,7 +259,10 @@ export class CallRouter extends RouterState {
   // ------------------------------------------------------------------ HTTP calls (§7)
 
   /** Starts a call for the reserved HTTP caller. `conflict` when the call_id is taken. */
-  httpCall(body: { call_id?: string; name: string; action?: string; arguments: Record<string, unknown>; timeout_s?: number }, ctx: Ctx): { call_id: string; conflict: boolean; out: Out[] } {
+  httpCall(
+    body: { call_id?: string; name: string; action?: string; arguments: Record<string, unknown>; timeout_s?: number },
+    ctx: Ctx,
+  ): { call_id: string; conflict: boolean; out: Out[] } {
     const call_id = body.call_id ?? `http_${this.newId()}`;
     if (this.store.getCall(call_id)) return { call_id, conflict: true, out: [] };
     const frame: InFrameOf<"tool.call"> = { type: "tool.call", call_id, name: body.name, args: { plain: body.arguments } };

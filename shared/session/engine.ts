@@ -79,10 +79,7 @@ export interface EngineOptions {
   changed?(): void;
 }
 
-export type HttpCallAnswer =
-  | { status: 200; result: ToolResultOut }
-  | { status: 202; call_id: string }
-  | { status: 400 | 404 | 409 | 429; call_id?: string };
+export type HttpCallAnswer = { status: 200; result: ToolResultOut } | { status: 202; call_id: string } | { status: 400 | 404 | 409 | 429; call_id?: string };
 
 export type HttpCallBody = Parameters<Router["httpCall"]>[0];
 
@@ -223,10 +220,12 @@ export class SessionEngine {
    */
   admit(role: Role, asked: string | null, opts: { internal?: boolean; cred?: string; name?: string } = {}): Admission {
     const internal = opts.internal === true && asked !== null && INTERNAL_CLIENT_RE.test(asked);
-    if (!(asked === null || CLIENT_ID_RE.test(asked) || internal)) return { ok: false, status: 400, code: "bad_client_id", message: "client_id must be 1-64 characters of [A-Za-z0-9_-]" };
+    if (!(asked === null || CLIENT_ID_RE.test(asked) || internal))
+      return { ok: false, status: 400, code: "bad_client_id", message: "client_id must be 1-64 characters of [A-Za-z0-9_-]" };
     // The relay's own callers are not counted: they are bounded by the requests that hold them.
     const open = this.ports.sockets.peers().filter((p) => !p.clientId.startsWith("~")).length;
-    if (!internal && open >= LIMITS.maxConnections) return { ok: false, status: 429, code: "too_many_connections", message: `the session has ${LIMITS.maxConnections} connections already` };
+    if (!internal && open >= LIMITS.maxConnections)
+      return { ok: false, status: 429, code: "too_many_connections", message: `the session has ${LIMITS.maxConnections} connections already` };
     const peer: Peer = { role, clientId: asked ?? this.opts.newId().slice(0, 12), conn: this.opts.newId(), cred: opts.cred ?? role };
     if (opts.name !== undefined) peer.name = opts.name;
     return { ok: true, peer };
@@ -297,8 +296,14 @@ export class SessionEngine {
     // The rate limit comes first, before any storage read: a flood costs as little as possible.
     let bucket = this.buckets.get(peer.conn);
     if (!bucket) this.buckets.set(peer.conn, (bucket = new TokenBucket(this.opts.rate.perS, this.opts.rate.burst)));
-    if (!bucket.take(Date.now())) return reply({ type: "error", code: "rate_limited", message: `more than ${this.opts.rate.perS} frames/s on this connection; slow down` });
-    if (!this.tokenAllows(peer.cred ?? peer.role)) return reply({ type: "error", code: "rate_limited", message: `more than ${this.opts.rate.perS * LIMITS.tokenRateFactor} frames/s from this token across its connections; slow down` });
+    if (!bucket.take(Date.now()))
+      return reply({ type: "error", code: "rate_limited", message: `more than ${this.opts.rate.perS} frames/s on this connection; slow down` });
+    if (!this.tokenAllows(peer.cred ?? peer.role))
+      return reply({
+        type: "error",
+        code: "rate_limited",
+        message: `more than ${this.opts.rate.perS * LIMITS.tokenRateFactor} frames/s from this token across its connections; slow down`,
+      });
     if (!this.live()) return this.ports.sockets.close({ conn: peer.conn }, CLOSE.sessionEnded, "session ended");
     // The contract's 1 MiB is enforced here: both servers hand over frames far above it.
     // A sealed session decodes its own shapes (docs/e2e.md); a plaintext one pays one flag test.

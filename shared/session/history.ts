@@ -12,7 +12,10 @@ const size = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024)
 const decoded = (b64: string) => Math.floor((b64.length * 3) / 4);
 
 function shrink(b: ContentBlock): ContentBlock {
-  const gone = (what: string, bytes: number): ContentBlock => ({ type: "text", text: `[${what}, ${size(bytes)} — removed from the kept history to save space]` });
+  const gone = (what: string, bytes: number): ContentBlock => ({
+    type: "text",
+    text: `[${what}, ${size(bytes)} — removed from the kept history to save space]`,
+  });
   if (b.type === "text") {
     const n = utf8Length(b.text);
     return n <= KEEP_TEXT ? b : { type: "text", text: `${head(b.text, KEEP_TEXT)}… [${size(n)} of text, cut from the kept history to save space]` };

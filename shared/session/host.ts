@@ -5,7 +5,16 @@
 import { CLOSE, type SessionStatus } from "../contract/protocol.js";
 import type { SessionReport } from "../contract/inbox.js";
 import type { PushAnswerInput, SessionPushAnswer } from "../contract/push.js";
-import { SessionEngine, type EngineOptions, type EnginePorts, type HistoryPage, type HttpCallAnswer, type HttpCallBody, type SessionMeta, type SocketPort } from "./engine.js";
+import {
+  SessionEngine,
+  type EngineOptions,
+  type EnginePorts,
+  type HistoryPage,
+  type HttpCallAnswer,
+  type HttpCallBody,
+  type SessionMeta,
+  type SocketPort,
+} from "./engine.js";
 import type { SocketIdentity } from "./identity.js";
 import { answerFromPush } from "./push-answer.js";
 import { Reporter, summarize } from "./report.js";
@@ -69,7 +78,10 @@ export class SessionHost {
   /** Who a new WebSocket is: refused when its token's incarnation is gone, or by the engine's client-id rules. */
   admit(id: SocketIdentity | undefined): Admitted {
     if (!id || !this.engine.current(id.epoch)) return NOT_FOUND;
-    return this.engine.admit(id.role, id.clientId, { internal: id.internal === true, ...(id.name !== undefined && id.clientId ? { name: id.name, cred: id.clientId } : {}) });
+    return this.engine.admit(id.role, id.clientId, {
+      internal: id.internal === true,
+      ...(id.name !== undefined && id.clientId ? { name: id.name, cred: id.clientId } : {}),
+    });
   }
 
   /** An answer tapped on a notification, as that device (the inbox checked its token): shared/session/push-answer.ts. */
@@ -107,7 +119,10 @@ export class SessionHost {
    */
   async end(reason: string, code: number = CLOSE.sessionEnded): Promise<void> {
     const m: SessionMeta | undefined = this.engine.meta();
-    const sent = code === CLOSE.sessionEnded && m?.inbox ? this.ports.report(m.inbox, m.session_id, m.epoch, { agent_online: false, pending: 0, last_activity: Date.now(), waiting: [], ended: true }) : undefined;
+    const sent =
+      code === CLOSE.sessionEnded && m?.inbox
+        ? this.ports.report(m.inbox, m.session_id, m.epoch, { agent_online: false, pending: 0, last_activity: Date.now(), waiting: [], ended: true })
+        : undefined;
     this.reporter = undefined;
     this.engine.end(reason, code);
     await sent;

@@ -23,14 +23,21 @@ function closedOf(store: Store, callId: string): SessionPushAnswer {
   } catch {
     /* our own JSON */
   }
-  const outcome: CallOutcome = f.result || f.sealed ? "answered" : f.error?.code === "timeout" ? "timeout" : f.error?.code === "declined" ? "declined" : "error";
+  const outcome: CallOutcome =
+    f.result || f.sealed ? "answered" : f.error?.code === "timeout" ? "timeout" : f.error?.code === "declined" ? "declined" : "error";
   const out: SessionPushAnswer = { status: "closed", outcome };
   if (typeof f.answered_by === "string") out.by = f.answered_by;
   if (typeof f.result?.message === "string") out.answer = f.result.message.slice(0, PUSH_LIMITS.maxAnswer);
   return out;
 }
 
-export async function answerFromPush(engine: SessionEngine, store: Store, device: { id: string; name: string }, callId: string, answer: PushAnswerInput): Promise<SessionPushAnswer> {
+export async function answerFromPush(
+  engine: SessionEngine,
+  store: Store,
+  device: { id: string; name: string },
+  callId: string,
+  answer: PushAnswerInput,
+): Promise<SessionPushAnswer> {
   const c = store.getCall(callId);
   if (!c || c.status !== "open" || c.caller_role !== "agent") return closedOf(store, callId);
   const peer: Peer = { role: "app", clientId: device.id, conn: "push", virtual: true, name: device.name };

@@ -29,7 +29,10 @@ function outcomeOf(store: Store, callId: string): ClosedCall {
     /* our own JSON */
   }
   const by = typeof f.answered_by === "string" ? f.answered_by : undefined;
-  const out: ClosedCall = { call_id: callId, outcome: f.result || f.sealed ? "answered" : f.error?.code === "timeout" ? "timeout" : f.error?.code === "declined" ? "declined" : "error" };
+  const out: ClosedCall = {
+    call_id: callId,
+    outcome: f.result || f.sealed ? "answered" : f.error?.code === "timeout" ? "timeout" : f.error?.code === "declined" ? "declined" : "error",
+  };
   if (by) out.by = by;
   const msg = f.result?.message;
   if (typeof msg === "string" && msg !== "") out.answer = cut(msg, PUSH_LIMITS.maxAnswer);

@@ -1,6 +1,16 @@
 // The router's shared state and rules (shared/session/router.ts is the entry): who a peer is, what goes out,
 // the session's byte budget, the catalogs read once per frame, and the error frame. No sockets, clocks or timers.
-import { canonicalJson, HTTP_CLIENT_ID, LIMITS, type ErrorCode, type MessageOut, type RelayFrame, type Role, type ToolCallOut, type ToolDef } from "../contract/protocol.js";
+import {
+  canonicalJson,
+  HTTP_CLIENT_ID,
+  LIMITS,
+  type ErrorCode,
+  type MessageOut,
+  type RelayFrame,
+  type Role,
+  type ToolCallOut,
+  type ToolDef,
+} from "../contract/protocol.js";
 import type { CallRow, Registration, Store } from "./store.js";
 
 /** One live connection. `key` = `role:client_id` is the identity that results and bindings belong to. */
@@ -95,7 +105,9 @@ export function sameTools(tools: ToolDef[]): string {
 
 /** What a tool asks for: its type and schemas, not its wording. */
 export function shapeOf(t: ToolDef): unknown {
-  return t.type === "action" ? { type: t.type, inputSchema: t.inputSchema } : { type: t.type, actions: t.actions.map((a) => ({ name: a.name, inputSchema: a.inputSchema })) };
+  return t.type === "action"
+    ? { type: t.type, inputSchema: t.inputSchema }
+    : { type: t.type, actions: t.actions.map((a) => ({ name: a.name, inputSchema: a.inputSchema })) };
 }
 
 /** The contract's message frame: `seq` is the store's cursor position, not part of the wire format. */
@@ -105,7 +117,14 @@ export function wire(m: MessageOut): MessageOut {
 }
 
 export function callFrame(c: CallRow): ToolCallOut {
-  const f: ToolCallOut = { type: "tool.call", call_id: c.call_id, name: c.name, arguments: JSON.parse(c.args) as Record<string, unknown>, deadline: c.deadline, from: c.caller_role };
+  const f: ToolCallOut = {
+    type: "tool.call",
+    call_id: c.call_id,
+    name: c.name,
+    arguments: JSON.parse(c.args) as Record<string, unknown>,
+    deadline: c.deadline,
+    from: c.caller_role,
+  };
   if (c.action !== null) f.action = c.action;
   if (c.timeout_s !== null) f.timeout_s = c.timeout_s;
   return f;

@@ -52,7 +52,10 @@ export class Router extends CallRouter {
     const callId = "call_id" in frame ? frame.call_id : undefined;
     if (!MAY_SEND[frame.type].includes(peer.role)) return [this.err(peer, "forbidden", `the ${peer.role} role may not send ${frame.type}`, callId)];
     const stale = staleEpoch(frame, () => this.opts.sealedEpoch?.() ?? 0);
-    if (stale) return [this.err(peer, "stale_epoch", `sealed under epoch ${stale.epoch}; the inbox is at epoch ${stale.current}: fetch the new key and seal again`, callId)];
+    if (stale)
+      return [
+        this.err(peer, "stale_epoch", `sealed under epoch ${stale.epoch}; the inbox is at epoch ${stale.current}: fetch the new key and seal again`, callId),
+      ];
     const h = this.handlers[frame.type] as Handler<typeof frame.type>;
     this.regMemo = new Map();
     try {
@@ -67,10 +70,7 @@ export class Router extends CallRouter {
   connect(peer: Peer, ctx: Ctx): Out[] {
     const key = keyOf(peer);
     const to = (frame: RelayFrame): Out => ({ to: key, conn: peer.conn, frame });
-    const out: Out[] = [
-      to(this.hello(peer, ctx)),
-      to({ type: "tool.list", tools: this.catalog(otherRole(peer.role)) }),
-    ];
+    const out: Out[] = [to(this.hello(peer, ctx)), to({ type: "tool.list", tools: this.catalog(otherRole(peer.role)) })];
     for (const c of this.store.keptResults(key)) if (c.result) out.push(to(JSON.parse(c.result) as ToolResultOut));
     out.push(...this.catchUp(peer, ctx).map((o) => ({ ...o, conn: peer.conn })));
     // The relay's own callers want calls and results only: no chat, no cursor row, no presence.
@@ -88,7 +88,14 @@ export class Router extends CallRouter {
   }
 
   private hello(peer: Peer, ctx: Ctx): HelloFrame {
-    const h: HelloFrame = { type: "hello", protocol: PROTOCOL, session_id: this.sessionId, role: peer.role, client_id: peer.clientId, peers: this.peerState(ctx) };
+    const h: HelloFrame = {
+      type: "hello",
+      protocol: PROTOCOL,
+      session_id: this.sessionId,
+      role: peer.role,
+      client_id: peer.clientId,
+      peers: this.peerState(ctx),
+    };
     const epoch = this.opts.sealedEpoch?.();
     if (epoch !== undefined) h.sealed = { epoch };
     return h;
@@ -116,20 +123,38 @@ export class Router extends CallRouter {
     return [...keys].map((to) => ({ to, frame: { type: "presence", ...state } }));
   }
 
-
   /** Why a registration is refused (sizes, tool poisoning, the budget), or undefined when it is fine. */
   private refuseRegistration(peer: Peer, tools: ToolDef[]): { code: ErrorCode; message: string } | undefined {
     const key = keyOf(peer);
     const bytes = utf8Length(JSON.stringify(tools));
-    if (bytes > LIMITS.maxRegistrationBytes) return { code: "too_large", message: `a registration is at most ${LIMITS.maxRegistrationBytes} bytes of JSON (this one: ${bytes}); nothing was registered` };
+    if (bytes > LIMITS.maxRegistrationBytes)
+      return {
+        code: "too_large",
+        message: `a registration is at most ${LIMITS.maxRegistrationBytes} bytes of JSON (this one: ${bytes}); nothing was registered`,
+      };
     // Sealed tools: descriptions and schemas are inside their envelopes (the receiver checks them).
-    if (this.sealed) return this.fits(bytes - (this.store.registration(key)?.bytes ?? 0)) ? undefined : { code: "over_budget", message: this.overBudget("this registration") };
+    if (this.sealed)
+      return this.fits(bytes - (this.store.registration(key)?.bytes ?? 0)) ? undefined : { code: "over_budget", message: this.overBudget("this registration") };
     for (const t of tools) {
-      const parts = t.type === "action" ? [{ label: t.name, description: t.description, schema: t.inputSchema }] : [{ label: t.name, description: t.description, schema: {} }, ...t.actions.map((a) => ({ label: `${t.name}.${a.name}`, description: a.description, schema: a.inputSchema }))];
+      const parts =
+        t.type === "action"
+          ? [{ label: t.name, description: t.description, schema: t.inputSchema }]
+          : [
+              { label: t.name, description: t.description, schema: {} },
+              ...t.actions.map((a) => ({ label: `${t.name}.${a.name}`, description: a.description, schema: a.inputSchema })),
+            ];
       for (const x of parts) {
-        if (x.description.length > LIMITS.maxDescriptionChars) return { code: "too_large", message: `${x.label}: a description is at most ${LIMITS.maxDescriptionChars} characters (refused, not truncated); nothing was registered` };
+        if (x.description.length > LIMITS.maxDescriptionChars)
+          return {
+            code: "too_large",
+            message: `${x.label}: a description is at most ${LIMITS.maxDescriptionChars} characters (refused, not truncated); nothing was registered`,
+          };
         const n = utf8Length(JSON.stringify(x.schema));
-        if (n > LIMITS.maxSchemaBytes) return { code: "too_large", message: `${x.label}: an inputSchema is at most ${LIMITS.maxSchemaBytes} bytes of JSON (this one: ${n}); nothing was registered` };
+        if (n > LIMITS.maxSchemaBytes)
+          return {
+            code: "too_large",
+            message: `${x.label}: an inputSchema is at most ${LIMITS.maxSchemaBytes} bytes of JSON (this one: ${n}); nothing was registered`,
+          };
       }
     }
     // Tool poisoning: a built-in human tool already offered by another client keeps its schema, so what the
@@ -139,7 +164,10 @@ export class Router extends CallRouter {
     for (const t of tools) {
       const have = HUMAN_TOOL_NAMES.has(t.name) ? others.get(t.name) : undefined;
       if (have && canonicalJson(shapeOf(have)) !== canonicalJson(shapeOf(t))) {
-        return { code: "tool_conflict", message: `"${t.name}" is a built-in human tool another client already provides with a different schema; nothing was registered` };
+        return {
+          code: "tool_conflict",
+          message: `"${t.name}" is a built-in human tool another client already provides with a different schema; nothing was registered`,
+        };
       }
     }
     if (!this.fits(bytes - (this.store.registration(key)?.bytes ?? 0))) return { code: "over_budget", message: this.overBudget("this registration") };
@@ -165,7 +193,13 @@ export class Router extends CallRouter {
     // Calls queued before any definition was known are checked now that a provider has registered.
     for (const c of this.store.openCalls()) {
       if (c.checked || c.caller_role === peer.role) continue;
-      const verdict = this.check(c.name, c.action ?? undefined, this.sealed ? undefined : (JSON.parse(c.args) as Record<string, unknown>), otherRole(c.caller_role), true);
+      const verdict = this.check(
+        c.name,
+        c.action ?? undefined,
+        this.sealed ? undefined : (JSON.parse(c.args) as Record<string, unknown>),
+        otherRole(c.caller_role),
+        true,
+      );
       if ("error" in verdict) out.push(...this.finish(c, { code: verdict.error, message: verdict.message }, undefined, ctx));
       else this.store.setChecked(c.call_id, verdict.target);
     }
@@ -310,5 +344,4 @@ export class Router extends CallRouter {
     if (extra.label !== undefined) s.label = extra.label;
     return s;
   }
-
 }

@@ -1,7 +1,17 @@
 // The relay's side of sealed sessions (docs/e2e.md "Wiring"): pure checks and frame shapes the router calls.
 // The relay never opens anything: it checks envelopes' shape (shared/contract/protocol.ts), their epoch, their size,
 // and forwards them with their author named for the associated data.
-import type { Envelope, InFrame, MessageOut, RelayFrame, SealedArgs, SealedMessageOut, SealedToolCallOut, SealedToolDef, ToolDef } from "../contract/protocol.js";
+import type {
+  Envelope,
+  InFrame,
+  MessageOut,
+  RelayFrame,
+  SealedArgs,
+  SealedMessageOut,
+  SealedToolCallOut,
+  SealedToolDef,
+  ToolDef,
+} from "../contract/protocol.js";
 import type { CallRow } from "./store.js";
 
 export type { SealedArgs };
@@ -43,7 +53,15 @@ export function staleEpoch(f: InFrame, current: () => number): { epoch: number; 
 /** A sealed call as forwarded to its providers: the envelopes, the caller as `sender`, never arguments. */
 export function sealedCallFrame(c: CallRow): SealedToolCallOut {
   const a = JSON.parse(c.args) as SealedArgs;
-  const f: SealedToolCallOut = { type: "tool.call", call_id: c.call_id, name: c.name, sealed: a.sealed, deadline: c.deadline, from: c.caller_role, sender: c.caller };
+  const f: SealedToolCallOut = {
+    type: "tool.call",
+    call_id: c.call_id,
+    name: c.name,
+    sealed: a.sealed,
+    deadline: c.deadline,
+    from: c.caller_role,
+    sender: c.caller,
+  };
   if (a.preview) f.preview = a.preview;
   if (c.action !== null) f.action = c.action;
   if (c.timeout_s !== null) f.timeout_s = c.timeout_s;

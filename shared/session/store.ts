@@ -301,7 +301,10 @@ export class MemoryStore implements Store {
     if (r) this.put(this.regs, key, { ...r, seenAt: now });
   }
   idleRegistrations(before: number, limit: number) {
-    return [...this.regs.entries()].filter(([, r]) => r.seenAt < before).slice(0, limit).map(([k]) => k);
+    return [...this.regs.entries()]
+      .filter(([, r]) => r.seenAt < before)
+      .slice(0, limit)
+      .map(([k]) => k);
   }
   dropRegistration(key: string) {
     this.del(this.regs, key);

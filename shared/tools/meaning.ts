@@ -66,9 +66,17 @@ export interface TapLabels {
 
 /** The taps a notification offers (at most `max`, the browser's Notification.maxActions): none when they do not fit. */
 export function tapActions(tool: string, extras: { confirm?: { yes?: string; no?: string }; options?: unknown }, L: TapLabels, max: number): TapAction[] {
-  if (tool === "confirm" && max >= 2) return [{ action: "yes", title: extras.confirm?.yes || L.yes }, { action: "no", title: extras.confirm?.no || L.no }];
+  if (tool === "confirm" && max >= 2)
+    return [
+      { action: "yes", title: extras.confirm?.yes || L.yes },
+      { action: "no", title: extras.confirm?.no || L.no },
+    ];
   // A permission: Allow / Deny here; "Always allow" (choosing a rule) needs the card.
-  if (tool === "permission" && max >= 2) return [{ action: "allow", title: L.allow }, { action: "deny", title: L.deny }];
+  if (tool === "permission" && max >= 2)
+    return [
+      { action: "allow", title: L.allow },
+      { action: "deny", title: L.deny },
+    ];
   const o = extras.options;
   if (Array.isArray(o) && o.length > 0 && o.length <= max) return o.map((x, i) => ({ action: `opt:${i}`, title: String(x) }));
   return [];

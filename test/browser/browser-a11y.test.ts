@@ -44,13 +44,18 @@ const smallTargets = (page: Page) =>
         return { e, r: (label ?? e).getBoundingClientRect() };
       })
       .filter(({ r }) => r.height < 44 || r.width < 44)
-      .map(({ e, r }) => `${e.tagName.toLowerCase()}.${e.className} "${(e.textContent ?? "").trim().slice(0, 30)}" ${Math.round(r.width)}×${Math.round(r.height)}`),
+      .map(
+        ({ e, r }) => `${e.tagName.toLowerCase()}.${e.className} "${(e.textContent ?? "").trim().slice(0, 30)}" ${Math.round(r.width)}×${Math.round(r.height)}`,
+      ),
   );
 
 describe("axe-core WCAG 2.1 AA and 44 px targets on the main screens", () => {
   it("home, a session with every built-in card, the tool log, settings and devices — phone and desktop, light and dark, English and Chinese", async () => {
     const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
-    const s = await ok<SessionCreated>("POST", "/api/inbox/sessions", m.machine_credential, { project_dir: "/home/me/work/clients/acme/billing-service", host: "laptop" });
+    const s = await ok<SessionCreated>("POST", "/api/inbox/sessions", m.machine_credential, {
+      project_dir: "/home/me/work/clients/acme/billing-service",
+      host: "laptop",
+    });
     const agent = await Agent.connect(s);
     const ctx = await fx.context("phone");
     const page = await ctx.newPage();
@@ -68,7 +73,15 @@ describe("axe-core WCAG 2.1 AA and 44 px targets on the main screens", () => {
       await page.locator('[data-call="d2"]').getByRole("button", { name: "Decline" }).click();
       await agent.result("d1");
       await agent.result("d2");
-      agent.send({ type: "message", content: [{ type: "text", text: "Here is the plan:\n\n1. shadow table\n   - zero downtime\n2. window\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\nALTER TABLE invoices ADD COLUMN currency text NOT NULL DEFAULT 'EUR';\n```" }] });
+      agent.send({
+        type: "message",
+        content: [
+          {
+            type: "text",
+            text: "Here is the plan:\n\n1. shadow table\n   - zero downtime\n2. window\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\nALTER TABLE invoices ADD COLUMN currency text NOT NULL DEFAULT 'EUR';\n```",
+          },
+        ],
+      });
       await page.locator(".bubble.agent .md-table").waitFor({ timeout: 10_000 });
       await page.locator("#chat-text").fill("Looks right to me");
       await page.locator("#chat-text").press("Enter");
@@ -76,9 +89,18 @@ describe("axe-core WCAG 2.1 AA and 44 px targets on the main screens", () => {
       agent.call("c2", "choice", { question: "Which checks?", options: ["unit", "e2e", "lint"], multiple: true });
       agent.call("c3", "confirm", { question: "Ship it?" }, undefined, 240);
       agent.call("c4", "input", { question: "Release name?", placeholder: "e.g. v1.2" });
-      agent.call("c5", "ask_question", { project_directory: "/home/me/work/clients/acme/billing-service", question: "Which **migration**?\n\n1. shadow table\n2. window" });
+      agent.call("c5", "ask_question", {
+        project_directory: "/home/me/work/clients/acme/billing-service",
+        question: "Which **migration**?\n\n1. shadow table\n2. window",
+      });
       agent.call("c6", "work_report", { project_directory: "/srv", summary: "Added the currency column; **tests pass**." });
-      agent.call("c7", "permission", { tool_name: "Bash", input: { command: "npm test" }, agent: "Claude Code", project_directory: "/srv", suggestions: ["Bash(npm test:*)"] });
+      agent.call("c7", "permission", {
+        tool_name: "Bash",
+        input: { command: "npm test" },
+        agent: "Claude Code",
+        project_directory: "/srv",
+        suggestions: ["Bash(npm test:*)"],
+      });
       agent.call("c8", "canvas", { width: 200, height: 120 }, "open");
       const id = ((await agent.result("c8")).result as { instance_id: string }).instance_id;
       agent.call("c9", "canvas", { instance_id: id, path: "M10 10 L150 90", color: "#e53935", width: 6 }, "draw");
@@ -91,10 +113,13 @@ describe("axe-core WCAG 2.1 AA and 44 px targets on the main screens", () => {
           for (const lang of ["en", "zh"] as const) {
             const tag = `${size === "phone" ? "" : "desktop-"}${theme}-${lang}`;
             await page.emulateMedia({ colorScheme: theme });
-            await page.evaluate(([l, th]) => {
-              localStorage.setItem("lineup.lang", JSON.stringify(l));
-              localStorage.setItem("lineup.theme", JSON.stringify(th));
-            }, [lang, theme] as const);
+            await page.evaluate(
+              ([l, th]) => {
+                localStorage.setItem("lineup.lang", JSON.stringify(l));
+                localStorage.setItem("lineup.theme", JSON.stringify(th));
+              },
+              [lang, theme] as const,
+            );
             const check = async (screen: string) => {
               expect(await axe(page), `${screen}, ${tag}`).toEqual([]);
               expect(await smallTargets(page), `${screen}, ${tag}`).toEqual([]);

@@ -100,7 +100,14 @@ describe("agent content in the browser", () => {
       const bubble = page.locator(".bubble.agent").last();
       await bubble.locator("del").waitFor({ timeout: 10_000 });
       expect(await bubble.locator('ol[start="3"] > li').allTextContents()).toEqual(["third", "fourth"]);
-      expect(await bubble.locator('ul.md-tasks input[type="checkbox"]').evaluateAll((els) => els.map((e) => [(e as HTMLInputElement).checked, (e as HTMLInputElement).disabled]))).toEqual([[true, true], [false, true]]);
+      expect(
+        await bubble
+          .locator('ul.md-tasks input[type="checkbox"]')
+          .evaluateAll((els) => els.map((e) => [(e as HTMLInputElement).checked, (e as HTMLInputElement).disabled])),
+      ).toEqual([
+        [true, true],
+        [false, true],
+      ]);
       expect(await bubble.locator("br").count()).toBe(1);
       expect(await bubble.locator("h4").textContent()).toBe("Heading"); // ## sits below the screen's own headings
       expect(await bubble.locator("hr").count()).toBe(1);
@@ -121,17 +128,22 @@ describe("agent content in the browser", () => {
         dialogs.push(d.message());
         void d.dismiss();
       });
-      say(agent, text([
-        "Inline <img src=x onerror=alert(1)> and <b>bold?</b> here.",
-        "",
-        "<script>window.__pwned = 1; alert(2)</script>",
-        "",
-        "<iframe src=\"https://frame.invalid/\"></iframe>",
-        "",
-        "[click me](javascript:alert(3)) [data](data:text/html,<script>alert(4)</script>) [ok](https://example.com/ok)",
-        "",
-        "![pixel](https://tracker.invalid/p.png)",
-      ].join("\n")));
+      say(
+        agent,
+        text(
+          [
+            "Inline <img src=x onerror=alert(1)> and <b>bold?</b> here.",
+            "",
+            "<script>window.__pwned = 1; alert(2)</script>",
+            "",
+            '<iframe src="https://frame.invalid/"></iframe>',
+            "",
+            "[click me](javascript:alert(3)) [data](data:text/html,<script>alert(4)</script>) [ok](https://example.com/ok)",
+            "",
+            "![pixel](https://tracker.invalid/p.png)",
+          ].join("\n"),
+        ),
+      );
       const bubble = page.locator(".bubble.agent").last();
       await bubble.getByText("click me").waitFor({ timeout: 10_000 });
       expect(await bubble.locator("img, script, iframe, b").count()).toBe(0);
@@ -139,7 +151,10 @@ describe("agent content in the browser", () => {
       expect(shown).toContain("<img src=x onerror=alert(1)>");
       expect(shown).toContain("<script>window.__pwned = 1; alert(2)</script>");
       expect(shown).toContain('<iframe src="https://frame.invalid/"></iframe>');
-      expect(await bubble.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href")))).toEqual(["https://example.com/ok", "https://tracker.invalid/p.png"]);
+      expect(await bubble.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href")))).toEqual([
+        "https://example.com/ok",
+        "https://tracker.invalid/p.png",
+      ]);
       expect(await bubble.getByText("click me").evaluate((e) => e.closest("a"))).toBeNull();
       expect(await bubble.locator("a.md-img").textContent()).toContain("pixel");
       await page.waitForTimeout(300); // a handler or image load would have fired by now
@@ -215,7 +230,13 @@ describe("agent content in the browser", () => {
           return set.call(this, name, value);
         };
         const href = Object.getOwnPropertyDescriptor(HTMLAnchorElement.prototype, "href")!;
-        Object.defineProperty(HTMLAnchorElement.prototype, "href", { ...href, set(v: string) { refuse(v); href.set!.call(this, v); } });
+        Object.defineProperty(HTMLAnchorElement.prototype, "href", {
+          ...href,
+          set(v: string) {
+            refuse(v);
+            href.set!.call(this, v);
+          },
+        });
       });
     });
     try {
@@ -255,7 +276,10 @@ describe("agent content in the browser", () => {
       expect(scroll).toBeLessThanOrEqual(viewport);
       // The code block and the table scroll inside their own boxes instead.
       for (const sel of [".bubble.agent pre", ".bubble.agent .md-table", '[data-call="w1"] pre', '[data-call="w1"] .md-table']) {
-        const box = await page.locator(sel).first().evaluate((e) => ({ sw: e.scrollWidth, cw: e.clientWidth, right: e.getBoundingClientRect().right }));
+        const box = await page
+          .locator(sel)
+          .first()
+          .evaluate((e) => ({ sw: e.scrollWidth, cw: e.clientWidth, right: e.getBoundingClientRect().right }));
         expect(box.sw, sel).toBeGreaterThan(box.cw);
         expect(box.right, sel).toBeLessThanOrEqual(390);
       }

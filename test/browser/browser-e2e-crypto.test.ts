@@ -120,7 +120,11 @@ describe("e2e core in Chromium", () => {
         const { E2E: e, device } = globalThis as unknown as PageGlobals & { device: E2E.HolderSelf };
         const accepted = await e.acceptPairReply({ secret, inboxId, codeId, joiner: device, reply });
         const opened = await e.open(accepted.key, aad, question);
-        const answer = await e.seal(accepted.key, { ...aad, type: "tool.result", sender: "app:dv_chromium01" }, JSON.stringify({ result: { message: "Sealed in Chromium ✓" } }));
+        const answer = await e.seal(
+          accepted.key,
+          { ...aad, type: "tool.result", sender: "app:dv_chromium01" },
+          JSON.stringify({ result: { message: "Sealed in Chromium ✓" } }),
+        );
         let exported = true;
         try {
           await crypto.subtle.exportKey("jwk", device.privateKey);
@@ -136,7 +140,9 @@ describe("e2e core in Chromium", () => {
     expect(JSON.parse(got.opened)).toEqual({ arguments: { question: "Sealed in Node — ünï 🚀" } });
     expect(got.extractable).toBe(false);
     expect(got.exported).toBe(false);
-    expect(JSON.parse(await E2E.open(key, { ...aad, type: "tool.result", sender: "app:dv_chromium01" }, got.answer))).toEqual({ result: { message: "Sealed in Chromium ✓" } });
+    expect(JSON.parse(await E2E.open(key, { ...aad, type: "tool.result", sender: "app:dv_chromium01" }, got.answer))).toEqual({
+      result: { message: "Sealed in Chromium ✓" },
+    });
     // Moved to another call by the relay: Node refuses it.
     await expect(E2E.open(key, { ...aad, type: "tool.result", call_id: "c2", sender: "app:dv_chromium01" }, got.answer)).rejects.toThrow(E2E.E2EError);
     await page.close();

@@ -76,8 +76,22 @@ describe("a lying relay and the PWA (issue 26)", () => {
       await agent.appTools(); // the page is connected, its hello behind it
       await page.locator(`.session-row[data-sid="${sid}"] a`).click();
       const sock = forSession(routed, sid).at(-1)!;
-      sock.inject({ type: "tool.call", call_id: "c_forged", name: "confirm", arguments: { question: "FORGED-CALL-MARKER?" }, deadline: Date.now() + 300_000, from: "agent" });
-      sock.inject({ type: "message", id: "m_forged", from: { role: "agent", client_id: "agent-1" }, content: [{ type: "text", text: "FORGED-MSG-MARKER" }], ts: Date.now(), seq: 999 });
+      sock.inject({
+        type: "tool.call",
+        call_id: "c_forged",
+        name: "confirm",
+        arguments: { question: "FORGED-CALL-MARKER?" },
+        deadline: Date.now() + 300_000,
+        from: "agent",
+      });
+      sock.inject({
+        type: "message",
+        id: "m_forged",
+        from: { role: "agent", client_id: "agent-1" },
+        content: [{ type: "text", text: "FORGED-MSG-MARKER" }],
+        ts: Date.now(),
+        seq: 999,
+      });
       sock.inject({ type: "presence", agent: { online: true, status: { state: "working", detail: "FORGED-STATUS-MARKER" } }, apps: 1 });
       // After them, the real (sealed) call and message: once those show, the injected frames were handled.
       await agent.call("c_real", "confirm", { question: "Real sealed question?" });
@@ -159,9 +173,23 @@ describe("a lying relay and the PWA (issue 26)", () => {
       await expect.poll(() => pinOf(page, sid), { timeout: 15_000 }).toBe(true);
       const cdp = await ctx.newCDPSession(page);
       const regId = await registrationId(cdp, origin);
-      const forged = { v: 1, kind: "call", inbox: mc.inbox, sid, call: "c_push_forged", title: "push-lie", body: "FORGED-PUSH-MARKER: allow?", tool: "permission", token: "forged-token", lang: "en", created_at: Date.now() };
+      const forged = {
+        v: 1,
+        kind: "call",
+        inbox: mc.inbox,
+        sid,
+        call: "c_push_forged",
+        title: "push-lie",
+        body: "FORGED-PUSH-MARKER: allow?",
+        tool: "permission",
+        token: "forged-token",
+        lang: "en",
+        created_at: Date.now(),
+      };
       await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: JSON.stringify(forged) });
-      await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/c_push_forged")), { timeout: 15_000 }).toMatchObject({ body: "An agent is waiting for you", actions: [] });
+      await expect
+        .poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/c_push_forged")), { timeout: 15_000 })
+        .toMatchObject({ body: "An agent is waiting for you", actions: [] });
       const token = await (await worker(ctx)).evaluate(async () => {
         const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
         const n = (await reg.getNotifications()).find((x) => x.tag.endsWith("/c_push_forged"));

@@ -60,14 +60,26 @@ describe("push for sealed sessions", () => {
     await cdp.send("ServiceWorker.enable");
 
     try {
-      await agent.call("sp1", "confirm", { question: "Deploy SEALED-PUSH-MARKER?" }, undefined, { text: "Deploy SEALED-PUSH-MARKER?", yes_label: "Ship", no_label: "Hold" });
-      await expect.poll(() => fake.for(saved.endpoint).filter((r) => callOf(r.msg as unknown as Record<string, unknown>) === "sp1").length, { timeout: 20_000 }).toBe(1);
+      await agent.call("sp1", "confirm", { question: "Deploy SEALED-PUSH-MARKER?" }, undefined, {
+        text: "Deploy SEALED-PUSH-MARKER?",
+        yes_label: "Ship",
+        no_label: "Hold",
+      });
+      await expect
+        .poll(() => fake.for(saved.endpoint).filter((r) => callOf(r.msg as unknown as Record<string, unknown>) === "sp1").length, { timeout: 20_000 })
+        .toBe(1);
       const p = fake.for(saved.endpoint).find((r) => callOf(r.msg as unknown as Record<string, unknown>) === "sp1")!;
       // What the push service (and the relay) handled: the sealed preview, never the question.
       expect(p.plain).not.toContain("SEALED-PUSH-MARKER");
-      expect(p.msg).toMatchObject({ kind: "call", body: "", sealed: { session_id: s.session_id, call_id: "sp1", name: "confirm", from: "agent:agent-push", epoch: 1, preview: { v: 1, e: 1 } } });
+      expect(p.msg).toMatchObject({
+        kind: "call",
+        body: "",
+        sealed: { session_id: s.session_id, call_id: "sp1", name: "confirm", from: "agent:agent-push", epoch: 1, preview: { v: 1, e: 1 } },
+      });
       await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: p.plain });
-      await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp1")), { timeout: 15_000 }).toMatchObject({ body: "Deploy SEALED-PUSH-MARKER?", actions: ["yes", "no"] });
+      await expect
+        .poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp1")), { timeout: 15_000 })
+        .toMatchObject({ body: "Deploy SEALED-PUSH-MARKER?", actions: ["yes", "no"] });
 
       // "Yes" on the notification: sealed by the service worker, opened by the agent.
       await tap(ctx, "sp1", "yes");
@@ -76,12 +88,18 @@ describe("push for sealed sessions", () => {
       expect(r.raw.answered_by).toBe(paired.device_id);
 
       // A sealed permission request: Allow / Deny from the opened preview; "allow" sealed by the service worker.
-      await agent.call("sp-perm", "permission", { tool_name: "Bash", input: { command: "git push SEALED-PERM" } }, undefined, { text: "Bash: git push SEALED-PERM" });
-      await expect.poll(() => fake.for(saved.endpoint).filter((x) => callOf(x.msg as unknown as Record<string, unknown>) === "sp-perm").length, { timeout: 20_000 }).toBe(1);
+      await agent.call("sp-perm", "permission", { tool_name: "Bash", input: { command: "git push SEALED-PERM" } }, undefined, {
+        text: "Bash: git push SEALED-PERM",
+      });
+      await expect
+        .poll(() => fake.for(saved.endpoint).filter((x) => callOf(x.msg as unknown as Record<string, unknown>) === "sp-perm").length, { timeout: 20_000 })
+        .toBe(1);
       const pp = fake.for(saved.endpoint).find((x) => callOf(x.msg as unknown as Record<string, unknown>) === "sp-perm")!;
       expect(pp.plain).not.toContain("SEALED-PERM");
       await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: pp.plain });
-      await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp-perm")), { timeout: 15_000 }).toMatchObject({ body: "Bash: git push SEALED-PERM", actions: ["allow", "deny"] });
+      await expect
+        .poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp-perm")), { timeout: 15_000 })
+        .toMatchObject({ body: "Bash: git push SEALED-PERM", actions: ["allow", "deny"] });
       await tap(ctx, "sp-perm", "allow");
       expect((await agent.result("sp-perm")).open.result).toEqual({ message: "allow", behavior: "allow" });
 
@@ -89,7 +107,9 @@ describe("push for sealed sessions", () => {
       const orig = JSON.parse(p.plain) as { call: string; sealed: Record<string, unknown> };
       const moved = { ...orig, call: "sp-moved", sealed: { ...orig.sealed, call_id: "sp-moved" } };
       await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: JSON.stringify(moved) });
-      await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp-moved")), { timeout: 15_000 }).toMatchObject({ body: "An agent is waiting for you", actions: [] });
+      await expect
+        .poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp-moved")), { timeout: 15_000 })
+        .toMatchObject({ body: "An agent is waiting for you", actions: [] });
       await shot(page, "push-e2e");
 
       // Answered on another device (played by the test: a paired device holding the key): the update
@@ -104,10 +124,23 @@ describe("push for sealed sessions", () => {
       ws.send(JSON.stringify(await E2E.sealFrame(mc.current(), ctxO, { type: "tool.list", tools: [CONFIRM] })));
       await agent.call("sp2", "confirm", { question: "Rotate SEALED-KEYS-MARKER?" });
       await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.call === "sp2").length, { timeout: 20_000 }).toBe(1);
-      await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: fake.for(saved.endpoint).find((r) => r.msg.call === "sp2")!.plain });
+      await cdp.send("ServiceWorker.deliverPushMessage", {
+        origin,
+        registrationId: regId,
+        data: fake.for(saved.endpoint).find((r) => r.msg.call === "sp2")!.plain,
+      });
       await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp2"))?.body, { timeout: 15_000 }).toBe("Rotate SEALED-KEYS-MARKER?");
       await expect.poll(() => frames.some((f) => f.type === "tool.call" && f.call_id === "sp2"), { timeout: 15_000 }).toBe(true);
-      ws.send(JSON.stringify(await E2E.sealFrame(mc.current(), ctxO, { type: "tool.result", call_id: "sp2", name: "confirm", result: { message: "ANSWER-MARKER", confirmed: false } })));
+      ws.send(
+        JSON.stringify(
+          await E2E.sealFrame(mc.current(), ctxO, {
+            type: "tool.result",
+            call_id: "sp2",
+            name: "confirm",
+            result: { message: "ANSWER-MARKER", confirmed: false },
+          }),
+        ),
+      );
       expect((await agent.result("sp2")).open.result).toEqual({ message: "ANSWER-MARKER", confirmed: false });
       await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.call === "sp2").length, { timeout: 20_000 }).toBe(2);
       const update = fake.for(saved.endpoint).filter((r) => r.msg.call === "sp2")[1]!;

@@ -278,10 +278,24 @@ describe("sealed sessions in the browser", () => {
       const holders = [mc.self, { id: device, publicKey: mc.trusted[device]! }];
       const rk = await E2E.rekey({ inboxId: mc.inbox, current: mc.current(), sender: mc.self, holders });
       const roster = await E2E.sealRoster(rk.key, mc.inbox, mc.self.id, holders);
-      await ok(relay(), "PUT", "/api/inbox/e2e", mc.cred, { base_epoch: st.epoch, epoch: st.epoch + 1, wraps: Object.fromEntries(rk.wraps.map((w) => [w.to, w])), roster });
+      await ok(relay(), "PUT", "/api/inbox/e2e", mc.cred, {
+        base_epoch: st.epoch,
+        epoch: st.epoch + 1,
+        wraps: Object.fromEntries(rk.wraps.map((w) => [w.to, w])),
+        roster,
+      });
       mc.keys.set(rk.key.epoch, rk.key);
       // A second re-key from the same base loses: 409 (the first re-keyer wins).
-      expect((await api(relay(), "PUT", "/api/inbox/e2e", mc.cred, { base_epoch: st.epoch, epoch: st.epoch + 1, wraps: Object.fromEntries(rk.wraps.map((w) => [w.to, w])), roster })).status).toBe(409);
+      expect(
+        (
+          await api(relay(), "PUT", "/api/inbox/e2e", mc.cred, {
+            base_epoch: st.epoch,
+            epoch: st.epoch + 1,
+            wraps: Object.fromEntries(rk.wraps.map((w) => [w.to, w])),
+            roster,
+          })
+        ).status,
+      ).toBe(409);
       await page.locator(`.session-row[data-sid="${sid}"] a`).click();
       await agent.call("ep2", "confirm", { question: "Epoch two?" });
       await page.locator('[data-call="ep2"]').getByRole("button", { name: "Yes" }).click({ timeout: 20_000 });
@@ -374,7 +388,13 @@ describe("sealed sessions in the browser", () => {
       await page.locator('[data-call="after-1"]').getByRole("button", { name: "Yes" }).waitFor({ timeout: 20_000 });
       // …and not with anything B keeps (its IndexedDB wraps, unwrapped with its own device key).
       const bundle = (
-        await build({ stdin: { contents: 'import * as a from "./index.ts"; globalThis.E2E = a;', resolveDir: "shared/crypto/e2e", loader: "ts" }, bundle: true, format: "iife", target: "es2022", write: false })
+        await build({
+          stdin: { contents: 'import * as a from "./index.ts"; globalThis.E2E = a;', resolveDir: "shared/crypto/e2e", loader: "ts" },
+          bundle: true,
+          format: "iife",
+          target: "es2022",
+          write: false,
+        })
       ).outputFiles[0]!.text;
       await pageB.evaluate(bundle);
       const outcome = await pageB.evaluate(
@@ -385,7 +405,13 @@ describe("sealed sessions in the browser", () => {
             r.onsuccess = () => res(r.result);
             r.onerror = () => rej(r.error);
           });
-          const rec = await new Promise<{ device_id: string; inbox_id: string; pair: CryptoKeyPair; wraps: Record<string, unknown>; trusted: Record<string, string> }>((res) => {
+          const rec = await new Promise<{
+            device_id: string;
+            inbox_id: string;
+            pair: CryptoKeyPair;
+            wraps: Record<string, unknown>;
+            trusted: Record<string, string>;
+          }>((res) => {
             const r = db.transaction("devices").objectStore("devices").getAll();
             r.onsuccess = () => res((r.result as never[])[0]!);
           });
@@ -407,13 +433,20 @@ describe("sealed sessions in the browser", () => {
       expect(outcome).toEqual({ epochs: [1], opened: false, code: "wrong_epoch" });
       // …and the app itself dropped them once it learned it was revoked.
       await expect
-        .poll(() => pageB.evaluate(() => new Promise<number>((res) => {
-          const r = indexedDB.open("lineup-e2e");
-          r.onsuccess = () => {
-            const q = r.result.transaction("devices").objectStore("devices").count();
-            q.onsuccess = () => res(q.result);
-          };
-        })), { timeout: 15_000 })
+        .poll(
+          () =>
+            pageB.evaluate(
+              () =>
+                new Promise<number>((res) => {
+                  const r = indexedDB.open("lineup-e2e");
+                  r.onsuccess = () => {
+                    const q = r.result.transaction("devices").objectStore("devices").count();
+                    q.onsuccess = () => res(q.result);
+                  };
+                }),
+            ),
+          { timeout: 15_000 },
+        )
         .toBe(0);
       expect(await pageB.locator("body").innerText()).not.toContain("AFTER-REVOKE-MARKER");
     } finally {

@@ -69,7 +69,9 @@ const smallTargets = (page: Page) =>
       .filter((e) => e.offsetParent !== null && !e.closest(".md") && !e.classList.contains("sr-only") && e.getAttribute("aria-hidden") !== "true")
       .map((e) => ({ e, r: e.getBoundingClientRect() }))
       .filter(({ r }) => r.height < 44 || r.width < 44)
-      .map(({ e, r }) => `${e.tagName.toLowerCase()}.${e.className} "${(e.textContent ?? "").trim().slice(0, 30)}" ${Math.round(r.width)}×${Math.round(r.height)}`),
+      .map(
+        ({ e, r }) => `${e.tagName.toLowerCase()}.${e.className} "${(e.textContent ?? "").trim().slice(0, 30)}" ${Math.round(r.width)}×${Math.round(r.height)}`,
+      ),
   );
 
 async function contrastViolations(page: Page): Promise<string[]> {
@@ -89,8 +91,16 @@ function upgrade(url: string, protocols: string[]): Promise<{ status: number; ws
 
 describe("what the app calls things (pure functions of web/src)", () => {
   const sess = (id: string, project_dir: string | undefined, host: string | undefined, label = ""): InboxSession => ({
-    session_id: id, label, created_at: 0, expires_at: 0, agent_online: false, pending: 0, last_activity: 0, waiting: [],
-    ...(project_dir !== undefined ? { project_dir } : {}), ...(host !== undefined ? { host } : {}),
+    session_id: id,
+    label,
+    created_at: 0,
+    expires_at: 0,
+    agent_online: false,
+    pending: 0,
+    last_activity: 0,
+    waiting: [],
+    ...(project_dir !== undefined ? { project_dir } : {}),
+    ...(host !== undefined ? { host } : {}),
   });
   it("labels sessions by directory and host, deepening only the ones that collide, keeping a long name's end", () => {
     const l = labelsFor([
@@ -327,7 +337,10 @@ describe("the PWA as an inbox", () => {
       await pb.locator(`.session-row[data-sid="${s.session_id}"] .presence.on`).waitFor({ timeout: 10_000 });
       // Rename device A on its devices screen; B learns the name from the inbox.
       await pa.getByRole("button", { name: "Devices" }).click();
-      await pa.getByRole("region", { name: "This device" }).getByRole("button", { name: `Rename ${devA.name}` }).click();
+      await pa
+        .getByRole("region", { name: "This device" })
+        .getByRole("button", { name: `Rename ${devA.name}` })
+        .click();
       await pa.getByLabel("Device name").fill("Pixel 8");
       await pa.getByRole("button", { name: "Save" }).click();
       await pa.locator(".member-name", { hasText: "Pixel 8" }).waitFor({ timeout: 10_000 });

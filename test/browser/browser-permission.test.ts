@@ -21,7 +21,12 @@ let lan: LanServer;
 const fx = useBrowser({
   relay: false,
   setup: async () => {
-    lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN, ...(process.env.LINEUP_TEST_WEB_DIR ? { webDir: process.env.LINEUP_TEST_WEB_DIR } : {}) });
+    lan = await startLanServer({
+      port: await freePort(),
+      host: "127.0.0.1",
+      token: TOKEN,
+      ...(process.env.LINEUP_TEST_WEB_DIR ? { webDir: process.env.LINEUP_TEST_WEB_DIR } : {}),
+    });
   },
   teardown: async () => {
     await lan?.close();
@@ -39,13 +44,24 @@ async function phone(locale = "en-US"): Promise<{ s: SessionCreated; page: Page;
   await pair(page, s);
   // The app's catalog has `permission` before the hook asks (else the call would be unknown_tool).
   await agent.next((f) => f.type === "tool.list" && Array.isArray(f.tools) && f.tools.some((t) => (t as { name: string }).name === "permission"), 15_000);
-  return { s, page, close: async () => { await agent.close(); await ctx.close(); } };
+  return {
+    s,
+    page,
+    close: async () => {
+      await agent.close();
+      await ctx.close();
+    },
+  };
 }
 
 const card = (page: Page) => page.locator("article.card.pending .perm").last();
 
 async function touchTargetsOk(page: Page): Promise<void> {
-  const boxes = await card(page).locator("button, label.perm-rule").evaluateAll((els) => els.map((e) => ({ t: (e.textContent ?? "").trim().slice(0, 30), h: e.getBoundingClientRect().height, w: e.getBoundingClientRect().width })));
+  const boxes = await card(page)
+    .locator("button, label.perm-rule")
+    .evaluateAll((els) =>
+      els.map((e) => ({ t: (e.textContent ?? "").trim().slice(0, 30), h: e.getBoundingClientRect().height, w: e.getBoundingClientRect().width })),
+    );
   expect(boxes.length).toBeGreaterThanOrEqual(4);
   for (const b of boxes) expect({ t: b.t, ok: b.h >= 44 && b.w >= 44 }).toEqual({ t: b.t, ok: true });
 }
@@ -60,7 +76,11 @@ describe("the permission card in the browser", () => {
       const run = runHook(["permission-request"], permissionRequest(p.dir, "Bash", input), env, p.dir);
       await card(page).waitFor({ timeout: 20_000 });
       await expect.poll(() => card(page).locator(".perm-cmd").textContent()).toBe("git push --force-with-lease origin main");
-      expect(await card(page).locator(".perm-cmd").evaluate((e) => getComputedStyle(e).fontFamily)).toMatch(/mono/i);
+      expect(
+        await card(page)
+          .locator(".perm-cmd")
+          .evaluate((e) => getComputedStyle(e).fontFamily),
+      ).toMatch(/mono/i);
       expect(await card(page).locator(".perm-who").textContent()).toBe("Claude Code wants to use Bash");
       expect(await card(page).locator(".project code").textContent()).toBe(p.dir);
       expect(await card(page).locator(".perm-desc").textContent()).toBe("Push the rebased branch");
@@ -70,7 +90,10 @@ describe("the permission card in the browser", () => {
       await shot(page, "phone-permission-bash");
       await card(page).getByRole("button", { name: "Allow", exact: true }).click();
       const r = await run;
-      expect([r.code, JSON.parse(r.stdout)]).toEqual([0, { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow", updatedInput: input } } }]);
+      expect([r.code, JSON.parse(r.stdout)]).toEqual([
+        0,
+        { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow", updatedInput: input } } },
+      ]);
       // The collapsed card and the tool log say what was decided.
       await page.locator('article.card.done[data-state="answered"]').first().waitFor({ timeout: 10_000 });
       expect(await page.locator("article.card.done .ans b").last().textContent()).toBe("Allowed"); // in words (issue 13)
@@ -85,7 +108,11 @@ describe("the permission card in the browser", () => {
     const p = project();
     try {
       const env = { LINEUP_RELAY_URL: lan.url, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token, LINEUP_STATE_DIR: p.stateDir };
-      const edit = { file_path: join(p.dir, "src/config.ts"), old_string: "const a = 1;\nexport const port = 8080;\nconst c = 3;", new_string: "const a = 1;\nexport const port = 443;\nconst c = 3;" };
+      const edit = {
+        file_path: join(p.dir, "src/config.ts"),
+        old_string: "const a = 1;\nexport const port = 8080;\nconst c = 3;",
+        new_string: "const a = 1;\nexport const port = 443;\nconst c = 3;",
+      };
       const run = runHook(["permission-request"], permissionRequest(p.dir, "Edit", edit), env, p.dir);
       await card(page).waitFor({ timeout: 20_000 });
       expect(await card(page).locator(".perm-path").first().textContent()).toBe(edit.file_path);
@@ -96,7 +123,10 @@ describe("the permission card in the browser", () => {
       await card(page).getByLabel("Message to the agent (optional)").fill("Keep port 8080; change the proxy instead.");
       await card(page).getByRole("button", { name: "Deny", exact: true }).click();
       const r = await run;
-      expect([r.code, JSON.parse(r.stdout)]).toEqual([0, { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "Keep port 8080; change the proxy instead." } } }]);
+      expect([r.code, JSON.parse(r.stdout)]).toEqual([
+        0,
+        { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "Keep port 8080; change the proxy instead." } } },
+      ]);
     } finally {
       await close();
     }
@@ -125,7 +155,13 @@ describe("the permission card in the browser", () => {
       expect(JSON.parse(r.stdout)).toEqual({
         hookSpecificOutput: {
           hookEventName: "PermissionRequest",
-          decision: { behavior: "allow", updatedInput: input, updatedPermissions: [{ type: "addRules", rules: [{ toolName: "Bash", ruleContent: "npm run build:*" }], behavior: "allow", destination: "localSettings" }] },
+          decision: {
+            behavior: "allow",
+            updatedInput: input,
+            updatedPermissions: [
+              { type: "addRules", rules: [{ toolName: "Bash", ruleContent: "npm run build:*" }], behavior: "allow", destination: "localSettings" },
+            ],
+          },
         },
       });
       expect(JSON.parse(readFileSync(join(p.stateDir, "policy.json"), "utf8")).permissions.allow).toEqual(["Bash(npm run build:*)"]);
@@ -142,7 +178,12 @@ describe("the permission card in the browser", () => {
     const p = project();
     try {
       const env = { LINEUP_RELAY_URL: lan.url, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token, LINEUP_STATE_DIR: p.stateDir };
-      const run = runHook(["permission-request"], permissionRequest(p.dir, "WebFetch", { url: "https://docs.example.com/guide", prompt: "Summarize" }), env, p.dir);
+      const run = runHook(
+        ["permission-request"],
+        permissionRequest(p.dir, "WebFetch", { url: "https://docs.example.com/guide", prompt: "Summarize" }),
+        env,
+        p.dir,
+      );
       await card(page).waitFor({ timeout: 20_000 });
       expect(await card(page).getByRole("button", { name: "允许", exact: true }).count()).toBe(1);
       expect(await card(page).locator(".perm-who").textContent()).toBe("Claude Code 想要使用 WebFetch");
@@ -160,8 +201,12 @@ describe("the policy editor in Settings", () => {
   // Regression (issue 18 audit): the LAN server has no OAuth, yet its app offered "Connect an app", whose
   // screen then failed with a bare "not found".
   it("an inbox on the LAN server offers no Connect an app, and /connect says why", async () => {
-    const post = async <T,>(path: string, token: string | undefined, body: unknown = {}): Promise<T> => {
-      const r = await fetch(`${lan.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+    const post = async <T>(path: string, token: string | undefined, body: unknown = {}): Promise<T> => {
+      const r = await fetch(`${lan.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
       expect(r.status, await r.clone().text()).toBeLessThan(300);
       return (await r.json()) as T;
     };
@@ -171,7 +216,9 @@ describe("the policy editor in Settings", () => {
     try {
       const page = await ctx.newPage();
       await page.goto(code.url);
-      await expect.poll(async () => JSON.parse((await page.evaluate(() => localStorage.getItem("lineup.inboxes"))) ?? "[]").length, { timeout: 15_000 }).toBe(1);
+      await expect
+        .poll(async () => JSON.parse((await page.evaluate(() => localStorage.getItem("lineup.inboxes"))) ?? "[]").length, { timeout: 15_000 })
+        .toBe(1);
       await page.goto(`${lan.url}/devices`);
       await page.getByText("Add a device").first().waitFor({ timeout: 15_000 });
       // The entry goes once the probe of the OAuth API answers 404 (before the fix it stayed).
@@ -192,7 +239,12 @@ describe("the policy editor in Settings", () => {
       const page = await ctx.newPage();
       await page.goto(`${lan.url}/settings`);
       // The inbox as the PWA stores it at pairing (web/src/storage.ts SavedInbox).
-      await page.evaluate((v) => localStorage.setItem("lineup.inboxes", v), JSON.stringify([{ origin: stub.url, inbox_id: "inboxABCDEFG", device_id: "dv_device0001", device_credential: device, name: "Phone", pairedAt: Date.now() }]));
+      await page.evaluate(
+        (v) => localStorage.setItem("lineup.inboxes", v),
+        JSON.stringify([
+          { origin: stub.url, inbox_id: "inboxABCDEFG", device_id: "dv_device0001", device_credential: device, name: "Phone", pairedAt: Date.now() },
+        ]),
+      );
       await page.reload();
       await page.getByRole("button", { name: "Edit the policy" }).click();
       const allow = page.locator('.policy-group[data-list="allow"]');
@@ -212,7 +264,10 @@ describe("the policy editor in Settings", () => {
       for (const h of boxes) expect(h).toBeGreaterThanOrEqual(44);
       await page.getByRole("button", { name: "Save" }).click();
       await page.getByText("Saved (version 2).").waitFor({ timeout: 10_000 });
-      expect(stub.requests.find((r) => r.method === "PUT")?.body).toEqual({ permissions: { allow: [], ask: ["Bash(git push *)"], deny: ["Read(./.env)"] }, base_version: 1 });
+      expect(stub.requests.find((r) => r.method === "PUT")?.body).toEqual({
+        permissions: { allow: [], ask: ["Bash(git push *)"], deny: ["Read(./.env)"] },
+        base_version: 1,
+      });
       expect(stub.state).toMatchObject({ version: 2, permissions: { allow: [], ask: ["Bash(git push *)"], deny: ["Read(./.env)"] } });
       // Somebody else saved meanwhile: 409, reloaded, said so.
       stub.state.version = 5;

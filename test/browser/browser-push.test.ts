@@ -33,7 +33,11 @@ const fx = useBrowser({
 const relay = fx.relay;
 
 async function ok<T>(method: string, path: string, token?: string, body?: unknown): Promise<T> {
-  const r = await fetch(`${relay()}${path}`, { method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const r = await fetch(`${relay()}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   const text = await r.text();
   if (r.status >= 300) throw new Error(`${method} ${path}: HTTP ${r.status} ${text}`);
   return (text ? JSON.parse(text) : undefined) as T;
@@ -73,7 +77,9 @@ describe("Web Push in Chromium", () => {
     await page.getByRole("button", { name: "Back" }).click();
     await page.waitForTimeout(300);
     agent.call("p0", "confirm", { question: "Seen on screen?" });
-    await expect.poll(async () => (await ok<PushInfo>("GET", "/api/inbox/push", dev.device_credential)).log.find((e) => e.call_id === "p0")?.outcome, { timeout: 15_000 }).toBe("suppressed");
+    await expect
+      .poll(async () => (await ok<PushInfo>("GET", "/api/inbox/push", dev.device_credential)).log.find((e) => e.call_id === "p0")?.outcome, { timeout: 15_000 })
+      .toBe("suppressed");
     agent.send({ type: "tool.cancel", call_id: "p0" });
 
     // The CDP registration id, then the app closes.
@@ -90,7 +96,9 @@ describe("Web Push in Chromium", () => {
     const p1 = fake.for(saved.endpoint).find((r) => r.msg.call === "p1")!;
     expect(p1.msg).toMatchObject({ kind: "call", title: "api-server · laptop", body: "Deploy to staging?", tool: "confirm" });
     await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: p1.plain });
-    await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/p1")), { timeout: 15_000 }).toMatchObject({ title: "api-server · laptop", body: "Deploy to staging?", actions: ["yes", "no"] });
+    await expect
+      .poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/p1")), { timeout: 15_000 })
+      .toMatchObject({ title: "api-server · laptop", body: "Deploy to staging?", actions: ["yes", "no"] });
 
     // A tap on "Yes": the service worker answers with the payload's token, as this device.
     await tap(ctx, "p1", "yes");
@@ -108,7 +116,11 @@ describe("Web Push in Chromium", () => {
     ws.send(JSON.stringify({ type: "tool.list", tools: [CONFIRM] }));
     agent.call("p2", "confirm", { question: "Run the migration?" });
     await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.call === "p2").length, { timeout: 20_000 }).toBe(1);
-    await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: fake.for(saved.endpoint).find((r) => r.msg.call === "p2")!.plain });
+    await cdp.send("ServiceWorker.deliverPushMessage", {
+      origin,
+      registrationId: regId,
+      data: fake.for(saved.endpoint).find((r) => r.msg.call === "p2")!.plain,
+    });
     await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/p2"))?.body, { timeout: 15_000 }).toBe("Run the migration?");
     await expect.poll(() => frames.some((f) => f.type === "tool.call" && f.call_id === "p2"), { timeout: 15_000 }).toBe(true);
     ws.send(JSON.stringify({ type: "tool.result", call_id: "p2", result: { message: "no", confirmed: false } }));
@@ -117,32 +129,46 @@ describe("Web Push in Chromium", () => {
     const update = fake.for(saved.endpoint).filter((r) => r.msg.call === "p2")[1]!;
     expect(update.msg).toMatchObject({ kind: "update", outcome: "answered", by: "Laptop", answer: "no" });
     await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: update.plain });
-    await expect.poll(async () => (await shown(ctx)).filter((n) => n.tag.endsWith("/p2")), { timeout: 15_000 }).toEqual([
-      { title: "api-server · laptop", body: "Answered on Laptop: no", tag: expect.stringMatching(/\/p2$/), actions: [] },
-    ]);
+    await expect
+      .poll(async () => (await shown(ctx)).filter((n) => n.tag.endsWith("/p2")), { timeout: 15_000 })
+      .toEqual([{ title: "api-server · laptop", body: "Answered on Laptop: no", tag: expect.stringMatching(/\/p2$/), actions: [] }]);
 
     // The agent waits with no call (lineup hook notify): a plain notification, no actions, a tap opens the session.
     await ok("POST", "/api/inbox/push/attention", m.machine_credential, { session_id: s.session_id, text: "Claude Code: Claude is waiting for your input" });
     await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.kind === "attention").length, { timeout: 20_000 }).toBe(1);
-    await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: fake.for(saved.endpoint).find((r) => r.msg.kind === "attention")!.plain });
-    await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/attention")), { timeout: 15_000 }).toEqual({
-      title: "api-server · laptop",
-      body: "Claude Code: Claude is waiting for your input",
-      tag: `lineup:${s.session_id}/attention`,
-      actions: [],
+    await cdp.send("ServiceWorker.deliverPushMessage", {
+      origin,
+      registrationId: regId,
+      data: fake.for(saved.endpoint).find((r) => r.msg.kind === "attention")!.plain,
     });
+    await expect
+      .poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/attention")), { timeout: 15_000 })
+      .toEqual({
+        title: "api-server · laptop",
+        body: "Claude Code: Claude is waiting for your input",
+        tag: `lineup:${s.session_id}/attention`,
+        actions: [],
+      });
 
     // A permission request (Claude Code's dialog): Allow / Deny on the notification; Allow answers the hook's card.
     agent.call("p3", "permission", { tool_name: "Bash", input: { command: "git push --force" } });
     await expect.poll(() => fake.for(saved.endpoint).filter((r) => r.msg.call === "p3").length, { timeout: 20_000 }).toBe(1);
-    await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: fake.for(saved.endpoint).find((r) => r.msg.call === "p3")!.plain });
-    await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/p3")), { timeout: 15_000 }).toMatchObject({ body: "Bash: git push --force", actions: ["allow", "deny"] });
+    await cdp.send("ServiceWorker.deliverPushMessage", {
+      origin,
+      registrationId: regId,
+      data: fake.for(saved.endpoint).find((r) => r.msg.call === "p3")!.plain,
+    });
+    await expect
+      .poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/p3")), { timeout: 15_000 })
+      .toMatchObject({ body: "Bash: git push --force", actions: ["allow", "deny"] });
     await tap(ctx, "p3", "allow");
     expect(await agent.result("p3", 15_000)).toMatchObject({ result: { message: "allow", behavior: "allow" }, answered_by: dev.device_id });
 
     // Every attempt is in the log the tool log shows: sent, and the suppressed one.
     const log = (await ok<PushInfo>("GET", `/api/inbox/push?session_id=${s.session_id}`, dev.device_credential)).log;
-    expect(log.map((e) => `${e.call_id} ${e.kind} ${e.outcome}`)).toEqual(expect.arrayContaining(["p0 call suppressed", "p1 call sent", "p2 call sent", "p2 update sent"]));
+    expect(log.map((e) => `${e.call_id} ${e.kind} ${e.outcome}`)).toEqual(
+      expect.arrayContaining(["p0 call suppressed", "p1 call sent", "p2 call sent", "p2 update sent"]),
+    );
     // …and the app's tool log shows them under the calls this device saw (p0 came while it was open).
     // A plain tap (the attention notification has no actions): the open app is told, and shows that session.
     const app = await ctx.newPage();
@@ -152,7 +178,16 @@ describe("Web Push in Chromium", () => {
     await expect.poll(() => new URL(app.url()).pathname, { timeout: 15_000 }).toBe(`/s/${s.session_id}`);
     expect((await shown(ctx)).filter((n) => n.tag.endsWith("/attention"))).toEqual([]); // the tap closed it
     await app.locator("#tab-log").click();
-    await expect.poll(() => app.locator('.log-row[data-call="p0"] .push-log').innerText({ timeout: 1000 }).catch(() => ""), { timeout: 15_000 }).toMatch(/not sent \(on screen\)/);
+    await expect
+      .poll(
+        () =>
+          app
+            .locator('.log-row[data-call="p0"] .push-log')
+            .innerText({ timeout: 1000 })
+            .catch(() => ""),
+        { timeout: 15_000 },
+      )
+      .toMatch(/not sent \(on screen\)/);
     await shot(app, "push-tool-log");
     expect(problems).toEqual([]);
     ws.close();
@@ -172,7 +207,8 @@ describe("Web Push in Chromium", () => {
     await expect.poll(async () => page.evaluate(() => localStorage.getItem("lineup.inboxes")), { timeout: 15_000 }).toContain("dv_");
     const dev = (JSON.parse((await page.evaluate(() => localStorage.getItem("lineup.inboxes")))!) as { device_credential: string }[])[0]!;
     const info = () => ok<PushInfo>("GET", "/api/inbox/push", dev.device_credential);
-    const endpoint = async () => (JSON.parse((await page.evaluate(() => localStorage.getItem("test.push.subscription"))) ?? "null") as { endpoint: string } | null)?.endpoint;
+    const endpoint = async () =>
+      (JSON.parse((await page.evaluate(() => localStorage.getItem("test.push.subscription"))) ?? "null") as { endpoint: string } | null)?.endpoint;
     await page.getByRole("button", { name: "Settings" }).click();
     const sw = page.getByRole("switch", { name: "Notifications" });
     await expect.poll(() => sw.isEnabled(), { timeout: 10_000 }).toBe(true);
@@ -220,7 +256,9 @@ describe("Web Push in Chromium", () => {
       const w = window as unknown as { __asked: number };
       w.__asked = 0;
       const real = Notification.requestPermission.bind(Notification);
-      Notification.requestPermission = ((...a: Parameters<typeof Notification.requestPermission>) => (w.__asked++, real(...a))) as typeof Notification.requestPermission;
+      Notification.requestPermission = ((...a: Parameters<typeof Notification.requestPermission>) => (
+        w.__asked++, real(...a)
+      )) as typeof Notification.requestPermission;
     });
     await ctx.addInitScript(stubPushManager, fake.base);
     const page = await ctx.newPage();

@@ -12,7 +12,11 @@ const relay = fx.relay;
 // A 2x2 PNG, so the "image" the human attaches is a real one.
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==", "base64");
 
-async function setup(kind: "phone" | "desktop", label: string, locale = "en-US"): Promise<{ s: SessionCreated; agent: Agent; ctx: BrowserContext; page: Page }> {
+async function setup(
+  kind: "phone" | "desktop",
+  label: string,
+  locale = "en-US",
+): Promise<{ s: SessionCreated; agent: Agent; ctx: BrowserContext; page: Page }> {
   const s = await createSession(relay(), label);
   const agent = await Agent.connect(s);
   const ctx = await fx.context(kind, locale);
@@ -83,7 +87,10 @@ describe("built-in tools in the browser", () => {
   it("ask_question shows the markdown and project, and a reply with an image reaches the agent as image content", async () => {
     const { agent, ctx, page } = await setup("phone", "Ask agent");
     try {
-      agent.call("q1", "ask_question", { project_directory: "/home/me/shop", question: "Which **logo** should I use?\n\n- the old one\n- the new one\n\n<img src=x onerror=alert(1)>" });
+      agent.call("q1", "ask_question", {
+        project_directory: "/home/me/shop",
+        question: "Which **logo** should I use?\n\n- the old one\n- the new one\n\n<img src=x onerror=alert(1)>",
+      });
       const card = page.locator('[data-call="q1"]');
       await card.waitFor({ timeout: 10_000 });
       await card.locator("strong", { hasText: "logo" }).waitFor({ timeout: 10_000 });

@@ -39,20 +39,36 @@ async function setup(label: string, kind: "phone" | "desktop" = "phone", locale 
   const page = await ctx.newPage();
   await pair(page, s);
   await agent.appTools();
-  return { s, agent, ctx, page, close: async () => { agent.close(); await ctx.close(); } };
+  return {
+    s,
+    agent,
+    ctx,
+    page,
+    close: async () => {
+      agent.close();
+      await ctx.close();
+    },
+  };
 }
 
 const say = (agent: Agent, text: string) => agent.send({ type: "message", content: [{ type: "text", text }] });
 const width = (page: Page) => page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, viewport: innerWidth }));
 /** The element's box against the viewport: fully on screen? */
 const onScreen = (page: Page, sel: string) =>
-  page.locator(sel).first().evaluate((e) => {
-    const r = e.getBoundingClientRect();
-    return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight + 0.5 && r.right <= innerWidth + 0.5 && r.height > 0;
-  });
+  page
+    .locator(sel)
+    .first()
+    .evaluate((e) => {
+      const r = e.getBoundingClientRect();
+      return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight + 0.5 && r.right <= innerWidth + 0.5 && r.height > 0;
+    });
 
 describe("a layout that never breaks", () => {
-  for (const [kind, locale] of [["phone", "en-US"], ["phone", "zh-CN"], ["desktop", "en-US"]] as const) {
+  for (const [kind, locale] of [
+    ["phone", "en-US"],
+    ["phone", "zh-CN"],
+    ["desktop", "en-US"],
+  ] as const) {
     it(`a 300-character URL, option, path and code line (${kind}, ${locale}): never wider than the viewport; header and composer stay on screen`, async () => {
       const { agent, page, close } = await setup(`Layout agent ${kind} ${locale}`, kind, locale);
       try {
@@ -68,7 +84,10 @@ describe("a layout that never breaks", () => {
         const w = await width(page);
         expect(w.scroll).toBeLessThanOrEqual(w.viewport);
         for (const sel of ['[data-call="lo1"] .option', '[data-call="lo1"] .question']) {
-          const right = await page.locator(sel).first().evaluate((e) => e.getBoundingClientRect().right);
+          const right = await page
+            .locator(sel)
+            .first()
+            .evaluate((e) => e.getBoundingClientRect().right);
           expect(right, sel).toBeLessThanOrEqual(w.viewport);
         }
         // Scrolled to the top and to the middle, the header (with the connection state) and the composer are on screen.
@@ -119,11 +138,16 @@ describe("whose message is whose", () => {
     try {
       const pa = await a.newPage();
       const pb = await b.newPage();
-      for (const [page, name] of [[pa, "Phone A"], [pb, "Desk B"]] as const) {
+      for (const [page, name] of [
+        [pa, "Phone A"],
+        [pb, "Desk B"],
+      ] as const) {
         const code = await ok<CodeIssued>("POST", "/api/inbox/pairings", m.machine_credential, {});
         await page.goto(code.url!);
         await expect.poll(() => page.evaluate(() => localStorage.getItem("lineup.inboxes")), { timeout: 15_000 }).toContain("dv_");
-        const dev = (JSON.parse((await page.evaluate(() => localStorage.getItem("lineup.inboxes")))!) as Array<{ device_id: string; device_credential: string }>)[0]!;
+        const dev = (
+          JSON.parse((await page.evaluate(() => localStorage.getItem("lineup.inboxes")))!) as Array<{ device_id: string; device_credential: string }>
+        )[0]!;
         await ok("PATCH", `/api/inbox/devices/${dev.device_id}`, dev.device_credential, { name });
         await page.goto(`${relay()}/s/${s.session_id}`);
         await page.locator(`header .presence.on`).waitFor({ timeout: 15_000 });
@@ -277,11 +301,14 @@ describe("thread behaviour", () => {
       await page.locator(".bubble.agent", { hasText: "history 29" }).waitFor({ timeout: 10_000 });
       await page.waitForTimeout(300);
       const lastVisible = (text: string) =>
-        page.locator(".bubble, .card", { hasText: text }).last().evaluate((e) => {
-          const r = e.getBoundingClientRect();
-          const dock = document.querySelector(".dock")?.getBoundingClientRect().top ?? innerHeight;
-          return r.bottom <= dock + 1 && r.top >= 0;
-        });
+        page
+          .locator(".bubble, .card", { hasText: text })
+          .last()
+          .evaluate((e) => {
+            const r = e.getBoundingClientRect();
+            const dock = document.querySelector(".dock")?.getBoundingClientRect().top ?? innerHeight;
+            return r.bottom <= dock + 1 && r.top >= 0;
+          });
       say(agent, "arrives at the end");
       await page.locator(".bubble", { hasText: "arrives at the end" }).waitFor({ timeout: 10_000 });
       await expect.poll(() => lastVisible("arrives at the end"), { timeout: 5_000 }).toBe(true);
@@ -421,11 +448,17 @@ describe("mis-taps are recoverable", () => {
       agent.call("mt3", "confirm", { question: "One more at the end?" });
       const last = page.locator('[data-call="mt3"]');
       await last.waitFor({ timeout: 10_000 });
-      await expect.poll(() => last.evaluate((e) => {
-        const r = e.getBoundingClientRect();
-        const dock = document.querySelector(".dock")?.getBoundingClientRect().top ?? innerHeight;
-        return r.top < dock && r.bottom > 0;
-      }), { timeout: 5_000 }).toBe(true);
+      await expect
+        .poll(
+          () =>
+            last.evaluate((e) => {
+              const r = e.getBoundingClientRect();
+              const dock = document.querySelector(".dock")?.getBoundingClientRect().top ?? innerHeight;
+              return r.top < dock && r.bottom > 0;
+            }),
+          { timeout: 5_000 },
+        )
+        .toBe(true);
       expect(await page.locator(".pill-below").count()).toBe(0);
     } finally {
       await close();
@@ -436,7 +469,12 @@ describe("mis-taps are recoverable", () => {
 describe("the Direct LAN agent form", () => {
   it("lands in the session `lineup serve` made, where the question waits; from another origin it says the origin is refused", async () => {
     const token = "usability-lan-token-0123456789";
-    const lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token, ...(process.env.LINEUP_TEST_WEB_DIR ? { webDir: process.env.LINEUP_TEST_WEB_DIR } : {}) });
+    const lan = await startLanServer({
+      port: await freePort(),
+      host: "127.0.0.1",
+      token,
+      ...(process.env.LINEUP_TEST_WEB_DIR ? { webDir: process.env.LINEUP_TEST_WEB_DIR } : {}),
+    });
     const ctx = await fx.context("phone");
     try {
       // What `lineup serve` does at start: one session with the pre-shared token, its agent online and asking.

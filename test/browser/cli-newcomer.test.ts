@@ -48,7 +48,11 @@ describe("lineup connect's terminal", { timeout: 120_000 }, () => {
     await waitFor(() => err().includes('call waiting for the human: confirm "Deploy the billing service?"') || undefined, "the waiting call", 15_000);
     app.send({ type: "tool.result", call_id: call.call_id, result: { message: "yes", confirmed: true } });
     expect((await run).code).toBe(0);
-    await waitFor(() => err().includes('call answered on app-kitchen → "yes": confirm "Deploy the billing service?"') || undefined, "the answered call", 15_000);
+    await waitFor(
+      () => err().includes('call answered on app-kitchen → "yes": confirm "Deploy the billing service?"') || undefined,
+      "the answered call",
+      15_000,
+    );
     // A call nobody answers in time: its end is told too, once.
     const late = runCli(["call", "confirm", "--timeout", "2", "--args", '{"question":"Rotate the keys?"}'], env, dir);
     await app.next("tool.call", 30_000);
@@ -76,9 +80,13 @@ describe("the Node version a newcomer needs", () => {
     // Every locked package whose engines exclude Node 20 is named in the README's explanation: those wanting 22
     // by name, those wanting a later 20.x by their project (sharp's and rolldown's per-platform builds).
     const lock = JSON.parse(readFileSync(`${REPO}/package-lock.json`, "utf8")) as { packages: Record<string, { engines?: { node?: string } }> };
-    const locked = Object.entries(lock.packages).filter(([k]) => k).map(([k, v]) => ({ name: k.replace(/^.*node_modules\//, ""), node: v.engines?.node ?? "" }));
+    const locked = Object.entries(lock.packages)
+      .filter(([k]) => k)
+      .map(([k, v]) => ({ name: k.replace(/^.*node_modules\//, ""), node: v.engines?.node ?? "" }));
     const want22 = locked.filter((p) => /^>=\s*2[2-9]/.test(p.node)).map((p) => p.name);
-    const wantLater20 = locked.filter((p) => /(^|\s|\^|>=)20\.(9|1\d)\b/.test(p.node)).map((p) => (/sharp/.test(p.name) ? "sharp" : /rolldown/.test(p.name) ? "rolldown" : p.name));
+    const wantLater20 = locked
+      .filter((p) => /(^|\s|\^|>=)20\.(9|1\d)\b/.test(p.node))
+      .map((p) => (/sharp/.test(p.name) ? "sharp" : /rolldown/.test(p.name) ? "rolldown" : p.name));
     expect(want22.sort()).toEqual(["@axe-core/playwright", "@cloudflare/kv-asset-handler", "miniflare", "wrangler"]);
     for (const name of [...want22, ...new Set(wantLater20)]) expect(readme, name).toContain(name);
     expect(readme).toContain("EBADENGINE");

@@ -34,9 +34,29 @@ let fake: { url: string; server: Server; callbacks: URLSearchParams[]; docFetche
 async function startRelay(web: string): Promise<{ url: string; proc: ChildProcess; dir: string }> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "lineup-oauth-relay-"));
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--log-level", "warn", "--persist-to", dir, "--assets", web];
+  const args = [
+    "wrangler",
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(await freePort()),
+    "--log-level",
+    "warn",
+    "--persist-to",
+    dir,
+    "--assets",
+    web,
+  ];
   for (const [k, v] of Object.entries({ RATE_LIMIT_PER_S: "5000", RATE_LIMIT_BURST: "10000" })) args.push("--var", `${k}:${v}`);
-  const proc = spawn("npx", args, { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const proc = spawn("npx", args, {
+    cwd: ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let log = "";
   proc.stdout?.on("data", (d: Buffer) => (log += d.toString()));
   proc.stderr?.on("data", (d: Buffer) => (log += d.toString()));
@@ -53,7 +73,8 @@ async function startRelay(web: string): Promise<{ url: string; proc: ChildProces
     await new Promise((r) => setTimeout(r, 250));
   }
   // The first Durable Object requests of a fresh workerd sometimes fail: warm up.
-  for (let i = 0; i < 5; i++) if ((await fetch(`${url}/api/inboxes`, { method: "POST", headers: { authorization: `Bearer ${DEV_RELAY_KEY}` } })).status === 201) break;
+  for (let i = 0; i < 5; i++)
+    if ((await fetch(`${url}/api/inboxes`, { method: "POST", headers: { authorization: `Bearer ${DEV_RELAY_KEY}` } })).status === 201) break;
   return { url, proc, dir };
 }
 
@@ -65,7 +86,17 @@ async function startFake(): Promise<typeof fake> {
     if (u.pathname === "/client.json") {
       f.docFetches++;
       res.writeHead(200, { "content-type": "application/json", "cache-control": "max-age=300" });
-      res.end(JSON.stringify({ client_id: `${f.url}/client.json`, client_name: "Fake Assistant", client_uri: f.url, redirect_uris: [`${f.url}/callback`], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" }));
+      res.end(
+        JSON.stringify({
+          client_id: `${f.url}/client.json`,
+          client_name: "Fake Assistant",
+          client_uri: f.url,
+          redirect_uris: [`${f.url}/callback`],
+          grant_types: ["authorization_code", "refresh_token"],
+          response_types: ["code"],
+          token_endpoint_auth_method: "none",
+        }),
+      );
     } else if (u.pathname === "/drip.json") {
       // A document that starts at once and then drips a byte every 250 ms, for far longer than 5 s.
       f.drips++;
@@ -123,7 +154,11 @@ const fx = useBrowser({
 
 type Json = Record<string, unknown>;
 const form = (path: string, body: Record<string, string>) =>
-  fetch(`${relay.url}${path}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(body).toString() });
+  fetch(`${relay.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(body).toString(),
+  });
 const mcpPost = (token: string) =>
   fetch(`${relay.url}/mcp`, {
     method: "POST",
@@ -133,8 +168,16 @@ const mcpPost = (token: string) =>
 
 /** A phone paired with a fresh inbox through its `#pair=` link. */
 async function pairedPhone(): Promise<{ ctx: BrowserContext; page: Page; m: MachineCreated }> {
-  const m = (await (await fetch(`${relay.url}/api/inboxes`, { method: "POST", headers: { authorization: `Bearer ${DEV_RELAY_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ machine_name: "laptop" }) })).json()) as MachineCreated;
-  const code = (await (await fetch(`${relay.url}/api/inbox/pairings`, { method: "POST", headers: { authorization: `Bearer ${m.machine_credential}` } })).json()) as CodeIssued;
+  const m = (await (
+    await fetch(`${relay.url}/api/inboxes`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${DEV_RELAY_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ machine_name: "laptop" }),
+    })
+  ).json()) as MachineCreated;
+  const code = (await (
+    await fetch(`${relay.url}/api/inbox/pairings`, { method: "POST", headers: { authorization: `Bearer ${m.machine_credential}` } })
+  ).json()) as CodeIssued;
   const ctx = await fx.context("phone");
   const page = await ctx.newPage();
   await page.goto(code.url!);
@@ -201,7 +244,11 @@ async function mcpClient(token: string): Promise<McpClient> {
 describe("OAuth connectors against wrangler dev, consent in Chromium", () => {
   it("a metadata-document client (CIMD on 127.0.0.1) is approved by typing its code on the phone, asks the human, refreshes, and is cut off by Revoke", async () => {
     // Discovery, the way an OAuth-only client starts: a 401 that points at the metadata.
-    const first = await fetch(`${relay.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+    const first = await fetch(`${relay.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: "{}",
+    });
     expect(first.status).toBe(401);
     const prmUrl = /resource_metadata="([^"]+)"/.exec(first.headers.get("www-authenticate") ?? "")?.[1];
     expect(prmUrl).toBe(`${relay.url}/.well-known/oauth-protected-resource/mcp`);
@@ -216,7 +263,16 @@ describe("OAuth connectors against wrangler dev, consent in Chromium", () => {
     const redirect = `${fake.url}/callback`;
     const verifier = randomId(48);
     const state = randomId(12);
-    const q = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: redirect, code_challenge: await pkceS256(verifier), code_challenge_method: "S256", state, resource: prm.resource, scope: "mcp" });
+    const q = new URLSearchParams({
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: redirect,
+      code_challenge: await pkceS256(verifier),
+      code_challenge_method: "S256",
+      state,
+      resource: prm.resource,
+      scope: "mcp",
+    });
     const { ctx: phoneCtx, page: phone, m } = await pairedPhone();
     const desk = await desktopPage(`${asm.authorization_endpoint}?${q}`);
     try {
@@ -238,7 +294,14 @@ describe("OAuth connectors against wrangler dev, consent in Chromium", () => {
       const cb = fake.callbacks.at(-1)!;
       expect([cb.get("state"), cb.get("iss")]).toEqual([state, relay.url]);
 
-      const tr = await form("/oauth/token", { grant_type: "authorization_code", code: cb.get("code")!, code_verifier: verifier, redirect_uri: redirect, client_id: clientId, resource: prm.resource });
+      const tr = await form("/oauth/token", {
+        grant_type: "authorization_code",
+        code: cb.get("code")!,
+        code_verifier: verifier,
+        redirect_uri: redirect,
+        client_id: clientId,
+        resource: prm.resource,
+      });
       expect(tr.status).toBe(200);
       const tokens = OAuthTokensSchema.parse(await tr.json());
       expect(tokens.refresh_token).toBeTruthy();
@@ -254,7 +317,9 @@ describe("OAuth connectors against wrangler dev, consent in Chromium", () => {
         await c.close();
       }
       // The session is in the inbox, labelled with the client's name.
-      const st = (await (await fetch(`${relay.url}/api/inbox`, { headers: { authorization: `Bearer ${m.machine_credential}` } })).json()) as { sessions: { label: string }[] };
+      const st = (await (await fetch(`${relay.url}/api/inbox`, { headers: { authorization: `Bearer ${m.machine_credential}` } })).json()) as {
+        sessions: { label: string }[];
+      };
       expect(st.sessions.map((s) => s.label)).toContain("Fake Assistant");
 
       // Refresh: both tokens rotate; the new access token works.
@@ -293,7 +358,13 @@ describe("OAuth connectors against wrangler dev, consent in Chromium", () => {
         return redirectUrl;
       },
       get clientMetadata() {
-        return { client_name: "SDK Connector", redirect_uris: [redirectUrl], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
+        return {
+          client_name: "SDK Connector",
+          redirect_uris: [redirectUrl],
+          grant_types: ["authorization_code", "refresh_token"],
+          response_types: ["code"],
+          token_endpoint_auth_method: "none",
+        };
       },
       state: () => "sdk-state",
       clientInformation: () => store.client as never,
@@ -349,8 +420,21 @@ describe("OAuth connectors against wrangler dev, consent in Chromium", () => {
   }, 150_000);
 
   it("a /connect#code= link fills the code in but asks the relay nothing until the human taps Continue (issue 26 §10)", async () => {
-    const reg = (await (await fetch(`${relay.url}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "Link Clicker", redirect_uris: [`${fake.url}/callback`], token_endpoint_auth_method: "none" }) })).json()) as { client_id: string };
-    const q = new URLSearchParams({ response_type: "code", client_id: reg.client_id, redirect_uri: `${fake.url}/callback`, code_challenge: await pkceS256(randomId(48)), code_challenge_method: "S256", state: "s" });
+    const reg = (await (
+      await fetch(`${relay.url}/oauth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ client_name: "Link Clicker", redirect_uris: [`${fake.url}/callback`], token_endpoint_auth_method: "none" }),
+      })
+    ).json()) as { client_id: string };
+    const q = new URLSearchParams({
+      response_type: "code",
+      client_id: reg.client_id,
+      redirect_uri: `${fake.url}/callback`,
+      code_challenge: await pkceS256(randomId(48)),
+      code_challenge_method: "S256",
+      state: "s",
+    });
     const { ctx: phoneCtx, page: phone } = await pairedPhone();
     const desk = await desktopPage(`${relay.url}/oauth/authorize?${q}`);
     try {
@@ -377,7 +461,13 @@ describe("OAuth connectors against wrangler dev, consent in Chromium", () => {
   }, 90_000);
 
   it("a metadata document dripped slowly past the 5 s cap is refused in the generic words, never a 500 (issue 26 §7)", async () => {
-    const q = new URLSearchParams({ response_type: "code", client_id: `${fake.url}/drip.json`, redirect_uri: `${fake.url}/callback`, code_challenge: await pkceS256(randomId(48)), code_challenge_method: "S256" });
+    const q = new URLSearchParams({
+      response_type: "code",
+      client_id: `${fake.url}/drip.json`,
+      redirect_uri: `${fake.url}/callback`,
+      code_challenge: await pkceS256(randomId(48)),
+      code_challenge_method: "S256",
+    });
     const r = await fetch(`${relay.url}/oauth/authorize?${q}`, { redirect: "manual" });
     expect(r.status).toBe(400);
     expect(r.headers.get("location")).toBeNull();
@@ -386,22 +476,53 @@ describe("OAuth connectors against wrangler dev, consent in Chromium", () => {
   }, 30_000);
 
   it("refusals on the real relay: bad PKCE verifier, wrong redirect_uri, wrong resource, reused code", async () => {
-    const reg = (await (await fetch(`${relay.url}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "Refusals", redirect_uris: [`${fake.url}/callback`], token_endpoint_auth_method: "none" }) })).json()) as { client_id: string };
+    const reg = (await (
+      await fetch(`${relay.url}/oauth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ client_name: "Refusals", redirect_uris: [`${fake.url}/callback`], token_endpoint_auth_method: "none" }),
+      })
+    ).json()) as { client_id: string };
     const verifier = randomId(48);
-    const q = new URLSearchParams({ response_type: "code", client_id: reg.client_id, redirect_uri: `${fake.url}/callback`, code_challenge: await pkceS256(verifier), code_challenge_method: "S256", state: "s", resource: `${relay.url}/mcp` });
+    const q = new URLSearchParams({
+      response_type: "code",
+      client_id: reg.client_id,
+      redirect_uri: `${fake.url}/callback`,
+      code_challenge: await pkceS256(verifier),
+      code_challenge_method: "S256",
+      state: "s",
+      resource: `${relay.url}/mcp`,
+    });
     // The consent through the device API (the UI is covered above): the code from the page's status.
     const start = await fetch(`${relay.url}/oauth/authorize?${q}`, { redirect: "manual" });
     const rid = new URL(start.headers.get("location")!, relay.url).searchParams.get("rid")!;
     const html = await (await fetch(`${relay.url}/oauth/authorize?rid=${rid}`)).text();
     const user = /id="code"[^>]*>([A-Z-]{9})</.exec(html)![1]!;
-    const m = (await (await fetch(`${relay.url}/api/inboxes`, { method: "POST", headers: { authorization: `Bearer ${DEV_RELAY_KEY}` } })).json()) as MachineCreated;
-    const pc = (await (await fetch(`${relay.url}/api/inbox/pairings`, { method: "POST", headers: { authorization: `Bearer ${m.machine_credential}` } })).json()) as CodeIssued;
-    const dev = (await (await fetch(`${relay.url}/api/pair`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code: pc.code }) })).json()) as { device_credential: string };
-    const d = await fetch(`${relay.url}/api/inbox/oauth/decide`, { method: "POST", headers: { authorization: `Bearer ${dev.device_credential}`, "content-type": "application/json" }, body: JSON.stringify({ code: user, allow: true }) });
+    const m = (await (
+      await fetch(`${relay.url}/api/inboxes`, { method: "POST", headers: { authorization: `Bearer ${DEV_RELAY_KEY}` } })
+    ).json()) as MachineCreated;
+    const pc = (await (
+      await fetch(`${relay.url}/api/inbox/pairings`, { method: "POST", headers: { authorization: `Bearer ${m.machine_credential}` } })
+    ).json()) as CodeIssued;
+    const dev = (await (
+      await fetch(`${relay.url}/api/pair`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code: pc.code }) })
+    ).json()) as { device_credential: string };
+    const d = await fetch(`${relay.url}/api/inbox/oauth/decide`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${dev.device_credential}`, "content-type": "application/json" },
+      body: JSON.stringify({ code: user, allow: true }),
+    });
     expect(d.status).toBe(201);
     const status = (await (await fetch(`${relay.url}/oauth/authorize/status?rid=${rid}`)).json()) as { redirect: string };
     const code = new URL(status.redirect).searchParams.get("code")!;
-    const good = { grant_type: "authorization_code", code, code_verifier: verifier, redirect_uri: `${fake.url}/callback`, client_id: reg.client_id, resource: `${relay.url}/mcp` };
+    const good = {
+      grant_type: "authorization_code",
+      code,
+      code_verifier: verifier,
+      redirect_uri: `${fake.url}/callback`,
+      client_id: reg.client_id,
+      resource: `${relay.url}/mcp`,
+    };
     const err = async (b: Record<string, string>) => ((await (await form("/oauth/token", b)).json()) as Json).error;
     expect(await err({ ...good, code_verifier: randomId(48) })).toBe("invalid_grant");
     expect(await err({ ...good, redirect_uri: `${fake.url}/elsewhere` })).toBe("invalid_grant");

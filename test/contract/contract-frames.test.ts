@@ -28,7 +28,14 @@ describe.each(TARGETS)("$name", (tc) => {
       it("sends hello first with protocol, session_id, role, client_id and peers, then the other side's tool.list", async () => {
         const s = await pool.session(run.T.key);
         const { c: agent, hello } = await pool.join(s, "agent", { clientId: "ag" });
-        expect(hello).toMatchObject({ type: "hello", protocol: "lineup/1", session_id: s.session_id, role: "agent", client_id: "ag", peers: { agent: { online: true }, apps: 0 } });
+        expect(hello).toMatchObject({
+          type: "hello",
+          protocol: "lineup/1",
+          session_id: s.session_id,
+          role: "agent",
+          client_id: "ag",
+          peers: { agent: { online: true }, apps: 0 },
+        });
         expect(await agent.next(() => true)).toEqual({ type: "tool.list", tools: [] });
         const { hello: h2 } = await pool.join(s, "app", { clientId: "ph" });
         expect(h2).toMatchObject({ role: "app", client_id: "ph", peers: { agent: { online: true }, apps: 1 } });
@@ -391,7 +398,13 @@ describe.each(TARGETS)("$name", (tc) => {
         const content = [{ type: "text", text: "hello human" }];
         agent.send({ type: "message", id: "m-1", content });
         for (const c of [app, app2]) {
-          expect(await c.next("message")).toMatchObject({ type: "message", id: "m-1", from: { role: "agent", client_id: "agent1" }, content, ts: expect.any(Number) });
+          expect(await c.next("message")).toMatchObject({
+            type: "message",
+            id: "m-1",
+            from: { role: "agent", client_id: "agent1" },
+            content,
+            ts: expect.any(Number),
+          });
         }
         app.send({ type: "message", content: [{ type: "text", text: "hi agent" }] });
         const back = await agent.next("message");
@@ -473,20 +486,24 @@ describe.each(TARGETS)("$name", (tc) => {
     }, 120_000);
 
     // Only the relay hibernates: workerd evicts an idle object's memory after ~10 s without events.
-    it.runIf(tc.kind === "relay")("a call, its deadline and its result survive the object hibernating (idle > 10 s)", async () => {
-      const { agent, app } = await pair([ECHO]);
-      agent.send({ type: "tool.call", call_id: "hib-1", name: "echo", arguments: { text: "x" } });
-      agent.send({ type: "tool.call", call_id: "hib-2", name: "echo", arguments: { text: "y" }, timeout_s: 13 });
-      await app.next(callOf("hib-1"));
-      await app.next(callOf("hib-2"));
-      await new Promise((r) => setTimeout(r, 12_000));
-      app.send("ping");
-      await app.next("pong");
-      app.send({ type: "tool.result", call_id: "hib-1", result: { message: "after sleep" } });
-      expect(await agent.next(resultOf("hib-1"), 10_000)).toMatchObject({ result: { message: "after sleep" }, answered_by: "app1" });
-      expect((await agent.next(resultOf("hib-2"), 20_000)).error).toMatchObject({ code: "timeout" });
-      expect(await app.next(cancelOf("hib-2"), 5000)).toMatchObject({ reason: "timeout" });
-    }, 60_000);
+    it.runIf(tc.kind === "relay")(
+      "a call, its deadline and its result survive the object hibernating (idle > 10 s)",
+      async () => {
+        const { agent, app } = await pair([ECHO]);
+        agent.send({ type: "tool.call", call_id: "hib-1", name: "echo", arguments: { text: "x" } });
+        agent.send({ type: "tool.call", call_id: "hib-2", name: "echo", arguments: { text: "y" }, timeout_s: 13 });
+        await app.next(callOf("hib-1"));
+        await app.next(callOf("hib-2"));
+        await new Promise((r) => setTimeout(r, 12_000));
+        app.send("ping");
+        await app.next("pong");
+        app.send({ type: "tool.result", call_id: "hib-1", result: { message: "after sleep" } });
+        expect(await agent.next(resultOf("hib-1"), 10_000)).toMatchObject({ result: { message: "after sleep" }, answered_by: "app1" });
+        expect((await agent.next(resultOf("hib-2"), 20_000)).error).toMatchObject({ code: "timeout" });
+        expect(await app.next(cancelOf("hib-2"), 5000)).toMatchObject({ reason: "timeout" });
+      },
+      60_000,
+    );
 
     it("ignores tool.ack for unknown calls silently", async () => {
       const s: SessionCreated = await pool.session(run.T.key);

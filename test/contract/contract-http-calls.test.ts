@@ -19,7 +19,11 @@ describe.each(TARGETS)("$name", (tc) => {
       return { s, app };
     }
     const post = (s: SessionCreated, body: unknown, wait?: number) =>
-      http(`${run.T.url}/api/sessions/${s.session_id}/calls${wait === undefined ? "" : `?wait=${wait}`}`, { method: "POST", token: s.agent_token, body: JSON.stringify(body) });
+      http(`${run.T.url}/api/sessions/${s.session_id}/calls${wait === undefined ? "" : `?wait=${wait}`}`, {
+        method: "POST",
+        token: s.agent_token,
+        body: JSON.stringify(body),
+      });
     const get = (s: SessionCreated, id: string, wait?: number) =>
       http(`${run.T.url}/api/sessions/${s.session_id}/calls/${encodeURIComponent(id)}${wait === undefined ? "" : `?wait=${wait}`}`, { token: s.agent_token });
 

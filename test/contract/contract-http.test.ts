@@ -152,7 +152,11 @@ describe.each(TARGETS)("$name", (tc) => {
       expect(errorBody(st).code).toEqual(expect.any(String));
       const ws = await refused(wsUrl(run.T.url, s.session_id), { token: s.app_token });
       expect(ws.status).toBe(404);
-      const post = await http(`${run.T.url}/api/sessions/${s.session_id}/calls?wait=0`, { method: "POST", token: s.agent_token, body: JSON.stringify({ name: "echo" }) });
+      const post = await http(`${run.T.url}/api/sessions/${s.session_id}/calls?wait=0`, {
+        method: "POST",
+        token: s.agent_token,
+        body: JSON.stringify({ name: "echo" }),
+      });
       expect(post.status).toBe(404);
     });
 

@@ -80,7 +80,9 @@ describe.each(TARGETS)("$name", (tc) => {
       const other = await pool.session(run.T.key);
       expect((await api(`/api/sessions/${other.session_id}`, { token: d.device_credential })).status).toBe(401);
       // A device credential is an app's, never an agent's.
-      expect((await api(`/api/sessions/${a.session_id}/calls`, { method: "POST", token: d.device_credential, body: JSON.stringify({ name: "x" }) })).status).toBe(403);
+      expect(
+        (await api(`/api/sessions/${a.session_id}/calls`, { method: "POST", token: d.device_credential, body: JSON.stringify({ name: "x" }) })).status,
+      ).toBe(403);
     });
 
     it("nobody else can take a device's client id: another device gets 403 client_id_bound, a v1 app token 403 client_id_reserved", async () => {
@@ -118,7 +120,9 @@ describe.each(TARGETS)("$name", (tc) => {
       c2.send({ type: "tool.list", tools: [ASK] });
       await c2.sync();
       agent.send({ type: "tool.call", call_id: "q1", name: "ask_question", arguments: { question: "Deploy now?", project_directory: "/home/me/api" } });
-      const waiting = (await live.next((f) => (f.type as string) === "inbox" && ((f as unknown as InboxState).sessions[0]?.waiting.length ?? 0) > 0)) as unknown as InboxState;
+      const waiting = (await live.next(
+        (f) => (f.type as string) === "inbox" && ((f as unknown as InboxState).sessions[0]?.waiting.length ?? 0) > 0,
+      )) as unknown as InboxState;
       expect(waiting.sessions[0]!.waiting[0]).toMatchObject({ call_id: "q1", name: "ask_question", text: "Deploy now?" });
       expect(waiting.sessions[0]!.pending).toBe(1);
       expect(waiting.sessions[0]!.agent_online).toBe(true);
@@ -271,12 +275,26 @@ describe.each(TARGETS)("$name", (tc) => {
       const r = await api(`/api/inbox/devices/${d.device_id}`, { method: "PATCH", token: d.device_credential, body: JSON.stringify({ name: "new" }) });
       expect(r.status).toBe(200);
       expect(r.json).toMatchObject({ id: d.device_id, name: "new" });
-      expect(code(await api(`/api/inbox/devices/${d.device_id}`, { method: "PATCH", token: d.device_credential, body: JSON.stringify({ name: "" }) }))).toBe("bad_request");
+      expect(code(await api(`/api/inbox/devices/${d.device_id}`, { method: "PATCH", token: d.device_credential, body: JSON.stringify({ name: "" }) }))).toBe(
+        "bad_request",
+      );
       const p0 = (await api("/api/inbox/policy", { token: m.machine_credential })).json as { version: number };
-      const put = await api("/api/inbox/policy", { method: "PUT", token: d.device_credential, body: JSON.stringify({ permissions: { allow: ["Bash(npm test:*)"] }, base_version: p0.version }) });
+      const put = await api("/api/inbox/policy", {
+        method: "PUT",
+        token: d.device_credential,
+        body: JSON.stringify({ permissions: { allow: ["Bash(npm test:*)"] }, base_version: p0.version }),
+      });
       expect(put.status).toBe(200);
       expect(put.json).toMatchObject({ permissions: { allow: ["Bash(npm test:*)"], ask: [], deny: [] }, version: p0.version + 1 });
-      expect((await api("/api/inbox/policy", { method: "PUT", token: d.device_credential, body: JSON.stringify({ permissions: { deny: ["Bash(rm:*)"] }, base_version: p0.version }) })).status).toBe(409);
+      expect(
+        (
+          await api("/api/inbox/policy", {
+            method: "PUT",
+            token: d.device_credential,
+            body: JSON.stringify({ permissions: { deny: ["Bash(rm:*)"] }, base_version: p0.version }),
+          })
+        ).status,
+      ).toBe(409);
     });
   });
 });

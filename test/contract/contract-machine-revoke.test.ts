@@ -47,7 +47,11 @@ describe.each(TARGETS)("$name", (tc) => {
       // One call over the socket and one held on HTTP, both waiting for the phone when the session ends.
       agent.send({ type: "tool.call", call_id: "ws1", name: ECHO.name, arguments: { text: "socket" } });
       await app.next((f) => f.type === "tool.call" && f.call_id === "ws1");
-      const held = api(`/api/sessions/${s.session_id}/calls?wait=20`, { method: "POST", token: s.agent_token, body: JSON.stringify({ call_id: "h1", name: ECHO.name, arguments: { text: "http" } }) });
+      const held = api(`/api/sessions/${s.session_id}/calls?wait=20`, {
+        method: "POST",
+        token: s.agent_token,
+        body: JSON.stringify({ call_id: "h1", name: ECHO.name, arguments: { text: "http" } }),
+      });
       await app.next((f) => f.type === "tool.call" && f.call_id === "h1");
 
       expect((await api(`/api/inbox/machines/${m.machine_id}`, { method: "DELETE", token: phone.device_credential })).status).toBe(204);
@@ -62,7 +66,11 @@ describe.each(TARGETS)("$name", (tc) => {
       expect((await refused(wsUrl(run.T.url, s.session_id), { token: s.agent_token })).status).toBe(404);
       expect((await refused(wsUrl(run.T.url, s.session_id), { token: phone.device_credential, via: "subprotocol" })).status).toBe(401);
       for (const token of [s.agent_token, s.app_token]) expect((await api(`/api/sessions/${s.session_id}`, { token })).status).toBe(404);
-      const late = await api(`/api/sessions/${s.session_id}/calls?wait=0`, { method: "POST", token: s.agent_token, body: JSON.stringify({ call_id: "late", name: ECHO.name, arguments: { text: "x" } }) });
+      const late = await api(`/api/sessions/${s.session_id}/calls?wait=0`, {
+        method: "POST",
+        token: s.agent_token,
+        body: JSON.stringify({ call_id: "late", name: ECHO.name, arguments: { text: "x" } }),
+      });
       expect(late.status).toBe(404);
       expect((await api(`/api/inbox/sessions/${s.session_id}/token`, { method: "POST", token: m.machine_credential })).status).toBe(401);
       const st = (await api("/api/inbox", { token: phone.device_credential })).json as InboxState;

@@ -29,7 +29,9 @@ describe("lineup LAN server", () => {
   it("refuses to start on a rate limit that is not a positive number, naming it", async () => {
     for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
       await expect(startLanServer({ port: 0, host: "127.0.0.1", token: TOKEN, rateLimitPerS: bad })).rejects.toThrow(/rateLimitPerS must be a positive number/);
-      await expect(startLanServer({ port: 0, host: "127.0.0.1", token: TOKEN, rateLimitBurst: bad })).rejects.toThrow(/rateLimitBurst must be a positive number/);
+      await expect(startLanServer({ port: 0, host: "127.0.0.1", token: TOKEN, rateLimitBurst: bad })).rejects.toThrow(
+        /rateLimitBurst must be a positive number/,
+      );
     }
   });
 
@@ -133,10 +135,18 @@ describe("lineup LAN server", () => {
     const app = await appClient(lan.url, s.session_id, s.app_token);
     const auth = { authorization: `Bearer ${s.agent_token}`, "content-type": "application/json" };
     try {
-      const pending = await fetch(`${lan.url}/api/sessions/${s.session_id}/calls?wait=0`, { method: "POST", headers: auth, body: JSON.stringify({ call_id: "h1", name: "confirm", arguments: { question: "http?" } }) });
+      const pending = await fetch(`${lan.url}/api/sessions/${s.session_id}/calls?wait=0`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ call_id: "h1", name: "confirm", arguments: { question: "http?" } }),
+      });
       expect(pending.status).toBe(202);
       expect(await pending.json()).toEqual({ call_id: "h1", status: "pending" });
-      const dup = await fetch(`${lan.url}/api/sessions/${s.session_id}/calls?wait=0`, { method: "POST", headers: auth, body: JSON.stringify({ call_id: "h1", name: "confirm", arguments: { question: "http?" } }) });
+      const dup = await fetch(`${lan.url}/api/sessions/${s.session_id}/calls?wait=0`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ call_id: "h1", name: "confirm", arguments: { question: "http?" } }),
+      });
       expect(dup.status).toBe(409);
       const call = await app.next("tool.call");
       const waiting = fetch(`${lan.url}/api/sessions/${s.session_id}/calls/h1?wait=10`, { headers: auth });
@@ -265,7 +275,12 @@ describe("lineup LAN server", () => {
       expect(evil.status).toBe(403);
       expect(JSON.parse(evil.body)).toMatchObject({ error: { code: "host_not_allowed" } });
       expect((await get(`evil.example:${own.port}`, "/")).status).toBe(403); // the app itself too
-      const ws = await get(`evil.example:${own.port}`, "/api/sessions/x/ws", { upgrade: "websocket", connection: "Upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" });
+      const ws = await get(`evil.example:${own.port}`, "/api/sessions/x/ws", {
+        upgrade: "websocket",
+        connection: "Upgrade",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "sec-websocket-version": "13",
+      });
       expect(ws.status).toBe(403);
       expect((await get(`127.0.0.1:${own.port}`)).status).toBe(200);
       expect((await get(`localhost:${own.port}`)).status).toBe(200);

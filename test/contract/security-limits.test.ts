@@ -31,7 +31,12 @@ function chunked(total: number): ReadableStream<Uint8Array> {
   });
 }
 async function postStream(url: string, token: string, total: number): Promise<number> {
-  const init: RequestInit & { duplex: "half" } = { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: chunked(total), duplex: "half" };
+  const init: RequestInit & { duplex: "half" } = {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: chunked(total),
+    duplex: "half",
+  };
   const res = await fetch(url, init);
   await res.body?.cancel();
   return res.status;
@@ -79,7 +84,11 @@ describe("request size limits on every POST route (1 MiB)", () => {
       expect((r.json as { error: { code: string } }).error.code).toBe("too_large");
       expect(await postStream(`${r2.url}/api/sessions`, DEV_RELAY_KEY, MiB + 1)).toBe(413);
       // Just under the limit is read (and then judged on its content).
-      const ok = await http(`${r2.url}/api/sessions`, { method: "POST", token: DEV_RELAY_KEY, body: `{"label":"ok"}${" ".repeat(LIMITS.maxHttpBodyBytes - 20)}` });
+      const ok = await http(`${r2.url}/api/sessions`, {
+        method: "POST",
+        token: DEV_RELAY_KEY,
+        body: `{"label":"ok"}${" ".repeat(LIMITS.maxHttpBodyBytes - 20)}`,
+      });
       expect(ok.status).toBe(201);
     }
   });

@@ -18,7 +18,14 @@ async function apiStatuses(base: string, s: SessionCreated, key: string, origin:
   return {
     create: (await http(`${base}/api/sessions`, { method: "POST", token: key, headers: h })).status,
     status: (await http(`${base}/api/sessions/${sid}`, { token: s.app_token, headers: h })).status,
-    call: (await http(`${base}/api/sessions/${sid}/calls?wait=0`, { method: "POST", token: s.agent_token, headers: h, body: JSON.stringify({ name: "echo", call_id: `o-${origin.length}-${Math.random()}` }) })).status,
+    call: (
+      await http(`${base}/api/sessions/${sid}/calls?wait=0`, {
+        method: "POST",
+        token: s.agent_token,
+        headers: h,
+        body: JSON.stringify({ name: "echo", call_id: `o-${origin.length}-${Math.random()}` }),
+      })
+    ).status,
     result: (await http(`${base}/api/sessions/${sid}/calls/none?wait=0`, { token: s.agent_token, headers: h })).status,
     ws_app: (await refused(wsUrl(base, sid), { token: s.app_token, origin }).catch(() => ({ status: 101 }))).status,
     ws_agent: (await refused(wsUrl(base, sid), { token: s.agent_token, origin }).catch(() => ({ status: 101 }))).status,
@@ -72,7 +79,10 @@ describe("relay with ALLOWED_ORIGINS=https://ok.example", () => {
     const st = await http(`${relay.url}/api/sessions/${s.session_id}`, { token: s.app_token, headers: { origin } });
     expect(st.status).toBe(200);
     expect(st.headers.get("access-control-allow-origin")).toBe(origin);
-    const pre = await fetch(`${relay.url}/api/sessions/${s.session_id}`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "GET", "access-control-request-headers": "authorization" } });
+    const pre = await fetch(`${relay.url}/api/sessions/${s.session_id}`, {
+      method: "OPTIONS",
+      headers: { origin, "access-control-request-method": "GET", "access-control-request-headers": "authorization" },
+    });
     expect(pre.status).toBeLessThan(300);
     expect(pre.headers.get("access-control-allow-origin")).toBe(origin);
     expect(pre.headers.get("access-control-allow-headers") ?? "").toMatch(/authorization/i);
@@ -81,7 +91,10 @@ describe("relay with ALLOWED_ORIGINS=https://ok.example", () => {
   });
 
   it("does not hand CORS headers to a foreign origin's preflight", async () => {
-    const pre = await fetch(`${relay.url}/api/sessions`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
+    const pre = await fetch(`${relay.url}/api/sessions`, {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example", "access-control-request-method": "POST" },
+    });
     expect(pre.headers.get("access-control-allow-origin")).toBeNull();
     await pre.body?.cancel();
   });

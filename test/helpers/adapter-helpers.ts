@@ -40,7 +40,9 @@ export async function appClient(relayUrl: string, sid: string, appToken: string,
 }
 
 /** The saved session of a state dir (the CLI/library writes it before connecting). */
-export function savedSessions(stateDir: string): { sessionId: string; agentToken: string; appToken?: string; relayUrl: string; cwd: string; clientId: string }[] {
+export function savedSessions(
+  stateDir: string,
+): { sessionId: string; agentToken: string; appToken?: string; relayUrl: string; cwd: string; clientId: string }[] {
   try {
     return (JSON.parse(readFileSync(join(stateDir, "sessions.json"), "utf8")) as { sessions: ReturnType<typeof savedSessions> }).sessions;
   } catch {
@@ -128,7 +130,12 @@ export interface CliRun {
 }
 
 /** Spawns the real `lineup` bin with Node (as `npx lineup` does) and collects its output. */
-export function spawnCli(args: string[], env: Record<string, string>, cwd: string, stdin: "ignore" | "pipe" = "ignore"): ChildProcess & { output: () => CliRun; done: Promise<CliRun> } {
+export function spawnCli(
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+  stdin: "ignore" | "pipe" = "ignore",
+): ChildProcess & { output: () => CliRun; done: Promise<CliRun> } {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd,
     env: { ...process.env, NO_COLOR: "1", ...env },

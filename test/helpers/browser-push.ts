@@ -7,9 +7,19 @@ import type { BrowserContext, CDPSession, Worker } from "playwright-core";
 /** Runs in the test page before the app: a PushManager whose subscription points at the fake push service. */
 export function stubPushManager(base: string): void {
   const KEY = "test.push.subscription";
-  const b64 = (b: ArrayBuffer | Uint8Array) => btoa(String.fromCharCode(...new Uint8Array(b))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const b64 = (b: ArrayBuffer | Uint8Array) =>
+    btoa(String.fromCharCode(...new Uint8Array(b)))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
   const bytes = (s: string) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
-  interface Saved { endpoint: string; p256dh: string; auth: string; d: string; asKey: string }
+  interface Saved {
+    endpoint: string;
+    p256dh: string;
+    auth: string;
+    d: string;
+    asKey: string;
+  }
   const make = (s: Saved) => ({
     endpoint: s.endpoint,
     expirationTime: null,
@@ -42,7 +52,12 @@ export function stubPushManager(base: string): void {
   };
 }
 
-export interface Shown { title: string; body: string; tag: string; actions: string[] }
+export interface Shown {
+  title: string;
+  body: string;
+  tag: string;
+  actions: string[];
+}
 
 /** The service worker of the app's origin (started again by a push when it was stopped). */
 export async function worker(ctx: BrowserContext): Promise<Worker> {
@@ -52,7 +67,12 @@ export async function worker(ctx: BrowserContext): Promise<Worker> {
 export const shown = async (ctx: BrowserContext): Promise<Shown[]> =>
   (await worker(ctx)).evaluate(async () => {
     const reg = (self as unknown as { registration: ServiceWorkerRegistration }).registration;
-    return (await reg.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, actions: ((n as unknown as { actions?: { action: string }[] }).actions ?? []).map((a) => a.action) }));
+    return (await reg.getNotifications()).map((n) => ({
+      title: n.title,
+      body: n.body,
+      tag: n.tag,
+      actions: ((n as unknown as { actions?: { action: string }[] }).actions ?? []).map((a) => a.action),
+    }));
   });
 
 export async function registrationId(cdp: CDPSession, origin: string): Promise<string> {

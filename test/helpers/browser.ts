@@ -15,9 +15,17 @@ const SHOTS = "test-artifacts/screenshots";
 export async function launch(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
       // A fake microphone, so voice notes (MediaRecorder) can be recorded headless.
-      "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"],
+      "--use-fake-ui-for-media-stream",
+      "--use-fake-device-for-media-stream",
+    ],
   });
 }
 
@@ -200,7 +208,11 @@ export class Agent {
 
   /** Waits until the app side has registered the built-in tools (the relay forwards the catalog). */
   appTools(timeoutMs = 15_000): Promise<Frame> {
-    return this.next((f) => f.type === "tool.list" && Array.isArray(f.tools) && f.tools.some((t) => (t as { name: string }).name === "choice"), timeoutMs, "tool.list with the app's built-in tools");
+    return this.next(
+      (f) => f.type === "tool.list" && Array.isArray(f.tools) && f.tools.some((t) => (t as { name: string }).name === "choice"),
+      timeoutMs,
+      "tool.list with the app's built-in tools",
+    );
   }
 
   close(): void {
@@ -229,6 +241,9 @@ export async function pair(page: Page, s: SessionCreated): Promise<void> {
   try {
     await page.locator(".presence.on").first().waitFor({ timeout: 15_000 });
   } catch (e) {
-    throw new Error(`pairing: the session did not come online; at ${page.url().replace(/#.*/, "#…")} the page shows: ${await page.locator("body").innerHTML()}\n${problems.join("\n")}`, { cause: e });
+    throw new Error(
+      `pairing: the session did not come online; at ${page.url().replace(/#.*/, "#…")} the page shows: ${await page.locator("body").innerHTML()}\n${problems.join("\n")}`,
+      { cause: e },
+    );
   }
 }

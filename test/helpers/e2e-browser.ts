@@ -103,7 +103,14 @@ export class Machine {
       const st = await this.state();
       const hello = st.hellos.find((h) => (h as { code_id?: string }).code_id === codeId);
       if (hello) {
-        const { reply, comparisonCode, joiner } = await E2E.makePairReply({ secret, inboxId: this.inbox, codeId, hello, sponsor: this.self, key: this.current() });
+        const { reply, comparisonCode, joiner } = await E2E.makePairReply({
+          secret,
+          inboxId: this.inbox,
+          codeId,
+          hello,
+          sponsor: this.self,
+          key: this.current(),
+        });
         this.trusted[joiner.id] = joiner.publicKey;
         const holders = Object.entries(this.trusted).map(([id, publicKey]) => ({ id, publicKey }));
         const roster = await E2E.sealRoster(this.current(), this.inbox, this.self.id, holders);
@@ -155,7 +162,14 @@ export class SealedAgent {
 
   /** A sealed call with its preview; what went over the wire is returned (the test may tamper with it). */
   async sealCall(call_id: string, name: string, args: Record<string, unknown>, action?: string, preview?: E2E.Preview): Promise<Frame> {
-    const f = await E2E.sealFrame(this.mc.current(), this.ctx(), { type: "tool.call", call_id, name, arguments: args, timeout_s: 300, ...(action ? { action } : {}) });
+    const f = await E2E.sealFrame(this.mc.current(), this.ctx(), {
+      type: "tool.call",
+      call_id,
+      name,
+      arguments: args,
+      timeout_s: 300,
+      ...(action ? { action } : {}),
+    });
     const p = preview ?? { text: String(args.question ?? args.summary ?? name) };
     f.preview = await E2E.sealPreview(this.mc.current(), this.ctx(), call_id, p);
     return f as Frame;
@@ -184,7 +198,11 @@ export class SealedAgent {
   }
 
   async nextMessage(timeoutMs = 20_000): Promise<{ raw: Frame; open: E2E.Frame }> {
-    const raw = await this.a.next((f) => f.type === "message" && (f.from as { role?: string } | undefined)?.role === "app", timeoutMs, "a message from the app");
+    const raw = await this.a.next(
+      (f) => f.type === "message" && (f.from as { role?: string } | undefined)?.role === "app",
+      timeoutMs,
+      "a message from the app",
+    );
     expect(raw.content).toBeUndefined();
     return { raw, open: await E2E.openFrame(this.mc.keyOf, this.sid, raw) };
   }
@@ -213,7 +231,9 @@ export async function pairSealed(page: Page, mc: Machine): Promise<{ device_id: 
   try {
     await page.locator(".notice", { hasText: comparisonCode }).waitFor({ timeout: 20_000 });
   } catch (e) {
-    throw new Error(`the page did not show the comparison code ${comparisonCode}: ${await page.locator("body").innerText()}\n${problems.join("\n")}`, { cause: e });
+    throw new Error(`the page did not show the comparison code ${comparisonCode}: ${await page.locator("body").innerText()}\n${problems.join("\n")}`, {
+      cause: e,
+    });
   }
   return { device_id: joiner.id, comparisonCode, urlAfter };
 }

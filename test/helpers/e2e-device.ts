@@ -67,12 +67,25 @@ export class SimDevice {
     if (r.status !== 201) throw new Error(`POST /api/pair: ${r.status} ${JSON.stringify(r.json)}`);
     const d = r.json as { inbox_id: string; device_id: string; device_credential: string };
     const self = await holderSelf(d.device_id, await generateHolderKeyPair({ extractable: false }));
-    return new SimDevice(base, { inboxId: d.inbox_id, deviceId: d.device_id, credential: d.device_credential, self, codeId: await pairingCodeId(frag.code), secret: frag.secret, code: frag.code });
+    return new SimDevice(base, {
+      inboxId: d.inbox_id,
+      deviceId: d.device_id,
+      credential: d.device_credential,
+      self,
+      codeId: await pairingCodeId(frag.code),
+      secret: frag.secret,
+      code: frag.code,
+    });
   }
 
   /** Posts a hello (optionally a tampered one) and returns the relay's status. */
   async hello(tamper?: (h: Record<string, unknown>) => Promise<Record<string, unknown>>): Promise<number> {
-    let h = (await makePairHello({ secret: this.p.secret, inboxId: this.p.inboxId, codeId: this.p.codeId, joiner: { id: this.p.self.id, publicKey: this.p.self.publicKey } })) as unknown as Record<string, unknown>;
+    let h = (await makePairHello({
+      secret: this.p.secret,
+      inboxId: this.p.inboxId,
+      codeId: this.p.codeId,
+      joiner: { id: this.p.self.id, publicKey: this.p.self.publicKey },
+    })) as unknown as Record<string, unknown>;
     if (tamper) h = await tamper(h);
     return (await api(this.base, "POST", "/api/inbox/e2e/hello", this.p.credential, h)).status;
   }
@@ -133,9 +146,16 @@ export class SimDevice {
     const hello = (r.json as { hellos: { code_id?: string }[] }).hellos.find((h) => h.code_id === codeId);
     if (!hello) return false;
     const made = await makePairReply({ secret, inboxId: this.p.inboxId, codeId, hello, sponsor: this.p.self, key: this.current() });
-    const roster = [...Object.entries(this.trusted).map(([id, publicKey]) => ({ id, publicKey })), { id: this.p.self.id, publicKey: this.p.self.publicKey }, made.joiner];
+    const roster = [
+      ...Object.entries(this.trusted).map(([id, publicKey]) => ({ id, publicKey })),
+      { id: this.p.self.id, publicKey: this.p.self.publicKey },
+      made.joiner,
+    ];
     const uniq = [...new Map(roster.map((h) => [h.id, h])).values()];
-    const post = await api(this.base, "POST", "/api/inbox/e2e/reply", this.p.credential, { reply: made.reply, roster: await sealRoster(this.current(), this.p.inboxId, this.p.self.id, uniq) });
+    const post = await api(this.base, "POST", "/api/inbox/e2e/reply", this.p.credential, {
+      reply: made.reply,
+      roster: await sealRoster(this.current(), this.p.inboxId, this.p.self.id, uniq),
+    });
     if (post.status !== 201) throw new Error(`reply: ${post.status} ${JSON.stringify(post.json)}`);
     this.trusted[made.joiner.id] = made.joiner.publicKey;
     return true;
@@ -147,7 +167,12 @@ export class SimDevice {
     const all = [{ id: this.p.self.id, publicKey: this.p.self.publicKey }, ...holders.filter((h) => h.id !== this.p.self.id)];
     const next = await rekey({ inboxId: this.p.inboxId, current: cur, sender: this.p.self, holders: all });
     const wraps = Object.fromEntries(all.map((h, i) => [h.id, next.wraps[i]]));
-    const r = await api(this.base, "PUT", "/api/inbox/e2e", this.p.credential, { base_epoch: cur.epoch, epoch: next.key.epoch, wraps, roster: await sealRoster(next.key, this.p.inboxId, this.p.self.id, all) });
+    const r = await api(this.base, "PUT", "/api/inbox/e2e", this.p.credential, {
+      base_epoch: cur.epoch,
+      epoch: next.key.epoch,
+      wraps,
+      roster: await sealRoster(next.key, this.p.inboxId, this.p.self.id, all),
+    });
     if (r.status !== 200) throw new Error(`PUT /api/inbox/e2e: ${r.status} ${JSON.stringify(r.json)}`);
     this.keys.set(next.key.epoch, next.key);
     return next.key;

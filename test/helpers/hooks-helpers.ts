@@ -17,7 +17,13 @@ export interface HookRun {
 }
 
 /** Spawns `lineup hook <args>` with `stdin` written and closed, as Claude Code does. */
-export function runHook(args: string[], stdin: string | undefined, env: Record<string, string>, cwd: string, timeoutMs = 60_000): Promise<HookRun> & { child: ReturnType<typeof spawn> } {
+export function runHook(
+  args: string[],
+  stdin: string | undefined,
+  env: Record<string, string>,
+  cwd: string,
+  timeoutMs = 60_000,
+): Promise<HookRun> & { child: ReturnType<typeof spawn> } {
   const t0 = Date.now();
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(LINEUP_|CLAUDE_PROJECT_DIR|CODEX_HOME)/.test(k)));
   const child = spawn(process.execPath, [BIN, "hook", ...args], { cwd, env: { ...clean, NO_COLOR: "1", ...env }, stdio: ["pipe", "pipe", "pipe"] });
@@ -54,15 +60,20 @@ export async function countingListener(): Promise<{ url: string; connections: ()
 export async function inboxPolicyStub(credential: string, start: { allow?: string[]; ask?: string[]; deny?: string[] } = {}) {
   const state = { version: 1, permissions: { allow: start.allow ?? [], ask: start.ask ?? [], deny: start.deny ?? [] } };
   const requests: { method: string; body?: unknown }[] = [];
-  const body = (req: IncomingMessage) => new Promise<string>((r) => {
-    let s = "";
-    req.on("data", (d: Buffer) => (s += d.toString()));
-    req.on("end", () => r(s));
-  });
+  const body = (req: IncomingMessage) =>
+    new Promise<string>((r) => {
+      let s = "";
+      req.on("data", (d: Buffer) => (s += d.toString()));
+      req.on("end", () => r(s));
+    });
   const server = createHttpServer((req, res) => {
     void (async () => {
       // CORS, so the PWA on another origin (the browser test) can call it as it calls a relay.
-      const cors = { "access-control-allow-origin": "*", "access-control-allow-headers": "authorization, content-type", "access-control-allow-methods": "GET, PUT" };
+      const cors = {
+        "access-control-allow-origin": "*",
+        "access-control-allow-headers": "authorization, content-type",
+        "access-control-allow-methods": "GET, PUT",
+      };
       const send = (status: number, v: unknown) => {
         res.writeHead(status, { "content-type": "application/json", ...cors });
         res.end(JSON.stringify(v));
@@ -109,7 +120,25 @@ export function project(rules?: { allow?: string[]; ask?: string[]; deny?: strin
 export const MACHINE_CREDENTIAL = `lum1.inboxABCDEFG.mc_machine001.${"s".repeat(43)}`;
 
 export const permissionRequest = (cwd: string, tool_name: string, tool_input: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ session_id: "abc123", transcript_path: "/tmp/t.jsonl", cwd, permission_mode: "default", hook_event_name: "PermissionRequest", tool_name, tool_input, ...extra });
+  JSON.stringify({
+    session_id: "abc123",
+    transcript_path: "/tmp/t.jsonl",
+    cwd,
+    permission_mode: "default",
+    hook_event_name: "PermissionRequest",
+    tool_name,
+    tool_input,
+    ...extra,
+  });
 
 export const preToolUse = (cwd: string, tool_name: string, tool_input: Record<string, unknown>) =>
-  JSON.stringify({ session_id: "abc123", transcript_path: "/tmp/t.jsonl", cwd, permission_mode: "default", hook_event_name: "PreToolUse", tool_name, tool_input, tool_use_id: "toolu_01" });
+  JSON.stringify({
+    session_id: "abc123",
+    transcript_path: "/tmp/t.jsonl",
+    cwd,
+    permission_mode: "default",
+    hook_event_name: "PreToolUse",
+    tool_name,
+    tool_input,
+    tool_use_id: "toolu_01",
+  });

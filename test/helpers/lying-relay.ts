@@ -45,7 +45,10 @@ export class LyingRelay {
     server.on("request", (req, res) => lr.forward(req, res));
     const wss = new WebSocketServer({ noServer: true, handleProtocols: (ps) => [...ps][0] ?? false });
     server.on("upgrade", (req, socket, head) => {
-      const protocols = String(req.headers["sec-websocket-protocol"] ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+      const protocols = String(req.headers["sec-websocket-protocol"] ?? "")
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
       const up = new WebSocket(`ws://${target.host}${req.url ?? "/"}`, protocols);
       up.once("unexpected-response", (_q, r) => {
         socket.end(`HTTP/1.1 ${r.statusCode ?? 502} Refused\r\nConnection: close\r\n\r\n`);
@@ -98,7 +101,10 @@ export class LyingRelay {
       if (up.readyState === WebSocket.OPEN) up.send(d, { binary: isBinary });
       this.wake();
     });
-    up.on("close", (code, reason) => client.readyState === WebSocket.OPEN && client.close(code >= 1000 && code !== 1005 && code !== 1006 ? code : 1000, reason));
+    up.on(
+      "close",
+      (code, reason) => client.readyState === WebSocket.OPEN && client.close(code >= 1000 && code !== 1005 && code !== 1006 ? code : 1000, reason),
+    );
     client.on("close", () => up.readyState === WebSocket.OPEN && up.close());
     this.wake();
   }

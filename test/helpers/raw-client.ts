@@ -247,7 +247,6 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------- fixtures for contract suites
 
-
 export const ECHO: ToolDef = {
   name: "echo",
   type: "action",
@@ -258,7 +257,9 @@ export const MATH: ToolDef = {
   name: "math",
   type: "toolset",
   description: "arithmetic",
-  actions: [{ name: "add", description: "a+b", inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] } }],
+  actions: [
+    { name: "add", description: "a+b", inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] } },
+  ],
 };
 export const CANVAS: ToolDef = {
   name: "canvas",

@@ -47,7 +47,10 @@ export class LyingRelay {
         for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && typeof v === "string") headers[k] = v;
         const r = await fetch(new URL(path, target), { method: req.method ?? "GET", headers, ...(body ? { body } : {}), redirect: "manual" });
         let out = Buffer.from(await r.arrayBuffer());
-        const fake = self.rewrite && (r.headers.get("content-type") ?? "").includes("json") ? self.rewrite(req.method ?? "GET", path, JSON.parse(out.toString() || "null")) : undefined;
+        const fake =
+          self.rewrite && (r.headers.get("content-type") ?? "").includes("json")
+            ? self.rewrite(req.method ?? "GET", path, JSON.parse(out.toString() || "null"))
+            : undefined;
         if (fake !== undefined) out = Buffer.from(JSON.stringify(fake));
         const back: Record<string, string> = {};
         r.headers.forEach((v, k) => {

@@ -32,7 +32,20 @@ export async function startRelay(opts: { port?: number; vars?: Record<string, st
   // derived from the channel, so a leftover session would be found again).
   // A state dir given by the caller is kept on stop (a test that restarts the relay on the same state).
   const persist = opts.persistTo ?? mkdtempSync(join(tmpdir(), "lineup-relay-"));
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--log-level", "warn", "--persist-to", persist];
+  const args = [
+    "wrangler",
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspector),
+    "--log-level",
+    "warn",
+    "--persist-to",
+    persist,
+  ];
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
   // A PWA built elsewhere (`vite build --outDir DIR`), so a test run does not depend on dist/web, which
   // another build may be rewriting at the same time.

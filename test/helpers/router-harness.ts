@@ -65,7 +65,10 @@ export class Harness {
     const key = typeof p === "string" ? p : keyOf(p);
     const box = this.inbox.get(key) ?? [];
     const hit = box.filter(pred);
-    this.inbox.set(key, box.filter((f) => !pred(f)));
+    this.inbox.set(
+      key,
+      box.filter((f) => !pred(f)),
+    );
     return hit;
   }
   one(p: Peer | string, pred: (f: F) => boolean): F {
@@ -80,4 +83,3 @@ export const result = (id: string) => (f: F) => f.type === "tool.result" && f.ca
 export const call = (id: string) => (f: F) => f.type === "tool.call" && f.call_id === id;
 export const cancel = (id: string) => (f: F) => f.type === "tool.cancel" && f.call_id === id;
 export const error = (code: string) => (f: F) => f.type === "error" && f.code === code;
-

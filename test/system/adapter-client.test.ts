@@ -119,7 +119,9 @@ describe("adapter library against the relay", () => {
     const stateDir = tempDir();
     const saved = await ensureSession({ relayUrl, stateDir, cwd: stateDir });
     const app = track(await appClient(relayUrl, saved.sessionId, saved.appToken!));
-    const agent = track(await connectAgent({ relayUrl: proxy.url, sessionId: saved.sessionId, token: saved.agentToken, stateDir, backoff: { baseMs: 100, capMs: 400 } }));
+    const agent = track(
+      await connectAgent({ relayUrl: proxy.url, sessionId: saved.sessionId, token: saved.agentToken, stateDir, backoff: { baseMs: 100, capMs: 400 } }),
+    );
     proxy.hold();
     proxy.cut();
     await waitFor(() => !agent.connected || undefined, "the agent to notice the drop");
@@ -140,7 +142,14 @@ describe("adapter library against the relay", () => {
     const saved = await ensureSession({ relayUrl, stateDir, cwd: stateDir });
     const app = track(await appClient(relayUrl, saved.sessionId, saved.appToken!));
     const agent = track(
-      await connectAgent({ relayUrl: proxy.url, sessionId: saved.sessionId, token: saved.agentToken, stateDir, heartbeatMs: 200, backoff: { baseMs: 50, capMs: 200 } }),
+      await connectAgent({
+        relayUrl: proxy.url,
+        sessionId: saved.sessionId,
+        token: saved.agentToken,
+        stateDir,
+        heartbeatMs: 200,
+        backoff: { baseMs: 50, capMs: 200 },
+      }),
     );
     const p = agent.call("confirm", undefined, { question: "heartbeat" });
     const call = await app.next("tool.call");
@@ -158,7 +167,9 @@ describe("adapter library against the relay", () => {
     const proxy = track(await Proxy.start(relayUrl));
     const stateDir = tempDir();
     const saved = await ensureSession({ relayUrl, stateDir, cwd: stateDir });
-    const agent = track(await connectAgent({ relayUrl: proxy.url, sessionId: saved.sessionId, token: saved.agentToken, stateDir, backoff: { baseMs: 10, capMs: 20 } }));
+    const agent = track(
+      await connectAgent({ relayUrl: proxy.url, sessionId: saved.sessionId, token: saved.agentToken, stateDir, backoff: { baseMs: 10, capMs: 20 } }),
+    );
     const p = agent.call("confirm", undefined, { question: "never answered" }).catch((e: unknown) => e);
     const closed = new Promise<void>((r) => agent.on("connection", (s) => s === "closed" && r()));
     const del = await fetch(`${relayUrl}/api/sessions/${saved.sessionId}`, { method: "DELETE", headers: { authorization: `Bearer ${saved.agentToken}` } });
@@ -190,7 +201,9 @@ describe("adapter library against the relay", () => {
     const relayUrl = inject("relayUrl");
     const s = await newSession(relayUrl);
     const stateDir = tempDir();
-    await expect(connectAgent({ relayUrl, sessionId: s.session_id, token: s.agent_token.slice(0, -2) + "AA", stateDir })).rejects.toMatchObject({ code: "auth" });
+    await expect(connectAgent({ relayUrl, sessionId: s.session_id, token: s.agent_token.slice(0, -2) + "AA", stateDir })).rejects.toMatchObject({
+      code: "auth",
+    });
     await expect(connectAgent({ relayUrl, sessionId: s.session_id, token: s.app_token, stateDir })).rejects.toMatchObject({ code: "auth" });
     const closedPort = await Proxy.start(relayUrl);
     const url = closedPort.url;
@@ -201,9 +214,17 @@ describe("adapter library against the relay", () => {
   it("provide(): the app calls a tool the agent hosts; handler errors become error results", async () => {
     const relayUrl = inject("relayUrl");
     const { agent, app } = await agentAndApp(relayUrl);
-    agent.provide({ name: "add", type: "action", description: "a+b", inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] } }, (args) => ({
-      message: String((args.a as number) + (args.b as number)),
-    }));
+    agent.provide(
+      {
+        name: "add",
+        type: "action",
+        description: "a+b",
+        inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+      },
+      (args) => ({
+        message: String((args.a as number) + (args.b as number)),
+      }),
+    );
     agent.provide({ name: "fail", type: "action", description: "throws", inputSchema: { type: "object" } }, () => {
       throw new LineUpError("nope", "it failed");
     });
@@ -253,4 +274,3 @@ describe("adapter library against the relay", () => {
     expect(agent.appTools.map((t) => t.name)).toEqual([CONFIRM.name]);
   });
 });
-

@@ -110,7 +110,11 @@ describe("a sealed session", () => {
     const dir = tempDir();
     await cliJson(["e2e", "on", "--json"], dir);
     const dev = await pairedDevice(dir);
-    const call = spawnCli(["call", "confirm", "--args", JSON.stringify({ question: "Deploy the secret plan?", yes_label: "Ship it" }), "--timeout", "60"], envFor(dir), dir);
+    const call = spawnCli(
+      ["call", "confirm", "--args", JSON.stringify({ question: "Deploy the secret plan?", yes_label: "Ship it" }), "--timeout", "60"],
+      envFor(dir),
+      dir,
+    );
     cleanups.push(() => call.exitCode === null && call.kill("SIGKILL"));
     // The call process answers the hello before it connects: the device gets the key.
     const key = await waitFor(() => dev.takeReply(), "the sponsor's reply", 20_000);
@@ -121,7 +125,11 @@ describe("a sealed session", () => {
 
     // Joined only once the call waits: a device connected before its sealed tool.list is a provider without
     // the tool, so a call landing in that instant is rightly unknown_tool (spec §tool.call) — a test race.
-    const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0), "a sealed session with the call waiting", 20_000);
+    const s = await waitFor(
+      async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0),
+      "a sealed session with the call waiting",
+      20_000,
+    );
     const { ws, sender } = await dev.join(s.session_id, [CONFIRM]);
     cleanups.push(() => ws.close());
     const f = await ws.next("tool.call", 20_000);
@@ -133,7 +141,14 @@ describe("a sealed session", () => {
     const waiting = (await dev.sessions()).find((x) => x.session_id === s.session_id)!.waiting;
     expect(JSON.stringify(waiting)).not.toContain("secret plan");
 
-    ws.send(await dev.seal(s.session_id, sender, { type: "tool.result", call_id: String(f.call_id), name: "confirm", result: { message: "yes, shipped", confirmed: true } }));
+    ws.send(
+      await dev.seal(s.session_id, sender, {
+        type: "tool.result",
+        call_id: String(f.call_id),
+        name: "confirm",
+        result: { message: "yes, shipped", confirmed: true },
+      }),
+    );
     const r = await call.done;
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ message: "yes, shipped", confirmed: true });
@@ -162,7 +177,12 @@ describe("a sealed session", () => {
     const dir = tempDir();
     await cliJson(["e2e", "on", "--json"], dir);
     const dev = await pairedDevice(dir);
-    const PING: ToolDef = { name: "ping", type: "action", description: "ping the agent", inputSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"], additionalProperties: false } };
+    const PING: ToolDef = {
+      name: "ping",
+      type: "action",
+      description: "ping the agent",
+      inputSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"], additionalProperties: false },
+    };
     const agent = await connectAgent({ relayUrl: relay, stateDir: dir, cwd: dir, relayKey: DEV_RELAY_KEY, clientId: "ag_e2e_validate" });
     cleanups.push(() => agent.close());
     agent.provide(PING, (args) => ({ message: `pong ${String(args.n)}` }));
@@ -241,7 +261,15 @@ describe("a sealed session", () => {
     expect((await tablet.open(agent.sessionId, f2)).arguments).toEqual({ question: "Made after the revocation" });
 
     // The tablet answers both under epoch 2.
-    for (const c of [first, f2]) ws.send(await tablet.seal(agent.sessionId, sender, { type: "tool.result", call_id: String(c.call_id), name: "confirm", result: { message: `ok ${String(c.call_id)}` } }));
+    for (const c of [first, f2])
+      ws.send(
+        await tablet.seal(agent.sessionId, sender, {
+          type: "tool.result",
+          call_id: String(c.call_id),
+          name: "confirm",
+          result: { message: `ok ${String(c.call_id)}` },
+        }),
+      );
     await expect(open).resolves.toMatchObject({ message: `ok ${String(first.call_id)}` });
     await expect(later).resolves.toMatchObject({ message: `ok ${String(f2.call_id)}` });
   });
@@ -304,7 +332,11 @@ describe("sealed sessions in the other adapter processes", () => {
     await waitFor(() => dev.takeReply(), "the sponsor's reply", 20_000);
     // regression (CI stop 23): joining before the call was made let it land between the device's connect and
     // its sealed tool.list, and come back unknown_tool. Join once the call waits in the inbox.
-    const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0), "the sealed session with the call waiting", 45_000);
+    const s = await waitFor(
+      async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0),
+      "the sealed session with the call waiting",
+      45_000,
+    );
     const { ws, sender } = await dev.join(s.session_id, [CONFIRM]);
     cleanups.push(() => ws.close());
     // Under a loaded CI machine the first process can take a while from pairing to its call: wait longer,
@@ -314,7 +346,9 @@ describe("sealed sessions in the other adapter processes", () => {
     });
     first.kill("SIGKILL");
     await first.done;
-    ws.send(await dev.seal(s.session_id, sender, { type: "tool.result", call_id: "c_sealed_rerun", name: "confirm", result: { message: "answered while away" } }));
+    ws.send(
+      await dev.seal(s.session_id, sender, { type: "tool.result", call_id: "c_sealed_rerun", name: "confirm", result: { message: "answered while away" } }),
+    );
     await ws.sync();
     expect(f.call_id).toBe("c_sealed_rerun");
     const again = await runCli(args, envFor(dir), dir);
@@ -350,7 +384,14 @@ describe("sealed sessions in the other adapter processes", () => {
     const f = await ws.next("tool.call", 20_000);
     expect(f.arguments).toBeUndefined();
     expect((await dev.open(s.session_id, f)).arguments).toEqual({ question: "Sealed through MCP?" });
-    ws.send(await dev.seal(s.session_id, sender, { type: "tool.result", call_id: String(f.call_id), name: "confirm", result: { message: "yes via mcp", confirmed: true } }));
+    ws.send(
+      await dev.seal(s.session_id, sender, {
+        type: "tool.result",
+        call_id: String(f.call_id),
+        name: "confirm",
+        result: { message: "yes via mcp", confirmed: true },
+      }),
+    );
     const r = await p;
     expect(JSON.stringify(r.content)).toContain("yes via mcp");
     expect(mcp.errors).toEqual([]);

@@ -8,10 +8,22 @@ describe("examples/agent.ts", { timeout: 120_000 }, () => {
   it("asks confirm then choice, sends a message, and answers the app's call to its own tool", async () => {
     const relayUrl = inject("relayUrl");
     const s = await newSession(relayUrl);
-    const app = await appClient(relayUrl, s.session_id, s.app_token, BUILTIN_TOOLS.filter((t) => t.name === "confirm" || t.name === "choice"));
+    const app = await appClient(
+      relayUrl,
+      s.session_id,
+      s.app_token,
+      BUILTIN_TOOLS.filter((t) => t.name === "confirm" || t.name === "choice"),
+    );
     const child = spawn(process.execPath, ["--import", "tsx", "examples/agent.ts"], {
       cwd: REPO,
-      env: { ...process.env, LINEUP_RELAY_URL: relayUrl, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token, LINEUP_STATE_DIR: tempDir(), EXAMPLE_TIMEOUT_S: "60" },
+      env: {
+        ...process.env,
+        LINEUP_RELAY_URL: relayUrl,
+        LINEUP_SESSION: s.session_id,
+        LINEUP_TOKEN: s.agent_token,
+        LINEUP_STATE_DIR: tempDir(),
+        EXAMPLE_TIMEOUT_S: "60",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -25,7 +37,9 @@ describe("examples/agent.ts", { timeout: 120_000 }, () => {
       // The agent hosts disk_usage: the human side can call it while the agent waits.
       await app.next((f) => f.type === "tool.list" && (f.tools as { name: string }[]).some((t) => t.name === "disk_usage"), 15_000);
       app.send({ type: "tool.call", call_id: "du1", name: "disk_usage", arguments: {} });
-      expect(await app.next((f) => f.type === "tool.result" && f.call_id === "du1")).toMatchObject({ result: { message: expect.stringMatching(/MB resident$/) } });
+      expect(await app.next((f) => f.type === "tool.result" && f.call_id === "du1")).toMatchObject({
+        result: { message: expect.stringMatching(/MB resident$/) },
+      });
       app.send({ type: "tool.result", call_id: confirm.call_id, result: { message: "yes", confirmed: true } });
       const choice = await app.next("tool.call", 15_000);
       expect(choice).toMatchObject({ name: "choice", arguments: { options: ["eu-west", "us-east", "ap-south"] } });

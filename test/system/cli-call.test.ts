@@ -83,7 +83,11 @@ describe("lineup call", { timeout: 120_000 }, () => {
     expect((await runCli(["call", "x", "--bogus"], envFor(relayUrl, dir), dir)).code).toBe(2);
     expect((await runCli(["frobnicate"], envFor(relayUrl, dir), dir)).code).toBe(2);
 
-    const forged = await runCli(["call", "confirm"], { ...envFor(relayUrl, dir), LINEUP_SESSION: "AAAAAAAAAAAAAAAAAAAAAA", LINEUP_TOKEN: "v1.AAAAAAAAAAAAAAAAAAAAAA.agent.zzzzzzzz.forged" }, dir);
+    const forged = await runCli(
+      ["call", "confirm"],
+      { ...envFor(relayUrl, dir), LINEUP_SESSION: "AAAAAAAAAAAAAAAAAAAAAA", LINEUP_TOKEN: "v1.AAAAAAAAAAAAAAAAAAAAAA.agent.zzzzzzzz.forged" },
+      dir,
+    );
     expect(forged.code).toBe(2);
     expect(JSON.parse(forged.stdout).error.code).toBe("auth");
 

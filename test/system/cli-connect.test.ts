@@ -15,7 +15,12 @@ describe("lineup connect", { timeout: 120_000 }, () => {
   it("creates a session, prints the link and QR, logs presence and messages, sends stdin lines, stops on 4004", async () => {
     const relayUrl = inject("relayUrl");
     const dir = tempDir();
-    const child = spawnCli(["connect"], { LINEUP_RELAY_URL: relayUrl, LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "", LINEUP_GUEST_LINK: "1" }, dir, "pipe");
+    const child = spawnCli(
+      ["connect"],
+      { LINEUP_RELAY_URL: relayUrl, LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "", LINEUP_GUEST_LINK: "1" },
+      dir,
+      "pipe",
+    );
     cleanups.push(() => child.kill("SIGKILL"));
     const s = await waitFor(() => savedSessions(dir)[0], "the session to be saved", 60_000);
     await waitFor(() => child.output().stderr.includes(s.appToken!) || undefined, "the app link", 60_000);
@@ -32,7 +37,9 @@ describe("lineup connect", { timeout: 120_000 }, () => {
     child.stdin!.write("hello from the terminal\n");
     expect(await app.next("message", 15_000)).toMatchObject({ from: { role: "agent" }, content: [{ type: "text", text: "hello from the terminal" }] });
     child.stdin!.write("/status working on tests\n");
-    expect(await app.next((f) => f.type === "presence" && (f as { agent: { status?: { state: string } } }).agent.status?.state === "working", 15_000)).toMatchObject({
+    expect(
+      await app.next((f) => f.type === "presence" && (f as { agent: { status?: { state: string } } }).agent.status?.state === "working", 15_000),
+    ).toMatchObject({
       agent: { online: true, status: { state: "working", detail: "on tests" } },
     });
 
@@ -73,7 +80,15 @@ describe("lineup serve (direct LAN mode)", { timeout: 120_000 }, () => {
     const port = await freePort();
     const child = spawnCli(["serve", "--port", String(port), "--host", "127.0.0.1", "--no-qr"], { LINEUP_STATE_DIR: dir, LINEUP_LAN_TOKEN: "" }, dir);
     cleanups.push(() => child.kill("SIGKILL"));
-    const line = await waitFor(() => child.output().stdout.split("\n").find((l) => l.startsWith("{")), "the serve summary line", 60_000);
+    const line = await waitFor(
+      () =>
+        child
+          .output()
+          .stdout.split("\n")
+          .find((l) => l.startsWith("{")),
+      "the serve summary line",
+      60_000,
+    );
     const info = JSON.parse(line) as { local_url: string; token: string; session_id: string; app_token: string; agent_token: string; app_url: string };
     expect(info.token.length).toBeGreaterThanOrEqual(16);
     expect(child.output().stderr).toContain(info.token); // the generated token is printed for the human
@@ -88,7 +103,11 @@ describe("lineup serve (direct LAN mode)", { timeout: 120_000 }, () => {
     const app = await appClient(info.local_url, info.session_id, info.app_token);
     cleanups.push(() => app.close());
     // `lineup call` from the same directory finds the session `serve` saved for its local URL.
-    const run = runCli(["call", "confirm", "--args", '{"question":"LAN?"}'], { LINEUP_RELAY_URL: info.local_url, LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "" }, dir);
+    const run = runCli(
+      ["call", "confirm", "--args", '{"question":"LAN?"}'],
+      { LINEUP_RELAY_URL: info.local_url, LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "" },
+      dir,
+    );
     const call = await app.next("tool.call", 60_000);
     app.send({ type: "tool.result", call_id: call.call_id, result: { message: "yes over the LAN" } });
     const r = await run;

@@ -27,7 +27,10 @@ describe("lineup on the terminal", { timeout: 120_000 }, () => {
     const app = await appClient(relayUrl, s.sessionId, s.appToken!);
     cleanups.push(() => app.close());
     // Messages are live: send once the agent is connected (inbox sessions are saved before it connects).
-    await waitFor(() => child.output().stderr.includes("apps connected") || child.output().stderr.includes("app connected") || undefined, "the agent to connect");
+    await waitFor(
+      () => child.output().stderr.includes("apps connected") || child.output().stderr.includes("app connected") || undefined,
+      "the agent to connect",
+    );
     app.send({ type: "message", content: [{ type: "text", text: "\x1b]0;owned\x07\x1b[2Jplain words\x1b[8m hidden" }] });
     await waitFor(() => child.output().stderr.includes("plain words hidden") || undefined, "the message to be logged").catch((e: Error) => {
       throw new Error(`${e.message}; stderr: ${JSON.stringify(child.output().stderr).slice(-900)}`);
@@ -38,7 +41,12 @@ describe("lineup on the terminal", { timeout: 120_000 }, () => {
 
   it("regression: refuses to send the relay key over plain http to another machine (exit 2, no request made)", async () => {
     const dir = tempDir();
-    const r = await runCli(["call", "confirm", "--args", '{"question":"x"}'], { LINEUP_RELAY_URL: "http://10.255.255.1:9", LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "" }, dir, 30_000);
+    const r = await runCli(
+      ["call", "confirm", "--args", '{"question":"x"}'],
+      { LINEUP_RELAY_URL: "http://10.255.255.1:9", LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "" },
+      dir,
+      30_000,
+    );
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout.trim())).toMatchObject({ error: { code: "insecure" } });
     expect(r.stderr).toMatch(/plain http/);
@@ -50,7 +58,12 @@ describe("lineup on the terminal", { timeout: 120_000 }, () => {
 
   it("warns when a secret is given as a flag rather than in the environment", async () => {
     const dir = tempDir();
-    const r = await runCli(["call", "confirm", "--key", "some-key", "--args", '{"question":"x"}'], { LINEUP_RELAY_URL: "http://10.255.255.1:9", LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "" }, dir, 30_000);
+    const r = await runCli(
+      ["call", "confirm", "--key", "some-key", "--args", '{"question":"x"}'],
+      { LINEUP_RELAY_URL: "http://10.255.255.1:9", LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "" },
+      dir,
+      30_000,
+    );
     expect(r.stderr).toMatch(/--key puts a secret in your shell history.*LINEUP_RELAY_KEY/);
   });
 });

@@ -43,7 +43,15 @@ const targets: Target[] = [{ name: "relay (workerd)", url: inject("relayUrl"), k
 if (lan) targets.push({ name: "LAN server", url: lan.url, key: LAN_TOKEN });
 
 function envFor(t: Target, stateDir: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { LINEUP_RELAY_URL: t.url, LINEUP_RELAY_KEY: t.key, LINEUP_STATE_DIR: stateDir, LINEUP_SESSION: "", LINEUP_TOKEN: "", LINEUP_GUEST_LINK: "", ...extra };
+  return {
+    LINEUP_RELAY_URL: t.url,
+    LINEUP_RELAY_KEY: t.key,
+    LINEUP_STATE_DIR: stateDir,
+    LINEUP_SESSION: "",
+    LINEUP_TOKEN: "",
+    LINEUP_GUEST_LINK: "",
+    ...extra,
+  };
 }
 
 async function inboxOf(t: Target, credential: string): Promise<{ status: number; state?: InboxState }> {
@@ -69,7 +77,18 @@ describe("the state file", () => {
     mkdirSync(dir, { recursive: true });
     const old = {
       version: 1,
-      sessions: [{ relayUrl: "http://127.0.0.1:8787", sessionId: "s1", agentToken: "a", appToken: "b", appUrl: "http://x/#s=s1&t=b", expiresAt: Date.now() + 60_000, clientId: "ag_1", cwd: "/p" }],
+      sessions: [
+        {
+          relayUrl: "http://127.0.0.1:8787",
+          sessionId: "s1",
+          agentToken: "a",
+          appToken: "b",
+          appUrl: "http://x/#s=s1&t=b",
+          expiresAt: Date.now() + 60_000,
+          clientId: "ag_1",
+          cwd: "/p",
+        },
+      ],
       clients: { "s1/agent": "ag_1" },
     };
     writeFileSync(join(dir, "sessions.json"), JSON.stringify(old));
@@ -155,7 +174,9 @@ describe.each(targets)("the inbox on the $name", { timeout: 120_000 }, (t) => {
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout.trim().split("\n")).toHaveLength(1);
     const devices = JSON.parse(list.stdout) as { id: string; name: string; paired_at: number; last_seen: number }[];
-    expect(devices).toEqual([expect.objectContaining({ id: phone.device_id, name: "Test phone", paired_at: expect.any(Number), last_seen: expect.any(Number) })]);
+    expect(devices).toEqual([
+      expect.objectContaining({ id: phone.device_id, name: "Test phone", paired_at: expect.any(Number), last_seen: expect.any(Number) }),
+    ]);
     const table = await runCli(["devices"], env, dir);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/ID\s+NAME\s+PAIRED\s+LAST SEEN/);

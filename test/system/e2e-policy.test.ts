@@ -10,7 +10,18 @@ import { syncOnce } from "../../adapter/e2e/switch.js";
 import { findInbox } from "../../adapter/client/state.js";
 import { PERMISSION } from "../../shared/contract/builtin-tools.js";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
-import { holderSelf, importContentKey, importPrivateJwk, openPolicy, rekey, sealPolicy, sealRoster, unb64u, type ContentKey, type PolicyLists } from "../../shared/crypto/e2e/index.js";
+import {
+  holderSelf,
+  importContentKey,
+  importPrivateJwk,
+  openPolicy,
+  rekey,
+  sealPolicy,
+  sealRoster,
+  unb64u,
+  type ContentKey,
+  type PolicyLists,
+} from "../../shared/crypto/e2e/index.js";
 import type { InboxPolicy } from "../../shared/contract/inbox.js";
 import { runCli, waitFor } from "../helpers/adapter-helpers.js";
 import { SimDevice } from "../helpers/e2e-device.js";
@@ -45,9 +56,12 @@ async function cli(p: Project, args: string[]) {
   return r;
 }
 const refresh = (p: Project) => runHook(["refresh-policy"], undefined, envFor(p), p.dir);
-const pre = (p: Project, command: string, env: Record<string, string> = envFor(p)) => runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command }), env, p.dir);
-const decision = (r: { stdout: string }) => (r.stdout === "" ? "ask" : (JSON.parse(r.stdout) as { hookSpecificOutput: { permissionDecision: string } }).hookSpecificOutput.permissionDecision);
-const reason = (r: { stdout: string }) => (JSON.parse(r.stdout) as { hookSpecificOutput: { permissionDecisionReason: string } }).hookSpecificOutput.permissionDecisionReason;
+const pre = (p: Project, command: string, env: Record<string, string> = envFor(p)) =>
+  runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command }), env, p.dir);
+const decision = (r: { stdout: string }) =>
+  r.stdout === "" ? "ask" : (JSON.parse(r.stdout) as { hookSpecificOutput: { permissionDecision: string } }).hookSpecificOutput.permissionDecision;
+const reason = (r: { stdout: string }) =>
+  (JSON.parse(r.stdout) as { hookSpecificOutput: { permissionDecisionReason: string } }).hookSpecificOutput.permissionDecisionReason;
 
 /** The machine as the test knows it from its state file: credential, ids and content keys by epoch. */
 async function machine(p: Project) {
@@ -70,7 +84,11 @@ async function saveSealed(p: Project, lists: PolicyLists): Promise<InboxPolicy> 
   const m = await machine(p);
   const cur = await stored(p);
   const sealed = await sealPolicy(m.current(), m.inbox.inboxId, cur.version + 1, m.inbox.machineId, lists);
-  const r = await fetch(`${relay}/api/inbox/policy`, { method: "PUT", headers: { authorization: `Bearer ${m.inbox.machineCredential}`, "content-type": "application/json" }, body: JSON.stringify({ sealed, base_version: cur.version }) });
+  const r = await fetch(`${relay}/api/inbox/policy`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${m.inbox.machineCredential}`, "content-type": "application/json" },
+    body: JSON.stringify({ sealed, base_version: cur.version }),
+  });
   expect(r.status, await r.clone().text()).toBe(200);
   return (await r.json()) as InboxPolicy;
 }
@@ -187,13 +205,24 @@ describe("the inbox policy leaves an E2E machine only sealed", () => {
     const run = runHook(["permission-request", "--wait", "90"], permissionRequest(p.dir, "Bash", { command }), envFor(p), p.dir, 120_000);
     try {
       await waitFor(() => dev.takeReply(), "the sponsor's reply (the hook pairs the device first)", 30_000);
-      const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0), "the sealed permission card waiting", 30_000);
+      const s = await waitFor(
+        async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0),
+        "the sealed permission card waiting",
+        30_000,
+      );
       const { ws, sender } = await dev.join(s.session_id, [PERMISSION]);
       try {
         const f = await ws.next("tool.call", 20_000);
         const opened = await dev.open(s.session_id, f);
         expect((opened.arguments as { input: { command: string } }).input.command).toBe(command);
-        ws.send(await dev.seal(s.session_id, sender, { type: "tool.result", call_id: String(f.call_id), name: "permission", result: { message: "always", behavior: "allow", rule } }));
+        ws.send(
+          await dev.seal(s.session_id, sender, {
+            type: "tool.result",
+            call_id: String(f.call_id),
+            name: "permission",
+            result: { message: "always", behavior: "allow", rule },
+          }),
+        );
         const r = await run;
         expect(r.code, r.stderr).toBe(0);
         expect(JSON.parse(r.stdout).hookSpecificOutput.decision.behavior).toBe("allow");
@@ -225,7 +254,15 @@ describe("the inbox policy leaves an E2E machine only sealed", () => {
     await cli(p, ["e2e", "on", "--json"]);
     const inbox = findInbox(p.stateDir, lying.url)!;
     // The copy this machine fetched before it held keys (the plaintext model): it allowed `make`.
-    const preE2E = { relayUrl: lying.url, inboxId: inbox.inboxId, version: 0, permissions: { allow: ["Bash(make:*)"], ask: [], deny: [] }, fetchedAt: Date.now() - 60_000, auth: "plaintext", keys: false };
+    const preE2E = {
+      relayUrl: lying.url,
+      inboxId: inbox.inboxId,
+      version: 0,
+      permissions: { allow: ["Bash(make:*)"], ask: [], deny: [] },
+      fetchedAt: Date.now() - 60_000,
+      auth: "plaintext",
+      keys: false,
+    };
     writeFileSync(cacheFile(p), JSON.stringify(preE2E));
     // The relay serves a plaintext copy adding `curl … | sh` and a deny.
     servePolicy((a) => ({ permissions: { allow: ["Bash(make:*)", ...CURL_ALLOW.allow], ask: [], deny: ["Bash(rm -rf *)"] }, version: a.version }));
@@ -236,7 +273,11 @@ describe("the inbox policy leaves an E2E machine only sealed", () => {
     }
     const now = await stored(p);
     const m = await machine(p);
-    expect(await openPolicy(m.current(), inbox.inboxId, now.version, now.sealed_by!, now.sealed)).toEqual({ allow: ["Bash(make:*)"], ask: [], deny: ["Bash(rm -rf *)"] });
+    expect(await openPolicy(m.current(), inbox.inboxId, now.version, now.sealed_by!, now.sealed)).toEqual({
+      allow: ["Bash(make:*)"],
+      ask: [],
+      deny: ["Bash(rm -rf *)"],
+    });
     expect(decision(await pre(p, "make build"))).toBe("allow");
     expect(decision(await pre(p, CURL_SH))).toBe("ask");
     expect(decision(await pre(p, "rm -rf build"))).toBe("deny");
@@ -254,7 +295,11 @@ describe("the inbox policy leaves an E2E machine only sealed", () => {
     await cli(p, ["pair", "--json"]); // creates the inbox (E2E off)
     const cred = findInbox(p.stateDir, lying.url)!.machineCredential;
     const lists: PolicyLists = { allow: ["Bash(make:*)"], ask: ["Bash(git push *)"], deny: ["Read(./.env)"] };
-    const put = await fetch(`${relay}/api/inbox/policy`, { method: "PUT", headers: { authorization: `Bearer ${cred}`, "content-type": "application/json" }, body: JSON.stringify({ permissions: lists, base_version: 0 }) });
+    const put = await fetch(`${relay}/api/inbox/policy`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${cred}`, "content-type": "application/json" },
+      body: JSON.stringify({ permissions: lists, base_version: 0 }),
+    });
     expect(put.status).toBe(200);
     const on = await cli(p, ["e2e", "on", "--json"]);
     expect(on.stderr).toContain("sealed the inbox policy (v2, 3 rules) under key epoch 1");
@@ -270,7 +315,12 @@ describe("the inbox policy leaves an E2E machine only sealed", () => {
     const rk = await fetch(`${relay}/api/inbox/e2e`, {
       method: "PUT",
       headers: { authorization: `Bearer ${cred}`, "content-type": "application/json" },
-      body: JSON.stringify({ base_epoch: 1, epoch: 2, wraps: { [self.id]: next.wraps[0] }, roster: await sealRoster(next.key, m.inbox.inboxId, self.id, [self]) }),
+      body: JSON.stringify({
+        base_epoch: 1,
+        epoch: 2,
+        wraps: { [self.id]: next.wraps[0] },
+        roster: await sealRoster(next.key, m.inbox.inboxId, self.id, [self]),
+      }),
     });
     expect(rk.status).toBe(200);
     (await syncOnce({ relayUrl: lying.url, stateDir: p.stateDir }))?.close();

@@ -30,7 +30,17 @@ import { connect, wsUrl, type RawClient } from "../helpers/raw-client.js";
 import { startRelay, type RunningRelay } from "../helpers/relay.js";
 
 const mark = (what: string) => `E2EMARK${randomBytes(6).toString("hex")}${what}`;
-const M = { call: mark("call"), preview: mark("preview"), answer: mark("answer"), chat: mark("chat"), image: mark("image"), file: mark("file"), fileName: mark("fname"), status: mark("status"), tool: mark("tool") };
+const M = {
+  call: mark("call"),
+  preview: mark("preview"),
+  answer: mark("answer"),
+  chat: mark("chat"),
+  image: mark("image"),
+  file: mark("file"),
+  fileName: mark("fname"),
+  status: mark("status"),
+  tool: mark("tool"),
+};
 // Attachments are base64 already: the image's and the file's bytes carry their markers, so their base64
 // spellings are searched for too.
 const imageB64 = Buffer.concat([randomBytes(30), Buffer.from(M.image), randomBytes(30)]).toString("base64");
@@ -65,7 +75,11 @@ describe("a sealed session leaves no plaintext in the relay's storage or logs", 
   });
 
   const req = async <T>(method: string, path: string, token: string | undefined, body?: unknown, want = 200): Promise<T> => {
-    const r = await fetch(relay.url + path, { method, headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const r = await fetch(relay.url + path, {
+      method,
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
     expect(r.status, `${method} ${path}`).toBe(want);
     return (r.status === 204 ? {} : await r.json()) as T;
   };
@@ -75,7 +89,12 @@ describe("a sealed session leaves no plaintext in the relay's storage or logs", 
     const machine = await holderSelf(m.machine_id, await generateHolderKeyPair({ extractable: false }));
     const ck = await generateContentKey(1);
     const wrap = await wrapContentKey({ inboxId: m.inbox_id, sender: machine, recipient: machine, key: ck });
-    await req("PUT", "/api/inbox/e2e", m.machine_credential, { base_epoch: 0, epoch: 1, wraps: { [machine.id]: wrap }, roster: await sealRoster(ck, m.inbox_id, machine.id, []) });
+    await req("PUT", "/api/inbox/e2e", m.machine_credential, {
+      base_epoch: 0,
+      epoch: 1,
+      wraps: { [machine.id]: wrap },
+      roster: await sealRoster(ck, m.inbox_id, machine.id, []),
+    });
     // A device pairs through the relay's mailbox.
     const code = await req<CodeIssued>("POST", "/api/inbox/pairings", m.machine_credential, {}, 201);
     const d = await req<DevicePaired>("POST", "/api/pair", undefined, { code: code.code, name: "phone" }, 201);
@@ -110,7 +129,13 @@ describe("a sealed session leaves no plaintext in the relay's storage or logs", 
     expect((await openFrame(keyOf, sid, res as unknown as E2EFrame)).result).toEqual({ message: M.answer });
     agent.send(await sealFrame(ck, actx, { type: "message", id: "m1", content: [{ type: "text", text: M.chat }] }));
     app.send(await sealFrame(ck, pctx, { type: "message", id: "m2", content: [{ type: "image", data: imageB64, mimeType: "image/png" }] }));
-    app.send(await sealFrame(ck, pctx, { type: "message", id: "m3", content: [{ type: "resource", resource: { uri: `file:///${M.fileName}.txt`, mimeType: "text/plain", blob: fileB64 } }] }));
+    app.send(
+      await sealFrame(ck, pctx, {
+        type: "message",
+        id: "m3",
+        content: [{ type: "resource", resource: { uri: `file:///${M.fileName}.txt`, mimeType: "text/plain", blob: fileB64 } }],
+      }),
+    );
     for (const id of ["m1"]) expect((await app.next((f) => f.type === "message" && f.id === id)).sealed).toBeDefined();
     for (const id of ["m2", "m3"]) expect((await agent.next((f) => f.type === "message" && f.id === id)).sealed).toBeDefined();
     // The kept result stays unacked on purpose: it is at rest too. History is read back sealed.

@@ -28,7 +28,11 @@ afterAll(async () => {
 });
 
 async function call<T>(method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const r = await fetch(`${lan.url}${path}`, { method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const r = await fetch(`${lan.url}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   const text = await r.text();
   return { status: r.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
@@ -45,8 +49,21 @@ describe("lineup hook notify with Web Push", () => {
     const app = await appClient(lan.url, s.session_id, d.device_credential, []);
     try {
       const p = project();
-      const env = { LINEUP_RELAY_URL: lan.url, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token, LINEUP_STATE_DIR: p.stateDir, LINEUP_MACHINE_CREDENTIAL: m.machine_credential };
-      const input = JSON.stringify({ session_id: "abc", transcript_path: "/t", cwd: p.dir, hook_event_name: "Notification", message: "Claude is waiting for your input", notification_type: "idle_prompt" });
+      const env = {
+        LINEUP_RELAY_URL: lan.url,
+        LINEUP_SESSION: s.session_id,
+        LINEUP_TOKEN: s.agent_token,
+        LINEUP_STATE_DIR: p.stateDir,
+        LINEUP_MACHINE_CREDENTIAL: m.machine_credential,
+      };
+      const input = JSON.stringify({
+        session_id: "abc",
+        transcript_path: "/t",
+        cwd: p.dir,
+        hook_event_name: "Notification",
+        message: "Claude is waiting for your input",
+        notification_type: "idle_prompt",
+      });
       const run = await runHook(["notify"], input, env, p.dir);
       expect([run.code, run.stdout]).toEqual([0, ""]);
       expect(run.stderr).toMatch(/pushed "waiting for you" to 1 device/);

@@ -44,12 +44,20 @@ describe("lineup hook pre-tool-use: the policy only, no network", () => {
     const allow = await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "npm test -- --watch", description: "Run tests" }), env, p.dir);
     expect(allow.code).toBe(0);
     expect(JSON.parse(allow.stdout)).toEqual({
-      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", permissionDecisionReason: "LineUp policy: allowed by Bash(npm test:*) (project .lineup/policy.json)" },
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "allow",
+        permissionDecisionReason: "LineUp policy: allowed by Bash(npm test:*) (project .lineup/policy.json)",
+      },
     });
     const deny = await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "npm test && rm -rf build" }), env, p.dir);
     expect(deny.code).toBe(0);
     expect(JSON.parse(deny.stdout)).toEqual({
-      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "LineUp policy: denied by Bash(rm -rf *) (project .lineup/policy.json) for `rm -rf build`" },
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "LineUp policy: denied by Bash(rm -rf *) (project .lineup/policy.json) for `rm -rf build`",
+      },
     });
     // Ask (a rule) and no rule at all: no output, exit 0, so Claude Code's own permission flow goes on.
     for (const command of ["git push origin main", "curl https://example.com"]) {
@@ -63,8 +71,15 @@ describe("lineup hook pre-tool-use: the policy only, no network", () => {
     expect(outside.stdout).toBe("");
     expect(dead.connections()).toBe(before);
     // Every decision is in the local log, with the rule that made it.
-    const log = readFileSync(join(p.stateDir, "permission-log.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(log.map((d) => [d.decision, d.rule ?? null])).toEqual([["allow", "Bash(npm test:*)"], ["deny", "Bash(rm -rf *)"], ["allow", null]]);
+    const log = readFileSync(join(p.stateDir, "permission-log.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(log.map((d) => [d.decision, d.rule ?? null])).toEqual([
+      ["allow", "Bash(npm test:*)"],
+      ["deny", "Bash(rm -rf *)"],
+      ["allow", null],
+    ]);
   });
 
   it("an invalid policy file makes everything ask (no output), and bad input exits 1, never 2", async () => {
@@ -88,7 +103,10 @@ describe("lineup hook pre-tool-use: the policy only, no network", () => {
     const env = { LINEUP_RELAY_URL: dead.url, LINEUP_STATE_DIR: p.stateDir, LINEUP_MACHINE_CREDENTIAL: MACHINE_CREDENTIAL };
     const cache = join(p.stateDir, "inbox-policy.json");
     const write = (deny: string[]) =>
-      writeFileSync(cache, JSON.stringify({ relayUrl: dead.url, inboxId: "inboxABCDEFG", version: 3, permissions: { allow: [], ask: [], deny }, fetchedAt: Date.now() }));
+      writeFileSync(
+        cache,
+        JSON.stringify({ relayUrl: dead.url, inboxId: "inboxABCDEFG", version: 3, permissions: { allow: [], ask: [], deny }, fetchedAt: Date.now() }),
+      );
     write(["Bash(curl *)"]);
     const valid = await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "curl https://x.example" }), env, p.dir);
     expect(JSON.parse(valid.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: "deny" });
@@ -104,17 +122,44 @@ describe("lineup hook pre-tool-use: the policy only, no network", () => {
       const env = { LINEUP_RELAY_URL: stub.url, LINEUP_STATE_DIR: p.stateDir, LINEUP_MACHINE_CREDENTIAL: MACHINE_CREDENTIAL };
       const cache = join(p.stateDir, "inbox-policy.json");
       // A fresh cache: used as it is, nobody asked.
-      writeFileSync(cache, JSON.stringify({ relayUrl: stub.url, inboxId: "inboxABCDEFG", version: 1, permissions: { allow: ["Bash(make:*)"], ask: [], deny: [] }, fetchedAt: Date.now() }));
+      writeFileSync(
+        cache,
+        JSON.stringify({
+          relayUrl: stub.url,
+          inboxId: "inboxABCDEFG",
+          version: 1,
+          permissions: { allow: ["Bash(make:*)"], ask: [], deny: [] },
+          fetchedAt: Date.now(),
+        }),
+      );
       const make = await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "make build" }), env, p.dir);
-      expect(JSON.parse(make.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: "allow", permissionDecisionReason: "LineUp policy: allowed by Bash(make:*) (inbox policy v1)" });
+      expect(JSON.parse(make.stdout).hookSpecificOutput).toMatchObject({
+        permissionDecision: "allow",
+        permissionDecisionReason: "LineUp policy: allowed by Bash(make:*) (inbox policy v1)",
+      });
       expect(stub.requests).toEqual([]);
       // A stale one: this call is decided from disk (curl: no deny yet), a detached process fetches the new copy.
-      writeFileSync(cache, JSON.stringify({ relayUrl: stub.url, inboxId: "inboxABCDEFG", version: 1, permissions: { allow: ["Bash(make:*)"], ask: [], deny: [] }, fetchedAt: Date.now() - 60_000 }));
+      writeFileSync(
+        cache,
+        JSON.stringify({
+          relayUrl: stub.url,
+          inboxId: "inboxABCDEFG",
+          version: 1,
+          permissions: { allow: ["Bash(make:*)"], ask: [], deny: [] },
+          fetchedAt: Date.now() - 60_000,
+        }),
+      );
       const curl = await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "curl https://x.example" }), env, p.dir);
       expect([curl.code, curl.stdout]).toEqual([0, ""]);
-      await waitFor(() => stub.requests.length > 0 && (JSON.parse(readFileSync(cache, "utf8")) as { permissions: { deny: string[] } }).permissions.deny.length > 0, "the background refresh");
+      await waitFor(
+        () => stub.requests.length > 0 && (JSON.parse(readFileSync(cache, "utf8")) as { permissions: { deny: string[] } }).permissions.deny.length > 0,
+        "the background refresh",
+      );
       const again = await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "curl https://x.example" }), env, p.dir);
-      expect(JSON.parse(again.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: "deny", permissionDecisionReason: expect.stringContaining("Bash(curl *) (inbox policy v1)") });
+      expect(JSON.parse(again.stdout).hookSpecificOutput).toMatchObject({
+        permissionDecision: "deny",
+        permissionDecisionReason: expect.stringContaining("Bash(curl *) (inbox policy v1)"),
+      });
     } finally {
       await stub.close();
     }
@@ -126,14 +171,24 @@ describe("lineup hook permission-request", () => {
     const p = project(RULES);
     const env = { LINEUP_RELAY_URL: dead.url, LINEUP_STATE_DIR: p.stateDir };
     const before = dead.connections();
-    const deny = await runHook(["permission-request"], permissionRequest(p.dir, "Bash", { command: "rm -rf node_modules", description: "Remove node_modules directory" }), env, p.dir);
+    const deny = await runHook(
+      ["permission-request"],
+      permissionRequest(p.dir, "Bash", { command: "rm -rf node_modules", description: "Remove node_modules directory" }),
+      env,
+      p.dir,
+    );
     expect(deny.code).toBe(0);
     expect(JSON.parse(deny.stdout)).toEqual({
-      hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "LineUp policy: denied by Bash(rm -rf *) (project .lineup/policy.json) for `rm -rf node_modules`" } },
+      hookSpecificOutput: {
+        hookEventName: "PermissionRequest",
+        decision: { behavior: "deny", message: "LineUp policy: denied by Bash(rm -rf *) (project .lineup/policy.json) for `rm -rf node_modules`" },
+      },
     });
     const input = { command: "npm test", description: "Run the tests" };
     const allow = await runHook(["permission-request"], permissionRequest(p.dir, "Bash", input), env, p.dir);
-    expect(JSON.parse(allow.stdout)).toEqual({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow", updatedInput: input } } });
+    expect(JSON.parse(allow.stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow", updatedInput: input } },
+    });
     expect(dead.connections()).toBe(before);
   });
 
@@ -142,9 +197,19 @@ describe("lineup hook permission-request", () => {
     const { s, app, env } = await withApp();
     try {
       const base = { ...env, LINEUP_STATE_DIR: p.stateDir };
-      const suggestion = { type: "addRules", rules: [{ toolName: "Bash", ruleContent: "git push origin main" }], behavior: "allow", destination: "localSettings" };
+      const suggestion = {
+        type: "addRules",
+        rules: [{ toolName: "Bash", ruleContent: "git push origin main" }],
+        behavior: "allow",
+        destination: "localSettings",
+      };
       const input = { command: "git push origin main", description: "Push" };
-      const run = runHook(["permission-request", "--wait", "30"], permissionRequest(p.dir, "Bash", input, { permission_suggestions: [suggestion] }), base, p.dir);
+      const run = runHook(
+        ["permission-request", "--wait", "30"],
+        permissionRequest(p.dir, "Bash", input, { permission_suggestions: [suggestion] }),
+        base,
+        p.dir,
+      );
       const call = await app.next((f) => f.type === "tool.call" && f.name === "permission", 20_000);
       expect(call.arguments).toEqual({
         tool_name: "Bash",
@@ -157,19 +222,31 @@ describe("lineup hook permission-request", () => {
       app.send({ type: "tool.result", call_id: call.call_id, name: "permission", result: { message: "allow", behavior: "allow" } });
       const r = await run;
       expect(r.code).toBe(0);
-      expect(r.stdout).toBe(`${JSON.stringify({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow", updatedInput: input } } })}\n`);
+      expect(r.stdout).toBe(
+        `${JSON.stringify({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow", updatedInput: input } } })}\n`,
+      );
 
       const run2 = runHook(["permission-request"], permissionRequest(p.dir, "Write", { file_path: join(p.dir, "x.txt"), content: "hi" }), base, p.dir);
       const call2 = await app.next((f) => f.type === "tool.call" && f.name === "permission", 20_000);
-      app.send({ type: "tool.result", call_id: call2.call_id, name: "permission", result: { message: "deny", behavior: "deny", feedback: "write it under docs/ instead" } });
+      app.send({
+        type: "tool.result",
+        call_id: call2.call_id,
+        name: "permission",
+        result: { message: "deny", behavior: "deny", feedback: "write it under docs/ instead" },
+      });
       const r2 = await run2;
-      expect([r2.code, JSON.parse(r2.stdout)]).toEqual([0, { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "write it under docs/ instead" } } }]);
+      expect([r2.code, JSON.parse(r2.stdout)]).toEqual([
+        0,
+        { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "write it under docs/ instead" } } },
+      ]);
 
       const run3 = runHook(["permission-request"], permissionRequest(p.dir, "WebFetch", { url: "https://example.com/a", prompt: "read" }), base, p.dir);
       const call3 = await app.next((f) => f.type === "tool.call" && f.name === "permission", 20_000);
       app.send({ type: "tool.result", call_id: call3.call_id, name: "permission", error: { code: "declined", message: "the human declined" } });
       const r3 = await run3;
-      expect(JSON.parse(r3.stdout)).toEqual({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "The human declined this in the LineUp app." } } });
+      expect(JSON.parse(r3.stdout)).toEqual({
+        hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "The human declined this in the LineUp app." } },
+      });
       expect(s.session_id).toBeTruthy();
     } finally {
       await app.close();
@@ -186,17 +263,38 @@ describe("lineup hook permission-request", () => {
       const run = runHook(["permission-request"], permissionRequest(p.dir, "Bash", input, { permission_suggestions: [suggestion] }), base, p.dir);
       const call = await app.next((f) => f.type === "tool.call" && f.name === "permission", 20_000);
       expect((call.arguments as { suggestions: string[] }).suggestions[0]).toBe("Bash(cargo build:*)");
-      app.send({ type: "tool.result", call_id: call.call_id, name: "permission", result: { message: "always", behavior: "allow", rule: "Bash(cargo build:*)" } });
+      app.send({
+        type: "tool.result",
+        call_id: call.call_id,
+        name: "permission",
+        result: { message: "always", behavior: "allow", rule: "Bash(cargo build:*)" },
+      });
       const r = await run;
-      expect([r.code, JSON.parse(r.stdout)]).toEqual([0, { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow", updatedInput: input, updatedPermissions: [suggestion] } } }]);
+      expect([r.code, JSON.parse(r.stdout)]).toEqual([
+        0,
+        { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow", updatedInput: input, updatedPermissions: [suggestion] } } },
+      ]);
       const local = JSON.parse(readFileSync(join(p.stateDir, "policy.json"), "utf8")) as { permissions: { allow: string[] } };
       expect(local.permissions.allow).toEqual(["Bash(cargo build:*)"]);
       // The very next matching call: PreToolUse allows it from the local file, no relay, no human.
-      const next = await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "cargo build" }), { LINEUP_RELAY_URL: dead.url, LINEUP_STATE_DIR: p.stateDir }, p.dir);
-      expect(JSON.parse(next.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: "allow", permissionDecisionReason: `LineUp policy: allowed by Bash(cargo build:*) (local ${join(p.stateDir, "policy.json")})` });
+      const next = await runHook(
+        ["pre-tool-use"],
+        preToolUse(p.dir, "Bash", { command: "cargo build" }),
+        { LINEUP_RELAY_URL: dead.url, LINEUP_STATE_DIR: p.stateDir },
+        p.dir,
+      );
+      expect(JSON.parse(next.stdout).hookSpecificOutput).toMatchObject({
+        permissionDecision: "allow",
+        permissionDecisionReason: `LineUp policy: allowed by Bash(cargo build:*) (local ${join(p.stateDir, "policy.json")})`,
+      });
 
       // A rule the app proposed (not one of Claude Code's suggestions): an addRules update of its own.
-      const run2 = runHook(["permission-request"], permissionRequest(p.dir, "Edit", { file_path: join(p.dir, "src/a.ts"), old_string: "a", new_string: "b" }), base, p.dir);
+      const run2 = runHook(
+        ["permission-request"],
+        permissionRequest(p.dir, "Edit", { file_path: join(p.dir, "src/a.ts"), old_string: "a", new_string: "b" }),
+        base,
+        p.dir,
+      );
       const call2 = await app.next((f) => f.type === "tool.call" && f.name === "permission", 20_000);
       expect((call2.arguments as { suggestions: string[] }).suggestions).toEqual(["Edit(/src/**)"]);
       app.send({ type: "tool.result", call_id: call2.call_id, name: "permission", result: { message: "always", behavior: "allow", rule: "Edit(/src/**)" } });
@@ -227,7 +325,10 @@ describe("lineup hook permission-request", () => {
       const access = findInboxAccess(p.stateDir, stub.url, { LINEUP_MACHINE_CREDENTIAL: MACHINE_CREDENTIAL })!;
       expect(await addInboxRule(p.stateDir, access, "Bash(make test:*)")).toBe(true);
       expect(stub.state.permissions.allow).toEqual(["Read", "Bash(make test:*)"]);
-      expect(stub.requests.find((r) => r.method === "PUT")?.body).toEqual({ permissions: { allow: ["Read", "Bash(make test:*)"], ask: [], deny: [] }, base_version: 1 });
+      expect(stub.requests.find((r) => r.method === "PUT")?.body).toEqual({
+        permissions: { allow: ["Read", "Bash(make test:*)"], ask: [], deny: [] },
+        base_version: 1,
+      });
       expect(readInboxPolicyCache(p.stateDir)).toMatchObject({ version: 2, permissions: { allow: ["Read", "Bash(make test:*)"] } });
       // Somebody else wrote in between: one re-read and retry with the new version.
       stub.state.version = 7;
@@ -244,7 +345,12 @@ describe("lineup hook permission-request", () => {
     const p = project(RULES);
     const { app, env } = await withApp();
     try {
-      const run = runHook(["permission-request", "--wait", "5"], permissionRequest(p.dir, "Bash", { command: "git push origin main" }), { ...env, LINEUP_STATE_DIR: p.stateDir }, p.dir);
+      const run = runHook(
+        ["permission-request", "--wait", "5"],
+        permissionRequest(p.dir, "Bash", { command: "git push origin main" }),
+        { ...env, LINEUP_STATE_DIR: p.stateDir },
+        p.dir,
+      );
       const call = await app.next((f) => f.type === "tool.call" && f.name === "permission", 20_000);
       const r = await run;
       expect([r.code, r.stdout]).toEqual([0, ""]);
@@ -263,7 +369,12 @@ describe("lineup hook permission-request", () => {
     const app = await appClient(lan.url, saved.sessionId, saved.appToken!, [PERMISSION]);
     try {
       const sub = join(p.dir, ".lineup");
-      const run = runHook(["permission-request"], permissionRequest(sub, "Bash", { command: "./deploy.sh" }), { LINEUP_RELAY_URL: lan.url, LINEUP_STATE_DIR: p.stateDir, LINEUP_RELAY_KEY: TOKEN }, sub);
+      const run = runHook(
+        ["permission-request"],
+        permissionRequest(sub, "Bash", { command: "./deploy.sh" }),
+        { LINEUP_RELAY_URL: lan.url, LINEUP_STATE_DIR: p.stateDir, LINEUP_RELAY_KEY: TOKEN },
+        sub,
+      );
       const call = await app.next((f) => f.type === "tool.call" && f.name === "permission", 20_000);
       expect((call.arguments as { suggestions: string[] }).suggestions).toEqual(["Bash(./deploy.sh)"]);
       app.send({ type: "tool.result", call_id: call.call_id, name: "permission", result: { message: "deny", behavior: "deny" } });
@@ -276,7 +387,17 @@ describe("lineup hook permission-request", () => {
 
 describe("lineup hook cursor-shell (Cursor beforeShellExecution)", () => {
   const cursorInput = (cwd: string, command: string) =>
-    JSON.stringify({ conversation_id: "c1", generation_id: "g1", model: "gpt", hook_event_name: "beforeShellExecution", cursor_version: "1.7", workspace_roots: [cwd], user_email: null, command, cwd });
+    JSON.stringify({
+      conversation_id: "c1",
+      generation_id: "g1",
+      model: "gpt",
+      hook_event_name: "beforeShellExecution",
+      cursor_version: "1.7",
+      workspace_roots: [cwd],
+      user_email: null,
+      command,
+      cwd,
+    });
 
   it("policy at once; the human otherwise; no answer → ask (Cursor's own prompt)", async () => {
     const p = project(RULES);
@@ -307,11 +428,34 @@ describe("reports into the thread", () => {
     const { app, env } = await withApp();
     try {
       const base = { ...env, LINEUP_STATE_DIR: p.stateDir };
-      const idle = await runHook(["notify"], JSON.stringify({ session_id: "abc", transcript_path: "/t", cwd: p.dir, hook_event_name: "Notification", message: "Claude is waiting for your input", notification_type: "idle_prompt" }), base, p.dir);
+      const idle = await runHook(
+        ["notify"],
+        JSON.stringify({
+          session_id: "abc",
+          transcript_path: "/t",
+          cwd: p.dir,
+          hook_event_name: "Notification",
+          message: "Claude is waiting for your input",
+          notification_type: "idle_prompt",
+        }),
+        base,
+        p.dir,
+      );
       expect([idle.code, idle.stdout]).toEqual([0, ""]);
       const m = await app.next("message", 10_000);
       expect((m.content as { text: string }[])[0]!.text).toBe(`⏳ **Claude Code is waiting for you** in \`${p.dir}\`.\n\n> Claude is waiting for your input`);
-      const other = await runHook(["notify"], JSON.stringify({ session_id: "abc", cwd: p.dir, hook_event_name: "Notification", message: "Claude needs your permission", notification_type: "permission_prompt" }), { ...base, LINEUP_RELAY_URL: dead.url }, p.dir);
+      const other = await runHook(
+        ["notify"],
+        JSON.stringify({
+          session_id: "abc",
+          cwd: p.dir,
+          hook_event_name: "Notification",
+          message: "Claude needs your permission",
+          notification_type: "permission_prompt",
+        }),
+        { ...base, LINEUP_RELAY_URL: dead.url },
+        p.dir,
+      );
       expect([other.code, other.stdout]).toEqual([0, ""]);
       expect(await app.none("message", 500)).toBe(true);
     } finally {
@@ -331,12 +475,22 @@ describe("reports into the thread", () => {
       mkdirSync(join(other, ".lineup"), { recursive: true });
       writeFileSync(join(other, ".lineup", "policy.json"), JSON.stringify({ permissions: { allow: ["Bash(secret-tool:*)"] } }));
       await runHook(["pre-tool-use"], preToolUse(other, "Bash", { command: "secret-tool lookup" }), off, other);
-      const stop = JSON.stringify({ session_id: "abc", transcript_path: "/t", cwd: p.dir, permission_mode: "default", hook_event_name: "Stop", stop_hook_active: false, last_assistant_message: "All tests pass. I pushed the branch." });
+      const stop = JSON.stringify({
+        session_id: "abc",
+        transcript_path: "/t",
+        cwd: p.dir,
+        permission_mode: "default",
+        hook_event_name: "Stop",
+        stop_hook_active: false,
+        last_assistant_message: "All tests pass. I pushed the branch.",
+      });
       const r = await runHook(["stop"], stop, { ...env, LINEUP_STATE_DIR: p.stateDir }, p.dir);
       expect([r.code, r.stdout]).toEqual([0, ""]);
       const texts = [await app.next("message"), await app.next("message")].map((m) => (m.content as { text: string }[])[0]!.text);
       expect(texts[0]).toBe("All tests pass. I pushed the branch.");
-      expect(texts[1]).toBe("**Permission policy** since the last report: allowed 1 (`Bash(npm test:*)` ×1); denied 1: Bash `rm -rf /tmp/x` by `Bash(rm -rf *)` (project .lineup/policy.json).");
+      expect(texts[1]).toBe(
+        "**Permission policy** since the last report: allowed 1 (`Bash(npm test:*)` ×1); denied 1: Bash `rm -rf /tmp/x` by `Bash(rm -rf *)` (project .lineup/policy.json).",
+      );
       // Reported once: the next stop carries only its own message.
       await runHook(["stop"], stop.replace("All tests pass. I pushed the branch.", "Done."), { ...env, LINEUP_STATE_DIR: p.stateDir }, p.dir);
       expect(((await app.next("message")).content as { text: string }[])[0]!.text).toBe("Done.");
@@ -365,12 +519,17 @@ describe("reports into the thread", () => {
     expect(mine.code, mine.stderr).toBe(0);
     const lines = mine.stdout.trim().split("\n");
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}allow policy {2}Bash "npm test -- --watch=false" by Bash\(npm test:\*\) \(project \.lineup\/policy\.json\) {2}\[Claude Code\]$/);
+    expect(lines[0]).toMatch(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}allow policy {2}Bash "npm test -- --watch=false" by Bash\(npm test:\*\) \(project \.lineup\/policy\.json\) {2}\[Claude Code\]$/,
+    );
     expect(lines[1]).toContain('deny  policy  Bash "rm -rf build" by Bash(rm -rf *) (project .lineup/policy.json)');
     expect(lines[2]).toContain("allow policy  Read");
     expect(lines[2]).toContain("by the defaults");
     const all = await runCli(["permissions", "--all", "--json"], off, p.dir);
-    const json = all.stdout.trim().split("\n").map((l) => JSON.parse(l) as { tool: string; project: string; decision: string; by: string });
+    const json = all.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { tool: string; project: string; decision: string; by: string });
     expect(json.map((d) => d.tool)).toEqual(["Bash", "Bash", "Read", "Glob"]);
     expect(json[3]).toMatchObject({ project: other, decision: "allow", by: "policy" });
     expect((await runCli(["permissions", "--limit", "1", "--project", other], off, p.dir)).stdout).toContain('Glob "**/*.ts"');
@@ -385,7 +544,15 @@ describe("reports into the thread", () => {
       const script = join(p.stateDir, "previous.sh");
       writeFileSync(script, `#!/bin/sh\nprintf '%s' "$2" > '${out}'\n`);
       chmodSync(script, 0o755);
-      const payload = JSON.stringify({ type: "agent-turn-complete", "thread-id": "t1", "turn-id": "1", cwd: p.dir, client: "codex-tui", "input-messages": ["Rename foo"], "last-assistant-message": "Rename complete." });
+      const payload = JSON.stringify({
+        type: "agent-turn-complete",
+        "thread-id": "t1",
+        "turn-id": "1",
+        cwd: p.dir,
+        client: "codex-tui",
+        "input-messages": ["Rename foo"],
+        "last-assistant-message": "Rename complete.",
+      });
       const r = await runHook(["codex-notify", "--then", script, "first-arg", payload], undefined, { ...env, LINEUP_STATE_DIR: p.stateDir }, p.dir);
       expect([r.code, r.stdout]).toEqual([0, ""]);
       expect(((await app.next("message")).content as { text: string }[])[0]!.text).toBe("**Codex** finished a turn:\n\nRename complete.");

@@ -26,7 +26,10 @@ afterAll(async () => {
 async function setup(env: Record<string, string> = {}): Promise<{ mcp: Mcp; app: App; dir: string; stateDir: string }> {
   const p = project({ allow: ["Bash(npm test:*)"], deny: ["Bash(rm -rf *)"] });
   const s = await newSession(lan.url, TOKEN);
-  const mcp = await startMcp({ LINEUP_RELAY_URL: lan.url, LINEUP_STATE_DIR: p.stateDir, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token, HOME: p.stateDir, ...env }, { cwd: p.dir, args: ["--project", p.dir] });
+  const mcp = await startMcp(
+    { LINEUP_RELAY_URL: lan.url, LINEUP_STATE_DIR: p.stateDir, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token, HOME: p.stateDir, ...env },
+    { cwd: p.dir, args: ["--project", p.dir] },
+  );
   cleanups.push(() => mcp.close());
   await mcp.waitStderr(/connected to session/);
   const app = await App.connect(lan.url, s.session_id, s.app_token);
@@ -34,13 +37,18 @@ async function setup(env: Record<string, string> = {}): Promise<{ mcp: Mcp; app:
   return { mcp, app, dir: p.dir, stateDir: p.stateDir };
 }
 
-const approve = (mcp: Mcp, tool_name: string, input: Record<string, unknown>) => mcp.client.callTool({ name: "approve", arguments: { tool_name, input, tool_use_id: "toolu_01" } });
+const approve = (mcp: Mcp, tool_name: string, input: Record<string, unknown>) =>
+  mcp.client.callTool({ name: "approve", arguments: { tool_name, input, tool_use_id: "toolu_01" } });
 
 describe("lineup mcp: approve (headless permission prompts)", () => {
   it("is listed with the documented input schema", async () => {
     const { mcp } = await setup();
     const tool = (await mcp.client.listTools()).tools.find((t) => t.name === "approve");
-    expect(tool?.inputSchema).toMatchObject({ type: "object", required: ["tool_name", "input"], properties: { tool_name: { type: "string" }, input: { type: "object" }, tool_use_id: { type: "string" } } });
+    expect(tool?.inputSchema).toMatchObject({
+      type: "object",
+      required: ["tool_name", "input"],
+      properties: { tool_name: { type: "string" }, input: { type: "object" }, tool_use_id: { type: "string" } },
+    });
   });
 
   it("policy allow and deny answer without the human, as JSON text", async () => {
@@ -59,7 +67,13 @@ describe("lineup mcp: approve (headless permission prompts)", () => {
     const input = { command: "git push origin main" };
     const a = approve(mcp, "Bash", input);
     const call = await app.call("permission");
-    expect(call.arguments).toMatchObject({ tool_name: "Bash", input, project_directory: dir, agent: "Claude Code (headless)", suggestions: ["Bash(git push:*)"] });
+    expect(call.arguments).toMatchObject({
+      tool_name: "Bash",
+      input,
+      project_directory: dir,
+      agent: "Claude Code (headless)",
+      suggestions: ["Bash(git push:*)"],
+    });
     app.answer(call, { result: { message: "allow", behavior: "allow" } });
     const r = await a;
     expect(r.content).toEqual([{ type: "text", text: JSON.stringify({ behavior: "allow", updatedInput: input }) }]);

@@ -17,13 +17,16 @@ afterEach(async () => {
 async function setup(opts: { app?: boolean; progressS?: string; args?: string[] } = {}): Promise<{ mcp: Mcp; app?: App; s: SessionCreated; url: string }> {
   const url = inject("relayUrl");
   const s = await createSession(url);
-  const mcp = await startMcp({
-    LINEUP_RELAY_URL: url,
-    LINEUP_STATE_DIR: tempDir("lineup-mcp-state-"),
-    LINEUP_SESSION: s.session_id,
-    LINEUP_TOKEN: s.agent_token,
-    LINEUP_MCP_PROGRESS_S: opts.progressS ?? "0.5",
-  }, opts.args ? { args: opts.args } : {});
+  const mcp = await startMcp(
+    {
+      LINEUP_RELAY_URL: url,
+      LINEUP_STATE_DIR: tempDir("lineup-mcp-state-"),
+      LINEUP_SESSION: s.session_id,
+      LINEUP_TOKEN: s.agent_token,
+      LINEUP_MCP_PROGRESS_S: opts.progressS ?? "0.5",
+    },
+    opts.args ? { args: opts.args } : {},
+  );
   cleanups.push(() => mcp.close());
   // Calls made before the relay connection is up still work, but their timeout already runs: wait for it.
   await mcp.waitStderr(/connected to session/);
@@ -38,7 +41,9 @@ describe("lineup mcp: the tool list", () => {
     const { mcp } = await setup({ app: false });
     const { tools } = await mcp.client.listTools();
     const names = tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(["ask_question", "work_report", "choice", "confirm", "input", "calculator", "canvas", "lineup_call", "lineup_tools"]));
+    expect(names).toEqual(
+      expect.arrayContaining(["ask_question", "work_report", "choice", "confirm", "input", "calculator", "canvas", "lineup_call", "lineup_tools"]),
+    );
     for (const t of tools) {
       expect(t.name).toMatch(/^[a-z0-9_]{1,64}$/);
       expect(t.inputSchema.type).toBe("object");
@@ -62,7 +67,12 @@ describe("lineup mcp: the tool list", () => {
     mcp.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       changed += 1;
     });
-    const weather = { name: "weather.now", type: "action" as const, description: "Ask the human what the weather is", inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
+    const weather = {
+      name: "weather.now",
+      type: "action" as const,
+      description: "Ask the human what the weather is",
+      inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    };
     const { BUILTIN_TOOLS } = await import("../../shared/contract/builtin-tools.js");
     app!.send({ type: "tool.list", tools: [...BUILTIN_TOOLS, weather] });
     await expect.poll(() => changed, { timeout: 15_000 }).toBeGreaterThan(0);
@@ -154,7 +164,10 @@ describe("lineup mcp: calls", () => {
 
   it("lineup_call reaches any app tool by its LineUp name, and lineup_tools shows the catalog", async () => {
     const { mcp, app } = await setup();
-    const p = mcp.client.callTool({ name: "lineup_call", arguments: { tool: "choice", action: "select", arguments: { question: "Pick", options: ["a", "b"] }, timeout: 30 } });
+    const p = mcp.client.callTool({
+      name: "lineup_call",
+      arguments: { tool: "choice", action: "select", arguments: { question: "Pick", options: ["a", "b"] }, timeout: 30 },
+    });
     const call = await app!.call("choice");
     expect([call.action, call.arguments, call.timeout_s]).toEqual(["select", { question: "Pick", options: ["a", "b"] }, 30]);
     app!.answer(call, { result: { message: "b", selected: ["b"] } });
@@ -210,7 +223,11 @@ describe("lineup mcp: pending handles for capped hosts (await_answer)", () => {
     const r = await mcp.client.callTool({ name: "ask_question", arguments: { project_directory: "/p", question: "Slow one?" } });
     expect(r.isError).toBeFalsy();
     const call = await app!.call("ask_question");
-    expect(firstText(r)).toMatch(new RegExp(`has not answered ask_question yet[\\s\\S]*call_id: ${call.call_id as string}[\\s\\S]*Call await_answer[\\s\\S]*Do not ask the question again`));
+    expect(firstText(r)).toMatch(
+      new RegExp(
+        `has not answered ask_question yet[\\s\\S]*call_id: ${call.call_id as string}[\\s\\S]*Call await_answer[\\s\\S]*Do not ask the question again`,
+      ),
+    );
     expect(r.structuredContent).toMatchObject({ status: "pending", call_id: call.call_id });
     const w = mcp.client.callTool({ name: "await_answer", arguments: { call_id: call.call_id } });
     app!.answer(call, { result: { message: "slowly, yes" } });
@@ -278,7 +295,10 @@ describe("lineup mcp: options", () => {
 describe("lineup mcp: the project's saved session", () => {
   /** Starts a server that creates or reuses the session saved for `project` in `stateDir`. */
   async function savedMcp(project: string, stateDir: string, extra: Record<string, string> = {}) {
-    const mcp = await startMcp({ LINEUP_RELAY_URL: inject("relayUrl"), LINEUP_STATE_DIR: stateDir, LINEUP_MCP_PROGRESS_S: "0.5", LINEUP_GUEST_LINK: "1", ...extra }, { cwd: project });
+    const mcp = await startMcp(
+      { LINEUP_RELAY_URL: inject("relayUrl"), LINEUP_STATE_DIR: stateDir, LINEUP_MCP_PROGRESS_S: "0.5", LINEUP_GUEST_LINK: "1", ...extra },
+      { cwd: project },
+    );
     cleanups.push(() => mcp.close());
     const link = (await mcp.waitStderr(/(http:\/\/\S+\/#s=([^&\s]+)&t=(\S+))/))!;
     return { mcp, link: link[1]!, sid: decodeURIComponent(link[2]!), appToken: decodeURIComponent(link[3]!) };

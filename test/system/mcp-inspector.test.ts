@@ -71,7 +71,7 @@ describe("the MCP Inspector CLI against POST /mcp", () => {
     const relay = inject("relayUrl");
     // Static assets answer paths the Worker does not run first: /mcp must be in wrangler.toml's run_worker_first.
     const bare = await fetch(`${relay}/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
-    expect(bare.status, "POST /mcp did not reach the Worker: add \"/mcp\" to [assets] run_worker_first").toBe(401);
+    expect(bare.status, 'POST /mcp did not reach the Worker: add "/mcp" to [assets] run_worker_first').toBe(401);
     const s = await createSession(relay);
     const app = await App.connect(relay, s.session_id, s.app_token);
     cleanups.push(() => app.close());

@@ -31,7 +31,11 @@ afterAll(async () => {
 });
 
 async function call<T>(base: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const r = await fetch(`${base}${path}`, { method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const r = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   const text = await r.text();
   return { status: r.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
@@ -92,7 +96,9 @@ describe("Web Push in the LAN server (shared code)", () => {
     const msg = fake.for(sub.endpoint)[0]!.msg as PushCallMessage;
     expect(msg).toMatchObject({ kind: "call", body: "Deploy from the LAN?", title: "lan · box" });
     expect((await call(lan.url, "POST", "/api/push/answer", undefined, { token: msg.token, action: "yes" })).status).toBe(200);
-    await expect.poll(() => frames.find((f) => f.type === "tool.result"), { timeout: 10_000 }).toMatchObject({ call_id: "l1", result: { message: "yes" }, answered_by: d.device_id });
+    await expect
+      .poll(() => frames.find((f) => f.type === "tool.result"), { timeout: 10_000 })
+      .toMatchObject({ call_id: "l1", result: { message: "yes" }, answered_by: d.device_id });
     agent.close();
   });
 });

@@ -60,7 +60,11 @@ afterAll(async () => {
 });
 
 async function call<T>(base: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const r = await fetch(`${base}${path}`, { method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const r = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   const text = await r.text();
   return { status: r.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
@@ -73,8 +77,13 @@ async function inbox(base: string, key: string) {
   const d = (await call<DevicePaired>(base, "POST", "/api/pair", undefined, { code: code.code, name: "Phone" })).body;
   const key65 = (await call<{ public_key: string }>(base, "GET", "/api/push/key")).body.public_key;
   const subscribe = (endpoint: string, keys = fake.subscriber(`k-${Math.random()}`).keys) =>
-    call<PushInfo | { error: { code: string; message: string } }>(base, "PUT", "/api/inbox/push", d.device_credential, { subscription: { endpoint, expirationTime: null, keys }, application_server_key: key65, lang: "en" });
-  const attention = () => call<{ queued: number }>(base, "POST", "/api/inbox/push/attention", m.machine_credential, { session_id: s.session_id, text: "waiting" });
+    call<PushInfo | { error: { code: string; message: string } }>(base, "PUT", "/api/inbox/push", d.device_credential, {
+      subscription: { endpoint, expirationTime: null, keys },
+      application_server_key: key65,
+      lang: "en",
+    });
+  const attention = () =>
+    call<{ queued: number }>(base, "POST", "/api/inbox/push/attention", m.machine_credential, { session_id: s.session_id, text: "waiting" });
   const log = async () => (await call<PushInfo>(base, "GET", "/api/inbox/push", d.device_credential)).body.log;
   return { subscribe, attention, log };
 }
@@ -86,7 +95,9 @@ async function redirectCase(base: string, key: string, name: string): Promise<vo
   fake.answer = (endpoint) => (endpoint === sub.endpoint ? { status: 307, headers: { location: `${sinkUrl}/stolen/${name}` } } : 201);
   expect((await ib.subscribe(sub.endpoint, sub.keys)).status).toBe(200);
   expect((await ib.attention()).body).toEqual({ queued: 1 });
-  await expect.poll(async () => (await ib.log()).filter((e) => e.kind === "attention"), { timeout: 15_000 }).toEqual([expect.objectContaining({ outcome: "failed", status: 307 })]);
+  await expect
+    .poll(async () => (await ib.log()).filter((e) => e.kind === "attention"), { timeout: 15_000 })
+    .toEqual([expect.objectContaining({ outcome: "failed", status: 307 })]);
   const entry = (await ib.log()).find((e) => e.kind === "attention")!;
   expect(entry.retry_at).toBeUndefined(); // a 3xx is not retried
   expect(fake.attempts.filter((a) => a.endpoint === sub.endpoint)).toEqual([{ endpoint: sub.endpoint, status: 307 }]);
@@ -104,7 +115,18 @@ describe("a push endpoint that redirects (issue 26 §6)", () => {
 });
 
 describe("push endpoints must be public names (issue 26 §6)", () => {
-  const refused = ["https://vm./push", "https://localhost./push", "https://vm/push", "https://a.localhost/push", "https://printer.local/push", "https://push.example.com:8443/push", "https://[::ffff:7f00:1]/push", "https://2130706433/push", "https://0x7f.1/push", "https://10.0.0.1/push"];
+  const refused = [
+    "https://vm./push",
+    "https://localhost./push",
+    "https://vm/push",
+    "https://a.localhost/push",
+    "https://printer.local/push",
+    "https://push.example.com:8443/push",
+    "https://[::ffff:7f00:1]/push",
+    "https://2130706433/push",
+    "https://0x7f.1/push",
+    "https://10.0.0.1/push",
+  ];
 
   it("single-label and trailing-dot names, private suffixes, ports and IP literals in any spelling are refused by the relay (workerd)", async () => {
     const ib = await inbox(inject("relayUrl"), DEV_RELAY_KEY);
@@ -130,13 +152,42 @@ describe("the LAN server resolves a push service's name and refuses private addr
       const ib = await inbox(lan.url, TOKEN);
       expect((await ib.subscribe(`https://${host}/push/x`)).status).toBe(200);
       expect((await ib.attention()).body).toEqual({ queued: 1 });
-      await expect.poll(async () => (await ib.log()).filter((e) => e.kind === "attention"), { timeout: 10_000 }).toEqual([expect.objectContaining({ outcome: "failed", error: "blocked_address" })]);
+      await expect
+        .poll(async () => (await ib.log()).filter((e) => e.kind === "attention"), { timeout: 10_000 })
+        .toEqual([expect.objectContaining({ outcome: "failed", error: "blocked_address" })]);
       expect((await ib.log()).find((e) => e.kind === "attention")!.retry_at).toBeUndefined();
     });
   }
 
   it("every private, loopback, link-local, CGNAT, unique-local and special address is blocked, in IPv4-mapped and NAT64 spellings too; public ones are not", () => {
-    const blocked = ["127.0.0.1", "127.1.2.3", "10.0.0.1", "172.16.0.1", "172.31.255.255", "192.168.1.1", "100.64.0.1", "169.254.169.254", "0.0.0.0", "192.0.2.2", "224.0.0.1", "255.255.255.255", "::", "::1", "::ffff:7f00:1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "64:ff9b::7f00:1", "64:ff9b::10.0.0.1", "fc00::1", "fd00::2", "fe80::1", "2001:db8::1", "2002:7f00:1::1", "ff02::1", "not an address"];
+    const blocked = [
+      "127.0.0.1",
+      "127.1.2.3",
+      "10.0.0.1",
+      "172.16.0.1",
+      "172.31.255.255",
+      "192.168.1.1",
+      "100.64.0.1",
+      "169.254.169.254",
+      "0.0.0.0",
+      "192.0.2.2",
+      "224.0.0.1",
+      "255.255.255.255",
+      "::",
+      "::1",
+      "::ffff:7f00:1",
+      "::ffff:127.0.0.1",
+      "::ffff:10.0.0.1",
+      "64:ff9b::7f00:1",
+      "64:ff9b::10.0.0.1",
+      "fc00::1",
+      "fd00::2",
+      "fe80::1",
+      "2001:db8::1",
+      "2002:7f00:1::1",
+      "ff02::1",
+      "not an address",
+    ];
     const open = ["93.184.215.14", "8.8.8.8", "172.32.0.1", "100.128.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808"];
     expect(blocked.filter((a) => !blockedAddress(a))).toEqual([]);
     expect(open.filter((a) => blockedAddress(a))).toEqual([]);
@@ -149,29 +200,50 @@ const lanAddress = Object.values(networkInterfaces())
   .find((a) => a && a.family === "IPv4" && !a.internal)?.address;
 
 describe("the LAN server decides 'local' from the socket's peer, never the Host header (issue 26 §6)", () => {
-  it.skipIf(!lanAddress)("a LAN peer saying Host: 127.0.0.1 cannot register an http://127.0.0.1 push endpoint; a loopback peer can (test-only option)", async () => {
-    const own = await startLanServer({ port: await freePort(), host: "0.0.0.0", token: TOKEN, allowLocalPush: true });
-    try {
-      const base = `http://127.0.0.1:${own.port}`;
-      const d = await pairOn(base);
-      const sub = fake.subscriber("peer-check");
-      const body = JSON.stringify({ subscription: sub, application_server_key: (await call<{ public_key: string }>(base, "GET", "/api/push/key")).body.public_key });
-      // A raw request (fetch may not set Host): from `from` to `to`, always saying Host: 127.0.0.1.
-      const raw = (from: string, to: string) =>
-        new Promise<number>((ok, fail) => {
-          const r = request({ host: to, port: own.port, localAddress: from, method: "PUT", path: "/api/inbox/push", headers: { host: `127.0.0.1:${own.port}`, authorization: `Bearer ${d}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) } }, (res) => {
-            res.resume();
-            ok(res.statusCode ?? 0);
-          });
-          r.on("error", fail);
-          r.end(body);
+  it.skipIf(!lanAddress)(
+    "a LAN peer saying Host: 127.0.0.1 cannot register an http://127.0.0.1 push endpoint; a loopback peer can (test-only option)",
+    async () => {
+      const own = await startLanServer({ port: await freePort(), host: "0.0.0.0", token: TOKEN, allowLocalPush: true });
+      try {
+        const base = `http://127.0.0.1:${own.port}`;
+        const d = await pairOn(base);
+        const sub = fake.subscriber("peer-check");
+        const body = JSON.stringify({
+          subscription: sub,
+          application_server_key: (await call<{ public_key: string }>(base, "GET", "/api/push/key")).body.public_key,
         });
-      expect(await raw(lanAddress!, lanAddress!)).toBe(400);
-      expect(await raw("127.0.0.1", "127.0.0.1")).toBe(200);
-    } finally {
-      await own.close();
-    }
-  });
+        // A raw request (fetch may not set Host): from `from` to `to`, always saying Host: 127.0.0.1.
+        const raw = (from: string, to: string) =>
+          new Promise<number>((ok, fail) => {
+            const r = request(
+              {
+                host: to,
+                port: own.port,
+                localAddress: from,
+                method: "PUT",
+                path: "/api/inbox/push",
+                headers: {
+                  host: `127.0.0.1:${own.port}`,
+                  authorization: `Bearer ${d}`,
+                  "content-type": "application/json",
+                  "content-length": Buffer.byteLength(body),
+                },
+              },
+              (res) => {
+                res.resume();
+                ok(res.statusCode ?? 0);
+              },
+            );
+            r.on("error", fail);
+            r.end(body);
+          });
+        expect(await raw(lanAddress!, lanAddress!)).toBe(400);
+        expect(await raw("127.0.0.1", "127.0.0.1")).toBe(200);
+      } finally {
+        await own.close();
+      }
+    },
+  );
 
   it("without the test-only option even a loopback peer cannot register an http push endpoint", async () => {
     const own = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN });

@@ -21,7 +21,26 @@ const persist = mkdtempSync(join(tmpdir(), "lineup-leaks-"));
 async function startLogged(): Promise<void> {
   const port = await freePort();
   const inspector = await freePort();
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--log-level", "debug", "--persist-to", persist, "--var", `RELAY_KEY:${KEY}`, "--var", "RATE_LIMIT_PER_S:5000", "--var", "RATE_LIMIT_BURST:10000"];
+  const args = [
+    "wrangler",
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspector),
+    "--log-level",
+    "debug",
+    "--persist-to",
+    persist,
+    "--var",
+    `RELAY_KEY:${KEY}`,
+    "--var",
+    "RATE_LIMIT_PER_S:5000",
+    "--var",
+    "RATE_LIMIT_BURST:10000",
+  ];
   proc = spawn("npx", args, { env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
   proc.stdout?.on("data", (d: Buffer) => (log += d.toString()));
   proc.stderr?.on("data", (d: Buffer) => (log += d.toString()));
@@ -29,7 +48,12 @@ async function startLogged(): Promise<void> {
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`wrangler dev exited:\n${log.slice(-2000)}`);
-    if (await fetch(`${url}/healthz`).then((r) => r.ok).catch(() => false)) return;
+    if (
+      await fetch(`${url}/healthz`)
+        .then((r) => r.ok)
+        .catch(() => false)
+    )
+      return;
     if (Date.now() > deadline) throw new Error(`wrangler dev did not start:\n${log.slice(-2000)}`);
     await sleep(250);
   }
@@ -85,7 +109,11 @@ describe("no secret in error bodies or logs", () => {
       await http(`${url}/api/sessions/${sid}?token=${tampered}`),
       await http(`${url}/api/sessions/${sid}`, { token: other.agent_token }),
       await http(`${url}/api/sessions/${sid}`, { method: "DELETE", token: s.app_token }),
-      await http(`${url}/api/sessions/${sid}/calls?wait=0`, { method: "POST", token: s.agent_token, body: JSON.stringify({ name: s.app_token, arguments: { k: KEY } }) }),
+      await http(`${url}/api/sessions/${sid}/calls?wait=0`, {
+        method: "POST",
+        token: s.agent_token,
+        body: JSON.stringify({ name: s.app_token, arguments: { k: KEY } }),
+      }),
       await http(`${url}/api/sessions/${sid}/calls?wait=0`, { method: "POST", token: s.agent_token, body: `{"name": "${KEY}"` }),
       await http(`${url}/api/sessions/${sid}`, { token: s.app_token, headers: { origin: "https://evil.example" } }),
       await http(wsUrl(url, sid).replace(/^ws/, "http"), { token: s.agent_token }),
@@ -94,7 +122,12 @@ describe("no secret in error bodies or logs", () => {
       expect(r.status).toBeGreaterThanOrEqual(400);
       expect([r.status, leaked(r.text)]).toEqual([r.status, []]);
     }
-    for (const o of [{ token: forgedToken }, { token: tampered, via: "query" as const }, { token: tampered, via: "subprotocol" as const }, { token: other.app_token }]) {
+    for (const o of [
+      { token: forgedToken },
+      { token: tampered, via: "query" as const },
+      { token: tampered, via: "subprotocol" as const },
+      { token: other.app_token },
+    ]) {
       const w = await refused(wsUrl(url, sid), o);
       expect(w.status).toBe(401);
       expect(leaked(w.body)).toEqual([]);
@@ -131,7 +164,11 @@ describe("no secret in error bodies or logs", () => {
     agent.send({ type: "tool.ack", call_id: "c1" });
     agent.send({ type: "message", content: [{ type: "text", text: "hello" }] });
     await app.next("message");
-    const pending = http(`${url}/api/sessions/${s.session_id}/calls?wait=10`, { method: "POST", token: s.agent_token, body: JSON.stringify({ call_id: "h1", name: "echo", arguments: { text: "x" } }) });
+    const pending = http(`${url}/api/sessions/${s.session_id}/calls?wait=10`, {
+      method: "POST",
+      token: s.agent_token,
+      body: JSON.stringify({ call_id: "h1", name: "echo", arguments: { text: "x" } }),
+    });
     await app.next((f) => f.type === "tool.call" && f.call_id === "h1");
     app.send({ type: "tool.result", call_id: "h1", result: { message: "x" } });
     expect((await pending).status).toBe(200);

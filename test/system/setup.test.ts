@@ -49,11 +49,17 @@ describe("lineup setup claude", () => {
     expect(s.hooks!.PermissionRequest).toEqual([
       { matcher: "*", hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook permission-request --wait 590", timeout: 600 }] },
     ]);
-    expect(s.hooks!.Notification).toEqual([{ matcher: "idle_prompt", hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook notify --wait 25", timeout: 30 }] }]);
+    expect(s.hooks!.Notification).toEqual([
+      { matcher: "idle_prompt", hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook notify --wait 25", timeout: 30 }] },
+    ]);
     expect(s.hooks!.Stop).toEqual([{ hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook stop --wait 25", timeout: 30 }] }]);
-    expect(readJson(join(dir, ".mcp.json"))).toEqual({ mcpServers: { github: { command: "gh-mcp", args: [] }, lineup: { command: "node", args: ["/opt/lineup/adapter/bin/lineup.mjs", "mcp"] } } });
+    expect(readJson(join(dir, ".mcp.json"))).toEqual({
+      mcpServers: { github: { command: "gh-mcp", args: [] }, lineup: { command: "node", args: ["/opt/lineup/adapter/bin/lineup.mjs", "mcp"] } },
+    });
     // It says what it changed, one line per change.
-    expect(r.out).toContain(`changed ${join(dir, ".claude", "settings.json")}: added PermissionRequest hook (matcher *): node /opt/lineup/adapter/bin/lineup.mjs hook permission-request --wait 590 (timeout 600 s)`);
+    expect(r.out).toContain(
+      `changed ${join(dir, ".claude", "settings.json")}: added PermissionRequest hook (matcher *): node /opt/lineup/adapter/bin/lineup.mjs hook permission-request --wait 590 (timeout 600 s)`,
+    );
     expect(r.out).toContain(`changed ${join(dir, ".mcp.json")}: added MCP server "lineup"`);
     expect(r.out).toContain("--permission-prompt-tool mcp__lineup__approve");
 
@@ -67,7 +73,9 @@ describe("lineup setup claude", () => {
     const t = run(["claude", "--project", dir, ...cmdFlag, "--timeout", "120"]);
     expect(t.out).toContain("updated PermissionRequest hook");
     const s2 = readJson(join(dir, ".claude", "settings.json"));
-    expect(s2.hooks!.PermissionRequest).toEqual([{ matcher: "*", hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook permission-request --wait 110", timeout: 120 }] }]);
+    expect(s2.hooks!.PermissionRequest).toEqual([
+      { matcher: "*", hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook permission-request --wait 110", timeout: 120 }] },
+    ]);
     expect(s2.hooks!.PreToolUse).toHaveLength(2);
   });
 
@@ -80,9 +88,14 @@ describe("lineup setup claude", () => {
     expect(readJson(join(dir, ".mcp.json")).mcpServers!.lineup).toEqual({ command: "npx", args: ["lineup-relay", "mcp"] });
     expect(r.out).toContain("note");
     // A hook started another way (npx) is recognised as LineUp's own and updated in place.
-    writeFileSync(join(dir, ".claude", "settings.json"), JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "command", command: "npx lineup-relay hook stop" }] }] } }));
+    writeFileSync(
+      join(dir, ".claude", "settings.json"),
+      JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "command", command: "npx lineup-relay hook stop" }] }] } }),
+    );
     run(["claude", "--project", dir, ...cmdFlag]);
-    expect(readJson(join(dir, ".claude", "settings.json")).hooks!.Stop).toEqual([{ hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook stop --wait 25", timeout: 30 }] }]);
+    expect(readJson(join(dir, ".claude", "settings.json")).hooks!.Stop).toEqual([
+      { hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook stop --wait 25", timeout: 30 }] },
+    ]);
     const broken = '{ "hooks": { oops';
     writeFileSync(join(dir, ".claude", "settings.json"), broken);
     const bad = run(["claude", "--project", dir, ...cmdFlag]);
@@ -111,12 +124,18 @@ describe("lineup setup cursor", () => {
   it("adds beforeShellExecution to .cursor/hooks.json (version 1), keeping other hooks", () => {
     const dir = tmp();
     mkdirSync(join(dir, ".cursor"));
-    writeFileSync(join(dir, ".cursor", "hooks.json"), JSON.stringify({ version: 1, hooks: { afterFileEdit: [{ command: "./format.sh" }], beforeShellExecution: [{ command: "./audit.sh" }] } }));
+    writeFileSync(
+      join(dir, ".cursor", "hooks.json"),
+      JSON.stringify({ version: 1, hooks: { afterFileEdit: [{ command: "./format.sh" }], beforeShellExecution: [{ command: "./audit.sh" }] } }),
+    );
     const r = run(["cursor", "--project", dir, ...cmdFlag]);
     expect(r.code).toBe(0);
     expect(readJson(join(dir, ".cursor", "hooks.json"))).toEqual({
       version: 1,
-      hooks: { afterFileEdit: [{ command: "./format.sh" }], beforeShellExecution: [{ command: "./audit.sh" }, { command: "node /opt/lineup/adapter/bin/lineup.mjs hook cursor-shell --wait 55" }] },
+      hooks: {
+        afterFileEdit: [{ command: "./format.sh" }],
+        beforeShellExecution: [{ command: "./audit.sh" }, { command: "node /opt/lineup/adapter/bin/lineup.mjs hook cursor-shell --wait 55" }],
+      },
     });
     expect(run(["cursor", "--project", dir, ...cmdFlag]).out).toContain("nothing changed");
     writeFileSync(join(dir, ".cursor", "hooks.json"), JSON.stringify({ version: 2, hooks: {} }));
@@ -143,11 +162,13 @@ describe("lineup setup codex", () => {
     writeFileSync(file, 'notify = [\n  "python3",\n  \'/home/me/.codex/notify.py\', # mine\n]\nmodel = "gpt-5"\n');
     run(["codex", "--config", file, ...cmdFlag]);
     const text = readFileSync(file, "utf8");
-    expect(text).toBe('notify = ["node", "/opt/lineup/adapter/bin/lineup.mjs", "hook", "codex-notify", "--then", "python3", "/home/me/.codex/notify.py"]\nmodel = "gpt-5"\n');
+    expect(text).toBe(
+      'notify = ["node", "/opt/lineup/adapter/bin/lineup.mjs", "hook", "codex-notify", "--then", "python3", "/home/me/.codex/notify.py"]\nmodel = "gpt-5"\n',
+    );
     // Setting up again keeps the chain.
     expect(mergeCodexConfig(text, ["lineup"]).text).toContain('notify = ["lineup", "hook", "codex-notify", "--then", "python3", "/home/me/.codex/notify.py"]');
     // A notify LineUp cannot read is left alone.
-    writeFileSync(file, "notify = \"\"\"not an array\"\"\"\n");
+    writeFileSync(file, 'notify = """not an array"""\n');
     expect(run(["codex", "--config", file, ...cmdFlag]).code).toBe(2);
   });
 

@@ -27,7 +27,11 @@ async function serveOnNode(f: FakeWuKongIM): Promise<{ server: Server; url: stri
     req.on("end", () => {
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-      const request = new Request(`http://127.0.0.1:${port}${req.url ?? "/"}`, { method: req.method ?? "GET", headers, body: req.method === "GET" ? undefined : Buffer.concat(chunks) });
+      const request = new Request(`http://127.0.0.1:${port}${req.url ?? "/"}`, {
+        method: req.method ?? "GET",
+        headers,
+        body: req.method === "GET" ? undefined : Buffer.concat(chunks),
+      });
       f.handle(request).then(
         async (r) => {
           const h: Record<string, string> = {};
@@ -76,7 +80,9 @@ async function imSession(uid: string): Promise<{ s: SessionCreated; agent: Agent
   // `wrangler dev` keeps Durable Object storage between runs and the session id derives from the channel:
   // delete what an earlier run left, then bind afresh.
   const old = await createIm(uid);
-  expect((await fetch(`${relay.url}/api/sessions/${old.session_id}`, { method: "DELETE", headers: { authorization: `Bearer ${old.agent_token}` } })).status).toBe(204);
+  expect(
+    (await fetch(`${relay.url}/api/sessions/${old.session_id}`, { method: "DELETE", headers: { authorization: `Bearer ${old.agent_token}` } })).status,
+  ).toBe(204);
   const s = await createIm(uid);
   expect(s.session_id).toBe(old.session_id);
   const ws = new WebSocket(`${s.ws_url}?client_id=agent-e2e`, { headers: { authorization: `Bearer ${s.agent_token}` } });
@@ -99,7 +105,13 @@ beforeAll(async () => {
   const f = await serveOnNode(fake);
   server = f.server;
   relay = await startRelay({
-    vars: { WUKONGIM_API_URL: f.url, WUKONGIM_MANAGER_TOKEN: "e2e-manager-token", WUKONGIM_WEBHOOK_SECRET: SECRET, WUKONGIM_BOT_UID: BOT, WUKONGIM_FORWARD_URL: f.url },
+    vars: {
+      WUKONGIM_API_URL: f.url,
+      WUKONGIM_MANAGER_TOKEN: "e2e-manager-token",
+      WUKONGIM_WEBHOOK_SECRET: SECRET,
+      WUKONGIM_BOT_UID: BOT,
+      WUKONGIM_FORWARD_URL: f.url,
+    },
   });
 });
 
@@ -111,7 +123,13 @@ afterAll(async () => {
 describe("WuKongIM bridge end to end (wrangler dev + fake WuKongIM/TSDD over HTTP)", () => {
   it("agent → IM → plain-text reply by webhook → agent, and a LineUp-aware 10100 reply to a second call", async () => {
     const { agent } = await imSession("u_alice");
-    agent.send({ type: "tool.call", call_id: "call_8Yk2", name: "choice", action: "select", arguments: { question: "部署到哪个环境？", options: ["测试", "预发布", "生产"] } });
+    agent.send({
+      type: "tool.call",
+      call_id: "call_8Yk2",
+      name: "choice",
+      action: "select",
+      arguments: { question: "部署到哪个环境？", options: ["测试", "预发布", "生产"] },
+    });
     await fake.until(() => sentTo("u_alice").length >= 2, 10_000, "the call's two messages");
     expect(sentTo("u_alice")[0]!.raw).toBe(fixture("message-send.request.tool-call.json").trim());
     expect(sentTo("u_alice")[0]!.token).toBe("e2e-manager-token");

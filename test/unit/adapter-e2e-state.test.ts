@@ -47,7 +47,13 @@ describe("the state file's e2e section", () => {
       clients: {},
       inboxes: [
         { relayUrl: "http://127.0.0.1:1", inboxId: "InboxAAAAAAA", machineId: "mc_AAAAAAAAAA", machineCredential: "lum1.x", e2e: { on: "yes" } },
-        { relayUrl: "http://127.0.0.1:2", inboxId: "InboxBBBBBBB", machineId: "mc_BBBBBBBBBB", machineCredential: "lum1.y", e2e: { ...good, keys: { "01": "x" } } },
+        {
+          relayUrl: "http://127.0.0.1:2",
+          inboxId: "InboxBBBBBBB",
+          machineId: "mc_BBBBBBBBBB",
+          machineCredential: "lum1.y",
+          e2e: { ...good, keys: { "01": "x" } },
+        },
         { relayUrl: "http://127.0.0.1:3", inboxId: "InboxCCCCCCC", machineId: "mc_CCCCCCCCCC", machineCredential: "lum1.z", e2e: good },
       ],
     };
@@ -66,7 +72,9 @@ describe("the state file's e2e section", () => {
     const keys = [];
     for (let e = 1; e <= E2E_DEFAULTS.maxEpochsKept + 3; e++) keys.push(await generateContentKey(e));
     s = withKeys(s, keys);
-    const held = Object.keys(s.keys).map(Number).sort((a, b) => a - b);
+    const held = Object.keys(s.keys)
+      .map(Number)
+      .sort((a, b) => a - b);
     expect(held).toHaveLength(E2E_DEFAULTS.maxEpochsKept);
     expect(held[0]).toBe(4);
     expect(s.keys[String(E2E_DEFAULTS.maxEpochsKept + 3)]).toBe(b64u(keys.at(-1)!.raw));
@@ -90,13 +98,19 @@ describe("helpers", () => {
   it("splits CODE#SECRET, CODE&k=SECRET and whole links", () => {
     expect(splitJoinCode("AAAAAAAAAAAA.BBBBBBBBBBBBBBBB#sekrit")).toEqual({ code: "AAAAAAAAAAAA.BBBBBBBBBBBBBBBB", secret: "sekrit" });
     expect(splitJoinCode("AAAAAAAAAAAA.BBBBBBBBBBBBBBBB&k=sekrit")).toEqual({ code: "AAAAAAAAAAAA.BBBBBBBBBBBBBBBB", secret: "sekrit" });
-    expect(splitJoinCode("https://r.example/#join=AAAAAAAAAAAA.BBBBBBBBBBBBBBBB&k=sekrit")).toEqual({ code: "AAAAAAAAAAAA.BBBBBBBBBBBBBBBB", secret: "sekrit" });
+    expect(splitJoinCode("https://r.example/#join=AAAAAAAAAAAA.BBBBBBBBBBBBBBBB&k=sekrit")).toEqual({
+      code: "AAAAAAAAAAAA.BBBBBBBBBBBBBBBB",
+      secret: "sekrit",
+    });
     expect(splitJoinCode(" AAAAAAAAAAAA.BBBBBBBBBBBBBBBB ")).toEqual({ code: "AAAAAAAAAAAA.BBBBBBBBBBBBBBBB" });
   });
 
   it("re-keys for the roster minus holders gone from the inbox, always with itself first", () => {
     const self = { id: "mc_selfselfse", publicKey: "S" };
-    const roster = withHolder(withHolder(withHolder([self], { id: "dv_phonephone", publicKey: "P" }), { id: "dv_tablettabl", publicKey: "T" }), { id: "dv_phonephone", publicKey: "P2" });
+    const roster = withHolder(withHolder(withHolder([self], { id: "dv_phonephone", publicKey: "P" }), { id: "dv_tablettabl", publicKey: "T" }), {
+      id: "dv_phonephone",
+      publicKey: "P2",
+    });
     expect(roster.filter((h) => h.id === "dv_phonephone")).toEqual([{ id: "dv_phonephone", publicKey: "P2" }]);
     expect(remainingHolders(roster, self, new Set(["dv_tablettabl", "mc_selfselfse"]))).toEqual([self, { id: "dv_tablettabl", publicKey: "T" }]);
   });
@@ -147,14 +161,29 @@ describe("Keyring key refresh (a scripted GET /api/inbox/e2e)", () => {
       inboxId,
       machineId: machine.id,
       machineCredential: "lum1.test",
-      e2e: { ...withKeys({ on: true, machineKey, keys: {}, roster: [], pending: [] }, [k1]), roster: [{ id: machine.id, publicKey: machine.publicKey }, { id: phone.id, publicKey: phone.publicKey }] },
+      e2e: {
+        ...withKeys({ on: true, machineKey, keys: {}, roster: [], pending: [] }, [k1]),
+        roster: [
+          { id: machine.id, publicKey: machine.publicKey },
+          { id: phone.id, publicKey: phone.publicKey },
+        ],
+      },
     });
     const k = (await Keyring.open({ relayUrl: url, stateDir: dir }))!;
     const seen: number[] = [];
     k.onEpoch((ck) => seen.push(ck.epoch));
     expect(k.current()?.epoch).toBe(1);
 
-    answer = { epoch: 2, rekey_needed: false, holders: [machine.id, phone.id], wrap: await wrapContentKey({ inboxId, sender: phone, recipient: machine, key: k2 }), roster: null, hellos: [], replies: [], pairings: [] };
+    answer = {
+      epoch: 2,
+      rekey_needed: false,
+      holders: [machine.id, phone.id],
+      wrap: await wrapContentKey({ inboxId, sender: phone, recipient: machine, key: k2 }),
+      roster: null,
+      hellos: [],
+      replies: [],
+      pairings: [],
+    };
     const r = await k.sync();
     expect(r).toMatchObject({ epoch: 2, changed: true });
     expect(seen).toEqual([2]);
@@ -164,7 +193,16 @@ describe("Keyring key refresh (a scripted GET /api/inbox/e2e)", () => {
     // A wrap from a key this machine never trusted is not taken (the relay cannot slip one in).
     const lines: string[] = [];
     const k_ = (await Keyring.open({ relayUrl: url, stateDir: dir, log: (s) => lines.push(s) }))!;
-    answer = { epoch: 3, rekey_needed: false, holders: [machine.id, stranger.id], wrap: await wrapContentKey({ inboxId, sender: stranger, recipient: machine, key: k3 }), roster: null, hellos: [], replies: [], pairings: [] };
+    answer = {
+      epoch: 3,
+      rekey_needed: false,
+      holders: [machine.id, stranger.id],
+      wrap: await wrapContentKey({ inboxId, sender: stranger, recipient: machine, key: k3 }),
+      roster: null,
+      hellos: [],
+      replies: [],
+      pairings: [],
+    };
     expect((await k_.sync()).epoch).toBe(2);
     expect(k_.keyOf(3)).toBeUndefined();
     expect(lines.join("\n")).toMatch(/untrusted|does not trust/);

@@ -85,10 +85,21 @@ describe("storage budget", () => {
   it("regression: a registration over 256 KiB, a description over 4096 characters or a schema over 64 KiB is refused, and nothing is registered", () => {
     const { h, ag, ph } = setup();
     const cases = [
-      { tools: Array.from({ length: 40 }, (_, i) => ({ name: `t${i}`, type: "action", description: big(4000), inputSchema: { type: "object", description: big(3000) } })), want: /256|262144/ },
+      {
+        tools: Array.from({ length: 40 }, (_, i) => ({
+          name: `t${i}`,
+          type: "action",
+          description: big(4000),
+          inputSchema: { type: "object", description: big(3000) },
+        })),
+        want: /256|262144/,
+      },
       { tools: [{ name: "long", type: "action", description: big(4097), inputSchema: { type: "object" } }], want: /4096 characters/ },
       { tools: [{ name: "wide", type: "action", description: "", inputSchema: { type: "object", description: big(70_000) } }], want: /65536/ },
-      { tools: [{ name: "set", type: "toolset", description: "", actions: [{ name: "a", description: big(5000), inputSchema: { type: "object" } }] }], want: /set\.a/ },
+      {
+        tools: [{ name: "set", type: "toolset", description: "", actions: [{ name: "a", description: big(5000), inputSchema: { type: "object" } }] }],
+        want: /set\.a/,
+      },
     ];
     for (const c of cases) {
       h.send(ph, { type: "tool.list", tools: c.tools });
@@ -109,7 +120,12 @@ describe("storage budget", () => {
     h.disconnect(gone);
     h.take(ag);
     h.tick(LIMITS.registrationIdleMs - 1000);
-    expect(h.router.catalog("app").map((t) => t.name).sort()).toEqual(["keep", "note"]);
+    expect(
+      h.router
+        .catalog("app")
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["keep", "note"]);
     h.tick(2000);
     // The connected client's clock restarts instead; the one away for 7 days is gone.
     expect(h.router.catalog("app").map((t) => t.name)).toEqual(["keep"]);
@@ -171,7 +187,10 @@ describe("history budget", () => {
 });
 
 describe("tool poisoning", () => {
-  const OTHER_CHOICE = { ...BUILTIN_CHOICE, inputSchema: { type: "object", properties: { question: { type: "string" }, options: { type: "array" }, secret: { type: "string" } }, required: ["secret"] } };
+  const OTHER_CHOICE = {
+    ...BUILTIN_CHOICE,
+    inputSchema: { type: "object", properties: { question: { type: "string" }, options: { type: "array" }, secret: { type: "string" } }, required: ["secret"] },
+  };
 
   it("regression: once a built-in human tool is in the catalog, another client cannot register it with a different schema", () => {
     const { h, ag } = setup([BUILTIN_CHOICE]);
@@ -182,7 +201,13 @@ describe("tool poisoning", () => {
     expect(h.router.catalog("app")).toEqual([BUILTIN_CHOICE]);
     expect(h.take(ag, type("tool.list"))).toEqual([]);
     // The same schema (with other wording) is fine, and so is a name that is not a built-in.
-    h.send(evil, { type: "tool.list", tools: [{ ...BUILTIN_CHOICE, description: "my words" }, { ...NOTE, inputSchema: { type: "object", required: ["z"] } }] });
+    h.send(evil, {
+      type: "tool.list",
+      tools: [
+        { ...BUILTIN_CHOICE, description: "my words" },
+        { ...NOTE, inputSchema: { type: "object", required: ["z"] } },
+      ],
+    });
     expect(h.take(evil, type("error"))).toEqual([]);
   });
 

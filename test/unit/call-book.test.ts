@@ -4,7 +4,13 @@ import { describe, expect, it } from "vitest";
 import { CallBook, type CallFrame, type Effect } from "../../shared/client/call-book.js";
 import type { ToolCallOut } from "../../shared/contract/protocol.js";
 
-const call = (id: string, extra: Partial<CallFrame> = {}): CallFrame => ({ type: "tool.call", call_id: id, name: "confirm", arguments: { text: "ok?" }, ...extra });
+const call = (id: string, extra: Partial<CallFrame> = {}): CallFrame => ({
+  type: "tool.call",
+  call_id: id,
+  name: "confirm",
+  arguments: { text: "ok?" },
+  ...extra,
+});
 const incoming = (id: string): ToolCallOut => ({ type: "tool.call", call_id: id, name: "confirm", arguments: { text: "ok?" }, deadline: 1, from: "agent" });
 const sent = (fx: Effect[]) => fx.flatMap((e) => (e.kind === "send" ? [e.frame] : []));
 const kinds = (fx: Effect[]) => fx.map((e) => e.kind);
@@ -32,8 +38,13 @@ describe("call book, caller side", () => {
     b.hello();
     b.call(call("c1"));
     const first = b.receive({ type: "tool.result", call_id: "c1", name: "confirm", result: { message: "yes" } });
-    expect(first).toEqual([{ kind: "settled", callId: "c1", outcome: { result: { message: "yes" } } }, { kind: "send", frame: { type: "tool.ack", call_id: "c1" } }]);
-    expect(b.receive({ type: "tool.result", call_id: "c1", name: "confirm", result: { message: "yes" } })).toEqual([{ kind: "send", frame: { type: "tool.ack", call_id: "c1" } }]);
+    expect(first).toEqual([
+      { kind: "settled", callId: "c1", outcome: { result: { message: "yes" } } },
+      { kind: "send", frame: { type: "tool.ack", call_id: "c1" } },
+    ]);
+    expect(b.receive({ type: "tool.result", call_id: "c1", name: "confirm", result: { message: "yes" } })).toEqual([
+      { kind: "send", frame: { type: "tool.ack", call_id: "c1" } },
+    ]);
   });
 
   it("keeps a result of an earlier run unacked until a call claims it by id, then settles and acks it", () => {
@@ -41,7 +52,10 @@ describe("call book, caller side", () => {
     b.hello();
     expect(kinds(b.receive({ type: "tool.result", call_id: "old", name: "confirm", error: { code: "timeout", message: "late" } }))).toEqual(["unclaimed"]);
     expect(b.claim("nope")).toBeUndefined();
-    expect(b.claim("old")).toEqual([{ kind: "settled", callId: "old", outcome: { error: { code: "timeout", message: "late" } } }, { kind: "send", frame: { type: "tool.ack", call_id: "old" } }]);
+    expect(b.claim("old")).toEqual([
+      { kind: "settled", callId: "old", outcome: { error: { code: "timeout", message: "late" } } },
+      { kind: "send", frame: { type: "tool.ack", call_id: "old" } },
+    ]);
     expect(b.claim("old")).toBeUndefined();
   });
 
@@ -51,7 +65,11 @@ describe("call book, caller side", () => {
     b.call(call("c1"));
     expect(kinds(b.receive({ type: "error", code: "unknown_call", message: "?", call_id: "c1" }))).toEqual(["log"]);
     expect(b.isPending("c1")).toBe(true);
-    expect(b.receive({ type: "error", code: "tool_conflict", message: "bad", call_id: "c1" })[0]).toEqual({ kind: "settled", callId: "c1", outcome: { error: { code: "tool_conflict", message: "bad" } } });
+    expect(b.receive({ type: "error", code: "tool_conflict", message: "bad", call_id: "c1" })[0]).toEqual({
+      kind: "settled",
+      callId: "c1",
+      outcome: { error: { code: "tool_conflict", message: "bad" } },
+    });
   });
 
   it("an abort settles the call and cancels it on the relay, now or — offline — right after the next hello", () => {
@@ -76,7 +94,9 @@ describe("call book, caller side", () => {
   it("stopping ends every open call with the stop's error", () => {
     const b = new CallBook();
     b.call(call("c1"));
-    expect(b.stop({ code: "replaced", message: "4409" })).toEqual([{ kind: "settled", callId: "c1", outcome: { error: { code: "replaced", message: "4409" } } }]);
+    expect(b.stop({ code: "replaced", message: "4409" })).toEqual([
+      { kind: "settled", callId: "c1", outcome: { error: { code: "replaced", message: "4409" } } },
+    ]);
     expect(b.pendingCount).toBe(0);
   });
 
@@ -98,7 +118,11 @@ describe("call book, sealed sessions", () => {
     b.sealed = true;
     b.hello();
     b.call(call("c1"));
-    for (let i = 0; i < 3; i++) expect(b.receive({ type: "error", code: "stale_epoch", message: "old", call_id: "c1" })).toEqual([{ kind: "refresh" }, { kind: "reseal", call: call("c1"), alsoCall: true }]);
+    for (let i = 0; i < 3; i++)
+      expect(b.receive({ type: "error", code: "stale_epoch", message: "old", call_id: "c1" })).toEqual([
+        { kind: "refresh" },
+        { kind: "reseal", call: call("c1"), alsoCall: true },
+      ]);
     const last = b.receive({ type: "error", code: "stale_epoch", message: "old", call_id: "c1" });
     expect(last).toHaveLength(1);
     expect(last[0]).toMatchObject({ kind: "settled", callId: "c1", outcome: { error: { code: "stale_epoch" } } });
@@ -167,7 +191,9 @@ describe("call book, provider side", () => {
     const b = new CallBook();
     b.receive(incoming("k1"));
     b.receive(incoming("k2"));
-    expect(b.receive({ type: "tool.cancel", call_id: "k1", reason: "timeout" })).toEqual([{ kind: "cancel", frame: { type: "tool.cancel", call_id: "k1", reason: "timeout" } }]);
+    expect(b.receive({ type: "tool.cancel", call_id: "k1", reason: "timeout" })).toEqual([
+      { kind: "cancel", frame: { type: "tool.cancel", call_id: "k1", reason: "timeout" } },
+    ]);
     b.answer(incoming("k2"), { result: { message: "mine" } });
     expect(b.receive({ type: "tool.cancel", call_id: "k2", reason: "answered", answered_by: "tablet" })).toEqual([{ kind: "lost", callId: "k2" }]);
     expect(sent(b.hello()).filter((f) => f.type === "tool.result")).toEqual([]);

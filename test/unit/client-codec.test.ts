@@ -5,7 +5,15 @@ import { Codec, type CodecKeys, type Decoded } from "../../shared/client/codec.j
 import type { HelloFrame } from "../../shared/contract/protocol.js";
 import { generateContentKey, type ContentKey } from "../../shared/crypto/e2e/index.js";
 
-const hello = (sealed?: { epoch: number }): HelloFrame => ({ type: "hello", protocol: "lineup/1", session_id: "s1234567", role: "agent", client_id: "a1", peers: { agent: { online: true, status: { state: "busy", detail: "relay says" } }, apps: 1 }, ...(sealed ? { sealed } : {}) });
+const hello = (sealed?: { epoch: number }): HelloFrame => ({
+  type: "hello",
+  protocol: "lineup/1",
+  session_id: "s1234567",
+  role: "agent",
+  client_id: "a1",
+  peers: { agent: { online: true, status: { state: "busy", detail: "relay says" } }, apps: 1 },
+  ...(sealed ? { sealed } : {}),
+});
 const keysOf = (ck: ContentKey): CodecKeys => ({ keyOf: (e) => (e === ck.epoch ? ck : undefined), current: () => ck, refresh: async () => {} });
 
 function rig(o: { keys?: CodecKeys; pinned?: boolean; sender?: string } = {}) {
@@ -61,7 +69,9 @@ describe("the client codec", () => {
     expect(agent.wire[0]!.preview).toBeDefined();
     app.codec.in({ ...agent.wire[0], deadline: 9, from: "agent", sender: "agent:a1" });
     await app.codec.idle();
-    expect(app.got).toEqual([{ frame: { type: "tool.call", call_id: "c1", name: "confirm", arguments: { text: "deploy secret" }, deadline: 9, from: "agent" } }]);
+    expect(app.got).toEqual([
+      { frame: { type: "tool.call", call_id: "c1", name: "confirm", arguments: { text: "deploy secret" }, deadline: 9, from: "agent" } },
+    ]);
   });
 
   it("in a sealed session drops plaintext content from the relay and lets only its own call-ending errors through", async () => {

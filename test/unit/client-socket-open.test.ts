@@ -34,7 +34,12 @@ class FakeWs implements WebSocketLike {
 const last = () => FakeWs.all[FakeWs.all.length - 1]!;
 
 function make(helloOnOpen: boolean) {
-  const s = new ReconnectingSocket({ dial: dialWith(FakeWs, "wss://relay/api/inbox/ws", []), backoff: { random: () => 0.999999 }, helloTimeoutMs: 0, helloOnOpen });
+  const s = new ReconnectingSocket({
+    dial: dialWith(FakeWs, "wss://relay/api/inbox/ws", []),
+    backoff: { random: () => 0.999999 },
+    helloTimeoutMs: 0,
+    helloOnOpen,
+  });
   const closes: number[] = [];
   s.on("close", (c) => closes.push(c.delayMs + 1));
   return { s, closes };

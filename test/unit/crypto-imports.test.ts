@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest";
 const ROOT = resolve(import.meta.dirname, "../../shared/crypto");
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
 }
 
 describe("shared/crypto imports", () => {
@@ -23,6 +25,10 @@ describe("shared/crypto imports", () => {
   });
 
   it("has one byte module: no other bytes.ts under shared/crypto", () => {
-    expect(files(ROOT).filter((f) => f.endsWith("/bytes.ts")).map((f) => relative(ROOT, f))).toEqual(["bytes.ts"]);
+    expect(
+      files(ROOT)
+        .filter((f) => f.endsWith("/bytes.ts"))
+        .map((f) => relative(ROOT, f)),
+    ).toEqual(["bytes.ts"]);
   });
 });

@@ -97,7 +97,14 @@ describe("cut keeps an emoji at the boundary whole", () => {
   });
 
   it("the kept history's placeholder of a long text (history shrink) does not split an emoji at 280", () => {
-    const m: MessageOut = { type: "message", id: "m1", from: { role: "agent", client_id: "a1" }, seq: 1, ts: 1, content: [{ type: "text", text: "a".repeat(279) + EMOJI.repeat(10) }] };
+    const m: MessageOut = {
+      type: "message",
+      id: "m1",
+      from: { role: "agent", client_id: "a1" },
+      seq: 1,
+      ts: 1,
+      content: [{ type: "text", text: "a".repeat(279) + EMOJI.repeat(10) }],
+    };
     const out = placeholderFor(m).content[0];
     expect(out?.type === "text" ? out.text : "").not.toMatch(LONE);
   });

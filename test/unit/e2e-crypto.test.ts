@@ -78,17 +78,46 @@ async function freshInputs(): Promise<VectorInputs> {
   const nonce = () => b64u(randomBytes(12));
   return {
     inbox_id: "InboxVectors",
-    holders: { machine: { id: "mc_laptop0001", jwk: await jwk() }, phone: { id: "dv_phone00001", jwk: await jwk() }, tablet: { id: "dv_tablet0001", jwk: await jwk() } },
+    holders: {
+      machine: { id: "mc_laptop0001", jwk: await jwk() },
+      phone: { id: "dv_phone00001", jwk: await jwk() },
+      tablet: { id: "dv_tablet0001", jwk: await jwk() },
+    },
     content_keys: [
       { epoch: 1, raw: b64u(randomBytes(32)) },
       { epoch: 2, raw: b64u(randomBytes(32)) },
     ],
     frames: [
-      { epoch: 1, aad: { session_id: "sess_vectors_1", type: "tool.call", call_id: "c1", sender: "agent:agent-1" }, plaintext: JSON.stringify({ arguments: { question: "Deploy to prod?" } }), nonce: nonce() },
-      { epoch: 1, aad: { session_id: "sess_vectors_1", type: "tool.result", call_id: "c1", sender: "app:dv_phone00001" }, plaintext: JSON.stringify({ result: { message: "yes — ship it ✓ 🚀" } }), nonce: nonce() },
-      { epoch: 1, aad: { session_id: "sess_vectors_1", type: "message", call_id: "m-7", sender: "app:dv_phone00001" }, plaintext: JSON.stringify({ content: [{ type: "text", text: "line\nbreak \"quoted\" \u0000 nul" }] }), nonce: nonce() },
-      { epoch: 1, aad: { session_id: "sess_vectors_1", type: "tool.list", call_id: "deploy", sender: "agent:agent-1" }, plaintext: JSON.stringify({ description: "Deploy the current branch", inputSchema: { type: "object" } }), nonce: nonce() },
-      { epoch: 2, aad: { session_id: "sess_vectors_1", type: "tool.call", call_id: "c2", sender: "agent:agent-1" }, plaintext: JSON.stringify({ arguments: { question: "After the revocation" } }), nonce: nonce() },
+      {
+        epoch: 1,
+        aad: { session_id: "sess_vectors_1", type: "tool.call", call_id: "c1", sender: "agent:agent-1" },
+        plaintext: JSON.stringify({ arguments: { question: "Deploy to prod?" } }),
+        nonce: nonce(),
+      },
+      {
+        epoch: 1,
+        aad: { session_id: "sess_vectors_1", type: "tool.result", call_id: "c1", sender: "app:dv_phone00001" },
+        plaintext: JSON.stringify({ result: { message: "yes — ship it ✓ 🚀" } }),
+        nonce: nonce(),
+      },
+      {
+        epoch: 1,
+        aad: { session_id: "sess_vectors_1", type: "message", call_id: "m-7", sender: "app:dv_phone00001" },
+        plaintext: JSON.stringify({ content: [{ type: "text", text: 'line\nbreak "quoted" \u0000 nul' }] }),
+        nonce: nonce(),
+      },
+      {
+        epoch: 1,
+        aad: { session_id: "sess_vectors_1", type: "tool.list", call_id: "deploy", sender: "agent:agent-1" },
+        plaintext: JSON.stringify({ description: "Deploy the current branch", inputSchema: { type: "object" } }),
+        nonce: nonce(),
+      },
+      {
+        epoch: 2,
+        aad: { session_id: "sess_vectors_1", type: "tool.call", call_id: "c2", sender: "agent:agent-1" },
+        plaintext: JSON.stringify({ arguments: { question: "After the revocation" } }),
+        nonce: nonce(),
+      },
     ],
     pairing: { code: "InboxVectors.AAAAbbbbCCCCdddd", secret: newPairingSecret(), wrap_nonce: nonce() },
     rekey: { wrap_nonces: { tablet: nonce(), machine: nonce() } },
@@ -101,7 +130,8 @@ describe("fixed vectors", () => {
     if (!v || process.env.E2E_WRITE_VECTORS) {
       const inputs = v?.inputs ?? (await freshInputs());
       v = {
-        about: "Cross-runtime vectors of shared/e2e (docs/e2e.md). Inputs are fixed; outputs are what Node, workerd and Chromium must all produce from them (shared/crypto/e2e/vectors.ts). Test keys only. Regenerate outputs: E2E_WRITE_VECTORS=1 npx vitest run --project node test/unit/e2e-crypto.test.ts",
+        about:
+          "Cross-runtime vectors of shared/e2e (docs/e2e.md). Inputs are fixed; outputs are what Node, workerd and Chromium must all produce from them (shared/crypto/e2e/vectors.ts). Test keys only. Regenerate outputs: E2E_WRITE_VECTORS=1 npx vitest run --project node test/unit/e2e-crypto.test.ts",
         inputs,
         outputs: await buildVectors(inputs),
       };
@@ -120,7 +150,14 @@ describe("fixed vectors", () => {
 describe("seal / open", () => {
   it("round-trips JSON text exactly, with a fresh nonce every time", async () => {
     const ck = await generateContentKey();
-    for (const text of ["{}", "[]", "null", '"x"', JSON.stringify({ a: "ünï©ødé 🚀", n: [1, 2.5, -3e-7], nested: { deep: [true, false, null] } }), '{"b":1, "a":2}']) {
+    for (const text of [
+      "{}",
+      "[]",
+      "null",
+      '"x"',
+      JSON.stringify({ a: "ünï©ødé 🚀", n: [1, 2.5, -3e-7], nested: { deep: [true, false, null] } }),
+      '{"b":1, "a":2}',
+    ]) {
       const env = await seal(ck, AAD, text);
       expect(await open(ck, AAD, env)).toBe(text);
     }
@@ -192,8 +229,18 @@ describe("seal / open", () => {
     const ck = await generateContentKey();
     const env = await seal(ck, AAD, "{}");
     const bad: unknown[] = [
-      null, [], "x", { ...env, v: 2 }, { ...env, e: 0 }, { ...env, e: 1.5 }, { ...env, x: 1 }, { v: 1, e: 1, n: env.n },
-      { ...env, n: env.n.slice(0, 15) }, { ...env, n: env.n + "==" }, { ...env, c: env.c.replace(/./, "+") }, { ...env, c: "AAAA" },
+      null,
+      [],
+      "x",
+      { ...env, v: 2 },
+      { ...env, e: 0 },
+      { ...env, e: 1.5 },
+      { ...env, x: 1 },
+      { v: 1, e: 1, n: env.n },
+      { ...env, n: env.n.slice(0, 15) },
+      { ...env, n: env.n + "==" },
+      { ...env, c: env.c.replace(/./, "+") },
+      { ...env, c: "AAAA" },
     ];
     for (const b of bad) await rejects(open(ck, AAD, b), "bad_format");
     // Non-canonical base64url: unused trailing bits set.
@@ -284,7 +331,10 @@ describe("pairing", () => {
     const mallory = await holder("mc_laptop0001", true);
     const evilKey = await generateContentKey();
     const evilWrap = await wrapContentKey({ inboxId: INBOX, sender: mallory, recipient: device, key: evilKey });
-    await rejects(acceptPairReply({ ...base, joiner: device, reply: { ...reply, sponsor: { id: machine.id, publicKey: mallory.publicKey }, wrap: evilWrap } }), "bad_mac");
+    await rejects(
+      acceptPairReply({ ...base, joiner: device, reply: { ...reply, sponsor: { id: machine.id, publicKey: mallory.publicKey }, wrap: evilWrap } }),
+      "bad_mac",
+    );
     // Keeping the genuine sponsor key (so the MAC passes) but swapping the wrap.
     await rejects(acceptPairReply({ ...base, joiner: device, reply: { ...reply, wrap: evilWrap } }), "untrusted_sender");
     // A wrap that claims the sponsor's key but was made with another private key does not open.
@@ -388,7 +438,10 @@ describe("revocation re-keys", () => {
     const plantedWrap = await wrapContentKey({ inboxId: INBOX, sender: phone.joiner, recipient: machine, key: planted });
     await rejects(unwrapContentKey({ inboxId: INBOX, recipient: machine, wrapped: plantedWrap, trusted }), "untrusted_sender");
     // And it cannot pass its wrap off as the tablet's.
-    await rejects(unwrapContentKey({ inboxId: INBOX, recipient: machine, wrapped: { ...plantedWrap, from: tablet.joiner.id, k: tablet.joiner.publicKey }, trusted }), "open_failed");
+    await rejects(
+      unwrapContentKey({ inboxId: INBOX, recipient: machine, wrapped: { ...plantedWrap, from: tablet.joiner.id, k: tablet.joiner.publicKey }, trusted }),
+      "open_failed",
+    );
     // Re-sealing only goes forward.
     await rejects(reseal(k2, k1, openCall, resealed), "wrong_epoch");
   });
@@ -407,4 +460,3 @@ describe("revocation re-keys", () => {
     expect((await unwrapContentKey({ inboxId: INBOX, recipient: tablet, wrapped: w, trusted })).raw).toEqual(k1.raw);
   });
 });
-

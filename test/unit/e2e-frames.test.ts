@@ -32,13 +32,21 @@ describe("sealing whole frames (shared/crypto/e2e/frames.ts)", () => {
     await expect(sealFrame(ck, ctx, { type: "message", content: [{ type: "text", text: "hi" }] })).rejects.toSatisfy((e) => isE2EError(e, "bad_format"));
     const m = await sealFrame(ck, ctx, { type: "message", id: "m1", content: [{ type: "text", text: "hi" }] });
     const out = { ...m, from: { role: "agent", client_id: "agent-1" }, ts: 5 };
-    expect(await openFrame((e) => (e === 3 ? ck : undefined), ctx.session_id, out)).toEqual({ type: "message", id: "m1", from: { role: "agent", client_id: "agent-1" }, ts: 5, content: [{ type: "text", text: "hi" }] });
+    expect(await openFrame((e) => (e === 3 ? ck : undefined), ctx.session_id, out)).toEqual({
+      type: "message",
+      id: "m1",
+      from: { role: "agent", client_id: "agent-1" },
+      ts: 5,
+      content: [{ type: "text", text: "hi" }],
+    });
   });
 
   it("tool.list seals descriptions and schemas per tool, keeping names, types and action names", async () => {
     const ck = await generateContentKey(1);
     const app = { session_id: "s1234567", sender: "app:dv_AbCdEfGhIj" };
-    const tools: Frame[] = [{ name: "canvas", type: "app", description: "draws", actions: [{ name: "draw", description: "d", inputSchema: { type: "object" } }] }];
+    const tools: Frame[] = [
+      { name: "canvas", type: "app", description: "draws", actions: [{ name: "draw", description: "d", inputSchema: { type: "object" } }] },
+    ];
     const sealed = await sealFrame(ck, app, { type: "tool.list", tools });
     const entry = (sealed.tools as Frame[])[0]!;
     expect(entry).toMatchObject({ name: "canvas", type: "app", actions: [{ name: "draw" }] });

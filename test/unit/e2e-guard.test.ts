@@ -16,16 +16,35 @@ describe("screenSealed: a sealed session's plaintext from the relay", () => {
     drop({ type: "tool.cancel", call_id: "c1", reason: "you were hacked" });
     drop({ type: "error", code: "declined", call_id: "c1", message: "forged" });
     drop({ type: "surprise" });
-    for (const code of RELAY_CALL_ERRORS) expect(screenSealed({ type: "tool.result", call_id: "c1", error: { code, message: "m" } })).toEqual({ frame: { type: "tool.result", call_id: "c1", error: { code, message: "m" } } });
+    for (const code of RELAY_CALL_ERRORS)
+      expect(screenSealed({ type: "tool.result", call_id: "c1", error: { code, message: "m" } })).toEqual({
+        frame: { type: "tool.result", call_id: "c1", error: { code, message: "m" } },
+      });
     expect(screenSealed({ type: "error", code: "stale_epoch", message: "m" })).toEqual({ frame: { type: "error", code: "stale_epoch", message: "m" } });
   });
 
   it("cuts the plaintext off what stands beside an envelope: sealed fields, a cancel's answer, a status detail, unsealed tools", () => {
-    expect(screenSealed({ type: "tool.result", call_id: "c1", sealed: env, result: { message: "allow" } })).toEqual({ frame: { type: "tool.result", call_id: "c1", sealed: env } });
-    expect(screenSealed({ type: "tool.call", call_id: "c1", name: "x", sealed: env, arguments: { a: 1 } })).toEqual({ frame: { type: "tool.call", call_id: "c1", name: "x", sealed: env } });
-    expect(screenSealed({ type: "tool.cancel", call_id: "c1", reason: "answered", answered_by: "Phone", answer: "yes" })).toEqual({ frame: { type: "tool.cancel", call_id: "c1", reason: "answered", answered_by: "Phone" } });
-    expect(screenSealed({ type: "presence", agent: { online: true, status: { state: "working", detail: "secret?" } }, apps: 1 })).toEqual({ frame: { type: "presence", agent: { online: true, status: { state: "working" } }, apps: 1 } });
-    expect(screenSealed({ type: "tool.list", tools: [{ name: "evil", type: "action", description: "d", inputSchema: {} }, { name: "ok", type: "action", sealed: env }] })).toEqual({ frame: { type: "tool.list", tools: [{ name: "ok", type: "action", sealed: env }] } });
+    expect(screenSealed({ type: "tool.result", call_id: "c1", sealed: env, result: { message: "allow" } })).toEqual({
+      frame: { type: "tool.result", call_id: "c1", sealed: env },
+    });
+    expect(screenSealed({ type: "tool.call", call_id: "c1", name: "x", sealed: env, arguments: { a: 1 } })).toEqual({
+      frame: { type: "tool.call", call_id: "c1", name: "x", sealed: env },
+    });
+    expect(screenSealed({ type: "tool.cancel", call_id: "c1", reason: "answered", answered_by: "Phone", answer: "yes" })).toEqual({
+      frame: { type: "tool.cancel", call_id: "c1", reason: "answered", answered_by: "Phone" },
+    });
+    expect(screenSealed({ type: "presence", agent: { online: true, status: { state: "working", detail: "secret?" } }, apps: 1 })).toEqual({
+      frame: { type: "presence", agent: { online: true, status: { state: "working" } }, apps: 1 },
+    });
+    expect(
+      screenSealed({
+        type: "tool.list",
+        tools: [
+          { name: "evil", type: "action", description: "d", inputSchema: {} },
+          { name: "ok", type: "action", sealed: env },
+        ],
+      }),
+    ).toEqual({ frame: { type: "tool.list", tools: [{ name: "ok", type: "action", sealed: env }] } });
     expect(screenSealed({ type: "message", id: "m1", elided: true })).toEqual({ frame: { type: "message", id: "m1", elided: true } });
   });
 });

@@ -21,7 +21,13 @@ function core(): { inbox: InboxCore; data: () => InboxData } {
 
 const T0 = Date.UTC(2026, 11, 4, 12, 0, 0);
 const waiting = (id: string, text = `question ${id}`): WaitingCall => ({ call_id: id, name: "confirm", text, created_at: T0 });
-const report = (at: number, w: WaitingCall[], closed?: SessionReport["closed"]): SessionReport => ({ agent_online: true, pending: w.length, last_activity: at, waiting: w, ...(closed ? { closed } : {}) });
+const report = (at: number, w: WaitingCall[], closed?: SessionReport["closed"]): SessionReport => ({
+  agent_online: true,
+  pending: w.length,
+  last_activity: at,
+  waiting: w,
+  ...(closed ? { closed } : {}),
+});
 
 function withSession() {
   const a = core();
@@ -42,8 +48,23 @@ describe("recently ended calls in the inbox state", () => {
   it("keeps the last 3, for 10 minutes, with the text cut to 120 characters; a report of another epoch changes nothing", () => {
     const a = withSession();
     const ids = ["c1", "c2", "c3", "c4"];
-    a.inbox.report("s1", 1, report(T0, ids.map((id) => waiting(id, id === "c4" ? "x".repeat(300) : `q ${id}`))));
-    a.inbox.report("s1", 1, report(T0 + 10, [], ids.map((call_id) => ({ call_id, outcome: "timeout" as const }))));
+    a.inbox.report(
+      "s1",
+      1,
+      report(
+        T0,
+        ids.map((id) => waiting(id, id === "c4" ? "x".repeat(300) : `q ${id}`)),
+      ),
+    );
+    a.inbox.report(
+      "s1",
+      1,
+      report(
+        T0 + 10,
+        [],
+        ids.map((call_id) => ({ call_id, outcome: "timeout" as const })),
+      ),
+    );
     expect(a.recent()?.map((r) => r.call_id)).toEqual(["c2", "c3", "c4"]);
     expect(a.recent()?.[2]?.text).toHaveLength(INBOX_LIMITS.maxRecentText);
     a.inbox.report("s1", 2, report(T0 + 20, [waiting("c9")]));
@@ -56,7 +77,18 @@ describe("recently ended calls in the inbox state", () => {
   it("a closed call the inbox never listed (past the 20) is not invented", () => {
     const a = withSession();
     a.inbox.report("s1", 1, report(T0, [waiting("c1")]));
-    a.inbox.report("s1", 1, report(T0 + 1, [], [{ call_id: "c1", outcome: "cancelled" }, { call_id: "c-unlisted", outcome: "answered" }]));
+    a.inbox.report(
+      "s1",
+      1,
+      report(
+        T0 + 1,
+        [],
+        [
+          { call_id: "c1", outcome: "cancelled" },
+          { call_id: "c-unlisted", outcome: "answered" },
+        ],
+      ),
+    );
     expect(a.recent()?.map((r) => [r.call_id, r.outcome])).toEqual([["c1", "cancelled"]]);
   });
 });

@@ -7,7 +7,10 @@ import { describe, expect, it } from "vitest";
 import { InboxCore, type Attach, type InboxData } from "../../shared/inbox/core.js";
 import { INBOX_LIMITS, type SessionReport, type WaitingCall } from "../../shared/contract/inbox.js";
 
-type Event = { kind: "save"; ending: string[]; machines: string[] } | { kind: "wake"; at: number } | { kind: "end"; sid: string; epoch: number; reason: string };
+type Event =
+  | { kind: "save"; ending: string[]; machines: string[] }
+  | { kind: "wake"; at: number }
+  | { kind: "end"; sid: string; epoch: number; reason: string };
 
 function core(opts: { failFirst?: number } = {}) {
   let doc: InboxData | undefined;
@@ -39,7 +42,14 @@ function core(opts: { failFirst?: number } = {}) {
 
 const T0 = Date.now();
 const member = (id: string) => ({ id, name: id, hash: `h-${id}` });
-const attach = (sid: string, machine: string, expires_at = T0 + 3_600_000): Attach => ({ session_id: sid, label: sid, machine_id: machine, created_at: T0, expires_at, epoch: T0 });
+const attach = (sid: string, machine: string, expires_at = T0 + 3_600_000): Attach => ({
+  session_id: sid,
+  label: sid,
+  machine_id: machine,
+  created_at: T0,
+  expires_at,
+  epoch: T0,
+});
 const waiting: WaitingCall = { call_id: "c1", name: "confirm", text: "Deploy?", created_at: T0 };
 
 function world(opts: { failFirst?: number } = {}) {

@@ -66,7 +66,11 @@ describe("markdown input bounds", () => {
   });
 
   it("keeps the structure of a numbered list whose first item has nested bullets", () => {
-    const [, , list] = tokensOf("Options\n\n1. Online migration\n   - zero downtime\n   - takes ~4 hours\n2. Maintenance window (15 min)\n3. Do nothing") as [Token, Token, Tokens.List];
+    const [, , list] = tokensOf("Options\n\n1. Online migration\n   - zero downtime\n   - takes ~4 hours\n2. Maintenance window (15 min)\n3. Do nothing") as [
+      Token,
+      Token,
+      Tokens.List,
+    ];
     const ol = tokensOf("1. Online migration\n   - zero downtime\n   - takes ~4 hours\n2. Maintenance window (15 min)\n3. Do nothing")[0] as Tokens.List;
     for (const l of [list, ol]) {
       expect(l.type).toBe("list");
@@ -90,8 +94,13 @@ describe("markdown input bounds", () => {
     ["5000 nested quotes on one line", `${">".repeat(5000)} x`],
     ["quotes nested 1..5000 deep, one per line", nested(5000, (i) => `${">".repeat(i + 1)} x`)],
     ["a list nested 5000 deep", nested(5000, (i) => `${"  ".repeat(i)}- x`)],
-    ["a list nested to the depth bound, repeated to the length bound", nested(32, (i) => `${"  ".repeat(i)}- x`).repeat(40).slice(0, MARKDOWN_LIMITS.chars)],
-    ["one run of \"a*_a\" just under the inline budget", "a*_a".repeat(700)],
+    [
+      "a list nested to the depth bound, repeated to the length bound",
+      nested(32, (i) => `${"  ".repeat(i)}- x`)
+        .repeat(40)
+        .slice(0, MARKDOWN_LIMITS.chars),
+    ],
+    ['one run of "a*_a" just under the inline budget', "a*_a".repeat(700)],
     ['paragraphs of "a*_a" to the length bound', `${"a*_a".repeat(250)}\n\n`.repeat(40).slice(0, MARKDOWN_LIMITS.chars)],
     ["lines of 32 list markers to the length bound", `${"- ".repeat(32)}x\n`.repeat(500).slice(0, MARKDOWN_LIMITS.chars)],
     ["lazy quote continuations to the length bound", "> a\nb\n".repeat(6000).slice(0, MARKDOWN_LIMITS.chars)],
@@ -113,7 +122,18 @@ describe("entities and links", () => {
     expect(safeHref("https://x.test/a?b=1&amp;c=2", true)).toBe("https://x.test/a?b=1&c=2");
     expect(safeHref("http://192.168.1.5:9527/", false)).toBe("http://192.168.1.5:9527/");
     expect(safeHref("mailto:me@x.test", false)).toBe("mailto:me@x.test");
-    for (const bad of ["javascript:alert(1)", " JavaScript:alert(1)", "javascript&#58;alert(1)", "data:text/html,<b>x</b>", "vbscript:x", "/relative", "//evil.test/x", "#frag", "file:///etc/passwd", "https://"]) {
+    for (const bad of [
+      "javascript:alert(1)",
+      " JavaScript:alert(1)",
+      "javascript&#58;alert(1)",
+      "data:text/html,<b>x</b>",
+      "vbscript:x",
+      "/relative",
+      "//evil.test/x",
+      "#frag",
+      "file:///etc/passwd",
+      "https://",
+    ]) {
       expect(safeHref(bad, true), bad).toBeNull();
     }
   });

@@ -29,7 +29,8 @@ describe("paths a module resolves relative to itself", () => {
         const target = join(dirname(file), m[1] as string);
         const built = relative(ROOT, target).startsWith(`dist/`);
         if (!built && !existsSync(target)) broken.push(`${relative(ROOT, file)}: ${m[1]} → ${relative(ROOT, target)}`);
-        if (built && relative(ROOT, target) !== "dist/web") broken.push(`${relative(ROOT, file)}: ${m[1]} → ${relative(ROOT, target)} (only dist/web is built)`);
+        if (built && relative(ROOT, target) !== "dist/web")
+          broken.push(`${relative(ROOT, file)}: ${m[1]} → ${relative(ROOT, target)} (only dist/web is built)`);
       }
     }
     expect(seen).toBeGreaterThanOrEqual(4);

@@ -80,7 +80,7 @@ const SHELLS: Row[] = [
   ["dash -e -c 'git push'", "deny", "runs"],
   ["zsh -o errexit -c 'git push'", "deny"],
   ["fish -c 'git push'", "deny"],
-  ["bash -c \"git $(echo push)\"", "ask", "runs"],
+  ['bash -c "git $(echo push)"', "ask", "runs"],
   // A program from standard input, a file, or a string composed at run time.
   ["echo 'git push origin main' | sh", "ask", "runs"],
   ["printf 'git push' | bash -s", "ask", "runs"],
@@ -99,7 +99,7 @@ const SHELLS: Row[] = [
   ['eval "git $(echo push)"', "ask", "runs"],
   ['cmd=push; eval "git $cmd"', "ask", "runs"],
   ["trap 'git push' EXIT", "deny", "runs"],
-  ['x=\'git push\'; trap "$x" EXIT', "ask", "runs"],
+  ["x='git push'; trap \"$x\" EXIT", "ask", "runs"],
   ["exec 3<x.sh; bash <&3", "ask", "runs"],
   ["OPTS=-c; bash $OPTS 'git push'", "ask", "runs"],
   ["bash - <<< 'git push'", "deny", "runs"],
@@ -259,7 +259,7 @@ describe("the control group stays allowed: the fix does not turn everything into
     ["git log --oneline | head", GIT_PUSH_DENIED, "allow"],
     ["bash -o pipefail -c 'git status'", GIT_PUSH_DENIED, "allow"],
     ["sh <<'EOF'\nls\nEOF", GIT_PUSH_DENIED, "allow"],
-    ["echo $HOME; git commit -m \"$(date)\"", GIT_PUSH_DENIED, "allow"],
+    ['echo $HOME; git commit -m "$(date)"', GIT_PUSH_DENIED, "allow"],
     ["find . -name '*.o' -exec echo {} +", GIT_PUSH_DENIED, "allow"],
     ["ls | xargs", GIT_PUSH_DENIED, "allow"],
     ["[ -f x ] && echo y", GIT_PUSH_DENIED, "allow"],
@@ -272,7 +272,7 @@ describe("the control group stays allowed: the fix does not turn everything into
   });
 });
 
-describe("documented limits: what LineUp does not see (docs/permissions.md §4.1.1, \"Not seen\")", () => {
+describe('documented limits: what LineUp does not see (docs/permissions.md §4.1.1, "Not seen")', () => {
   it.each<[string, PolicySource["permissions"]]>([
     ["./x.sh", GIT_PUSH_DENIED],
     ["python3 -c 'import os; os.system(\"git push\")'", GIT_PUSH_DENIED],
@@ -304,7 +304,9 @@ describe("each `runs` row really runs git push under /bin/bash (stub git on PATH
       encoding: "utf8",
       timeout: 10_000,
     });
-    const calls = readFileSync(log, "utf8").split("\n").filter((l) => l !== "");
+    const calls = readFileSync(log, "utf8")
+      .split("\n")
+      .filter((l) => l !== "");
     const pushed = calls.some((l) => l.split(" ").includes("push") || /(^| )alias\.p=push( |$)/.test(l));
     expect(pushed, `${command} → git calls ${JSON.stringify(calls)}; stderr ${r.stderr}`).toBe(true);
   });

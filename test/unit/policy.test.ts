@@ -248,7 +248,7 @@ describe("wrappers and environment assignments", () => {
 });
 
 describe("quoting", () => {
-  it("does not split inside quotes: `echo \"a && b\"` is one command", () => {
+  it('does not split inside quotes: `echo "a && b"` is one command', () => {
     expect(parseShell('echo "a && b"').segments.map((s) => s.words.map((w) => w.value))).toEqual([["echo", "a && b"]]);
     expect(bash('echo "a && b"', [src({ allow: ["Bash(echo *)"] })]).decision).toBe("allow");
     expect(bash("echo 'x; rm -rf /'", [src({ allow: ["Bash(echo *)"], deny: ["Bash(rm *)"] })]).decision).toBe("allow");
@@ -292,8 +292,36 @@ describe("quoting", () => {
   });
   it("never throws on arbitrary input, and unreadable input is never allowed by a prefix rule", () => {
     let seed = 42;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const alphabet = ["a", "rm", " ", "'", '"', "\\", "$", "(", ")", "`", "{", "}", "<", ">", "&", "|", ";", "\n", "#", "*", "~", "=", "-c", "<<", "EOF", "$(", "${"];
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const alphabet = [
+      "a",
+      "rm",
+      " ",
+      "'",
+      '"',
+      "\\",
+      "$",
+      "(",
+      ")",
+      "`",
+      "{",
+      "}",
+      "<",
+      ">",
+      "&",
+      "|",
+      ";",
+      "\n",
+      "#",
+      "*",
+      "~",
+      "=",
+      "-c",
+      "<<",
+      "EOF",
+      "$(",
+      "${",
+    ];
     const s = [src({ allow: ["Bash(a *)"], deny: ["Bash(rm *)"] })];
     for (let n = 0; n < 2000; n++) {
       let command = "a ";
@@ -505,7 +533,13 @@ describe("MCP tools and tool-name wildcards", () => {
     expect(call("Agent", { model: "opus", subagent_type: "x" }, [src({ allow: ["Agent"], ask: ["Agent(model:op*)"] })]).decision).toBe("ask");
     expect(call("Agent", { subagent_type: "x" }, [src({ allow: ["Agent"], ask: ["Agent(model:*)"] })]).decision).toBe("allow");
     expect(bash("npm start", [src({ allow: ["Bash"], deny: ["Bash(run_in_background:true)"] })]).decision).toBe("allow");
-    expect(evaluate({ tool_name: "Bash", tool_input: { command: "x", run_in_background: true } }, [src({ allow: ["Bash"], deny: ["Bash(run_in_background:true)"] })], OPTS).decision).toBe("deny");
+    expect(
+      evaluate(
+        { tool_name: "Bash", tool_input: { command: "x", run_in_background: true } },
+        [src({ allow: ["Bash"], deny: ["Bash(run_in_background:true)"] })],
+        OPTS,
+      ).decision,
+    ).toBe("deny");
     expect(call("Agent", { model: "opus" }, [src({ allow: ["Agent(model:opus)"] })]).decision).toBe("ask");
   });
   it("ignores param rules on a tool's own field (a compound command would bypass them)", () => {
@@ -556,7 +590,9 @@ describe("defaults", () => {
   it("asks before reading outside the working directories", () => {
     expect(call("Read", { file_path: "/etc/passwd" }, []).decision).toBe("ask");
     expect(call("Glob", { pattern: "/etc/**/*.conf" }, []).decision).toBe("ask");
-    expect(evaluate({ tool_name: "Read", tool_input: { file_path: "/shared/x" }, cwd: "/p" }, [], { ...OPTS, additionalDirectories: ["/shared"] }).decision).toBe("allow");
+    expect(
+      evaluate({ tool_name: "Read", tool_input: { file_path: "/shared/x" }, cwd: "/p" }, [], { ...OPTS, additionalDirectories: ["/shared"] }).decision,
+    ).toBe("allow");
   });
   it("still applies deny and ask rules to read-only tools", () => {
     expect(call("Read", { file_path: "/p/.env" }, [src({ deny: ["Read(.env)"] })]).decision).toBe("deny");
@@ -595,7 +631,9 @@ describe("proposeRule", () => {
     }
   });
   it("skips parts that the sources already allow", () => {
-    expect(proposeRules("Bash", { command: "git status && npm test" }, { ...OPTS, sources: [src({ allow: ["Bash(git status)"] })] })).toEqual(["Bash(npm test:*)"]);
+    expect(proposeRules("Bash", { command: "git status && npm test" }, { ...OPTS, sources: [src({ allow: ["Bash(git status)"] })] })).toEqual([
+      "Bash(npm test:*)",
+    ]);
   });
   it.each([
     ["Edit", { file_path: "/p/src/a/b.ts" }, "Edit(/src/a/**)"],
@@ -676,7 +714,9 @@ describe("policy files on disk", () => {
     const loaded = loadPolicySources({ projectDir: project, localPolicyFile: join(dir, "local.json") });
     expect(loaded.errors).toEqual([]);
     expect(loaded.sources.map((s) => s.name)).toEqual(["project .lineup/policy.json", `local ${join(dir, "local.json")}`]);
-    expect(evaluate({ tool_name: "Edit", tool_input: { file_path: join(project, "docs/a.md") } }, loaded.sources, { projectDir: project, homeDir: dir }).decision).toBe("deny");
+    expect(
+      evaluate({ tool_name: "Edit", tool_input: { file_path: join(project, "docs/a.md") } }, loaded.sources, { projectDir: project, homeDir: dir }).decision,
+    ).toBe("deny");
   });
   it("treats a missing file as no rules and a broken one as an error naming the file", () => {
     const project = join(dir, "broken");
@@ -705,7 +745,9 @@ describe("hook formats", () => {
       hook_event_name: "PermissionRequest",
       tool_name: "Bash",
       tool_input: { command: "rm -rf node_modules", description: "Remove node_modules" },
-      permission_suggestions: [{ type: "addRules", rules: [{ toolName: "Bash", ruleContent: "rm -rf node_modules" }], behavior: "allow", destination: "localSettings" }],
+      permission_suggestions: [
+        { type: "addRules", rules: [{ toolName: "Bash", ruleContent: "rm -rf node_modules" }], behavior: "allow", destination: "localSettings" },
+      ],
       future_field: 1,
     });
     const r = parseClaudeHookInput(stdin);
@@ -716,7 +758,12 @@ describe("hook formats", () => {
     }
   });
   it("parses Notification and Stop inputs", () => {
-    const n = parseClaudeHookInput({ ...common, hook_event_name: "Notification", message: "Claude needs your permission", notification_type: "permission_prompt" });
+    const n = parseClaudeHookInput({
+      ...common,
+      hook_event_name: "Notification",
+      message: "Claude needs your permission",
+      notification_type: "permission_prompt",
+    });
     expect(n.ok && n.input.hook_event_name === "Notification" && n.input.notification_type).toBe("permission_prompt");
     const s = parseClaudeHookInput({ ...common, hook_event_name: "Stop", stop_hook_active: false, last_assistant_message: "Done." });
     expect(s.ok && s.input.hook_event_name === "Stop" && s.input.last_assistant_message).toBe("Done.");
@@ -727,10 +774,15 @@ describe("hook formats", () => {
     expect(permissionRequestAllow({ updatedPermissions: [addRulesUpdate(["Bash(npm test:*)", "bad("])] })).toEqual({
       hookSpecificOutput: {
         hookEventName: "PermissionRequest",
-        decision: { behavior: "allow", updatedPermissions: [{ type: "addRules", rules: [{ toolName: "Bash", ruleContent: "npm test:*" }], behavior: "allow", destination: "localSettings" }] },
+        decision: {
+          behavior: "allow",
+          updatedPermissions: [{ type: "addRules", rules: [{ toolName: "Bash", ruleContent: "npm test:*" }], behavior: "allow", destination: "localSettings" }],
+        },
       },
     });
-    expect(permissionRequestDeny({ message: "not on Fridays" })).toEqual({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "not on Fridays" } } });
+    expect(permissionRequestDeny({ message: "not on Fridays" })).toEqual({
+      hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "not on Fridays" } },
+    });
   });
   it("builds the PreToolUse output", () => {
     expect(preToolUseOutput("deny", { reason: "denied by Bash(rm *)" })).toEqual({
@@ -747,9 +799,20 @@ describe("hook formats", () => {
     expect(JSON.parse(r.content[0].text)).toEqual({ behavior: "allow", updatedInput: { command: "ls" } });
   });
   it("maps Cursor's beforeShellExecution to a Bash request and back", () => {
-    const input = CursorBeforeShellInput.parse({ hook_event_name: "beforeShellExecution", conversation_id: "c", generation_id: "g", command: "npm test", cwd: "/p", workspace_roots: ["/p"] });
+    const input = CursorBeforeShellInput.parse({
+      hook_event_name: "beforeShellExecution",
+      conversation_id: "c",
+      generation_id: "g",
+      command: "npm test",
+      cwd: "/p",
+      workspace_roots: ["/p"],
+    });
     expect(cursorShellRequest(input)).toEqual({ tool_name: "Bash", tool_input: { command: "npm test" }, cwd: "/p" });
-    expect(cursorPermissionOutput("deny", { userMessage: "blocked", agentMessage: "use npm run test" })).toEqual({ permission: "deny", user_message: "blocked", agent_message: "use npm run test" });
+    expect(cursorPermissionOutput("deny", { userMessage: "blocked", agentMessage: "use npm run test" })).toEqual({
+      permission: "deny",
+      user_message: "blocked",
+      agent_message: "use npm run test",
+    });
     expect(cursorHooksFile("lineup hook cursor")).toEqual({ version: 1, hooks: { beforeShellExecution: [{ command: "lineup hook cursor" }] } });
   });
   it("reads Codex's notify payload from the last argv argument", () => {

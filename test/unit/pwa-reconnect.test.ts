@@ -17,11 +17,15 @@ afterEach(async () => {
 async function flakyRelay(): Promise<{ origin: string; connections: () => number }> {
   let n = 0;
   const port = await freePort();
-  server = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ agent: { online: false }, apps: 0, pending_calls: 0, messages: [] })));
+  server = createServer((_req, res) =>
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ agent: { online: false }, apps: 0, pending_calls: 0, messages: [] })),
+  );
   const wss = new WebSocketServer({ server, handleProtocols: () => "lineup.v1" });
   wss.on("connection", (ws) => {
     n++;
-    ws.send(JSON.stringify({ type: "hello", protocol: "lineup/1", session_id: "flaky", role: "app", client_id: "x", peers: { agent: { online: false }, apps: 1 } }));
+    ws.send(
+      JSON.stringify({ type: "hello", protocol: "lineup/1", session_id: "flaky", role: "app", client_id: "x", peers: { agent: { online: false }, apps: 1 } }),
+    );
     ws.close(1001, "going away");
   });
   server.on("close", () => wss.close());

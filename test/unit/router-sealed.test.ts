@@ -32,7 +32,13 @@ describe("sealed frames through the one dispatch table", () => {
     expect(got).toMatchObject({ call_id: "c1", sealed: ENV(2), preview: ENV(2, "B"), sender: "agent:ag" });
     expect(got).not.toHaveProperty("arguments");
     h.send(ph, { type: "tool.result", call_id: "c1", sealed: ENV(2, "C"), instance_id: "i1" });
-    expect(h.one(ag, (f) => f.type === "tool.result")).toMatchObject({ call_id: "c1", sealed: ENV(2, "C"), sender: "app:ph", answered_by: "ph", instance_id: "i1" });
+    expect(h.one(ag, (f) => f.type === "tool.result")).toMatchObject({
+      call_id: "c1",
+      sealed: ENV(2, "C"),
+      sender: "app:ph",
+      answered_by: "ph",
+      instance_id: "i1",
+    });
   });
 
   it("an envelope under an older epoch is refused with stale_epoch before its handler runs, whatever the frame type", () => {
@@ -54,7 +60,9 @@ describe("sealed frames through the one dispatch table", () => {
     expect(h.router.agentStatus()).toEqual({ state: "busy", sealed: ENV(2), sender: "agent:ag" });
     h.send(ag, { type: "tool.call", call_id: "c3", name: "confirm", sealed: ENV(2) });
     h.take(ph);
-    expect(h.send(ph, { type: "tool.reseal", call_id: "c3", sealed: ENV(2, "D") }).map((o) => o.frame)).toEqual([expect.objectContaining({ code: "unknown_call" })]);
+    expect(h.send(ph, { type: "tool.reseal", call_id: "c3", sealed: ENV(2, "D") }).map((o) => o.frame)).toEqual([
+      expect.objectContaining({ code: "unknown_call" }),
+    ]);
     h.send(ag, { type: "tool.reseal", call_id: "c3", sealed: ENV(2, "D") });
     expect(h.one(ph, (f) => f.type === "tool.call")).toMatchObject({ call_id: "c3", sealed: ENV(2, "D"), resealed: true });
   });

@@ -9,10 +9,19 @@ const CHOICE = {
   name: "choice",
   type: "action",
   description: "pick",
-  inputSchema: { type: "object", properties: { question: { type: "string" }, options: { type: "array", items: { type: "string" } } }, required: ["question", "options"] },
+  inputSchema: {
+    type: "object",
+    properties: { question: { type: "string" }, options: { type: "array", items: { type: "string" } } },
+    required: ["question", "options"],
+  },
 };
 const NOTE = { name: "note", type: "action", description: "", inputSchema: { type: "object" } };
-const CALC = { name: "calc", type: "toolset", description: "", actions: [{ name: "add", description: "", inputSchema: { type: "object", properties: { a: { type: "number" } }, required: ["a"] } }] };
+const CALC = {
+  name: "calc",
+  type: "toolset",
+  description: "",
+  actions: [{ name: "add", description: "", inputSchema: { type: "object", properties: { a: { type: "number" } }, required: ["a"] } }],
+};
 const INST = { type: "object", properties: { instance_id: { type: "string" } }, required: ["instance_id"] };
 const CANVAS = {
   name: "canvas",
@@ -66,7 +75,16 @@ describe("calls", () => {
     const other = h.connect("app", "other");
     h.take(other);
     h.send(ag, { type: "tool.call", call_id: "c1", name: "choice", action: "x", arguments: ASK, timeout_s: 5 });
-    expect(h.one(ph, call("c1"))).toEqual({ type: "tool.call", call_id: "c1", name: "choice", action: "x", arguments: ASK, timeout_s: 5, deadline: h.now + 5000, from: "agent" });
+    expect(h.one(ph, call("c1"))).toEqual({
+      type: "tool.call",
+      call_id: "c1",
+      name: "choice",
+      action: "x",
+      arguments: ASK,
+      timeout_s: 5,
+      deadline: h.now + 5000,
+      from: "agent",
+    });
     expect(h.take(other, call("c1"))).toEqual([]);
     h.send(ph, { type: "tool.result", call_id: "c1", result: { message: "a" } });
     expect(h.one(ag, result("c1"))).toEqual({ type: "tool.result", call_id: "c1", name: "choice", action: "x", result: { message: "a" }, answered_by: "ph" });
@@ -231,7 +249,12 @@ describe("instances", () => {
 describe("deadlines", () => {
   it("default 600 s, clamped to 1…86400", () => {
     const { h, ag, ph } = setup();
-    for (const [id, t, s] of [["a", undefined, 600], ["b", 0, 1], ["c", 1e9, 86_400], ["d", 7, 7]] as const) {
+    for (const [id, t, s] of [
+      ["a", undefined, 600],
+      ["b", 0, 1],
+      ["c", 1e9, 86_400],
+      ["d", 7, 7],
+    ] as const) {
       h.send(ag, { type: "tool.call", call_id: id, name: "choice", arguments: ASK, ...(t === undefined ? {} : { timeout_s: t }) });
       expect(h.one(ph, call(id)).deadline).toBe(h.now + s * 1000);
     }
@@ -270,7 +293,12 @@ describe("cancel, ack and kept results", () => {
     h.disconnect(ag);
     h.send(ph, { type: "tool.result", call_id: "k", result: { message: "a" } });
     const a1 = h.connect("agent", "ag");
-    expect(h.take(a1).map((f) => f.type).slice(0, 3)).toEqual(["hello", "tool.list", "tool.result"]);
+    expect(
+      h
+        .take(a1)
+        .map((f) => f.type)
+        .slice(0, 3),
+    ).toEqual(["hello", "tool.list", "tool.result"]);
     const a2 = h.connect("agent", "ag");
     h.one(a2, result("k"));
     h.send(a2, { type: "tool.ack", call_id: "k" });
@@ -291,7 +319,13 @@ describe("messages, status and roles", () => {
     const ph2 = h.connect("app", "ph2");
     h.take(ph2);
     h.send(ph, { type: "message", id: "m1", content: [{ type: "text", text: "hi" }] });
-    expect(h.one(ag, type("message"))).toEqual({ type: "message", id: "m1", from: { role: "app", client_id: "ph" }, content: [{ type: "text", text: "hi" }], ts: h.now });
+    expect(h.one(ag, type("message"))).toEqual({
+      type: "message",
+      id: "m1",
+      from: { role: "app", client_id: "ph" },
+      content: [{ type: "text", text: "hi" }],
+      ts: h.now,
+    });
     h.one(ph2, type("message"));
     expect(h.take(ph, type("message"))).toEqual([]);
     h.send(ph, { type: "message", id: "m1", content: [{ type: "text", text: "hi" }] });

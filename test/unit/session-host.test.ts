@@ -17,7 +17,10 @@ function host() {
       send: (to, data) => log.push(`send ${"conn" in to ? to.conn : to.key} ${JSON.parse(data).type}:${JSON.parse(data).code ?? ""}`),
       close: (to, code) => log.push(`close ${"conn" in to ? to.conn : to.key} ${code}`),
       unroute: (conn, code) => {
-        open.splice(open.findIndex((p) => p.conn === conn), 1);
+        open.splice(
+          open.findIndex((p) => p.conn === conn),
+          1,
+        );
         log.push(`unroute ${conn} ${code}`);
       },
     },
@@ -37,13 +40,19 @@ describe("the session host", () => {
     expect(h.admit({ role: "agent", epoch: 6, clientId: "bad id!", subprotocol: false })).toMatchObject({ ok: false, status: 404, code: "session_not_found" });
     expect(h.admit(undefined)).toMatchObject({ ok: false, status: 404 });
     expect(h.admit({ role: "agent", epoch: 7, clientId: "bad id!", subprotocol: false })).toMatchObject({ ok: false, status: 400, code: "bad_client_id" });
-    expect(h.admit({ role: "app", epoch: 7, clientId: "dv_1", subprotocol: true, name: "Phone" })).toMatchObject({ ok: true, peer: { role: "app", clientId: "dv_1", name: "Phone", cred: "dv_1" } });
+    expect(h.admit({ role: "app", epoch: 7, clientId: "dv_1", subprotocol: true, name: "Phone" })).toMatchObject({
+      ok: true,
+      peer: { role: "app", clientId: "dv_1", name: "Phone", cred: "dv_1" },
+    });
   });
 
   it("regression: a frame routed from outside a socket (a push answer, the IM bridge) re-arms the timer without its host remembering to", async () => {
     const { h, scheduled } = host();
     const before = scheduled();
-    await h.engine.route({ role: "app", clientId: "dv_1", conn: "push", virtual: true }, { type: "tool.call", call_id: "c1", name: "note", args: { plain: {} } });
+    await h.engine.route(
+      { role: "app", clientId: "dv_1", conn: "push", virtual: true },
+      { type: "tool.call", call_id: "c1", name: "note", args: { plain: {} } },
+    );
     expect(h.store.getCall("c1")?.status).toBe("open");
     expect(scheduled()).toBeGreaterThan(before);
   });
@@ -73,6 +82,11 @@ describe("socket identity between the edge and the session", () => {
     expect(identityOf(new Headers())).toBeUndefined();
     expect(identityOf(new Headers({ "x-lineup-role": "admin", "x-lineup-epoch": "1" }))).toBeUndefined();
     expect(identityOf(new Headers({ "x-lineup-role": "agent", "x-lineup-epoch": "1", "x-lineup-name": "%E0%A4%A" }))).toBeUndefined();
-    expect(identityOf(new Headers({ "x-lineup-role": "agent", "x-lineup-epoch": "1" }))).toEqual({ role: "agent", epoch: 1, clientId: null, subprotocol: false });
+    expect(identityOf(new Headers({ "x-lineup-role": "agent", "x-lineup-epoch": "1" }))).toEqual({
+      role: "agent",
+      epoch: 1,
+      clientId: null,
+      subprotocol: false,
+    });
   });
 });

@@ -31,10 +31,19 @@ describe("built-in tools' meaning", () => {
   });
 
   it("a notification offers confirm labels, Allow/Deny or a short choice's options, only when they fit", () => {
-    expect(tapActions("confirm", { confirm: { yes: "Ship" } }, L, 2)).toEqual([{ action: "yes", title: "Ship" }, { action: "no", title: "No" }]);
-    expect(tapActions("permission", {}, L, 2)).toEqual([{ action: "allow", title: "Allow" }, { action: "deny", title: "Deny" }]);
+    expect(tapActions("confirm", { confirm: { yes: "Ship" } }, L, 2)).toEqual([
+      { action: "yes", title: "Ship" },
+      { action: "no", title: "No" },
+    ]);
+    expect(tapActions("permission", {}, L, 2)).toEqual([
+      { action: "allow", title: "Allow" },
+      { action: "deny", title: "Deny" },
+    ]);
     expect(tapActions("choice", { options: ["a", "b", "c"] }, L, 2)).toEqual([]);
-    expect(tapActions("choice", { options: ["a", "b"] }, L, 2)).toEqual([{ action: "opt:0", title: "a" }, { action: "opt:1", title: "b" }]);
+    expect(tapActions("choice", { options: ["a", "b"] }, L, 2)).toEqual([
+      { action: "opt:0", title: "a" },
+      { action: "opt:1", title: "b" },
+    ]);
     expect(tapActions("confirm", {}, L, 0)).toEqual([]);
   });
 

@@ -69,7 +69,10 @@ function eceDecrypt(body: Uint8Array, d: { ecdh: ECDH; auth: string }): Buffer {
 
 async function rejectsWith(p: Promise<unknown> | (() => unknown), code: WebPushErrorCode) {
   const run = typeof p === "function" ? Promise.resolve().then(p) : p;
-  const err = await run.then(() => undefined, (e: unknown) => e);
+  const err = await run.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(WebPushError);
   expect((err as WebPushError).code).toBe(code);
 }
@@ -199,8 +202,14 @@ describe("VAPID (RFC 8292)", () => {
   it("refuses a public key that does not belong to the private key", async () => {
     const a = await generateVapidKeys();
     const b = await generateVapidKeys();
-    await rejectsWith(vapidAuthorization({ endpoint: "https://push.example/x", subject: SUBJECT, keys: { publicKey: b.publicKey, privateJwk: a.privateJwk } }), "invalid_vapid_keys");
-    await rejectsWith(vapidAuthorization({ endpoint: "https://push.example/x", subject: SUBJECT, keys: { publicKey: a.publicKey, privateJwk: { kty: "RSA" } } }), "invalid_vapid_keys");
+    await rejectsWith(
+      vapidAuthorization({ endpoint: "https://push.example/x", subject: SUBJECT, keys: { publicKey: b.publicKey, privateJwk: a.privateJwk } }),
+      "invalid_vapid_keys",
+    );
+    await rejectsWith(
+      vapidAuthorization({ endpoint: "https://push.example/x", subject: SUBJECT, keys: { publicKey: a.publicKey, privateJwk: { kty: "RSA" } } }),
+      "invalid_vapid_keys",
+    );
   });
 });
 
@@ -321,7 +330,7 @@ describe("buildPushRequest", () => {
     try {
       const port = (server.address() as AddressInfo).port;
       const req = await buildPushRequest({
-      publicHost: publicUrlProblem,
+        publicHost: publicUrlProblem,
         subscription: { endpoint: `http://127.0.0.1:${port}/push/abc`, keys: { p256dh: d.p256dh, auth: d.auth } },
         payload: "ping",
         vapid: { subject: SUBJECT, keys },
@@ -347,7 +356,15 @@ describe("buildPushRequest", () => {
 describe("checkEndpoint", () => {
   it("accepts https endpoints of public names on the default port; a port, an IP literal, a single-label or trailing-dot name is refused (issue 26 §6)", async () => {
     expect(checkEndpoint("https://fcm.googleapis.com/fcm/send/x", { allowLocalHttp: false, publicHost: publicUrlProblem }).host).toBe("fcm.googleapis.com");
-    for (const e of ["https://push.example:8443/x", "https://10.0.0.1/x", "https://[::1]/x", "https://vm/x", "https://vm./x", "https://localhost./x", "https://a.localhost/x"]) {
+    for (const e of [
+      "https://push.example:8443/x",
+      "https://10.0.0.1/x",
+      "https://[::1]/x",
+      "https://vm/x",
+      "https://vm./x",
+      "https://localhost./x",
+      "https://a.localhost/x",
+    ]) {
       await rejectsWith(() => checkEndpoint(e, { allowLocalHttp: true, publicHost: publicUrlProblem }), "invalid_endpoint");
     }
   });
@@ -379,10 +396,22 @@ describe("checkEndpoint", () => {
 describe("push service answers", () => {
   it("classifies 2xx as sent, 404/410 as gone, 429/5xx as retry and everything else as failed", () => {
     const table: [number, string][] = [
-      [201, "sent"], [200, "sent"], [202, "sent"],
-      [404, "gone"], [410, "gone"],
-      [429, "retry"], [500, "retry"], [502, "retry"], [503, "retry"], [599, "retry"],
-      [400, "failed"], [401, "failed"], [403, "failed"], [413, "failed"], [301, "failed"], [600, "failed"],
+      [201, "sent"],
+      [200, "sent"],
+      [202, "sent"],
+      [404, "gone"],
+      [410, "gone"],
+      [429, "retry"],
+      [500, "retry"],
+      [502, "retry"],
+      [503, "retry"],
+      [599, "retry"],
+      [400, "failed"],
+      [401, "failed"],
+      [403, "failed"],
+      [413, "failed"],
+      [301, "failed"],
+      [600, "failed"],
     ];
     for (const [status, outcome] of table) expect([status, classifyPushResponse(status)]).toEqual([status, outcome]);
   });

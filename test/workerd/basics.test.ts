@@ -6,7 +6,11 @@ const CHOICE = {
   name: "choice",
   type: "action",
   description: "pick one",
-  inputSchema: { type: "object", properties: { question: { type: "string" }, options: { type: "array", items: { type: "string" } } }, required: ["question", "options"] },
+  inputSchema: {
+    type: "object",
+    properties: { question: { type: "string" }, options: { type: "array", items: { type: "string" } } },
+    required: ["question", "options"],
+  },
 };
 
 describe("basics", () => {

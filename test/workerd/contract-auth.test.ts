@@ -111,7 +111,9 @@ describe("DELETE /api/sessions/:sid", () => {
     expect((await agent.closedWith()).code).toBe(4004);
     expect((await app.closedWith()).code).toBe(4004);
     const rows = await runInDurableObject(stubOf(s.session_id), (_i, state) => {
-      const tables = state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite%'").toArray();
+      const tables = state.storage.sql
+        .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite%'")
+        .toArray();
       let n = 0;
       for (const t of tables) n += Number(state.storage.sql.exec(`SELECT COUNT(*) AS n FROM "${String(t.name)}"`).one().n);
       return n;
@@ -120,7 +122,9 @@ describe("DELETE /api/sessions/:sid", () => {
     expect((await fetchWorker(`/api/sessions/${s.session_id}`, authed(s.app_token))).status).toBe(404);
     expect((await connectRaw(s.session_id, s.agent_token)).status).toBe(404);
     expect((await fetchWorker(`/api/sessions/${s.session_id}`, authed(s.agent_token, { method: "DELETE" }))).status).toBe(404);
-    expect((await fetchWorker(`/api/sessions/${s.session_id}/calls`, authed(s.agent_token, { method: "POST", body: JSON.stringify({ name: "choice" }) }))).status).toBe(404);
+    expect(
+      (await fetchWorker(`/api/sessions/${s.session_id}/calls`, authed(s.agent_token, { method: "POST", body: JSON.stringify({ name: "choice" }) }))).status,
+    ).toBe(404);
   });
 });
 
@@ -227,7 +231,14 @@ describe("WebSocket upgrade", () => {
   it("hello is the first frame and names the peers", async () => {
     const s = await createSession();
     const agent = await connect(s.session_id, s.agent_token, { clientId: "ag" });
-    expect(agent.hello).toEqual({ type: "hello", protocol: "lineup/1", session_id: s.session_id, role: "agent", client_id: "ag", peers: { agent: { online: true }, apps: 0 } });
+    expect(agent.hello).toEqual({
+      type: "hello",
+      protocol: "lineup/1",
+      session_id: s.session_id,
+      role: "agent",
+      client_id: "ag",
+      peers: { agent: { online: true }, apps: 0 },
+    });
     const res = await connectRaw(s.session_id, s.app_token);
     const ws = res.webSocket!;
     const first = new Promise<string>((r) => ws.addEventListener("message", (e) => r(String(e.data)), { once: true }));

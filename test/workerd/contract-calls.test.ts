@@ -25,7 +25,11 @@ import { connect, createSession, type Client } from "./helpers.js";
 const ALL: Evict[] = ["none", "hibernate", "close"];
 
 /** After a "close" eviction every socket is gone: the same client ids come back. */
-async function survive(mode: Evict, s: { session_id: string; agent_token: string; app_token: string }, ...cs: [Client, "agent" | "app", string][]): Promise<Client[]> {
+async function survive(
+  mode: Evict,
+  s: { session_id: string; agent_token: string; app_token: string },
+  ...cs: [Client, "agent" | "app", string][]
+): Promise<Client[]> {
   await evict(s.session_id, mode);
   if (mode !== "close") return cs.map(([c]) => c);
   const out: Client[] = [];
@@ -54,7 +58,14 @@ describe("a call reaches the provider and its result the caller", () => {
       await sync(app2);
       // The caller was away: its result is waiting for it after hello.
       const agent2 = await reconnect(s, "agent", "ag");
-      expect(await agent2.next(isResult("c1"))).toEqual({ type: "tool.result", call_id: "c1", name: "choice", action: "ask", result: { message: "b" }, answered_by: "ph" });
+      expect(await agent2.next(isResult("c1"))).toEqual({
+        type: "tool.result",
+        call_id: "c1",
+        name: "choice",
+        action: "ask",
+        result: { message: "b" },
+        answered_by: "ph",
+      });
       closeAll(agent2, app2);
       return;
     }
@@ -80,7 +91,13 @@ describe("a call reaches the provider and its result the caller", () => {
     const [agent2, app2] = await survive(mode, s, [agent, "agent", "ag"], [app, "app", "ph"]);
     if (mode === "close") await agent2!.next(isCall("n1"));
     agent2!.send({ type: "tool.result", call_id: "n1", error: { code: "nope", message: "cannot" } });
-    expect(await app2!.next(isResult("n1"))).toEqual({ type: "tool.result", call_id: "n1", name: "note", error: { code: "nope", message: "cannot" }, answered_by: "ag" });
+    expect(await app2!.next(isResult("n1"))).toEqual({
+      type: "tool.result",
+      call_id: "n1",
+      name: "note",
+      error: { code: "nope", message: "cannot" },
+      answered_by: "ag",
+    });
     closeAll(agent2!, app2!);
   });
 

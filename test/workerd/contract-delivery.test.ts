@@ -2,7 +2,22 @@
 // to every new connection of the caller's client id.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ASK, CHOICE, closeAll, EVICTIONS, evict, getStatus, isCall, isCancel, isError, isResult, pair, reconnect, sync, type Evict } from "./contract-fixtures.js";
+import {
+  ASK,
+  CHOICE,
+  closeAll,
+  EVICTIONS,
+  evict,
+  getStatus,
+  isCall,
+  isCancel,
+  isError,
+  isResult,
+  pair,
+  reconnect,
+  sync,
+  type Evict,
+} from "./contract-fixtures.js";
 import { connect, stubOf } from "./helpers.js";
 
 const ALL: Evict[] = ["none", "hibernate", "close"];

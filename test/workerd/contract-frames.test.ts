@@ -168,7 +168,10 @@ describe("atomic frames", () => {
     app.send({ type: "tool.result", call_id: "half", result: { message: "a" } });
     await app.next(isError("internal"));
     expect((await app.closedWith()).code).toBe(1011);
-    const status = await runInDurableObject(stubOf(s.session_id), (_i, state) => state.storage.sql.exec("SELECT status FROM calls WHERE call_id = 'half'").one().status);
+    const status = await runInDurableObject(
+      stubOf(s.session_id),
+      (_i, state) => state.storage.sql.exec("SELECT status FROM calls WHERE call_id = 'half'").one().status,
+    );
     expect(status).toBe("open");
     expect(await agent.none(isResult("half"))).toBe(true);
     closeAll(agent);
@@ -211,7 +214,10 @@ describe("rate limit", () => {
     let limited = 0;
     let processed = 0;
     while (limited + processed < 40) {
-      const f = await app.next((x) => (x.type === "error" && x.code === "rate_limited") || (x.type === "tool.result" && String(x.call_id).startsWith("f")), 20_000);
+      const f = await app.next(
+        (x) => (x.type === "error" && x.code === "rate_limited") || (x.type === "tool.result" && String(x.call_id).startsWith("f")),
+        20_000,
+      );
       if (f.type === "error") {
         expect(f.message).toMatch(/frames/);
         limited++;

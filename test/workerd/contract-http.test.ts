@@ -5,7 +5,10 @@ import { ASK, authed, CHOICE, closeAll, errorBody, evict, getStatus, isCall, isE
 import { connectRaw, createSession, fetchWorker } from "./helpers.js";
 
 function post(sid: string, token: string, body: unknown, wait?: number | string): Promise<Response> {
-  return fetchWorker(`/api/sessions/${sid}/calls${wait === undefined ? "" : `?wait=${wait}`}`, authed(token, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json" } }));
+  return fetchWorker(
+    `/api/sessions/${sid}/calls${wait === undefined ? "" : `?wait=${wait}`}`,
+    authed(token, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json" } }),
+  );
 }
 function poll(sid: string, token: string, callId: string, wait = 0): Promise<Response> {
   return fetchWorker(`/api/sessions/${sid}/calls/${encodeURIComponent(callId)}?wait=${wait}`, authed(token));
@@ -24,7 +27,14 @@ describe("POST /api/sessions/:sid/calls", () => {
     app.send({ type: "tool.result", call_id: call.call_id, result: { message: "b" } });
     const res = await pending;
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ type: "tool.result", call_id: call.call_id, name: "choice", action: "ask", result: { message: "b" }, answered_by: "ph" });
+    expect(await res.json()).toEqual({
+      type: "tool.result",
+      call_id: call.call_id,
+      name: "choice",
+      action: "ask",
+      result: { message: "b" },
+      answered_by: "ph",
+    });
     // Fetched over HTTP counts as acked: it is gone now.
     expect((await poll(s.session_id, s.agent_token, call.call_id as string)).status).toBe(404);
     // The socket agent never sees the HTTP caller's result.
@@ -120,7 +130,14 @@ describe("POST /api/sessions/:sid/calls", () => {
     expect(forbidden.status).toBe(403);
     await errorBody(forbidden);
     expect((await poll(s.session_id, s.app_token, "x")).status).toBe(403);
-    for (const body of ["{", "[]", JSON.stringify({}), JSON.stringify({ name: "bad name!" }), JSON.stringify({ name: "x", arguments: 3 }), JSON.stringify({ type: "message", name: "x" })]) {
+    for (const body of [
+      "{",
+      "[]",
+      JSON.stringify({}),
+      JSON.stringify({ name: "bad name!" }),
+      JSON.stringify({ name: "x", arguments: 3 }),
+      JSON.stringify({ type: "message", name: "x" }),
+    ]) {
       const res = await post(s.session_id, s.agent_token, body, 0);
       expect(res.status, body).toBe(400);
       await errorBody(res);

@@ -25,7 +25,11 @@ async function open(agent: Client, pa: Client, pb: Client, id: string, style: "f
   await pa.next(isCall(callId));
   await pb.next(isCall(callId));
   const result =
-    style === "field" ? { message: "opened", instance_id: id } : style === "message" ? { message: `instance_id: ${id}` } : { message: `Opened a board, instance_id: ${id}.` };
+    style === "field"
+      ? { message: "opened", instance_id: id }
+      : style === "message"
+        ? { message: `instance_id: ${id}` }
+        : { message: `Opened a board, instance_id: ${id}.` };
   pa.send({ type: "tool.result", call_id: callId, name: "canvas", action: "open", result });
   expect((await agent.next(isResult(callId))).answered_by).toBe("pa");
 }

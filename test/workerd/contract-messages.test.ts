@@ -52,26 +52,29 @@ describe("messages", () => {
     closeAll(agent, app);
   });
 
-  it.each([...EVICTIONS, "close"] as const)("a known client gets the messages it missed right after hello; a new client reads history over GET (evict: %s)", async (mode) => {
-    const { s, agent, app } = await pair([CHOICE]);
-    app.close();
-    await agent.next((f) => f.type === "presence" && f.apps === 0);
-    agent.send({ type: "message", content: text("while away") });
-    await sync(agent);
-    await evict(s.session_id, mode);
-    const back = await reconnect(s, "app", "ph");
-    expect((await back.next(isMsg("while away"))).from).toEqual({ role: "agent", client_id: "ag" });
-    back.close();
-    // Once seen, it is not replayed again.
-    const again = await reconnect(s, "app", "ph");
-    await sync(again);
-    expect(again.frames.some((f) => f.type === "message")).toBe(false);
-    const fresh = await connect(s.session_id, s.app_token, { clientId: "new" });
-    await sync(fresh);
-    expect(fresh.frames.some((f) => f.type === "message")).toBe(false);
-    expect(((await getStatus(s, s.app_token)).messages as Frame[]).some(isMsg("while away"))).toBe(true);
-    closeAll(agent, again, fresh);
-  });
+  it.each([...EVICTIONS, "close"] as const)(
+    "a known client gets the messages it missed right after hello; a new client reads history over GET (evict: %s)",
+    async (mode) => {
+      const { s, agent, app } = await pair([CHOICE]);
+      app.close();
+      await agent.next((f) => f.type === "presence" && f.apps === 0);
+      agent.send({ type: "message", content: text("while away") });
+      await sync(agent);
+      await evict(s.session_id, mode);
+      const back = await reconnect(s, "app", "ph");
+      expect((await back.next(isMsg("while away"))).from).toEqual({ role: "agent", client_id: "ag" });
+      back.close();
+      // Once seen, it is not replayed again.
+      const again = await reconnect(s, "app", "ph");
+      await sync(again);
+      expect(again.frames.some((f) => f.type === "message")).toBe(false);
+      const fresh = await connect(s.session_id, s.app_token, { clientId: "new" });
+      await sync(fresh);
+      expect(fresh.frames.some((f) => f.type === "message")).toBe(false);
+      expect(((await getStatus(s, s.app_token)).messages as Frame[]).some(isMsg("while away"))).toBe(true);
+      closeAll(agent, again, fresh);
+    },
+  );
 
   it("a retried message (same id from the same client) is delivered and kept once", async () => {
     const { s, agent, app } = await pair([CHOICE]);

@@ -29,14 +29,26 @@ import { authed } from "./contract-fixtures.js";
 import { connect, fetchWorker, RELAY_KEY, stubOf, type Client } from "./helpers.js";
 
 const send = (method: string, path: string, token: string | undefined, body?: unknown) =>
-  fetchWorker(path, { method, headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  fetchWorker(path, {
+    method,
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
 const post = (path: string, token: string | undefined, body: unknown = {}) => send("POST", path, token, body);
 const getJson = async <T = Record<string, unknown>>(path: string, token: string): Promise<T> => {
   const r = await fetchWorker(path, authed(token));
   expect(r.status).toBe(200);
   return (await r.json()) as T;
 };
-type E2EGet = { epoch: number; rekey_needed: boolean; holders: string[]; wrap: unknown; hellos: unknown[]; replies: unknown[]; pairings: { code_id: string; joiner: string; state: string }[] };
+type E2EGet = {
+  epoch: number;
+  rekey_needed: boolean;
+  holders: string[];
+  wrap: unknown;
+  hellos: unknown[];
+  replies: unknown[];
+  pairings: { code_id: string; joiner: string; state: string }[];
+};
 
 interface World {
   m: MachineCreated;
@@ -79,7 +91,10 @@ async function pairDevice(w: World, name = "phone"): Promise<{ d: DevicePaired; 
   return { d, self, codeId, secret };
 }
 
-const keys = (...ks: ContentKey[]) => (e: number) => ks.find((k) => k.epoch === e);
+const keys =
+  (...ks: ContentKey[]) =>
+  (e: number) =>
+    ks.find((k) => k.epoch === e);
 
 describe("sealed sessions: the flag", () => {
   it("is refused while the inbox's epoch is 0, and only a machine makes one", async () => {
@@ -129,7 +144,11 @@ describe("sealed sessions: frames", () => {
     await refused(a, { type: "message", content: [{ type: "text", text: "hi" }] }, "plaintext message");
     await refused(a, { type: "message", sealed: env }, "sealed message without id");
     await refused(a, { type: "tool.list", tools: [{ ...ASK_QUESTION }] }, "plaintext tool list");
-    await refused(a, { type: "tool.list", tools: [{ name: "ask_question", type: "action", sealed: env, description: "x" }] }, "a description beside the envelope");
+    await refused(
+      a,
+      { type: "tool.list", tools: [{ name: "ask_question", type: "action", sealed: env, description: "x" }] },
+      "a description beside the envelope",
+    );
     await refused(a, { type: "status", state: "working", detail: "PLAIN" }, "plaintext status detail");
     await refused(a, { type: "tool.call", call_id: "c1", name: "input", sealed: { ...(env as object), extra: 1 } }, "an envelope with an extra key");
     await refused(a, { type: "tool.result", call_id: "c1", error: { code: "x", message: "y" } }, "plaintext error");
@@ -161,10 +180,17 @@ describe("sealed sessions: frames", () => {
     const entry = (list.tools as unknown as Record<string, unknown>[])[0]!;
     expect(entry).toMatchObject({ name: "ask_question", type: "action", sender: `app:${phone.d.device_id}` });
     expect(entry).not.toHaveProperty("description");
-    expect((await openFrame(keys(w.ck), sid, list as unknown as E2EFrame)).tools).toEqual([expect.objectContaining({ name: "ask_question", description: ASK_QUESTION.description })]);
+    expect((await openFrame(keys(w.ck), sid, list as unknown as E2EFrame)).tools).toEqual([
+      expect.objectContaining({ name: "ask_question", description: ASK_QUESTION.description }),
+    ]);
     // The call: sealed arguments and a sealed preview.
     const actx = { session_id: sid, sender: "agent:agent-1" };
-    const call = await sealFrame(w.ck, actx, { type: "tool.call", call_id: "q1", name: "ask_question", arguments: { question: "SECRET QUESTION", no_such_field: 1 } });
+    const call = await sealFrame(w.ck, actx, {
+      type: "tool.call",
+      call_id: "q1",
+      name: "ask_question",
+      arguments: { question: "SECRET QUESTION", no_such_field: 1 },
+    });
     call.preview = await sealPreview(w.ck, actx, "q1", { text: "SECRET QUESTION" });
     agent.send(call);
     const got = await dev1.next("tool.call");
@@ -184,7 +210,10 @@ describe("sealed sessions: frames", () => {
     expect((await openPreview(keys(w.ck), sid, "q1", waiting[0]!.from!, waiting[0]!.preview)).text).toBe("SECRET QUESTION");
     // The phone answers sealed; the agent gets the envelope and its author, the tablet a cancel without the answer.
     const pctx = { session_id: sid, sender: `app:${phone.d.device_id}` };
-    dev1.send({ ...(await sealFrame(w.ck, pctx, { type: "tool.result", call_id: "q1", name: "ask_question", result: { message: "SECRET ANSWER" } })), instance_id: "inst-1" });
+    dev1.send({
+      ...(await sealFrame(w.ck, pctx, { type: "tool.result", call_id: "q1", name: "ask_question", result: { message: "SECRET ANSWER" } })),
+      instance_id: "inst-1",
+    });
     const res = await agent.next("tool.result");
     expect(res).toMatchObject({ call_id: "q1", sender: `app:${phone.d.device_id}`, answered_by: phone.d.device_id, instance_id: "inst-1" });
     expect(res).not.toHaveProperty("result");
@@ -220,7 +249,12 @@ describe("sealed sessions: frames", () => {
       [w.machine.id]: await wrapContentKey({ inboxId: w.m.inbox_id, sender: w.machine, recipient: w.machine, key: ck2 }),
       [phone.self.id]: await wrapContentKey({ inboxId: w.m.inbox_id, sender: w.machine, recipient: phone.self, key: ck2 }),
     };
-    const roster = await sealRoster(ck2, w.m.inbox_id, w.machine.id, [w.machine, phone.self].map((h) => ({ id: h.id, publicKey: h.publicKey })));
+    const roster = await sealRoster(
+      ck2,
+      w.m.inbox_id,
+      w.machine.id,
+      [w.machine, phone.self].map((h) => ({ id: h.id, publicKey: h.publicKey })),
+    );
     expect((await send("PUT", "/api/inbox/e2e", w.m.machine_credential, { base_epoch: 1, epoch: 2, wraps, roster })).status).toBe(200);
     // Epoch 1 is refused from now on.
     agent.send(await sealFrame(w.ck, actx, { type: "message", id: "old", content: [{ type: "text", text: "x" }] }));
@@ -246,7 +280,16 @@ describe("sealed sessions: state survives evictions", () => {
     const sid = s.session_id;
     const ck2 = await generateContentKey(2);
     const wraps = { [w.machine.id]: await wrapContentKey({ inboxId: w.m.inbox_id, sender: w.machine, recipient: w.machine, key: ck2 }) };
-    expect((await send("PUT", "/api/inbox/e2e", w.m.machine_credential, { base_epoch: 1, epoch: 2, wraps, roster: await sealRoster(ck2, w.m.inbox_id, w.machine.id, []) })).status).toBe(200);
+    expect(
+      (
+        await send("PUT", "/api/inbox/e2e", w.m.machine_credential, {
+          base_epoch: 1,
+          epoch: 2,
+          wraps,
+          roster: await sealRoster(ck2, w.m.inbox_id, w.machine.id, []),
+        })
+      ).status,
+    ).toBe(200);
     await evictDurableObject(stubOf(sid));
     const agent = await connect(sid, s.agent_token, { clientId: "agent-1" });
     expect(agent.hello).toMatchObject({ sealed: { epoch: 2 } });
@@ -347,6 +390,8 @@ describe("the inbox's key state", () => {
     expect(await r.json()).toEqual({ code_id: codeId });
     expect((await post("/api/pair", undefined, { code: code.code, name: "late" })).status).toBe(404);
     expect((await post("/api/inbox/e2e/claim", phone.d.device_credential, { code: code.code })).status).toBe(404);
-    expect((await getJson<E2EGet>("/api/inbox/e2e", w.m.machine_credential)).pairings).toContainEqual(expect.objectContaining({ code_id: codeId, joiner: phone.d.device_id, state: "waiting" }));
+    expect((await getJson<E2EGet>("/api/inbox/e2e", w.m.machine_credential)).pairings).toContainEqual(
+      expect.objectContaining({ code_id: codeId, joiner: phone.d.device_id, state: "waiting" }),
+    );
   });
 });

@@ -30,7 +30,9 @@ describe("RELAY_KEY creates; it never enters", () => {
     const minted = await signToken(RELAY_KEY, s.session_id, "agent", s.expires_at, epochOf(s));
     expect((await fetchWorker(`/api/sessions/${s.session_id}`, authed(minted))).status).toBe(401);
     expect((await connectRaw(s.session_id, minted)).status).toBe(401);
-    expect((await fetchWorker(`/api/sessions/${s.session_id}/calls?wait=0`, authed(minted, { method: "POST", body: JSON.stringify({ name: "choice" }) }))).status).toBe(401);
+    expect(
+      (await fetchWorker(`/api/sessions/${s.session_id}/calls?wait=0`, authed(minted, { method: "POST", body: JSON.stringify({ name: "choice" }) }))).status,
+    ).toBe(401);
     expect((await fetchWorker(`/api/sessions/${s.session_id}`, authed(minted, { method: "DELETE" }))).status).toBe(401);
     expect((await fetchWorker(`/api/sessions/${s.session_id}`, authed(s.agent_token))).status).toBe(200);
   });
@@ -61,7 +63,10 @@ describe("RELAY_KEY creates; it never enters", () => {
       expect((await connectRaw(old.session_id, t)).status).toBe(404);
     }
     expect((await fetchWorker(`/api/sessions/${old.session_id}`, authed(old.agent_token, { method: "DELETE" }))).status).toBe(404);
-    expect((await fetchWorker(`/api/sessions/${old.session_id}/calls?wait=0`, authed(old.agent_token, { method: "POST", body: JSON.stringify({ name: "choice" }) }))).status).toBe(404);
+    expect(
+      (await fetchWorker(`/api/sessions/${old.session_id}/calls?wait=0`, authed(old.agent_token, { method: "POST", body: JSON.stringify({ name: "choice" }) })))
+        .status,
+    ).toBe(404);
     const c = await connect(fresh.session_id, fresh.app_token);
     expect(c.hello?.session_id).toBe(fresh.session_id);
     c.close();
@@ -74,7 +79,9 @@ describe("RELAY_KEY creates; it never enters", () => {
     });
     expect(res.status).toBe(101);
     res.webSocket!.accept();
-    const hello = await new Promise<Record<string, unknown>>((resolve) => res.webSocket!.addEventListener("message", (e) => resolve(JSON.parse(String(e.data))), { once: true }));
+    const hello = await new Promise<Record<string, unknown>>((resolve) =>
+      res.webSocket!.addEventListener("message", (e) => resolve(JSON.parse(String(e.data))), { once: true }),
+    );
     expect(hello.role).toBe("app");
     res.webSocket!.close();
   });
@@ -106,7 +113,10 @@ describe("defects found on the way (issue 10 §3)", () => {
     });
     expect(await closed).toBe(1011);
     expect(frames.map((f) => f.type)).toEqual(["error"]);
-    const deliveries = await runInDurableObject(stubOf(s.session_id), (_i, st) => st.storage.sql.exec("SELECT COUNT(*) AS n FROM calls WHERE deliv <> '[]'").one().n);
+    const deliveries = await runInDurableObject(
+      stubOf(s.session_id),
+      (_i, st) => st.storage.sql.exec("SELECT COUNT(*) AS n FROM calls WHERE deliv <> '[]'").one().n,
+    );
     expect(deliveries).toBe(0);
     // Repaired, the same client catches up on both calls.
     await runInDurableObject(stubOf(s.session_id), (_i, st) => {
@@ -132,7 +142,12 @@ describe("defects found on the way (issue 10 §3)", () => {
   });
 
   it("regression: a typo in a limit override answers 503 bad_config naming it, instead of falling back silently", async () => {
-    for (const [name, value] of [["RATE_LIMIT_PER_S", "2OO"], ["RATE_LIMIT_BURST", "-5"], ["ALLOWED_ORIGINS", "app.example.com"], ["PUBLIC_URL", "relay.example.com"]] as const) {
+    for (const [name, value] of [
+      ["RATE_LIMIT_PER_S", "2OO"],
+      ["RATE_LIMIT_BURST", "-5"],
+      ["ALLOWED_ORIGINS", "app.example.com"],
+      ["PUBLIC_URL", "relay.example.com"],
+    ] as const) {
       const ctx = createExecutionContext();
       const res = await worker.fetch(new Request(`${BASE}/api/sessions`, authed(RELAY_KEY, { method: "POST" })), { ...env, [name]: value }, ctx);
       await waitOnExecutionContext(ctx);
@@ -150,7 +165,11 @@ describe("defects found on the way (issue 10 §3)", () => {
 
   it("refuses a RELAY_KEY shorter than 32 characters (503 bad_config naming it), but not the dev key", async () => {
     const ctx = createExecutionContext();
-    const res = await worker.fetch(new Request(`${BASE}/api/sessions`, authed("short-key-20-chars!!", { method: "POST" })), { ...env, RELAY_KEY: "short-key-20-chars!!" }, ctx);
+    const res = await worker.fetch(
+      new Request(`${BASE}/api/sessions`, authed("short-key-20-chars!!", { method: "POST" })),
+      { ...env, RELAY_KEY: "short-key-20-chars!!" },
+      ctx,
+    );
     await waitOnExecutionContext(ctx);
     expect(res.status).toBe(503);
     const e = await errorBody(res);

@@ -14,7 +14,11 @@ async function usage(sid: string): Promise<{ cached: number; truth: number }> {
   return runInDurableObject(stubOf(sid), (o: Session, st) => {
     const cached = (o as unknown as { store: { usage(): number } }).store.usage();
     const truth = Number(
-      st.storage.sql.exec("SELECT (SELECT COALESCE(SUM(bytes),0) FROM calls) + (SELECT COALESCE(SUM(bytes),0) FROM messages) + (SELECT COALESCE(SUM(bytes),0) FROM registrations) AS n").one().n,
+      st.storage.sql
+        .exec(
+          "SELECT (SELECT COALESCE(SUM(bytes),0) FROM calls) + (SELECT COALESCE(SUM(bytes),0) FROM messages) + (SELECT COALESCE(SUM(bytes),0) FROM registrations) AS n",
+        )
+        .one().n,
     );
     return { cached, truth };
   });
@@ -101,7 +105,8 @@ describe("caps at the session's door", () => {
     await runInDurableObject(stubOf(s.session_id), (o: Session) => {
       o.engine.tokenBuckets.set("agent", new TokenBucket(0.001, 2));
     });
-    const post = () => fetchWorker(`/api/sessions/${s.session_id}/calls?wait=0`, authed(s.agent_token, { method: "POST", body: JSON.stringify({ name: "note" }) }));
+    const post = () =>
+      fetchWorker(`/api/sessions/${s.session_id}/calls?wait=0`, authed(s.agent_token, { method: "POST", body: JSON.stringify({ name: "note" }) }));
     expect((await post()).status).toBe(202);
     expect((await post()).status).toBe(202);
     const third = await post();

@@ -11,7 +11,11 @@ import { authed } from "./contract-fixtures.js";
 import { connect, connectRaw, epochOf, fetchWorker, RELAY_KEY, stubOf } from "./helpers.js";
 
 const post = (path: string, token: string | undefined, body: unknown = {}) =>
-  fetchWorker(path, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+  fetchWorker(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
 const inboxStub = (id: string) => env.INBOXES.get(env.INBOXES.idFromName(id));
 
 async function inbox(): Promise<MachineCreated> {
@@ -52,7 +56,11 @@ async function expectRefused(s: SessionCreated, m: MachineCreated, d: DevicePair
   expect(st.status).toBe(404);
   expect(await errorCode(st)).toBe("session_not_found");
   expect((await status(s, s.app_token)).status).toBe(404);
-  const call = await post(`/api/sessions/${s.session_id}/calls?wait=0`, s.agent_token, { call_id: "late", name: "confirm", arguments: { question: "still there?" } });
+  const call = await post(`/api/sessions/${s.session_id}/calls?wait=0`, s.agent_token, {
+    call_id: "late",
+    name: "confirm",
+    arguments: { question: "still there?" },
+  });
   expect(call.status).toBe(404);
   expect((await connectRaw(s.session_id, s.agent_token)).status).toBe(404);
   expect((await connectRaw(s.session_id, d.device_credential, { via: "subprotocol" })).status).toBe(401);
@@ -150,7 +158,10 @@ describe("revoking an agent machine in workerd", () => {
     expect((await stubOf(s.session_id).status(epochOf(s))) as unknown).toBeNull();
     await expectRefused(s, m, phone);
     // Delivered: the retry list is empty, so a later alarm has nothing left to end.
-    const left = await runInDurableObject(inboxStub(m.inbox_id), (_i, st2) => (JSON.parse(st2.storage.sql.exec<{ v: string }>("SELECT v FROM inbox WHERE k = 'state'").one().v) as { ending?: unknown }).ending);
+    const left = await runInDurableObject(
+      inboxStub(m.inbox_id),
+      (_i, st2) => (JSON.parse(st2.storage.sql.exec<{ v: string }>("SELECT v FROM inbox WHERE k = 'state'").one().v) as { ending?: unknown }).ending,
+    );
     expect(left).toBeUndefined();
   });
 

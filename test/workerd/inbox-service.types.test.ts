@@ -23,7 +23,11 @@ describe("the inbox service", () => {
   });
 
   it("answers the edge's operations over the object's RPC stub", async () => {
-    const r = await fetchWorker("/api/inboxes", { method: "POST", headers: { authorization: `Bearer ${RELAY_KEY}`, "content-type": "application/json" }, body: "{}" });
+    const r = await fetchWorker("/api/inboxes", {
+      method: "POST",
+      headers: { authorization: `Bearer ${RELAY_KEY}`, "content-type": "application/json" },
+      body: "{}",
+    });
     expect(r.status).toBe(201);
     const { inbox_id, machine_id } = (await r.json()) as { inbox_id: string; machine_id: string };
     const inbox: InboxService = stubOf(inbox_id);

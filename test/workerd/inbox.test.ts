@@ -11,7 +11,11 @@ import { authed } from "./contract-fixtures.js";
 import { Client, connect, fetchWorker, RELAY_KEY, stubOf } from "./helpers.js";
 
 const post = (path: string, token: string | undefined, body: unknown = {}) =>
-  fetchWorker(path, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+  fetchWorker(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
 const inboxStub = (id: string) => env.INBOXES.get(env.INBOXES.idFromName(id));
 
 async function inbox(): Promise<MachineCreated> {
@@ -38,7 +42,9 @@ async function state(token: string): Promise<InboxState> {
   return r.json();
 }
 async function inboxSocket(d: DevicePaired): Promise<Client> {
-  const res = await fetchWorker("/api/inbox/ws", { headers: { upgrade: "websocket", "sec-websocket-protocol": `lineup.v1, lineup.token.${d.device_credential}` } });
+  const res = await fetchWorker("/api/inbox/ws", {
+    headers: { upgrade: "websocket", "sec-websocket-protocol": `lineup.v1, lineup.token.${d.device_credential}` },
+  });
   expect(res.status).toBe(101);
   res.webSocket!.accept();
   return new Client(res.webSocket!);

@@ -5,7 +5,11 @@ import type { CodeIssued, MachineCreated } from "../../shared/contract/inbox.js"
 import { fetchWorker, RELAY_KEY } from "./helpers.js";
 
 const post = (path: string, token: string | undefined, body: unknown, addr: string) =>
-  fetchWorker(path, { method: "POST", headers: { "content-type": "application/json", "cf-connecting-ip": addr, ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+  fetchWorker(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", "cf-connecting-ip": addr, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
 
 describe("pairing codes stay single-use and rate-limited", () => {
   it("after 60 wrong pairing codes in a minute from one address the next, even the right one, gets 429; another address still pairs with it, once", async () => {

@@ -82,37 +82,64 @@ function track<T>(p: Promise<T>): { p: Promise<T>; settled: () => boolean } {
 }
 
 describe("POST /mcp lists and calls the human's tools", () => {
-  it.each(["legacy", "modern"] as const)("the SDK client (%s era) lists the built-ins, the bridge's own tools and the app's tools, all with flat object schemas", async (era) => {
-    const s = await createSession();
-    await human(s, [{ name: "weather.now", type: "action", description: "Ask the human about the weather", inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }]);
-    const c = await mcp(s, { era });
-    expect(c.getNegotiatedProtocolVersion()).toBe(era === "modern" ? "2026-07-28" : "2025-11-25");
-    const { tools } = await c.listTools();
-    const names = tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(["ask_question", "work_report", "choice", "confirm", "input", "calculator", "canvas", "weather_now", "lineup_call", "lineup_tools", "await_answer"]));
-    for (const t of tools) {
-      expect(t.name).toMatch(/^[a-z0-9_]{1,64}$/);
-      expect(t.inputSchema.type).toBe("object");
-      for (const k of ["oneOf", "anyOf", "allOf"]) expect(t.inputSchema).not.toHaveProperty(k);
-    }
-    expect(tools.find((t) => t.name === "await_answer")?.inputSchema.required).toEqual(["call_id"]);
-  });
+  it.each(["legacy", "modern"] as const)(
+    "the SDK client (%s era) lists the built-ins, the bridge's own tools and the app's tools, all with flat object schemas",
+    async (era) => {
+      const s = await createSession();
+      await human(s, [
+        {
+          name: "weather.now",
+          type: "action",
+          description: "Ask the human about the weather",
+          inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+        },
+      ]);
+      const c = await mcp(s, { era });
+      expect(c.getNegotiatedProtocolVersion()).toBe(era === "modern" ? "2026-07-28" : "2025-11-25");
+      const { tools } = await c.listTools();
+      const names = tools.map((t) => t.name);
+      expect(names).toEqual(
+        expect.arrayContaining([
+          "ask_question",
+          "work_report",
+          "choice",
+          "confirm",
+          "input",
+          "calculator",
+          "canvas",
+          "weather_now",
+          "lineup_call",
+          "lineup_tools",
+          "await_answer",
+        ]),
+      );
+      for (const t of tools) {
+        expect(t.name).toMatch(/^[a-z0-9_]{1,64}$/);
+        expect(t.inputSchema.type).toBe("object");
+        for (const k of ["oneOf", "anyOf", "allOf"]) expect(t.inputSchema).not.toHaveProperty(k);
+      }
+      expect(tools.find((t) => t.name === "await_answer")?.inputSchema.required).toEqual(["call_id"]);
+    },
+  );
 
-  it.each(["legacy", "modern"] as const)("ask_question answered with text and an image comes back as a text block then an MCP image block (%s era)", async (era) => {
-    const s = await createSession();
-    const app = await human(s);
-    const c = await mcp(s, { era });
-    const p = c.callTool({ name: "ask_question", arguments: { ...ASK, timeout: 120 } });
-    const call = await app.next(isCallOf("ask_question"));
-    // The bridge's own `timeout` travels as the frame's timeout_s, never inside arguments.
-    expect([call.arguments, call.timeout_s]).toEqual([ASK, 120]);
-    expect(call.call_id).toMatch(/^mcp_[A-Za-z0-9_-]{22}$/);
-    answer(app, call, { message: "Blue, like this:", content: [{ type: "image", mimeType: "image/png", data: PNG_1x1 }] });
-    const r = await p;
-    expect(r.isError).toBeFalsy();
-    expect(text(r)).toMatch(/^Blue, like this:\n\[image 1: image\/png, \d+ B\]$/);
-    expect(r.content).toEqual([expect.objectContaining({ type: "text" }), { type: "image", mimeType: "image/png", data: PNG_1x1 }]);
-  });
+  it.each(["legacy", "modern"] as const)(
+    "ask_question answered with text and an image comes back as a text block then an MCP image block (%s era)",
+    async (era) => {
+      const s = await createSession();
+      const app = await human(s);
+      const c = await mcp(s, { era });
+      const p = c.callTool({ name: "ask_question", arguments: { ...ASK, timeout: 120 } });
+      const call = await app.next(isCallOf("ask_question"));
+      // The bridge's own `timeout` travels as the frame's timeout_s, never inside arguments.
+      expect([call.arguments, call.timeout_s]).toEqual([ASK, 120]);
+      expect(call.call_id).toMatch(/^mcp_[A-Za-z0-9_-]{22}$/);
+      answer(app, call, { message: "Blue, like this:", content: [{ type: "image", mimeType: "image/png", data: PNG_1x1 }] });
+      const r = await p;
+      expect(r.isError).toBeFalsy();
+      expect(text(r)).toMatch(/^Blue, like this:\n\[image 1: image\/png, \d+ B\]$/);
+      expect(r.content).toEqual([expect.objectContaining({ type: "text" }), { type: "image", mimeType: "image/png", data: PNG_1x1 }]);
+    },
+  );
 
   it("serves the older protocol versions it names (2025-03-26, 2025-06-18): initialize agrees to each, tools/list answers under it", async () => {
     const s = await createSession();
@@ -132,12 +159,21 @@ describe("POST /mcp lists and calls the human's tools", () => {
       expect(res.headers.get("mcp-session-id")).toBeNull(); // stateless
       const raw = await res.text();
       const data = res.headers.get("content-type")?.includes("text/event-stream")
-        ? raw.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("")
+        ? raw
+            .split("\n")
+            .filter((l) => l.startsWith("data:"))
+            .map((l) => l.slice(5))
+            .join("")
         : raw;
       return JSON.parse(data) as { result?: Record<string, unknown> };
     };
     for (const version of ["2025-03-26", "2025-06-18"]) {
-      const init = await rpc({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "old-client", version: "1" } } });
+      const init = await rpc({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "old-client", version: "1" } },
+      });
       expect(init.result?.protocolVersion).toBe(version);
       const list = await rpc({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }, version);
       const names = ((list.result?.tools ?? []) as { name: string }[]).map((t) => t.name);
@@ -147,7 +183,14 @@ describe("POST /mcp lists and calls the human's tools", () => {
 
   it("an app tool is called by its MCP name and reaches the app under its LineUp name; calculator's action becomes the frame's action", async () => {
     const s = await createSession();
-    const app = await human(s, [{ name: "weather.now", type: "action", description: "weather", inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }]);
+    const app = await human(s, [
+      {
+        name: "weather.now",
+        type: "action",
+        description: "weather",
+        inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      },
+    ]);
     const c = await mcp(s);
     const p = c.callTool({ name: "weather_now", arguments: { city: "Oslo" } });
     const call = await app.next(isCallOf("weather.now"));
@@ -196,7 +239,9 @@ describe("POST /mcp authenticates with the agent token in Authorization only", (
     const res = await post({});
     expect(res.status).toBe(401);
     // resource_metadata points OAuth clients at the relay's authorization server (docs/mcp.md "OAuth connectors").
-    expect(res.headers.get("www-authenticate")).toBe('Bearer realm="lineup-relay", resource_metadata="http://relay.test/.well-known/oauth-protected-resource/mcp"');
+    expect(res.headers.get("www-authenticate")).toBe(
+      'Bearer realm="lineup-relay", resource_metadata="http://relay.test/.well-known/oauth-protected-resource/mcp"',
+    );
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
   });
 
@@ -261,7 +306,10 @@ describe("POST /mcp waits for the human without giving the answer away to a clie
     const progress: { progress: number; message?: string }[] = [];
     // The SDK client's timer is 1.5 s here (60 s by default) and progress resets it; the human answers
     // after 4 s — without the resets the client would have given up (the next test shows it does).
-    const p = c.callTool({ name: "input", arguments: { question: "Name?" } }, { timeout: 1500, resetTimeoutOnProgress: true, onprogress: (n) => progress.push(n) });
+    const p = c.callTool(
+      { name: "input", arguments: { question: "Name?" } },
+      { timeout: 1500, resetTimeoutOnProgress: true, onprogress: (n) => progress.push(n) },
+    );
     const call = await app.next(isCallOf("input"));
     await new Promise((r) => setTimeout(r, 4000));
     answer(app, call, { message: "Ada" });
@@ -276,7 +324,10 @@ describe("POST /mcp waits for the human without giving the answer away to a clie
     const app = await human(s);
     const c = await mcp(s); // the real Worker: progress every 15 s
     const progress: number[] = [];
-    const p = c.callTool({ name: "input", arguments: { question: "After lunch?" } }, { resetTimeoutOnProgress: true, onprogress: (n) => progress.push(n.progress) });
+    const p = c.callTool(
+      { name: "input", arguments: { question: "After lunch?" } },
+      { resetTimeoutOnProgress: true, onprogress: (n) => progress.push(n.progress) },
+    );
     const call = await app.next(isCallOf("input"));
     await new Promise((r) => setTimeout(r, 70_000));
     answer(app, call, { message: "back" });
@@ -489,7 +540,12 @@ describe("cancellation", () => {
     const res = await worker(URL_MCP, {
       method: "POST",
       headers: { authorization: `Bearer ${s.agent_token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "input", arguments: { question: "Dropped?" }, _meta: { progressToken: 7 } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: { name: "input", arguments: { question: "Dropped?" }, _meta: { progressToken: 7 } },
+      }),
     });
     expect(res.headers.get("content-type")).toContain("text/event-stream");
     const call = await app.next(isCallOf("input"));

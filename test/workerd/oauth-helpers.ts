@@ -13,9 +13,17 @@ export type Json = Record<string, unknown>;
 
 export const worker = (url: string, init?: RequestInit) => exports.default.fetch(new Request(url.startsWith("http") ? url : BASE + url, init));
 export const postJson = (path: string, token: string | undefined, body: unknown = {}) =>
-  worker(path, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+  worker(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
 export const postForm = (path: string, form: Record<string, string>, headers: Record<string, string> = {}, base = BASE) =>
-  worker(base + path, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(form).toString() });
+  worker(base + path, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    body: new URLSearchParams(form).toString(),
+  });
 
 /** An inbox with one paired device (the human's phone). */
 export async function pairedDevice(): Promise<{ m: MachineCreated; d: DevicePaired }> {
@@ -27,7 +35,12 @@ export async function pairedDevice(): Promise<{ m: MachineCreated; d: DevicePair
 }
 
 export async function registerClient(meta: Json = {}): Promise<Json & { client_id: string; client_secret?: string }> {
-  const r = await postJson("/oauth/register", undefined, { client_name: "Test Connector", redirect_uris: [CALLBACK], token_endpoint_auth_method: "none", ...meta });
+  const r = await postJson("/oauth/register", undefined, {
+    client_name: "Test Connector",
+    redirect_uris: [CALLBACK],
+    token_endpoint_auth_method: "none",
+    ...meta,
+  });
   expect(r.status, await r.clone().text()).toBe(201);
   return (await r.json()) as Json & { client_id: string };
 }
@@ -38,13 +51,26 @@ export const pkce = async () => {
 };
 
 export function authorizeUrl(clientId: string, challenge: string, extra: Record<string, string> = {}, base = BASE): string {
-  const q = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: CALLBACK, code_challenge: challenge, code_challenge_method: "S256", state: "st-1", resource: `${base}/mcp`, scope: "mcp", ...extra });
+  const q = new URLSearchParams({
+    response_type: "code",
+    client_id: clientId,
+    redirect_uri: CALLBACK,
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+    state: "st-1",
+    resource: `${base}/mcp`,
+    scope: "mcp",
+    ...extra,
+  });
   for (const [k, v] of Object.entries(extra)) if (v === "") q.delete(k);
   return `${base}/oauth/authorize?${q}`;
 }
 
 /** GET /oauth/authorize → the waiting page; answers the page's request id and the code it shows. */
-export async function startAuthorization(url: string, addr = `198.51.100.${Math.floor(Math.random() * 250)}`): Promise<{ rid: string; code: string; html: string }> {
+export async function startAuthorization(
+  url: string,
+  addr = `198.51.100.${Math.floor(Math.random() * 250)}`,
+): Promise<{ rid: string; code: string; html: string }> {
   const r = await worker(url, { redirect: "manual", headers: { "cf-connecting-ip": addr } });
   expect(r.status, await r.clone().text()).toBe(303);
   const page = new URL(r.headers.get("location")!, url);
@@ -75,13 +101,23 @@ export interface Tokens {
 }
 
 /** The whole consent flow for a public registered client (in a new inbox, or the one given): tokens, the grant, and the device. */
-export async function connected(inbox?: { m: MachineCreated; d: DevicePaired }): Promise<{ tokens: Tokens; client: string; d: DevicePaired; m: MachineCreated; grant: GrantInfo }> {
+export async function connected(inbox?: {
+  m: MachineCreated;
+  d: DevicePaired;
+}): Promise<{ tokens: Tokens; client: string; d: DevicePaired; m: MachineCreated; grant: GrantInfo }> {
   const { m, d } = inbox ?? (await pairedDevice());
   const client = (await registerClient()).client_id;
   const { verifier, challenge } = await pkce();
   const { rid, code } = await startAuthorization(authorizeUrl(client, challenge));
   const { redirect, res } = await decide(d, code, true, rid);
-  const r = await postForm("/oauth/token", { grant_type: "authorization_code", code: redirect.searchParams.get("code")!, code_verifier: verifier, redirect_uri: CALLBACK, client_id: client, resource: `${BASE}/mcp` });
+  const r = await postForm("/oauth/token", {
+    grant_type: "authorization_code",
+    code: redirect.searchParams.get("code")!,
+    code_verifier: verifier,
+    redirect_uri: CALLBACK,
+    client_id: client,
+    resource: `${BASE}/mcp`,
+  });
   expect(r.status, await r.clone().text()).toBe(200);
   return { tokens: (await r.json()) as Tokens, client, d, m, grant: res.grant as GrantInfo };
 }

@@ -8,7 +8,22 @@ import type { InboxState } from "../../shared/contract/inbox.js";
 import { OAUTH_LIMITS, type GrantInfo } from "../../shared/contract/oauth.js";
 import { CIMD_REFUSED, clearClientCache, resolveClient } from "../../worker/oauth/clients.js";
 import type { PendingRequest } from "../../worker/oauth/object.js";
-import { authorizeUrl, BASE, CALLBACK, connected, mcpPost, oauthStub, pairedDevice, pkce, postForm, postJson, registerClient, startAuthorization, worker, type Tokens } from "./oauth-helpers.js";
+import {
+  authorizeUrl,
+  BASE,
+  CALLBACK,
+  connected,
+  mcpPost,
+  oauthStub,
+  pairedDevice,
+  pkce,
+  postForm,
+  postJson,
+  registerClient,
+  startAuthorization,
+  worker,
+  type Tokens,
+} from "./oauth-helpers.js";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -32,10 +47,15 @@ describe("caps", () => {
     expect([`${back.origin}${back.pathname}`, back.searchParams.get("error"), back.searchParams.get("code")]).toEqual([CALLBACK, "access_denied", null]);
     const after = (await (await worker("/api/inbox", { headers: { authorization: `Bearer ${inbox.d.device_credential}` } })).json()) as InboxState;
     expect(after.sessions.map((x) => x.session_id).sort()).toEqual(before.sessions.map((x) => x.session_id).sort());
-    const grants = (await (await worker("/api/inbox/oauth/grants", { headers: { authorization: `Bearer ${inbox.d.device_credential}` } })).json()) as { grants: GrantInfo[] };
+    const grants = (await (await worker("/api/inbox/oauth/grants", { headers: { authorization: `Bearer ${inbox.d.device_credential}` } })).json()) as {
+      grants: GrantInfo[];
+    };
     expect(grants.grants).toHaveLength(OAUTH_LIMITS.maxGrantsPerInbox);
     // Revoking one makes room again.
-    expect((await worker(`/api/inbox/oauth/grants/${grants.grants[0]!.id}`, { method: "DELETE", headers: { authorization: `Bearer ${inbox.d.device_credential}` } })).status).toBeLessThan(300);
+    expect(
+      (await worker(`/api/inbox/oauth/grants/${grants.grants[0]!.id}`, { method: "DELETE", headers: { authorization: `Bearer ${inbox.d.device_credential}` } }))
+        .status,
+    ).toBeLessThan(300);
     await connected(inbox);
   }, 60_000);
 
@@ -61,7 +81,16 @@ describe("caps", () => {
     const pending = oauthStub("pending");
     const open = () => runInDurableObject(pending, (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM pending").one().n);
     // The earlier tests' requests still count; fill the rest straight into the object, 10 per address.
-    const req: PendingRequest = { client: { client_id: client, kind: "registered", client_name: "Filler", redirect_uris: [CALLBACK], auth: "none" }, redirect_uri: CALLBACK, redirect_given: true, code_challenge: challenge, resource: `${BASE}/mcp`, scope: "mcp", state: "s", issuer: BASE };
+    const req: PendingRequest = {
+      client: { client_id: client, kind: "registered", client_name: "Filler", redirect_uris: [CALLBACK], auth: "none" },
+      redirect_uri: CALLBACK,
+      redirect_given: true,
+      code_challenge: challenge,
+      resource: `${BASE}/mcp`,
+      scope: "mcp",
+      state: "s",
+      issuer: BASE,
+    };
     const missing = OAUTH_LIMITS.maxPending - (await open());
     expect(missing).toBeGreaterThan(0);
     for (let i = 0; i < missing; i++) expect(await pending.begin(req, `198.18.${Math.floor(i / OAUTH_LIMITS.maxPendingPerAddr)}.1`)).not.toBe("busy");
@@ -80,7 +109,10 @@ describe("metadata documents (CIMD) at their edges", () => {
   const doc = { client_id: ID, client_name: "Edge Assistant", redirect_uris: [CALLBACK], token_endpoint_auth_method: "none" };
   /** A fetcher serving `doc` with these headers, counting its fetches. */
   const serving = (headers: Record<string, string> = {}) => {
-    const f: { n: number; fetch: typeof fetch } = { n: 0, fetch: (async () => new Response(JSON.stringify(doc), { headers: { "content-type": "application/json", ...headers } })) as typeof fetch };
+    const f: { n: number; fetch: typeof fetch } = {
+      n: 0,
+      fetch: (async () => new Response(JSON.stringify(doc), { headers: { "content-type": "application/json", ...headers } })) as typeof fetch,
+    };
     const inner = f.fetch;
     f.fetch = ((u: RequestInfo | URL, i?: RequestInit) => (f.n++, inner(u, i))) as typeof fetch;
     return f;

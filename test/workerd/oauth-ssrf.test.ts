@@ -10,7 +10,20 @@ import { OAUTH_LIMITS, type ConnectRequestInfo, type GrantInfo } from "../../sha
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { CIMD_REFUSED, clearClientCache } from "../../worker/oauth/clients.js";
 import { RELAY_KEY } from "./helpers.js";
-import { authorizeUrl, BASE, CALLBACK, connected, pairedDevice, pkce, postForm, postJson, registerClient, startAuthorization, worker, type Tokens } from "./oauth-helpers.js";
+import {
+  authorizeUrl,
+  BASE,
+  CALLBACK,
+  connected,
+  pairedDevice,
+  pkce,
+  postForm,
+  postJson,
+  registerClient,
+  startAuthorization,
+  worker,
+  type Tokens,
+} from "./oauth-helpers.js";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -31,7 +44,11 @@ function stubFetch(prefix: (url: string) => boolean, answer: (url: string, init?
 }
 
 /** The authorization request of `clientId` from `addr`: its status and the page's text. */
-async function authorize(clientId: string, addr: string, extra: Record<string, string> = {}): Promise<{ status: number; text: string; location: string | null }> {
+async function authorize(
+  clientId: string,
+  addr: string,
+  extra: Record<string, string> = {},
+): Promise<{ status: number; text: string; location: string | null }> {
   const { challenge } = await pkce();
   const r = await worker(authorizeUrl(clientId, challenge, extra), { redirect: "manual", headers: { "cf-connecting-ip": addr } });
   return { status: r.status, text: await r.text(), location: r.headers.get("location") };
@@ -39,7 +56,10 @@ async function authorize(clientId: string, addr: string, extra: Record<string, s
 
 describe("metadata-document clients cannot point the relay at an address of the requester's choosing (issue 26 §7)", () => {
   it("off localhost an IP literal in any spelling, loopback, .localhost, a single-label or trailing-dot name or an explicit port is refused without any fetch, in the one generic text", async () => {
-    const seen = stubFetch(() => true, async () => new Response("{}"));
+    const seen = stubFetch(
+      () => true,
+      async () => new Response("{}"),
+    );
     const ids = [
       "https://127.0.0.1/client.json",
       "https://2130706433/client.json",
@@ -89,7 +109,10 @@ describe("metadata-document clients cannot point the relay at an address of the 
     expect(new Set(texts).size).toBe(1);
     const logged = warn.mock.calls.map((c) => c.join(" "));
     for (const detail of ["Network connection lost", "HTTP 404", "not JSON", "client_id is not its URL"]) {
-      expect(logged.some((l) => l.startsWith("oauth: client metadata document of probe.example refused") && l.includes(detail)), detail).toBe(true);
+      expect(
+        logged.some((l) => l.startsWith("oauth: client metadata document of probe.example refused") && l.includes(detail)),
+        detail,
+      ).toBe(true);
     }
   });
 
@@ -142,7 +165,9 @@ describe("names without bidi or control characters (issue 26 §10)", () => {
 
   it("session labels given to POST /api/sessions and POST /api/inbox/sessions lose them at the edge", async () => {
     const made = (await (await postJson("/api/sessions", RELAY_KEY, { label: `deploy\u202Egnp.exe\u0000` })).json()) as SessionCreated & { label?: string };
-    const st = (await (await worker(`/api/sessions/${made.session_id}`, { headers: { authorization: `Bearer ${made.agent_token}` } })).json()) as { label?: string };
+    const st = (await (await worker(`/api/sessions/${made.session_id}`, { headers: { authorization: `Bearer ${made.agent_token}` } })).json()) as {
+      label?: string;
+    };
     expect(st.label).toBe("deploy gnp.exe");
     const { m, d } = await pairedDevice();
     const s = (await (await postJson("/api/inbox/sessions", m.machine_credential, { label: "\u2067api\u2069 server\r\n" })).json()) as SessionCreated;

@@ -5,7 +5,12 @@
 // URI, resource, reused code, client authentication), refresh rotation with its retry grace and replay
 // detection, tokens acting as the session's agent token on /mcp (MCP SDK client), and revocation.
 import { Client as McpClient, StreamableHTTPClientTransport, type CallToolResult } from "@modelcontextprotocol/client";
-import { OAuthClientInformationFullSchema, OAuthMetadataSchema, OAuthProtectedResourceMetadataSchema, OAuthTokensSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
+import {
+  OAuthClientInformationFullSchema,
+  OAuthMetadataSchema,
+  OAuthProtectedResourceMetadataSchema,
+  OAuthTokensSchema,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
 import { sha256 } from "../../shared/edge/credential.js";
@@ -14,7 +19,24 @@ import type { ConnectRequestInfo, GrantInfo } from "../../shared/contract/oauth.
 import { randomId } from "../../shared/edge/tokens.js";
 import { CIMD_REFUSED, clearClientCache } from "../../worker/oauth/clients.js";
 import { connect, RELAY_KEY, type Client } from "./helpers.js";
-import { authorizeUrl, BASE, CALLBACK, connected, decide, mcpPost, oauthStub, pairedDevice, pkce, postForm, postJson, registerClient, startAuthorization, worker, type Json, type Tokens } from "./oauth-helpers.js";
+import {
+  authorizeUrl,
+  BASE,
+  CALLBACK,
+  connected,
+  decide,
+  mcpPost,
+  oauthStub,
+  pairedDevice,
+  pkce,
+  postForm,
+  postJson,
+  registerClient,
+  startAuthorization,
+  worker,
+  type Json,
+  type Tokens,
+} from "./oauth-helpers.js";
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
@@ -134,7 +156,10 @@ describe("client registration (RFC 7591) and metadata documents (CIMD)", () => {
       if (!d) return real(input, init);
       seen.push(url);
       expect(init?.redirect).toBe("manual");
-      return new Response(typeof d.body === "string" ? d.body : JSON.stringify(d.body), { status: d.status, headers: { "content-type": "application/json", ...d.headers } });
+      return new Response(typeof d.body === "string" ? d.body : JSON.stringify(d.body), {
+        status: d.status,
+        headers: { "content-type": "application/json", ...d.headers },
+      });
     });
     const id = "https://app.example/oauth/client.json";
     docs[id] = { status: 200, body: { client_id: id, client_name: "Example Assistant", redirect_uris: [CALLBACK], token_endpoint_auth_method: "none" } };
@@ -143,7 +168,14 @@ describe("client registration (RFC 7591) and metadata documents (CIMD)", () => {
     const { code, html } = await startAuthorization(authorizeUrl(id, challenge));
     expect(html).toContain("Example Assistant");
     const info = (await (await postJson("/api/inbox/oauth/lookup", d.device_credential, { code })).json()) as ConnectRequestInfo;
-    expect(info).toMatchObject({ client_name: "Example Assistant", client_id: id, client_kind: "metadata_document", client_host: "app.example", redirect_host: "app.example", redirect_loopback: false });
+    expect(info).toMatchObject({
+      client_name: "Example Assistant",
+      client_id: id,
+      client_kind: "metadata_document",
+      client_host: "app.example",
+      redirect_host: "app.example",
+      redirect_loopback: false,
+    });
     expect(seen).toEqual([id]);
 
     const refused = async (doc: { status: number; body: unknown; headers?: Record<string, string> }, url = "https://app.example/oauth/other.json") => {
@@ -157,19 +189,29 @@ describe("client registration (RFC 7591) and metadata documents (CIMD)", () => {
     // One text for every refusal (issue 26 §7: no oracle); the detail is in the relay's log.
     const texts = [
       await refused({ status: 200, body: { client_id: "https://app.example/someone-else.json", client_name: "x", redirect_uris: [CALLBACK] } }),
-      await refused({ status: 200, body: { client_id: "https://app.example/oauth/other.json", client_name: "x", redirect_uris: [CALLBACK], client_secret: "s" } }),
+      await refused({
+        status: 200,
+        body: { client_id: "https://app.example/oauth/other.json", client_name: "x", redirect_uris: [CALLBACK], client_secret: "s" },
+      }),
       await refused({ status: 302, body: "", headers: { location: "https://elsewhere.example/" } }),
       await refused({ status: 200, body: "x".repeat(6000) }),
     ];
     expect(new Set(texts).size).toBe(1);
     expect(texts[0]).toContain(CIMD_REFUSED);
     // Its redirect_uri must be one the document lists.
-    expect(await refused({ status: 200, body: { client_id: "https://app.example/oauth/other.json", client_name: "x", redirect_uris: ["https://app.example/other-callback"] } })).toContain("redirect_uri");
+    expect(
+      await refused({
+        status: 200,
+        body: { client_id: "https://app.example/oauth/other.json", client_name: "x", redirect_uris: ["https://app.example/other-callback"] },
+      }),
+    ).toContain("redirect_uri");
   });
 
   it("an http loopback client id (a local fake) is accepted only when the relay itself is served on localhost", async () => {
     const id = "http://127.0.0.1:9/client.json";
-    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(JSON.stringify({ client_id: id, client_name: "Local Fake", redirect_uris: ["http://127.0.0.1:9/cb"] })));
+    vi.spyOn(globalThis, "fetch").mockImplementation(
+      async () => new Response(JSON.stringify({ client_id: id, client_name: "Local Fake", redirect_uris: ["http://127.0.0.1:9/cb"] })),
+    );
     const { challenge } = await pkce();
     const q = { redirect_uri: "http://127.0.0.1:9/cb" };
     const remote = await worker(authorizeUrl(id, challenge, q), { redirect: "manual" });
@@ -227,10 +269,16 @@ describe("the authorization request", () => {
     expect((await postJson("/api/inbox/oauth/lookup", m.machine_credential, { code })).status).toBe(403);
     expect((await postJson("/api/inbox/oauth/lookup", undefined, { code })).status).toBe(401);
     expect((await postJson("/api/inbox/oauth/lookup", d.device_credential, { code: "BBBB-BBBB" })).status).toBe(404);
-    const info = (await (await postJson("/api/inbox/oauth/lookup", d.device_credential, { code: code.toLowerCase().replace("-", " ") })).json()) as ConnectRequestInfo;
+    const info = (await (
+      await postJson("/api/inbox/oauth/lookup", d.device_credential, { code: code.toLowerCase().replace("-", " ") })
+    ).json()) as ConnectRequestInfo;
     expect(info.client_name).toBe("Test Connector");
     const { redirect } = await decide(d, code, false, rid);
-    expect([redirect.searchParams.get("error"), redirect.searchParams.get("state"), redirect.searchParams.get("code")]).toEqual(["access_denied", "st-1", null]);
+    expect([redirect.searchParams.get("error"), redirect.searchParams.get("state"), redirect.searchParams.get("code")]).toEqual([
+      "access_denied",
+      "st-1",
+      null,
+    ]);
     expect((await postJson("/api/inbox/oauth/decide", d.device_credential, { code, allow: true })).status).toBe(404);
     // The waiting page, reloaded, goes to the decision as well.
     const again = await worker(`/oauth/authorize?rid=${rid}`, { redirect: "manual" });
@@ -259,8 +307,12 @@ describe("tokens", () => {
     const call = await human.next((f) => f.type === "tool.call");
     human.send({ type: "tool.result", call_id: call.call_id, result: { message: "Yes, ship it." } });
     expect(((await p) as CallToolResult).content[0]).toMatchObject({ type: "text", text: "Yes, ship it." });
-    const listed = (await (await worker("/api/inbox/oauth/grants", { headers: { authorization: `Bearer ${d.device_credential}` } })).json()) as { grants: GrantInfo[] };
-    expect(listed.grants).toEqual([expect.objectContaining({ id: grant.id, client_name: "Test Connector", approved_by: "phone", session_id: grant.session_id })]);
+    const listed = (await (await worker("/api/inbox/oauth/grants", { headers: { authorization: `Bearer ${d.device_credential}` } })).json()) as {
+      grants: GrantInfo[];
+    };
+    expect(listed.grants).toEqual([
+      expect.objectContaining({ id: grant.id, client_name: "Test Connector", approved_by: "phone", session_id: grant.session_id }),
+    ]);
     expect(listed.grants[0]!.last_used).toBeGreaterThan(0);
   });
 
@@ -308,7 +360,13 @@ describe("tokens", () => {
     expect(retry.status).toBe(200);
     // Later the old token is a replay: the grant goes (tested at the object with a clock 61 s on).
     const inbox = tokens.refresh_token.split(".")[1]!;
-    const late = await oauthStub(`inbox:${inbox}`).refresh(await sha256(tokens.refresh_token), client, undefined, { access: randomId(), refresh: randomId() }, Date.now() + 61_000);
+    const late = await oauthStub(`inbox:${inbox}`).refresh(
+      await sha256(tokens.refresh_token),
+      client,
+      undefined,
+      { access: randomId(), refresh: randomId() },
+      Date.now() + 61_000,
+    );
     expect(late).toMatchObject({ ok: false, error: "invalid_grant" });
     expect((await mcpPost(t1.access_token)).status).toBe(401);
     expect((await refresh(t1.refresh_token)).status).toBe(400);
@@ -370,14 +428,18 @@ describe("revocation", () => {
     expect((await mcpPost(tokens.access_token)).status).toBe(401);
     // Another inbox's machine sees none of them and cannot revoke them.
     const other = (await (await postJson("/api/inboxes", RELAY_KEY, { machine_name: "other" })).json()) as MachineCreated;
-    const otherList = (await (await worker("/api/inbox/oauth/grants", { headers: { authorization: `Bearer ${other.machine_credential}` } })).json()) as { grants: GrantInfo[] };
+    const otherList = (await (await worker("/api/inbox/oauth/grants", { headers: { authorization: `Bearer ${other.machine_credential}` } })).json()) as {
+      grants: GrantInfo[];
+    };
     expect(otherList.grants).toEqual([]);
   });
 
   it("another inbox cannot revoke a grant; revoking the device that approved it keeps the app connected (grants are their own credential)", async () => {
     const { tokens, d, m, grant } = await connected();
     const other = await pairedDevice();
-    expect((await worker(`/api/inbox/oauth/grants/${grant.id}`, { method: "DELETE", headers: { authorization: `Bearer ${other.d.device_credential}` } })).status).toBe(404);
+    expect(
+      (await worker(`/api/inbox/oauth/grants/${grant.id}`, { method: "DELETE", headers: { authorization: `Bearer ${other.d.device_credential}` } })).status,
+    ).toBe(404);
     expect((await mcpPost(tokens.access_token)).status).toBe(200);
     const rv = await worker(`/api/inbox/devices/${d.device_id}`, { method: "DELETE", headers: { authorization: `Bearer ${m.machine_credential}` } });
     expect(rv.status).toBe(204);
@@ -385,7 +447,9 @@ describe("revocation", () => {
     expect((await mcpPost(tokens.access_token)).status).toBe(200);
     const c = await mcp(tokens.access_token);
     expect((await c.listTools()).tools.length).toBeGreaterThan(0);
-    const listed = (await (await worker("/api/inbox/oauth/grants", { headers: { authorization: `Bearer ${m.machine_credential}` } })).json()) as { grants: GrantInfo[] };
+    const listed = (await (await worker("/api/inbox/oauth/grants", { headers: { authorization: `Bearer ${m.machine_credential}` } })).json()) as {
+      grants: GrantInfo[];
+    };
     expect(listed.grants.map((g) => g.id)).toEqual([grant.id]);
   });
 

@@ -30,7 +30,11 @@ afterEach(() => {
 });
 
 const json = (method: string, path: string, token: string | undefined, body?: unknown) =>
-  fetchWorker(path, { method, headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  fetchWorker(path, {
+    method,
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
 const inboxStub = (id: string) => env.INBOXES.get(env.INBOXES.idFromName(id));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -60,14 +64,17 @@ async function device(w: World, name: string, subscribe = true): Promise<DeviceP
   return { ...d, endpoint: sub.endpoint };
 }
 async function inboxSocket(d: DevicePaired): Promise<Client> {
-  const res = await fetchWorker("/api/inbox/ws", { headers: { upgrade: "websocket", "sec-websocket-protocol": `lineup.v1, lineup.token.${d.device_credential}` } });
+  const res = await fetchWorker("/api/inbox/ws", {
+    headers: { upgrade: "websocket", "sec-websocket-protocol": `lineup.v1, lineup.token.${d.device_credential}` },
+  });
   expect(res.status).toBe(101);
   res.webSocket!.accept();
   const c = new Client(res.webSocket!);
   await c.next("inbox");
   return c;
 }
-const info = async (token: string, sid?: string): Promise<PushInfo> => (await fetchWorker(`/api/inbox/push${sid ? `?session_id=${sid}` : ""}`, authed(token))).json();
+const info = async (token: string, sid?: string): Promise<PushInfo> =>
+  (await fetchWorker(`/api/inbox/push${sid ? `?session_id=${sid}` : ""}`, authed(token))).json();
 
 /** Runs the inbox's alarm until `pred` holds (the session's report reaches the inbox asynchronously). */
 async function until(inboxId: string, pred: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
@@ -75,7 +82,8 @@ async function until(inboxId: string, pred: () => boolean | Promise<boolean>, wh
   for (;;) {
     await runDurableObjectAlarm(inboxStub(inboxId)).catch(() => false);
     if (await pred()) return;
-    if (Date.now() > end) throw new Error(`timed out: ${what}; received ${JSON.stringify(fake.received.map((r) => r.msg))}; problems ${JSON.stringify(fake.problems)}`);
+    if (Date.now() > end)
+      throw new Error(`timed out: ${what}; received ${JSON.stringify(fake.received.map((r) => r.msg))}; problems ${JSON.stringify(fake.problems)}`);
     await sleep(20);
   }
 }
@@ -94,7 +102,17 @@ describe("Web Push from the inbox object", () => {
       const got = fake.for(d.endpoint);
       expect(got).toHaveLength(1);
       const msg = got[0]!.msg as PushCallMessage;
-      expect(msg).toMatchObject({ v: 1, kind: "call", sid: w.s.session_id, call: "c1", tool: "confirm", title: "api · laptop", body: "Deploy to staging?", confirm: { yes: "Ship it" }, lang: "en" });
+      expect(msg).toMatchObject({
+        v: 1,
+        kind: "call",
+        sid: w.s.session_id,
+        call: "c1",
+        tool: "confirm",
+        title: "api · laptop",
+        body: "Deploy to staging?",
+        confirm: { yes: "Ship it" },
+        lang: "en",
+      });
       expect(msg.token).toMatch(/^lpt1\./);
       const h = got[0]!.headers;
       expect(Number(h.ttl)).toBeGreaterThan(590);
@@ -110,7 +128,12 @@ describe("Web Push from the inbox object", () => {
     await runDurableObjectAlarm(inboxStub(w.m.inbox_id));
     expect(fake.received).toHaveLength(2);
     const log = (await info(pixel.device_credential, w.s.session_id)).log;
-    expect(log.filter((e) => e.call_id === "c1").map((e) => `${e.device_name} ${e.kind} ${e.outcome} ${e.status}`).sort()).toEqual(["Pixel call sent 201", "iPad call sent 201"]);
+    expect(
+      log
+        .filter((e) => e.call_id === "c1")
+        .map((e) => `${e.device_name} ${e.kind} ${e.outcome} ${e.status}`)
+        .sort(),
+    ).toEqual(["Pixel call sent 201", "iPad call sent 201"]);
     w.agent.close();
   });
 
@@ -130,7 +153,9 @@ describe("Web Push from the inbox object", () => {
     const late = await json("POST", "/api/push/answer", undefined, { token: tokenOf(ipad), action: "no" });
     expect(late.status).toBe(409);
     expect(await late.json()).toMatchObject({ error: { code: "already_answered", answered_by: "Pixel" } });
-    expect((await json("POST", "/api/push/answer", undefined, { token: "lpt1.xxxxxxxxxxxx.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", action: "yes" })).status).toBe(404);
+    expect(
+      (await json("POST", "/api/push/answer", undefined, { token: "lpt1.xxxxxxxxxxxx.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", action: "yes" })).status,
+    ).toBe(404);
     // The iPad's notification is replaced with the outcome; the Pixel (which answered) gets nothing more.
     await until(w.m.inbox_id, () => fake.for(ipad.endpoint).length >= 2, "the update");
     expect(fake.for(ipad.endpoint)[1]!.msg as PushUpdateMessage).toMatchObject({ kind: "update", call: "c2", outcome: "answered", by: "Pixel", answer: "yes" });
@@ -281,35 +306,65 @@ describe("Web Push from the inbox object", () => {
   it("a permission request is pushed with Allow / Deny: Allow answers as the card's Allow would, Yes is not an answer to it", async () => {
     const w = await world();
     const pixel = await device(w, "Pixel");
-    w.agent.send({ type: "tool.call", call_id: "perm1", name: "permission", arguments: { tool_name: "Bash", input: { command: "git push --force" }, suggestions: ["Bash(git push:*)"] }, timeout_s: 600 });
+    w.agent.send({
+      type: "tool.call",
+      call_id: "perm1",
+      name: "permission",
+      arguments: { tool_name: "Bash", input: { command: "git push --force" }, suggestions: ["Bash(git push:*)"] },
+      timeout_s: 600,
+    });
     await until(w.m.inbox_id, () => fake.for(pixel.endpoint).length >= 1, "the permission push");
     const msg = fake.for(pixel.endpoint)[0]!.msg as PushCallMessage;
     expect(msg).toMatchObject({ kind: "call", tool: "permission", body: "Bash: git push --force" });
     expect((await json("POST", "/api/push/answer", undefined, { token: msg.token, action: "yes" })).status).toBe(400);
     const r = await json("POST", "/api/push/answer", undefined, { token: msg.token, action: "allow" });
     expect(r.status, await r.clone().text()).toBe(200);
-    expect(await w.agent.next("tool.result")).toMatchObject({ call_id: "perm1", result: { message: "allow", behavior: "allow" }, answered_by: pixel.device_id });
+    expect(await w.agent.next("tool.result")).toMatchObject({
+      call_id: "perm1",
+      result: { message: "allow", behavior: "allow" },
+      answered_by: pixel.device_id,
+    });
     w.agent.close();
   });
 
-  it("an agent's \"waiting for you\" (POST /api/inbox/push/attention) is pushed without actions or token, spared on screen, at most once a minute per session", async () => {
+  it('an agent\'s "waiting for you" (POST /api/inbox/push/attention) is pushed without actions or token, spared on screen, at most once a minute per session', async () => {
     const w = await world();
     const pixel = await device(w, "Pixel");
     const ipad = await device(w, "iPad");
     const live = await inboxSocket(ipad);
     live.send({ type: "visible", view: "session", session_id: w.s.session_id });
     await sleep(50);
-    const r = await json("POST", "/api/inbox/push/attention", w.m.machine_credential, { session_id: w.s.session_id, text: "Claude Code: waiting for your input" });
+    const r = await json("POST", "/api/inbox/push/attention", w.m.machine_credential, {
+      session_id: w.s.session_id,
+      text: "Claude Code: waiting for your input",
+    });
     expect(r.status, await r.clone().text()).toBe(202);
     expect(await r.json()).toEqual({ queued: 2 });
-    await until(w.m.inbox_id, async () => fake.for(pixel.endpoint).length >= 1 && (await info(ipad.device_credential)).log.some((e) => e.kind === "attention"), "the attention push");
+    await until(
+      w.m.inbox_id,
+      async () => fake.for(pixel.endpoint).length >= 1 && (await info(ipad.device_credential)).log.some((e) => e.kind === "attention"),
+      "the attention push",
+    );
     expect(fake.problems).toEqual([]);
     const got = fake.for(pixel.endpoint)[0]!;
-    expect(got.msg).toEqual({ v: 1, kind: "attention", inbox: w.m.inbox_id, sid: w.s.session_id, call: "attention", title: "api · laptop", lang: "en", body: "Claude Code: waiting for your input" });
+    expect(got.msg).toEqual({
+      v: 1,
+      kind: "attention",
+      inbox: w.m.inbox_id,
+      sid: w.s.session_id,
+      call: "attention",
+      title: "api · laptop",
+      lang: "en",
+      body: "Claude Code: waiting for your input",
+    });
     expect(got.headers.urgency).toBe("normal");
     expect(Number(got.headers.ttl)).toBe(3600);
     expect(fake.for(ipad.endpoint)).toHaveLength(0); // it shows that session
-    expect((await info(ipad.device_credential)).log.find((e) => e.kind === "attention")).toMatchObject({ outcome: "suppressed", call_id: "attention", session_id: w.s.session_id });
+    expect((await info(ipad.device_credential)).log.find((e) => e.kind === "attention")).toMatchObject({
+      outcome: "suppressed",
+      call_id: "attention",
+      session_id: w.s.session_id,
+    });
     // Once a minute per session: the next is refused with Retry-After, and nothing more is sent.
     const again = await json("POST", "/api/inbox/push/attention", w.m.machine_credential, { session_id: w.s.session_id });
     expect(again.status).toBe(429);
@@ -395,7 +450,15 @@ describe("Web Push from the inbox object", () => {
     const put = (body: unknown) => json("PUT", "/api/inbox/push", other.device_credential, body);
     expect((await put({ subscription: { ...sub, endpoint: "http://127.0.0.1:9/push" }, application_server_key: key })).status).toBe(400);
     expect((await put({ subscription: { ...sub, keys: { ...sub.keys, auth: "AAAA" } }, application_server_key: key })).status).toBe(400);
-    for (const endpoint of ["https://10.0.0.1/push", "https://push.test:8443/push", "https://intranet/push", "https://vm./push", "https://localhost./push", "https://[::ffff:7f00:1]/push", "https://2130706433/push"]) {
+    for (const endpoint of [
+      "https://10.0.0.1/push",
+      "https://push.test:8443/push",
+      "https://intranet/push",
+      "https://vm./push",
+      "https://localhost./push",
+      "https://[::ffff:7f00:1]/push",
+      "https://2130706433/push",
+    ]) {
       expect((await put({ subscription: { ...sub, endpoint }, application_server_key: key })).status, endpoint).toBe(400);
     }
     expect((await put({ subscription: sub, application_server_key: key, extra: 1 })).status).toBe(400);
@@ -466,7 +529,13 @@ describe("Web Push from the inbox object", () => {
     const fresh = ((await rotated.json()) as { public_key: string }).public_key;
     const renewed = await device(w, "NewPhone"); // subscribes with GET /api/push/key, now the new key
     confirm(w, "rk1");
-    await until(w.m.inbox_id, async () => fake.for(renewed.endpoint).length >= 1 && (await info(old.device_credential, w.s.session_id)).log.some((e) => e.call_id === "rk1" && e.device_id === old.device_id), "the push and the skip");
+    await until(
+      w.m.inbox_id,
+      async () =>
+        fake.for(renewed.endpoint).length >= 1 &&
+        (await info(old.device_credential, w.s.session_id)).log.some((e) => e.call_id === "rk1" && e.device_id === old.device_id),
+      "the push and the skip",
+    );
     expect(fake.problems).toEqual([]);
     expect(fake.for(old.endpoint)).toEqual([]);
     expect(fake.for(renewed.endpoint)[0]!.headers.authorization).toContain(`k=${fresh}`);

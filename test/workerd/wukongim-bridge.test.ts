@@ -15,7 +15,13 @@ import { connect, createSession, fetchWorker, stubOf, type Client, type Frame } 
 
 const SECRET = "test-webhook-secret";
 const BOT = "lineup_bot";
-const FIXTURE_CALL = { type: "tool.call", call_id: "call_8Yk2", name: "choice", action: "select", arguments: { question: "部署到哪个环境？", options: ["测试", "预发布", "生产"] } };
+const FIXTURE_CALL = {
+  type: "tool.call",
+  call_id: "call_8Yk2",
+  name: "choice",
+  action: "select",
+  arguments: { question: "部署到哪个环境？", options: ["测试", "预发布", "生产"] },
+};
 
 let fake: FakeWuKongIM;
 beforeEach(() => {
@@ -44,11 +50,18 @@ async function imSession(channel_id: string, channel_type = 1): Promise<{ sid: s
   const s = created.get(k) ?? (await createSession({ im: { channel_id, channel_type } }));
   created.set(k, s);
   const agent = await connect(s.session_id, s.agent_token, { clientId: "agent1" });
-  const status = async () => (await (await fetchWorker(`/api/sessions/${s.session_id}`, { headers: { authorization: `Bearer ${s.agent_token}` } })).json()) as SessionStatus;
+  const status = async () =>
+    (await (await fetchWorker(`/api/sessions/${s.session_id}`, { headers: { authorization: `Bearer ${s.agent_token}` } })).json()) as SessionStatus;
   return { sid: s.session_id, token: s.agent_token, agent, status };
 }
 
-const text = (from_uid: string, content: string, extra: Partial<NotifyMessage> = {}): NotifyMessage => ({ from_uid, channel_id: BOT, channel_type: 1, payload: { type: 1, content }, ...extra });
+const text = (from_uid: string, content: string, extra: Partial<NotifyMessage> = {}): NotifyMessage => ({
+  from_uid,
+  channel_id: BOT,
+  channel_type: 1,
+  payload: { type: 1, content },
+  ...extra,
+});
 const sentTo = (uid: string) => fake.sent.filter((s) => s.body.channel_id === uid);
 const codeOf = (s: SentMessage) => /#([A-Z0-9]{3,8})/.exec(String(s.payload.content))![1]!;
 const isMessage = (f: Frame) => f.type === "message";
@@ -135,7 +148,13 @@ describe("WuKongIM bridge: outbound", () => {
 
   it("sends agent messages as type-1 text and a cancel as a type-10100 tool.cancel", async () => {
     const { agent } = await imSession("u_frank");
-    agent.send({ type: "message", content: [{ type: "text", text: "Build finished." }, { type: "image", data: "AAAA", mimeType: "image/png" }] });
+    agent.send({
+      type: "message",
+      content: [
+        { type: "text", text: "Build finished." },
+        { type: "image", data: "AAAA", mimeType: "image/png" },
+      ],
+    });
     const msg = await fake.until(() => sentTo("u_frank").find((s) => s.payload.type === 1));
     expect(msg.payload).toEqual({ type: 1, content: "Build finished.\n[image image/png]" });
     agent.send({ type: "tool.call", call_id: "x1", name: "input", arguments: { question: "Why?" } });
@@ -176,7 +195,11 @@ describe("WuKongIM bridge: inbound", () => {
     const group = await imSession("g_team1", 2);
     for (let i = 0; i < 2; i++) expect((await hook("msg.notify", textBatch)).status).toBe(200);
     const m = await alice.agent.next(isMessage);
-    expect(m).toMatchObject({ id: "im-2050183451750862848", from: { role: "app", client_id: "im:u_alice" }, content: [{ type: "text", text: "What is on my calendar tomorrow?" }] });
+    expect(m).toMatchObject({
+      id: "im-2050183451750862848",
+      from: { role: "app", client_id: "im:u_alice" },
+      content: [{ type: "text", text: "What is on my calendar tomorrow?" }],
+    });
     const g = await group.agent.next(isMessage);
     expect(g).toMatchObject({ from: { client_id: "im:u_bob" }, content: [{ type: "text", text: "@lineup_bot summarise this thread" }] });
     expect(await alice.agent.none(isMessage, 300)).toBe(true);
@@ -194,7 +217,13 @@ describe("WuKongIM bridge: inbound", () => {
     const inGroup = (from_uid: string, payload: object): NotifyMessage => ({ from_uid, channel_id: "g_ops", channel_type: 2, payload });
     await hook("msg.notify", notifyBody([inGroup("u_x", { type: 1, content: "lunch?" }), inGroup("u_y", { type: 1, content: `#${code} you` })]));
     expect(await agent.next("tool.result")).toMatchObject({ call_id: "g1", result: { message: "you" } });
-    await hook("msg.notify", notifyBody([inGroup("u_x", { type: 1, content: "no mention here" }), inGroup("u_z", { type: 1, content: "@lineup_bot status?", mention: { uids: [BOT] } })]));
+    await hook(
+      "msg.notify",
+      notifyBody([
+        inGroup("u_x", { type: 1, content: "no mention here" }),
+        inGroup("u_z", { type: 1, content: "@lineup_bot status?", mention: { uids: [BOT] } }),
+      ]),
+    );
     expect(await agent.next(isMessage)).toMatchObject({ from: { client_id: "im:u_z" }, content: [{ text: "@lineup_bot status?" }] });
     expect(await agent.none(isMessage, 200)).toBe(true);
     agent.close();
@@ -227,7 +256,9 @@ describe("WuKongIM bridge: inbound", () => {
 
   it("handles a batch of 400 messages (100 from 20 other users' chats, 300 of one chat, interleaved) and keeps the chat's order", async () => {
     const { agent } = await imSession("u_ivy");
-    const many = Array.from({ length: 400 }, (_, i) => (i % 4 === 0 ? text(`u_other${(i / 4) % 20}`, `x${i}`) : text("u_ivy", `m${i - Math.floor(i / 4) - 1}`)));
+    const many = Array.from({ length: 400 }, (_, i) =>
+      i % 4 === 0 ? text(`u_other${(i / 4) % 20}`, `x${i}`) : text("u_ivy", `m${i - Math.floor(i / 4) - 1}`),
+    );
     expect((await hook("msg.notify", notifyBody(many))).status).toBe(200);
     for (let i = 0; i < 300; i++) expect(await agent.next(isMessage, 10_000)).toMatchObject({ content: [{ text: `m${i}` }] });
     agent.close();
@@ -238,7 +269,10 @@ describe("WuKongIM bridge: inbound", () => {
     await agent.next("tool.list");
     const calc = { name: "calculator", type: "toolset", description: "calc", actions: [{ name: "add", description: "a+b", inputSchema: { type: "object" } }] };
     agent.send({ type: "tool.list", tools: [{ name: "notes", type: "action", description: "the agent's notes", inputSchema: { type: "object" } }] });
-    await hook("msg.notify", notifyBody([{ from_uid: "u_pia", channel_id: BOT, channel_type: 1, payload: { type: 10100, v: 1, kind: "tool.list", tools: [calc] } }]));
+    await hook(
+      "msg.notify",
+      notifyBody([{ from_uid: "u_pia", channel_id: BOT, channel_type: 1, payload: { type: 10100, v: 1, kind: "tool.list", tools: [calc] } }]),
+    );
     const list = await agent.next("tool.list");
     expect((list.tools as { name: string }[]).map((t) => t.name).sort()).toEqual(["ask_question", "calculator", "choice", "confirm", "input", "work_report"]);
     await hook("msg.notify", notifyBody([{ from_uid: "u_pia", channel_id: BOT, channel_type: 1, payload: { type: 10100, v: 1, kind: "tool.list" } }]));
@@ -257,7 +291,8 @@ describe("WuKongIM bridge: inbound", () => {
     const agent = await connect(s.session_id, s.agent_token, { clientId: "agent1" });
     await agent.next("tool.list");
     const notes = { name: "notes", type: "action", description: "pin a note", inputSchema: { type: "object" } };
-    const fromGroup = (uid: string) => notifyBody([{ from_uid: uid, channel_id: "g_team", channel_type: 2, payload: { type: 10100, v: 1, kind: "tool.list", tools: [notes] } }]);
+    const fromGroup = (uid: string) =>
+      notifyBody([{ from_uid: uid, channel_id: "g_team", channel_type: 2, payload: { type: 10100, v: 1, kind: "tool.list", tools: [notes] } }]);
     await hook("msg.notify", fromGroup("u_mallory"));
     await fake.until(() => sentTo("g_team").find((m) => /only the conversation's bound person/.test(String(m.payload.content))));
     expect(await agent.none("tool.list", 300)).toBe(true);
@@ -376,7 +411,9 @@ describe("WuKongIM bridge: send failures", () => {
     // Once the message is queued (frames are handled in order), only it is: the call's item went with the cancel.
     let rows: { call_id: string | null }[] = [];
     for (let i = 0; i < 100 && !rows.some((r) => r.call_id === null); i++) {
-      rows = await runInDurableObject(stubOf(sid), (_o, state) => state.storage.sql.exec<{ call_id: string | null }>("SELECT call_id FROM im_outbox").toArray());
+      rows = await runInDurableObject(stubOf(sid), (_o, state) =>
+        state.storage.sql.exec<{ call_id: string | null }>("SELECT call_id FROM im_outbox").toArray(),
+      );
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(rows).toEqual([{ call_id: null }]);

@@ -18,5 +18,4 @@ describe("WuKongIM text cuts", () => {
       expect(s).toContain("…");
     }
   });
-
 });

@@ -9,7 +9,14 @@ import { parseCodeReply, renderCall, textAnswer } from "../../worker/wukongim/te
 import { decodePayload, encodePayload, parseOnlineStatus, parseWebhook, sendMessage, type SendBody } from "../../worker/wukongim/wire.js";
 
 const CFG = { apiUrl: "http://wk.test", botUid: "lineup_bot", managerToken: "t0k" };
-const BODY: SendBody = { header: { no_persist: 0, red_dot: 1, sync_once: 0 }, client_msg_no: "x", from_uid: "lineup_bot", channel_id: "u", channel_type: 1, payload: "e30=" };
+const BODY: SendBody = {
+  header: { no_persist: 0, red_dot: 1, sync_once: 0 },
+  client_msg_no: "x",
+  from_uid: "lineup_bot",
+  channel_id: "u",
+  channel_type: 1,
+  payload: "e30=",
+};
 const answering = (status: number, text: string | null) => (async () => new Response(text, { status })) as typeof fetch;
 
 describe("WuKongIM wire", () => {
@@ -51,7 +58,10 @@ describe("WuKongIM wire", () => {
     expect(await sendMessage(CFG, BODY, answering(200, '{"message_id":1,"message_seq":0,"reason":2}'))).toMatchObject({ ok: false, error: "reason 2" });
     expect(await sendMessage(CFG, BODY, answering(500, '{"error":"boom"}'))).toMatchObject({ ok: false, error: "HTTP 500: boom" });
     expect(await sendMessage(CFG, BODY, answering(401, null))).toEqual({ ok: false, error: "HTTP 401: (empty body)" });
-    expect(await sendMessage(CFG, BODY, (async () => Promise.reject(new TypeError("refused"))) as typeof fetch)).toMatchObject({ ok: false, error: "network: refused" });
+    expect(await sendMessage(CFG, BODY, (async () => Promise.reject(new TypeError("refused"))) as typeof fetch)).toMatchObject({
+      ok: false,
+      error: "network: refused",
+    });
   });
 });
 
@@ -81,6 +91,8 @@ describe("short-code replies", () => {
   });
 
   it("renders a confirm call with its code and labels", () => {
-    expect(renderCall({ name: "confirm", arguments: { question: "Deploy?", yes_label: "Ship", no_label: "Wait" } }, "AB12")).toBe('#AB12 Deploy?\nReply "#AB12 yes" (Ship) or "#AB12 no" (Wait).');
+    expect(renderCall({ name: "confirm", arguments: { question: "Deploy?", yes_label: "Ship", no_label: "Wait" } }, "AB12")).toBe(
+      '#AB12 Deploy?\nReply "#AB12 yes" (Ship) or "#AB12 no" (Wait).',
+    );
   });
 });

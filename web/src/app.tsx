@@ -32,7 +32,11 @@ function LazyDevices() {
       .catch(() => setFailed(true));
   }, [mod]);
   if (mod) return <mod.Devices />;
-  return failed ? <p class="err" role="alert">{t("offlineBanner")}</p> : null;
+  return failed ? (
+    <p class="err" role="alert">
+      {t("offlineBanner")}
+    </p>
+  ) : null;
 }
 
 type ConnectModule = typeof import("./ui/ConnectApp.js");
@@ -40,7 +44,14 @@ type ConnectModule = typeof import("./ui/ConnectApp.js");
  * strings (and so the title) come with it, not in the initial bundle. */
 const connectMod = signal<ConnectModule | undefined>(undefined);
 function LazyConnect() {
-  useEffect(() => void import("./ui/ConnectApp.js").then((m) => (connectMod.value = m), () => undefined), []);
+  useEffect(
+    () =>
+      void import("./ui/ConnectApp.js").then(
+        (m) => (connectMod.value = m),
+        () => undefined,
+      ),
+    [],
+  );
   const mod = connectMod.value;
   return mod ? <mod.ConnectApp /> : null;
 }
@@ -53,7 +64,9 @@ function Banners() {
       {r && (
         <div class="banner stop removed" role="alert">
           <span>{t("removed")}</span>
-          <button class="btn" onClick={() => (removed.value = null)}>{t("dismiss")}</button>
+          <button class="btn" onClick={() => (removed.value = null)}>
+            {t("dismiss")}
+          </button>
         </div>
       )}
       {n && (
@@ -61,9 +74,19 @@ function Banners() {
           <span>{t(n.key, n.vars)}</span>
           <span class="actions">
             {n.rename && (
-              <button class="btn" onClick={() => { notice.value = null; navigate("/devices"); }}>{t("rename")}</button>
+              <button
+                class="btn"
+                onClick={() => {
+                  notice.value = null;
+                  navigate("/devices");
+                }}
+              >
+                {t("rename")}
+              </button>
             )}
-            <button class="icon" aria-label={t("dismiss")} onClick={() => (notice.value = null)}>×</button>
+            <button class="icon" aria-label={t("dismiss")} onClick={() => (notice.value = null)}>
+              ×
+            </button>
           </span>
         </div>
       )}
@@ -79,7 +102,16 @@ export function App() {
   const screen = conn ? "session" : p === "/settings" ? "settings" : p === "/devices" ? "devices" : p === "/connect" ? "connect" : "home";
   const entry = sid ? entryOf(sid) : undefined;
   const sessionTitle = entry && !entry.guest ? entry.label || t("unnamed") : conn?.label.value || entry?.saved.label || sid;
-  const title = screen === "session" ? sessionTitle : screen === "settings" ? t("settings") : screen === "devices" ? t("devices") : screen === "connect" ? (connectMod.value?.connectTitle() ?? "") : t("app");
+  const title =
+    screen === "session"
+      ? sessionTitle
+      : screen === "settings"
+        ? t("settings")
+        : screen === "devices"
+          ? t("devices")
+          : screen === "connect"
+            ? (connectMod.value?.connectTitle() ?? "")
+            : t("app");
   return (
     <div class={`shell ${screen}`}>
       <header class="top">
@@ -101,10 +133,24 @@ export function App() {
         {/* In the sticky header, so it never scrolls away (docs/pwa.md "Connection state"). */}
         {screen === "session" && conn ? <SessionStatusLine conn={conn} /> : <RelayStatusLine />}
       </header>
-      {flash.value && <div class="banner info" role="status">{flash.value}</div>}
+      {flash.value && (
+        <div class="banner info" role="status">
+          {flash.value}
+        </div>
+      )}
       <Banners />
       <main>
-        {screen === "session" && conn ? <SessionView conn={conn} /> : screen === "settings" ? <Settings /> : screen === "devices" ? <LazyDevices /> : screen === "connect" ? <LazyConnect /> : <Home />}
+        {screen === "session" && conn ? (
+          <SessionView conn={conn} />
+        ) : screen === "settings" ? (
+          <Settings />
+        ) : screen === "devices" ? (
+          <LazyDevices />
+        ) : screen === "connect" ? (
+          <LazyConnect />
+        ) : (
+          <Home />
+        )}
       </main>
     </div>
   );

@@ -6,7 +6,11 @@ import { askedArg } from "../../shared/tools/meaning.js";
 
 /** The first line of markdown with its block and emphasis markers removed, cut to `max` characters. */
 export function plainLine(md: string, max = 200): string {
-  const line = md.split("\n").map((l) => l.trim()).find((l) => l && !/^(```|~~~|---+|\*\*\*+|\|?[-:| ]+\|?)$/.test(l)) ?? "";
+  const line =
+    md
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l && !/^(```|~~~|---+|\*\*\*+|\|?[-:| ]+\|?)$/.test(l)) ?? "";
   const plain = line
     .replace(/^(#{1,6}\s+|>\s*|[-*+]\s+(\[[ xX]\]\s+)?|\d+[.)]\s+)+/, "")
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")

@@ -94,13 +94,19 @@ export class SessionConn {
     this.sid = saved.sid;
     this.clientId = saved.clientId ?? deviceId();
     this.label.value = saved.label;
-    this.calls_ = new Provider(this.sid, () => !this.sealed.value, {
-      send: (f) => this.send(f),
-      queue: (f) => this.queue(f),
-      lost: () => this.flashNotice("lostRace"),
-      sent: (id) => this.thread.markSent(id),
-      auto: (c) => void this.auto.answer(c, this.sealed.value, () => this.find(c.call_id)?.state === "pending").then((a) => a && this.answer(c.call_id, a, "auto")),
-    }, (name) => AUTOMATIC.has(name));
+    this.calls_ = new Provider(
+      this.sid,
+      () => !this.sealed.value,
+      {
+        send: (f) => this.send(f),
+        queue: (f) => this.queue(f),
+        lost: () => this.flashNotice("lostRace"),
+        sent: (id) => this.thread.markSent(id),
+        auto: (c) =>
+          void this.auto.answer(c, this.sealed.value, () => this.find(c.call_id)?.state === "pending").then((a) => a && this.answer(c.call_id, a, "auto")),
+      },
+      (name) => AUTOMATIC.has(name),
+    );
     this.calls = this.calls_.log.calls;
     this.thread = new Thread(this.clientId);
     this.messages = this.thread.messages;
@@ -128,7 +134,6 @@ export class SessionConn {
       if (p) this.markSealed();
     });
   }
-
 
   start(): void {
     this.stopped = false;
@@ -193,7 +198,12 @@ export class SessionConn {
     this.phase.value = "connecting";
     // The token travels as a subprotocol: never in a URL, a log line or the Referer. No hello timeout (the heartbeat
     // drops a silent socket). WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
-    const sock = new ReconnectingSocket({ dial: () => new WebSocket(this.url(), ["lineup.v1", `lineup.token.${this.saved.token}`]), heartbeatMs: PING_MS, deadMs: DEAD_MS, helloTimeoutMs: 0 });
+    const sock = new ReconnectingSocket({
+      dial: () => new WebSocket(this.url(), ["lineup.v1", `lineup.token.${this.saved.token}`]),
+      heartbeatMs: PING_MS,
+      deadMs: DEAD_MS,
+      helloTimeoutMs: 0,
+    });
     this.sock = sock;
     sock.on("frame", (f) => this.sock === sock && this.onRaw(f));
     sock.on("close", () => this.sock === sock && this.onClose());
@@ -229,7 +239,10 @@ export class SessionConn {
       this.hooks.onRevoked?.();
       return;
     }
-    this.stop({ key: t.code === CLOSE.sessionEnded ? "stopped4004" : t.code === CLOSE.replaced ? "stopped4409" : "stoppedOther", reason: t.reason || String(t.code) });
+    this.stop({
+      key: t.code === CLOSE.sessionEnded ? "stopped4004" : t.code === CLOSE.replaced ? "stopped4409" : "stoppedOther",
+      reason: t.reason || String(t.code),
+    });
   }
 
   /** A socket that failed before `hello` may have been refused (401/403/404 before the upgrade): ask over HTTP. */
@@ -238,8 +251,7 @@ export class SessionConn {
     if (status === 401) {
       this.stop({ key: "stoppedAuth" });
       this.hooks.onAuthFail?.();
-    }
-    else if (status === 404) this.stop({ key: "stoppedGone" });
+    } else if (status === 404) this.stop({ key: "stoppedGone" });
     else if (status === 403) this.stop({ key: "stoppedOrigin" });
   }
 
@@ -275,7 +287,6 @@ export class SessionConn {
     return sock.send(f);
   }
 
-
   /** New keys for the inbox: forget the crypto (it reloads the keyring) and connect again for the catch-up. */
   keysChanged(): void {
     this.e2e.reset();
@@ -299,7 +310,6 @@ export class SessionConn {
     this.auto.forget();
     void this.e2e.load();
   }
-
 
   private onFrame(f: RelayFrame): void {
     switch (f.type) {
@@ -372,7 +382,6 @@ export class SessionConn {
     this.thread.add({ type: "message", id, from: { role: "app", client_id: this.clientId }, content, ts: Date.now() }, !this.helloed);
     return true;
   }
-
 
   find(callId: string): CallEntry | undefined {
     return this.calls_.find(callId);

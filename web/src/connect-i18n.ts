@@ -4,7 +4,8 @@ import { lang } from "./i18n.js";
 const en = {
   title: "Connect an app",
   entry: "Connect an app (claude.ai, ChatGPT, …)",
-  intro: "An assistant such as claude.ai, ChatGPT or Claude Desktop shows a code when you add this relay as a connector. Enter it here to let that app ask you questions.",
+  intro:
+    "An assistant such as claude.ai, ChatGPT or Claude Desktop shows a code when you add this relay as a connector. Enter it here to let that app ask you questions.",
   codeLabel: "Code shown on your computer",
   codePlaceholder: "BCDF-GHJK",
   next: "Continue",

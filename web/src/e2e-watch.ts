@@ -13,7 +13,9 @@ export interface InboxE2E {
 }
 export const e2eOf = (s: InboxState | null | undefined): InboxE2E | undefined => {
   const e = (s as { e2e?: Partial<InboxE2E> } | null | undefined)?.e2e;
-  return e && typeof e.epoch === "number" ? { epoch: e.epoch, rekey_needed: e.rekey_needed === true, pending: typeof e.pending === "number" ? e.pending : 0 } : undefined;
+  return e && typeof e.epoch === "number"
+    ? { epoch: e.epoch, rekey_needed: e.rekey_needed === true, pending: typeof e.pending === "number" ? e.pending : 0 }
+    : undefined;
 };
 
 /** Inboxes (origin + id) with E2E on for which this device holds no key: it must pair again. */

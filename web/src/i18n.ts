@@ -69,7 +69,8 @@ const en = {
   stoppedGone: "This session has expired or was deleted.",
   stoppedOrigin: "The server does not allow this app's origin (ALLOWED_ORIGINS).",
   stoppedOther: "The connection was closed: {reason}",
-  stoppedDowngrade: "Refused (e2e_downgrade): this session is end-to-end encrypted, but the relay now claims it is not. Nothing was sent. The relay may be misconfigured or compromised.",
+  stoppedDowngrade:
+    "Refused (e2e_downgrade): this session is end-to-end encrypted, but the relay now claims it is not. Nothing was sent. The relay may be misconfigured or compromised.",
   reconnect: "Reconnect",
   language: "Language",
   theme: "Theme",
@@ -77,7 +78,8 @@ const en = {
   themeLight: "Light",
   themeDark: "Dark",
   lan: "Direct LAN agent",
-  lanHelp: "Connect to an agent running “lineup serve” on your network. Opening http://<ip>:9527 in this browser works best; from an https page the browser may block a plain-http address.",
+  lanHelp:
+    "Connect to an agent running “lineup serve” on your network. Opening http://<ip>:9527 in this browser works best; from an https page the browser may block a plain-http address.",
   lanUrl: "Agent address",
   lanToken: "Token",
   connect: "Connect",
@@ -115,7 +117,8 @@ const en = {
   pairedAs: "Paired as “{name}”. This device now sees every session of the inbox.",
   pairUsed: "This pairing link was already used or has expired — run `lineup pair` again.",
   pairFailed: "Pairing failed: {e}",
-  removed: "This device was removed from the inbox. Its sessions are disconnected and its credential is forgotten. To use this device again, run `lineup pair` and open the new link.",
+  removed:
+    "This device was removed from the inbox. Its sessions are disconnected and its credential is forgotten. To use this device again, run `lineup pair` and open the new link.",
   stoppedRevoked: "This device was removed from the inbox.",
   dismiss: "Dismiss",
   rename: "Rename",

@@ -12,7 +12,8 @@ import { parsePairing } from "./storage.js";
 // Its own strings: this module is loaded when the form is sent, so they stay out of the first load.
 const STRINGS = {
   en: {
-    origin: "This agent refuses this page's origin ({origin}). Open {url} in this browser — the agent serves this app itself — or paste the link `lineup serve` printed.",
+    origin:
+      "This agent refuses this page's origin ({origin}). Open {url} in this browser — the agent serves this app itself — or paste the link `lineup serve` printed.",
     mixed: "This https page may not reach the plain-http address {url}. Open {url} in this browser instead, or paste the link `lineup serve` printed.",
     unreachable: "No answer from {url}. Check the address, and that `lineup serve` is running on this network.",
     badToken: "The agent refused the token. Use the pre-shared token `lineup serve` printed.",
@@ -90,14 +91,18 @@ export async function pairLan(address: string, token: string): Promise<string> {
   if (listed.ok) {
     const { sessions = [] } = (await listed.json()) as { sessions?: Listed[] };
     // Newest first: the one `lineup serve` made at start unless the agent made more since.
-    for (const s of [...sessions].reverse()) addSession({ sid: s.session_id, token: s.app_token, origin: base.origin, label: s.label || `LAN ${base.host}`, addedAt: Date.now() });
+    for (const s of [...sessions].reverse())
+      addSession({ sid: s.session_id, token: s.app_token, origin: base.origin, label: s.label || `LAN ${base.host}`, addedAt: Date.now() });
     if (sessions[0]) return sessions[0].session_id;
   }
   // Nothing listed (a relay answers 404: its key only creates): a new session, as before.
-  const r = await request(base, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ label: `LAN ${base.host}` }) });
+  const r = await request(base, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ label: `LAN ${base.host}` }),
+  });
   if (!r.ok) throw await refusal(r);
   const s = (await r.json()) as SessionCreated;
   addSession({ sid: s.session_id, token: s.app_token, origin: base.origin, label: `LAN ${base.host}`, addedAt: Date.now() });
   return s.session_id;
 }
-

@@ -35,7 +35,14 @@ async function pairDevice(code: string, secret?: string): Promise<void> {
     else {
       const p = await redeemPairing(location.origin, code, name);
       shown = p.name || name;
-      addInbox({ origin: location.origin, inbox_id: p.inbox_id, device_id: p.device_id, device_credential: p.device_credential, name: shown, pairedAt: Date.now() });
+      addInbox({
+        origin: location.origin,
+        inbox_id: p.inbox_id,
+        device_id: p.device_id,
+        device_credential: p.device_credential,
+        name: shown,
+        pairedAt: Date.now(),
+      });
       ib = inboxes.value.find((x) => x.saved.origin === location.origin && x.saved.inbox_id === p.inbox_id);
     }
     if (!secret || !ib) {
@@ -106,7 +113,15 @@ fromFragment();
 addEventListener("hashchange", fromFragment);
 startAll();
 // A key pairing left waiting by a reload (its secret is in IndexedDB until the reply arrives).
-if ((() => { try { return localStorage.getItem(JOINING) === "1"; } catch { return false; } })()) {
+if (
+  (() => {
+    try {
+      return localStorage.getItem(JOINING) === "1";
+    } catch {
+      return false;
+    }
+  })()
+) {
   void import("./e2e/index.js").then((m) => m.resumeJoins((id) => inboxes.value.find((x) => `${x.saved.origin} ${x.saved.inbox_id}` === id)));
 }
 startPush(); // issue 16: Web Push re-syncs on every open, reports what this device shows (web/src/push.ts)

@@ -4,8 +4,10 @@ import { lang } from "./i18n.js";
 
 const en = {
   notifications: "Notifications",
-  notificationsHelp: "A notification on this device when an agent waits for you — except while you are looking at that session or the Waiting list. Yes/No questions and short choices can be answered right on the notification.",
-  iosNote: "On iPhone and iPad, notifications work only from the app on the Home Screen: tap Share → Add to Home Screen, open LineUp from there, then turn this on.",
+  notificationsHelp:
+    "A notification on this device when an agent waits for you — except while you are looking at that session or the Waiting list. Yes/No questions and short choices can be answered right on the notification.",
+  iosNote:
+    "On iPhone and iPad, notifications work only from the app on the Home Screen: tap Share → Add to Home Screen, open LineUp from there, then turn this on.",
   unsupported: "This browser cannot show notifications from this page (it needs https, or localhost).",
   denied: "Notifications are blocked for this site in the browser's settings. Allow them there, then turn this on again.",
   noInboxPush: "Pair this device with an inbox first (`lineup pair`): notifications come from the inbox.",

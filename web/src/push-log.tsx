@@ -29,7 +29,11 @@ export function PushRow({ sid, callId, calls }: { sid: string; callId: string; c
   return (
     <>
       <dt>{pusht("pushLog")}</dt>
-      <dd class="push-log">{rows.map((e) => <div key={`${e.at}-${e.device_id}-${e.kind}`}>{line(e)}</div>)}</dd>
+      <dd class="push-log">
+        {rows.map((e) => (
+          <div key={`${e.at}-${e.device_id}-${e.kind}`}>{line(e)}</div>
+        ))}
+      </dd>
     </>
   );
 }

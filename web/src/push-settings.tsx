@@ -14,12 +14,23 @@ export function PushEntry() {
   const phase = pushPhase.value;
   const on = phase === "on";
   const s = pushSettings.value;
-  const status =
-    !supported ? pusht("unsupported") : !paired ? pusht("noInboxPush") : phase === "denied" ? pusht("denied") : pushError.value ? pusht("pushFailed", { e: pushError.value }) : on ? pusht("pushOn") : "";
+  const status = !supported
+    ? pusht("unsupported")
+    : !paired
+      ? pusht("noInboxPush")
+      : phase === "denied"
+        ? pusht("denied")
+        : pushError.value
+          ? pusht("pushFailed", { e: pushError.value })
+          : on
+            ? pusht("pushOn")
+            : "";
   return (
     <div class="card push-card">
       <h2>{pusht("notifications")}</h2>
-      <p class="hint" id="push-help">{pusht("notificationsHelp")}</p>
+      <p class="hint" id="push-help">
+        {pusht("notificationsHelp")}
+      </p>
       <div class="field check">
         <input
           id="push"
@@ -33,20 +44,36 @@ export function PushEntry() {
         />
         <label for="push">{pusht("notifications")}</label>
       </div>
-      <p class="hint" id="push-status" role="status">{status}</p>
+      <p class="hint" id="push-status" role="status">
+        {status}
+      </p>
       {(isIos() || !supported) && <p class="hint">{pusht("iosNote")}</p>}
       {paired && s && (
         <>
           <div class="field check">
-            <input id="push-remind" type="checkbox" checked={s.reminders} onChange={(e) => void savePushSettings({ reminders: (e.target as HTMLInputElement).checked })} />
+            <input
+              id="push-remind"
+              type="checkbox"
+              checked={s.reminders}
+              onChange={(e) => void savePushSettings({ reminders: (e.target as HTMLInputElement).checked })}
+            />
             <label for="push-remind">{pusht("reminders")}</label>
           </div>
           <div class="field">
             <label for="push-every">{pusht("remindEvery")}</label>
-            <select id="push-every" value={String(s.reminder_every_min)} disabled={!s.reminders} onChange={(e) => void savePushSettings({ reminder_every_min: Number((e.target as HTMLSelectElement).value) })}>
-              {[...new Set([...EVERY, s.reminder_every_min])].sort((a, b) => a - b).map((n) => (
-                <option key={n} value={String(n)}>{pusht("minutes", { n })}</option>
-              ))}
+            <select
+              id="push-every"
+              value={String(s.reminder_every_min)}
+              disabled={!s.reminders}
+              onChange={(e) => void savePushSettings({ reminder_every_min: Number((e.target as HTMLSelectElement).value) })}
+            >
+              {[...new Set([...EVERY, s.reminder_every_min])]
+                .sort((a, b) => a - b)
+                .map((n) => (
+                  <option key={n} value={String(n)}>
+                    {pusht("minutes", { n })}
+                  </option>
+                ))}
             </select>
             <small>{pusht("remindersHelp")}</small>
           </div>

@@ -74,7 +74,15 @@ async function subscribe(): Promise<{ sub: PushSubscription; key: string }> {
 
 async function register(sub: PushSubscription, key: string): Promise<void> {
   const j = sub.toJSON();
-  const body = { subscription: { endpoint: j.endpoint ?? sub.endpoint, expirationTime: j.expirationTime ?? null, keys: { p256dh: j.keys?.p256dh ?? "", auth: j.keys?.auth ?? "" } }, application_server_key: key, lang: lang.value };
+  const body = {
+    subscription: {
+      endpoint: j.endpoint ?? sub.endpoint,
+      expirationTime: j.expirationTime ?? null,
+      keys: { p256dh: j.keys?.p256dh ?? "", auth: j.keys?.auth ?? "" },
+    },
+    application_server_key: key,
+    lang: lang.value,
+  };
   await Promise.all(ownInboxes().map((ib) => ib.request<PushInfo>("PUT", "/api/inbox/push", body).then((i) => (pushSettings.value = i.settings))));
 }
 
@@ -206,7 +214,9 @@ export function startPush(): void {
   let own = "";
   effect(() => {
     void path.value;
-    const ids = ownInboxes().map((ib) => ib.saved.device_id).join(",");
+    const ids = ownInboxes()
+      .map((ib) => ib.saved.device_id)
+      .join(",");
     report();
     // A newly paired inbox of this origin gets the subscription too.
     if (ids !== own) {

@@ -88,7 +88,10 @@ export class SealedLink {
   keep(f: OutFrame | Loose): void {
     void this.load()
       .then((c) => c.seal(f))
-      .then((s) => this.host.keep(s), () => this.host.notice("e2eCannotSeal"));
+      .then(
+        (s) => this.host.keep(s),
+        () => this.host.notice("e2eCannotSeal"),
+      );
   }
 
   private async open(sent: Loose): Promise<void> {

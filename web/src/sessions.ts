@@ -158,7 +158,10 @@ export function addInbox(saved: SavedInbox): void {
 export function revokeInbox(ib: InboxConn): void {
   if (!inboxes.value.includes(ib)) return;
   // Its E2E keys are of no use any more (the inbox re-keys without it): not left behind in IndexedDB.
-  if ((e2eOf(ib.state.value)?.epoch ?? 0) > 0) void e2eLoad().then((m) => m.deleteKeys(m.recordId(ib.saved.origin, ib.saved.inbox_id))).catch(() => undefined);
+  if ((e2eOf(ib.state.value)?.epoch ?? 0) > 0)
+    void e2eLoad()
+      .then((m) => m.deleteKeys(m.recordId(ib.saved.origin, ib.saved.inbox_id)))
+      .catch(() => undefined);
   ib.forget();
   for (const [sid, c] of conns) {
     if (c.saved.inbox === ib.saved.inbox_id && c.saved.origin === ib.saved.origin) {

@@ -255,7 +255,14 @@ function notificationOf(m: Msg): Shown {
   data.title = m.title;
   return {
     title,
-    options: { ...base, body: m.reminder ? fmt(L.reminder, { body: m.body }) : m.body, actions, renotify: true, requireInteraction: true, timestamp: m.created_at },
+    options: {
+      ...base,
+      body: m.reminder ? fmt(L.reminder, { body: m.body }) : m.body,
+      actions,
+      renotify: true,
+      requireInteraction: true,
+      timestamp: m.created_at,
+    },
   };
 }
 
@@ -299,7 +306,14 @@ async function sealedCall(m: Msg & { sealed: Record<string, unknown> }): Promise
 function pinnedPlain(m: Msg): Shown {
   const L = stringsOf(m.lang);
   if (m.kind === "update") return notificationOf({ ...m, answer: undefined, sealed: true });
-  const n = notificationOf({ ...m, kind: m.kind === "attention" ? "attention" : "call", body: m.kind === "attention" ? "" : L.fallback, reminder: false, options: undefined, confirm: undefined });
+  const n = notificationOf({
+    ...m,
+    kind: m.kind === "attention" ? "attention" : "call",
+    body: m.kind === "attention" ? "" : L.fallback,
+    reminder: false,
+    options: undefined,
+    confirm: undefined,
+  });
   n.options.actions = [];
   n.options.data = { ...n.options.data, token: undefined, tool: undefined };
   return n;
@@ -362,7 +376,13 @@ self.addEventListener("push", (e) => {
 async function answer(d: Data, action: string): Promise<unknown> {
   const L = stringsOf(d.lang);
   const replace = (body: string) =>
-    self.registration.showNotification(d.title || "LineUp", { tag: tagOf(d.sid, d.call), icon: "/icon-192.png", body, data: { ...d, token: undefined, sealed: undefined, kind: "update" }, silent: true });
+    self.registration.showNotification(d.title || "LineUp", {
+      tag: tagOf(d.sid, d.call),
+      icon: "/icon-192.png",
+      body,
+      data: { ...d, token: undefined, sealed: undefined, kind: "update" },
+      silent: true,
+    });
   let body: Record<string, unknown> = { token: d.token, action };
   if (d.sealed) {
     // Sealed here: the relay gets an envelope instead of the action (docs/e2e.md rule 8).

@@ -51,7 +51,6 @@ export class CallLink {
   state: "connecting" | "reconnecting" | "waiting" = "connecting";
   private settle: (e: LinkEnd) => void = () => {};
   private readonly sock: ReconnectingSocket;
-  private stopped = false;
   private settled = false;
   private apps_ = 0;
   private pendingStatus: object | undefined;
@@ -116,7 +115,6 @@ export class CallLink {
 
   /** Sends a last frame and stops; while the link is down (a reconnect under way) a one-shot connection carries it. */
   private async last(frame: object): Promise<void> {
-    this.stopped = true;
     const sent = this.sock.send(frame);
     void this.sock.stop(CLOSE.normal, "done", 0);
     if (sent) return;
@@ -133,7 +131,6 @@ export class CallLink {
 
   /** Stops waiting; the call stays open in the session (a later await_answer or identical retry finds it). */
   close(): void {
-    this.stopped = true;
     void this.sock.stop(CLOSE.normal, "done", 0);
     this.finish({ kind: "failed", message: "closed" });
   }
@@ -141,7 +138,6 @@ export class CallLink {
   private finish(e: LinkEnd): void {
     if (this.settled) return;
     this.settled = true;
-    this.stopped = true;
     void this.sock.stop(CLOSE.normal, "done", 0);
     this.settle(e);
   }
@@ -184,4 +180,3 @@ function endOf(f: ToolResultOut): CallEnd {
   if (f.result) return { kind: "result", result: f.result };
   return { kind: "error", code: f.error?.code ?? "internal", message: f.error?.message ?? "no result" };
 }
-

@@ -9,7 +9,13 @@ export function edgeLink(session: (sid: string) => EdgeSession, epoch: number): 
   return {
     async connect(sid, clientId) {
       const url = `https://session.internal/api/sessions/${encodeURIComponent(sid)}/ws?client_id=${encodeURIComponent(clientId)}`;
-      const res = await session(sid).connect(new Request(url, { headers: { upgrade: "websocket" } }), { role: "agent", epoch, clientId, subprotocol: false, internal: true });
+      const res = await session(sid).connect(new Request(url, { headers: { upgrade: "websocket" } }), {
+        role: "agent",
+        epoch,
+        clientId,
+        subprotocol: false,
+        internal: true,
+      });
       if (res.status === 101 && res.webSocket) {
         res.webSocket.accept();
         return res.webSocket;

@@ -64,10 +64,23 @@ export function createMcpRoutes(options: Partial<McpRouteOptions> = {}): Hono<{ 
     if (refused) return refused;
     const url = new URL(c.req.url);
     if (url.searchParams.has("token")) {
-      return fail(c, 400, "token_in_url", "tokens are not accepted in the URL; send Authorization: Bearer <agent token>", bearer(c, "invalid_request", "send the token in the Authorization header"));
+      return fail(
+        c,
+        400,
+        "token_in_url",
+        "tokens are not accepted in the URL; send Authorization: Bearer <agent token>",
+        bearer(c, "invalid_request", "send the token in the Authorization header"),
+      );
     }
     const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
-    if (!m) return fail(c, 401, "unauthorized", "this MCP server needs Authorization: Bearer <agent token> (a LineUp session's agent token) or an OAuth access token", bearer(c));
+    if (!m)
+      return fail(
+        c,
+        401,
+        "unauthorized",
+        "this MCP server needs Authorization: Bearer <agent token> (a LineUp session's agent token) or an OAuth access token",
+        bearer(c),
+      );
     const token = m[1]!;
     // An OAuth access token (worker/oauth) acts as the agent token of the session its grant created; its
     // call identity is the grant, so retries join across token refreshes. A valid agent token is accepted
@@ -75,14 +88,30 @@ export function createMcpRoutes(options: Partial<McpRouteOptions> = {}): Hono<{ 
     let t: { sessionId: string; epoch: number; identity: string };
     if (isOAuthAccessToken(token)) {
       const o = await checkAccessToken(c.env, token, new URL(c.req.url).origin);
-      if (!o) return fail(c, 401, "unauthorized", "the OAuth access token is not valid (expired, revoked, or for another server)", bearer(c, "invalid_token", "the access token is expired or revoked"));
+      if (!o)
+        return fail(
+          c,
+          401,
+          "unauthorized",
+          "the OAuth access token is not valid (expired, revoked, or for another server)",
+          bearer(c, "invalid_token", "the access token is expired or revoked"),
+        );
       t = { sessionId: o.session_id, epoch: o.epoch, identity: `oauth:${o.grant_id}` };
     } else {
       const v = await verifyToken(await host.tokenSecret(), token);
-      if (!v.ok || !SESSION_ID_RE.test(v.sessionId)) return fail(c, 401, "unauthorized", "the token is not a valid LineUp session token", bearer(c, "invalid_token", "the token is not valid"));
+      if (!v.ok || !SESSION_ID_RE.test(v.sessionId))
+        return fail(c, 401, "unauthorized", "the token is not a valid LineUp session token", bearer(c, "invalid_token", "the token is not valid"));
       if (v.role !== "agent") return fail(c, 403, "forbidden", "an app token cannot act as the agent: use the session's agent token");
-      if (v.expired) return fail(c, 401, "session_expired", "this token's session has expired; create a new session", bearer(c, "invalid_token", "the session has expired"));
-      if (await ownerRevoked(host, v.owner)) return fail(c, 401, "session_ended", "this token's session ended: the agent machine that created it was revoked", bearer(c, "invalid_token", "the session ended"));
+      if (v.expired)
+        return fail(c, 401, "session_expired", "this token's session has expired; create a new session", bearer(c, "invalid_token", "the session has expired"));
+      if (await ownerRevoked(host, v.owner))
+        return fail(
+          c,
+          401,
+          "session_ended",
+          "this token's session ended: the agent machine that created it was revoked",
+          bearer(c, "invalid_token", "the session ended"),
+        );
       t = { sessionId: v.sessionId, epoch: v.epoch, identity: token };
     }
 
@@ -126,12 +155,16 @@ function originRefused(c: C, host: EdgeHost): Response | undefined {
   const origin = c.req.header("origin");
   if (!origin) return undefined;
   const own = new URL(c.req.url).origin;
-  if (origin !== own && !host.origins.includes(origin)) return c.json({ error: { code: "origin_not_allowed", message: "this origin may not use the relay (see ALLOWED_ORIGINS)" } }, 403);
+  if (origin !== own && !host.origins.includes(origin))
+    return c.json({ error: { code: "origin_not_allowed", message: "this origin may not use the relay (see ALLOWED_ORIGINS)" } }, 403);
   if (origin !== own) {
     c.header("access-control-allow-origin", origin);
     c.header("vary", "origin");
     c.header("access-control-allow-methods", "POST, OPTIONS");
-    c.header("access-control-allow-headers", "authorization, content-type, accept, mcp-protocol-version, mcp-method, mcp-name, lineup-wait-budget, last-event-id");
+    c.header(
+      "access-control-allow-headers",
+      "authorization, content-type, accept, mcp-protocol-version, mcp-method, mcp-name, lineup-wait-budget, last-event-id",
+    );
     c.header("access-control-max-age", "600");
   }
   return undefined;
@@ -149,7 +182,14 @@ function normalized(raw: Request, body: unknown): Request {
   const headers = new Headers(raw.headers);
   const pv = headers.get("mcp-protocol-version");
   if (pv?.includes(",")) {
-    const vs = [...new Set(pv.split(",").map((s) => s.trim()).filter(Boolean))];
+    const vs = [
+      ...new Set(
+        pv
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
+    ];
     if (vs.length === 1) headers.set("mcp-protocol-version", vs[0]!);
   }
   const claimed = envelopeVersion(body);

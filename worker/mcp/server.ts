@@ -71,7 +71,14 @@ async function snapshot(link: SessionLink, sid: string, tool: string): Promise<S
   }
 }
 
-export function createRemoteServer(deps: { link: SessionLink; caller: Caller; scope: RequestScope; era: "legacy" | "modern"; opts: RemoteOptions; log: (line: string) => void }): Server {
+export function createRemoteServer(deps: {
+  link: SessionLink;
+  caller: Caller;
+  scope: RequestScope;
+  era: "legacy" | "modern";
+  opts: RemoteOptions;
+  log: (line: string) => void;
+}): Server {
   const { link, caller, scope, opts, log } = deps;
   const server = new Server(SERVER_INFO, {
     // Stateless: there is no stream to announce list changes on; hosts that list once still have the

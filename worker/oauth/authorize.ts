@@ -62,12 +62,15 @@ export function authorizeRoutes(app: Hono<EdgeEnv<Env>>): void {
       return refuse("The app's redirect_uri is not one it registered, so the answer cannot be sent back to it safely.");
     }
     const state = one("state");
-    if (state === null || (state !== undefined && state.length > OAUTH_LIMITS.maxStateChars)) return refuse(`The request's state must be given once and be at most ${OAUTH_LIMITS.maxStateChars} characters (invalid_request).`);
+    if (state === null || (state !== undefined && state.length > OAUTH_LIMITS.maxStateChars))
+      return refuse(`The request's state must be given once and be at most ${OAUTH_LIMITS.maxStateChars} characters (invalid_request).`);
     if (one("response_type") !== "code") return refuse("Only response_type=code is supported (unsupported_response_type).");
     const challenge = one("code_challenge");
-    if (one("code_challenge_method") !== "S256" || !challenge || !CHALLENGE_RE.test(challenge)) return refuse("PKCE is required: code_challenge with code_challenge_method=S256 (invalid_request).");
+    if (one("code_challenge_method") !== "S256" || !challenge || !CHALLENGE_RE.test(challenge))
+      return refuse("PKCE is required: code_challenge with code_challenge_method=S256 (invalid_request).");
     const resources = q.getAll("resource");
-    if (resources.length > 1 || (resources.length === 1 && !resourceMatches(resources[0]!, base))) return refuse(`This server's only resource is ${mcpResource(base)} (invalid_target).`);
+    if (resources.length > 1 || (resources.length === 1 && !resourceMatches(resources[0]!, base)))
+      return refuse(`This server's only resource is ${mcpResource(base)} (invalid_target).`);
     const scope = one("scope");
     if (scope === null || (scope !== undefined && scope.length > 1024)) return refuse("The request's scope must be given once (invalid_scope).");
     const begun = await pending(c.env).begin(
@@ -93,14 +96,30 @@ export function authorizeRoutes(app: Hono<EdgeEnv<Env>>): void {
 
   async function waiting(c: C, rid: string): Promise<Response> {
     const st = /^[A-Za-z0-9_-]{24}$/.test(rid) ? await pending(c.env).status(rid) : undefined;
-    if (!st) return html(c, messagePage("This request has expired", "Connection requests wait 10 minutes for your answer. Start connecting again from your app."), 404);
+    if (!st)
+      return html(
+        c,
+        messagePage("This request has expired", "Connection requests wait 10 minutes for your answer. Start connecting again from your app."),
+        404,
+      );
     if (st.state === "done") {
       for (const [k, v] of Object.entries(PAGE_HEADERS)) c.header(k, v);
       return c.redirect(st.redirect, 303);
     }
     const h = workerHost(c);
     const connect_url = `${h.publicBase ?? baseOf(c)}/connect#code=${st.code}`;
-    return html(c, waitPage({ rid, code: st.code, client_name: st.client_name, redirect_host: st.redirect_host, expires_at: st.expires_at, connect_url, claimed: st.state === "claimed" }));
+    return html(
+      c,
+      waitPage({
+        rid,
+        code: st.code,
+        client_name: st.client_name,
+        redirect_host: st.redirect_host,
+        expires_at: st.expires_at,
+        connect_url,
+        claimed: st.state === "claimed",
+      }),
+    );
   }
 
   app.get("/oauth/authorize/status", async (c) => {

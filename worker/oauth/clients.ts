@@ -69,21 +69,37 @@ export async function resolveClient(clientId: string, ctx: ClientContext, fetche
 
 // ---------------------------------------------------------------- RFC 7591
 
-export type Registration = { ok: true; body: Record<string, unknown> } | { ok: false; error: "invalid_client_metadata" | "invalid_redirect_uri"; description: string };
+export type Registration =
+  | { ok: true; body: Record<string, unknown> }
+  | { ok: false; error: "invalid_client_metadata" | "invalid_redirect_uri"; description: string };
 
 /** Registers a client: checks its metadata and answers the RFC 7591 §3.2.1 response. */
 export async function register(raw: unknown, ctx: ClientContext, now = Date.now()): Promise<Registration> {
   const p = RegisterBody.safeParse(raw);
-  if (!p.success) return { ok: false, error: p.error.issues.some((i) => i.path[0] === "redirect_uris") ? "invalid_redirect_uri" : "invalid_client_metadata", description: describeIssues(p.error) };
+  if (!p.success)
+    return {
+      ok: false,
+      error: p.error.issues.some((i) => i.path[0] === "redirect_uris") ? "invalid_redirect_uri" : "invalid_client_metadata",
+      description: describeIssues(p.error),
+    };
   const m = p.data;
   const bad = checkMetadata(m);
   if (bad) return { ok: false, ...bad };
   // RFC 7591 §2: without a method the default is client_secret_basic (a confidential client).
   const method = (m.token_endpoint_auth_method ?? "client_secret_basic") as TokenAuthMethod;
-  if (!TOKEN_AUTH_METHODS.includes(method)) return { ok: false, error: "invalid_client_metadata", description: `token_endpoint_auth_method must be one of ${TOKEN_AUTH_METHODS.join(", ")}` };
-  const signed: Signed = { j: randomId(6), n: displayName(m.client_name), r: m.redirect_uris, m: method, t: Math.floor(now / 1000), ...(m.client_uri ? { u: m.client_uri } : {}) };
+  if (!TOKEN_AUTH_METHODS.includes(method))
+    return { ok: false, error: "invalid_client_metadata", description: `token_endpoint_auth_method must be one of ${TOKEN_AUTH_METHODS.join(", ")}` };
+  const signed: Signed = {
+    j: randomId(6),
+    n: displayName(m.client_name),
+    r: m.redirect_uris,
+    m: method,
+    t: Math.floor(now / 1000),
+    ...(m.client_uri ? { u: m.client_uri } : {}),
+  };
   const json = JSON.stringify(signed);
-  if (enc.encode(json).byteLength > OAUTH_LIMITS.maxRegisteredJson) return { ok: false, error: "invalid_client_metadata", description: `the client metadata is over ${OAUTH_LIMITS.maxRegisteredJson} bytes` };
+  if (enc.encode(json).byteLength > OAUTH_LIMITS.maxRegisteredJson)
+    return { ok: false, error: "invalid_client_metadata", description: `the client metadata is over ${OAUTH_LIMITS.maxRegisteredJson} bytes` };
   const payload = b64url(enc.encode(json));
   const client_id = `${DCR_PREFIX}${payload}.${await mac(ctx.secret, payload)}`;
   const body: Record<string, unknown> = {
@@ -109,7 +125,11 @@ export const clientSecret = async (secret: string, clientId: string): Promise<st
 const mac = async (secret: string, payload: string): Promise<string> => (await hmac(secret, `oauth-dcr:${payload}`)).slice(0, 32);
 
 async function registered(clientId: string, secret: string): Promise<ClientAnswer> {
-  const unknown: ClientAnswer = { ok: false, error: "invalid_client", description: "unknown client_id (registered clients are signed by this relay; register again)" };
+  const unknown: ClientAnswer = {
+    ok: false,
+    error: "invalid_client",
+    description: "unknown client_id (registered clients are signed by this relay; register again)",
+  };
   const m = /^lcd1\.([A-Za-z0-9_-]{1,4096})\.([A-Za-z0-9_-]{32})$/.exec(clientId);
   if (!m || !(await safeEqual(m[2]!, await mac(secret, m[1]!)))) return unknown;
   let s: Signed;
@@ -119,7 +139,10 @@ async function registered(clientId: string, secret: string): Promise<ClientAnswe
   } catch {
     return unknown;
   }
-  return { ok: true, client: { client_id: clientId, kind: "registered", client_name: displayName(s.n), redirect_uris: s.r, auth: s.m, ...(s.u ? { client_uri: s.u } : {}) } };
+  return {
+    ok: true,
+    client: { client_id: clientId, kind: "registered", client_name: displayName(s.n), redirect_uris: s.r, auth: s.m, ...(s.u ? { client_uri: s.u } : {}) },
+  };
 }
 
 // ---------------------------------------------------------------- CIMD
@@ -180,7 +203,11 @@ async function metadataDocument(id: string, ctx: ClientContext, fetcher: typeof 
   if (hit && hit.until > now) return { ok: true, client: hit.client };
   const addr = ctx.addr ?? "unknown";
   if (fetches.blocked(addr, now)) {
-    return { ok: false, error: "rate_limited", description: `more than ${OAUTH_LIMITS.cimdFetchesPerMin} client metadata documents were fetched for this address in a minute; wait a minute` };
+    return {
+      ok: false,
+      error: "rate_limited",
+      description: `more than ${OAUTH_LIMITS.cimdFetchesPerMin} client metadata documents were fetched for this address in a minute; wait a minute`,
+    };
   }
   fetches.failed(addr, now); // counts this fetch
   let res: Response;
@@ -209,8 +236,16 @@ async function metadataDocument(id: string, ctx: ClientContext, fetcher: typeof 
   if (d.client_id !== id) return refused(id, "the document's client_id is not its URL");
   const bad = checkMetadata(d);
   if (bad) return refused(id, bad.description);
-  if (d.token_endpoint_auth_method !== undefined && d.token_endpoint_auth_method !== "none") return refused(id, "not a public client (token_endpoint_auth_method)");
-  const client: OAuthClient = { client_id: id, kind: "metadata_document", client_name: displayName(d.client_name), redirect_uris: d.redirect_uris, auth: "none", ...(d.client_uri ? { client_uri: d.client_uri } : {}) };
+  if (d.token_endpoint_auth_method !== undefined && d.token_endpoint_auth_method !== "none")
+    return refused(id, "not a public client (token_endpoint_auth_method)");
+  const client: OAuthClient = {
+    client_id: id,
+    kind: "metadata_document",
+    client_name: displayName(d.client_name),
+    redirect_uris: d.redirect_uris,
+    auth: "none",
+    ...(d.client_uri ? { client_uri: d.client_uri } : {}),
+  };
   const maxAge = cacheSeconds(res.headers.get("cache-control"));
   if (maxAge > 0) {
     cache.delete(id);
@@ -233,13 +268,16 @@ export function clearClientCache(): void {
   cache.clear();
 }
 
-function checkMetadata(m: Pick<z.infer<typeof RegisterBody>, "redirect_uris" | "grant_types" | "response_types">): { error: "invalid_redirect_uri" | "invalid_client_metadata"; description: string } | undefined {
+function checkMetadata(
+  m: Pick<z.infer<typeof RegisterBody>, "redirect_uris" | "grant_types" | "response_types">,
+): { error: "invalid_redirect_uri" | "invalid_client_metadata"; description: string } | undefined {
   for (const u of m.redirect_uris) {
     const p = redirectUriProblem(u);
     if (p) return { error: "invalid_redirect_uri", description: `redirect_uri ${u.slice(0, 80)}: ${p}` };
   }
   // Other grant and response types are ignored (RFC 7591 §2 lets the server decide): only these are used.
-  if (m.grant_types && !m.grant_types.includes("authorization_code")) return { error: "invalid_client_metadata", description: "grant_types must include authorization_code" };
+  if (m.grant_types && !m.grant_types.includes("authorization_code"))
+    return { error: "invalid_client_metadata", description: "grant_types must include authorization_code" };
   if (m.response_types && !m.response_types.includes("code")) return { error: "invalid_client_metadata", description: "response_types must include code" };
   return undefined;
 }

@@ -87,28 +87,51 @@ export class OAuth extends DurableObject<Env> {
     let code = userCode();
     while (this.sql.exec("SELECT 1 FROM pending WHERE code = ?", code).toArray().length) code = userCode();
     const expires = now + OAUTH_LIMITS.pendingTtlMs;
-    this.sql.exec("INSERT INTO pending (rid, code, addr, req, state, expires) VALUES (?, ?, ?, ?, 'pending', ?)", rid, code, addr, JSON.stringify(req), expires);
+    this.sql.exec(
+      "INSERT INTO pending (rid, code, addr, req, state, expires) VALUES (?, ?, ?, ?, 'pending', ?)",
+      rid,
+      code,
+      addr,
+      JSON.stringify(req),
+      expires,
+    );
     return { rid, code, expires_at: expires };
   }
 
   /** What the desktop page shows (and, once decided, where it goes). */
   async status(rid: string, now = Date.now()): Promise<PendingStatus | undefined> {
-    const row = this.sql.exec<{ code: string; req: string; state: string; redirect: string | null; expires: number }>("SELECT code, req, state, redirect, expires FROM pending WHERE rid = ?", rid).toArray()[0];
+    const row = this.sql
+      .exec<{ code: string; req: string; state: string; redirect: string | null; expires: number }>(
+        "SELECT code, req, state, redirect, expires FROM pending WHERE rid = ?",
+        rid,
+      )
+      .toArray()[0];
     if (!row || row.expires <= now) return undefined;
     if (row.state === "done" && row.redirect) return { state: "done", redirect: row.redirect };
     const req = JSON.parse(row.req) as PendingRequest;
-    return { state: row.state === "claimed" ? "claimed" : "pending", code: row.code, expires_at: row.expires, client_name: req.client.client_name, redirect_host: redirectHost(req.redirect_uri).host, base: req.issuer };
+    return {
+      state: row.state === "claimed" ? "claimed" : "pending",
+      code: row.code,
+      expires_at: row.expires,
+      client_name: req.client.client_name,
+      redirect_host: redirectHost(req.redirect_uri).host,
+      base: req.issuer,
+    };
   }
 
   /** An open request by its code (the consent screen's lookup); it stays open. */
   async peek(code: string, now = Date.now()): Promise<(PendingRequest & { expires_at: number }) | undefined> {
-    const row = this.sql.exec<{ req: string; expires: number }>("SELECT req, expires FROM pending WHERE code = ? AND state = 'pending' AND expires > ?", code, now).toArray()[0];
+    const row = this.sql
+      .exec<{ req: string; expires: number }>("SELECT req, expires FROM pending WHERE code = ? AND state = 'pending' AND expires > ?", code, now)
+      .toArray()[0];
     return row && { ...(JSON.parse(row.req) as PendingRequest), expires_at: row.expires };
   }
 
   /** Takes an open request for a decision, once: a second device deciding the same code gets undefined. */
   async claim(code: string, now = Date.now()): Promise<(PendingRequest & { rid: string }) | undefined> {
-    const row = this.sql.exec<{ rid: string; req: string }>("SELECT rid, req FROM pending WHERE code = ? AND state = 'pending' AND expires > ?", code, now).toArray()[0];
+    const row = this.sql
+      .exec<{ rid: string; req: string }>("SELECT rid, req FROM pending WHERE code = ? AND state = 'pending' AND expires > ?", code, now)
+      .toArray()[0];
     if (!row) return undefined;
     this.sql.exec("UPDATE pending SET state = 'claimed' WHERE rid = ?", row.rid);
     return { ...(JSON.parse(row.req) as PendingRequest), rid: row.rid };
@@ -126,7 +149,13 @@ export class OAuth extends DurableObject<Env> {
     this.sweep(now);
     if (this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM grants").one().n >= OAUTH_LIMITS.maxGrantsPerInbox) return "full";
     this.sql.exec("INSERT INTO grants (id, data) VALUES (?, ?)", g.id, JSON.stringify(g));
-    this.sql.exec("INSERT INTO secrets (hash, kind, grant_id, expires, data) VALUES (?, 'code', ?, ?, ?)", codeHash, g.id, now + OAUTH_LIMITS.codeTtlMs, JSON.stringify(code));
+    this.sql.exec(
+      "INSERT INTO secrets (hash, kind, grant_id, expires, data) VALUES (?, 'code', ?, ?, ?)",
+      codeHash,
+      g.id,
+      now + OAUTH_LIMITS.codeTtlMs,
+      JSON.stringify(code),
+    );
     return "ok";
   }
 
@@ -136,19 +165,35 @@ export class OAuth extends DurableObject<Env> {
    * leaves the code for the rightful client; a code presented again after its use revokes the grant
    * (RFC 6749 §4.1.2: it was stolen, or the tokens were).
    */
-  async redeemCode(codeHash: string, check: { client_id: string; redirect_uri: string | undefined; challenge: string; resource: string | undefined }, t: NewTokens, now = Date.now()): Promise<TokenAnswer> {
-    const row = this.sql.exec<{ grant_id: string; expires: number; used_at: number | null; data: string }>("SELECT grant_id, expires, used_at, data FROM secrets WHERE hash = ? AND kind = 'code'", codeHash).toArray()[0];
+  async redeemCode(
+    codeHash: string,
+    check: { client_id: string; redirect_uri: string | undefined; challenge: string; resource: string | undefined },
+    t: NewTokens,
+    now = Date.now(),
+  ): Promise<TokenAnswer> {
+    const row = this.sql
+      .exec<{ grant_id: string; expires: number; used_at: number | null; data: string }>(
+        "SELECT grant_id, expires, used_at, data FROM secrets WHERE hash = ? AND kind = 'code'",
+        codeHash,
+      )
+      .toArray()[0];
     const bad = (description: string, error: "invalid_grant" | "invalid_target" = "invalid_grant"): TokenAnswer => ({ ok: false, error, description });
     if (!row) return bad("unknown or expired authorization code");
     const g = this.grant(row.grant_id);
     if (row.used_at !== null) {
       const revoked = this.dropGrant(row.grant_id);
-      return { ok: false, error: "invalid_grant", description: "this authorization code was already used: the grant is revoked", ...(revoked ? { revoked } : {}) };
+      return {
+        ok: false,
+        error: "invalid_grant",
+        description: "this authorization code was already used: the grant is revoked",
+        ...(revoked ? { revoked } : {}),
+      };
     }
     if (row.expires <= now || !g) return bad("unknown or expired authorization code");
     const c = JSON.parse(row.data ?? "{}") as CodeData;
     if (c.client_id !== check.client_id) return bad("the code was issued to another client");
-    if (check.redirect_uri !== undefined ? check.redirect_uri !== c.redirect_uri : c.redirect_given) return bad("redirect_uri is not the one of the authorization request");
+    if (check.redirect_uri !== undefined ? check.redirect_uri !== c.redirect_uri : c.redirect_given)
+      return bad("redirect_uri is not the one of the authorization request");
     if (check.challenge !== c.code_challenge) return bad("code_verifier does not match the code_challenge (PKCE)");
     if (check.resource !== undefined && check.resource !== c.resource) return bad("resource is not the one of the authorization request", "invalid_target");
     this.sql.exec("UPDATE secrets SET used_at = ? WHERE hash = ?", now, codeHash);
@@ -161,7 +206,12 @@ export class OAuth extends DurableObject<Env> {
    * the grant is revoked.
    */
   async refresh(refreshHash: string, clientId: string, resource: string | undefined, t: NewTokens, now = Date.now()): Promise<TokenAnswer> {
-    const row = this.sql.exec<{ grant_id: string; expires: number; used_at: number | null }>("SELECT grant_id, expires, used_at FROM secrets WHERE hash = ? AND kind = 'refresh'", refreshHash).toArray()[0];
+    const row = this.sql
+      .exec<{ grant_id: string; expires: number; used_at: number | null }>(
+        "SELECT grant_id, expires, used_at FROM secrets WHERE hash = ? AND kind = 'refresh'",
+        refreshHash,
+      )
+      .toArray()[0];
     const g = row && this.grant(row.grant_id);
     if (!row || !g || row.expires <= now) return { ok: false, error: "invalid_grant", description: "unknown, expired or revoked refresh token" };
     if (g.client_id !== clientId) return { ok: false, error: "invalid_grant", description: "the refresh token was issued to another client" };
@@ -170,17 +220,27 @@ export class OAuth extends DurableObject<Env> {
     if (row.used_at !== null && now - row.used_at > OAUTH_LIMITS.refreshGraceMs) {
       console.warn(`oauth: grant ${g.id} (${g.redirect_host}) revoked: a refresh token rotated ${since} s ago was replayed`);
       const revoked = this.dropGrant(row.grant_id);
-      return { ok: false, error: "invalid_grant", description: "this refresh token was already rotated: the grant is revoked", ...(revoked ? { revoked } : {}) };
+      return {
+        ok: false,
+        error: "invalid_grant",
+        description: "this refresh token was already rotated: the grant is revoked",
+        ...(revoked ? { revoked } : {}),
+      };
     }
     if (row.used_at === null) this.sql.exec("UPDATE secrets SET used_at = ? WHERE hash = ?", now, refreshHash);
     // Within the grace a client retrying a lost answer looks exactly like a thief racing it: answered, and logged.
-    else console.warn(`oauth: grant ${g.id} (${g.redirect_host}): a refresh token rotated ${since} s ago was used again within the ${OAUTH_LIMITS.refreshGraceMs / 1000} s grace; answered with another pair`);
+    else
+      console.warn(
+        `oauth: grant ${g.id} (${g.redirect_host}): a refresh token rotated ${since} s ago was used again within the ${OAUTH_LIMITS.refreshGraceMs / 1000} s grace; answered with another pair`,
+      );
     return this.issue(g, t, now);
   }
 
   /** The session an access token acts for, or undefined (unknown, expired, revoked). */
   async check(accessHash: string, now = Date.now()): Promise<AccessCheck | undefined> {
-    const row = this.sql.exec<{ grant_id: string; expires: number }>("SELECT grant_id, expires FROM secrets WHERE hash = ? AND kind = 'access'", accessHash).toArray()[0];
+    const row = this.sql
+      .exec<{ grant_id: string; expires: number }>("SELECT grant_id, expires FROM secrets WHERE hash = ? AND kind = 'access'", accessHash)
+      .toArray()[0];
     const g = row && row.expires > now ? this.grant(row.grant_id) : undefined;
     if (!g || g.expires_at <= now) return undefined;
     if (now - g.last_used >= OAUTH_LIMITS.lastUsedEveryMs) {

@@ -65,7 +65,17 @@ function cors(c: C): void {
   c.header("access-control-max-age", "600");
 }
 
-type OAuthError = "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "invalid_target" | "invalid_client_metadata" | "invalid_redirect_uri" | "server_error";
+type OAuthError =
+  | "invalid_request"
+  | "invalid_client"
+  | "invalid_grant"
+  | "unauthorized_client"
+  | "unsupported_grant_type"
+  | "invalid_scope"
+  | "invalid_target"
+  | "invalid_client_metadata"
+  | "invalid_redirect_uri"
+  | "server_error";
 
 /** An RFC 6749 §5.2 error (token, registration and revocation endpoints). */
 function oauthError(c: C, error: OAuthError, description: string, status: 400 | 401 | 503 = 400): Response {
@@ -73,7 +83,6 @@ function oauthError(c: C, error: OAuthError, description: string, status: 400 | 
   if (status === 401) c.header("www-authenticate", `Basic realm="lineup-relay"`);
   return c.json({ error, error_description: description }, status);
 }
-
 
 /** The form body of a token-type request (JSON is tolerated); duplicated parameters are refused (RFC 6749 §3.2). */
 async function formOf(c: C): Promise<URLSearchParams | "too_large" | "duplicate"> {
@@ -122,7 +131,8 @@ async function clientOf(c: C, form: URLSearchParams, h: EdgeHost): Promise<OAuth
   const r = await resolveClient(id, await clientContext(c, h));
   if (!r.ok) return oauthError(c, "invalid_client", r.description, 401);
   if (r.client.auth !== "none") {
-    if (!secret || !(await safeEqual(secret, await clientSecret(await h.tokenSecret(), id)))) return oauthError(c, "invalid_client", "client authentication failed", 401);
+    if (!secret || !(await safeEqual(secret, await clientSecret(await h.tokenSecret(), id))))
+      return oauthError(c, "invalid_client", "client authentication failed", 401);
   }
   return r.client;
 }
@@ -130,7 +140,11 @@ async function clientOf(c: C, form: URLSearchParams, h: EdgeHost): Promise<OAuth
 /** Answers a token request from the grant object's verdict; ends the session of a grant revoked for a replay. */
 async function tokenAnswer(c: C, h: EdgeHost, r: TokenAnswer, access: string, refresh: string): Promise<Response> {
   if (!r.ok) {
-    if (r.revoked) await h.session(r.revoked.session_id).destroy(r.revoked.epoch).catch(() => false);
+    if (r.revoked)
+      await h
+        .session(r.revoked.session_id)
+        .destroy(r.revoked.epoch)
+        .catch(() => false);
     return oauthError(c, r.error, r.description);
   }
   c.header("cache-control", "no-store");
@@ -210,7 +224,8 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
     const client = await clientOf(c, form, h);
     if (client instanceof Response) return client;
     const resource = form.get("resource") ?? undefined;
-    if (resource !== undefined && !resourceMatches(resource, base)) return oauthError(c, "invalid_target", `this server's only resource is ${mcpResource(base)}`);
+    if (resource !== undefined && !resourceMatches(resource, base))
+      return oauthError(c, "invalid_target", `this server's only resource is ${mcpResource(base)}`);
     const res = resource === undefined ? undefined : canonicalResource(resource);
     const grantType = form.get("grant_type");
     if (grantType === "authorization_code") {
@@ -220,7 +235,11 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
       if (!inbox) return oauthError(c, "invalid_grant", "unknown or expired authorization code");
       if (!VERIFIER_RE.test(verifier)) return oauthError(c, "invalid_request", "code_verifier is required (43-128 characters, PKCE)");
       const t = await mint(inbox);
-      const r = await grantsOf(c.env, inbox).redeemCode(await sha256(code), { client_id: client.client_id, redirect_uri: form.get("redirect_uri") ?? undefined, challenge: await pkceS256(verifier), resource: res }, t.hashes);
+      const r = await grantsOf(c.env, inbox).redeemCode(
+        await sha256(code),
+        { client_id: client.client_id, redirect_uri: form.get("redirect_uri") ?? undefined, challenge: await pkceS256(verifier), resource: res },
+        t.hashes,
+      );
       return tokenAnswer(c, h, r, t.access, t.refresh);
     }
     if (grantType === "refresh_token") {
@@ -256,7 +275,11 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
     const inbox = oauthSecretInbox("refresh", token) ?? oauthSecretInbox("access", token);
     if (inbox) {
       const ended = await grantsOf(c.env, inbox).revokeToken(await sha256(token), client.client_id);
-      if (ended) await h.session(ended.session_id).destroy(ended.epoch).catch(() => false);
+      if (ended)
+        await h
+          .session(ended.session_id)
+          .destroy(ended.epoch)
+          .catch(() => false);
     }
     // RFC 7009 §2.2: 200 whether or not the token was known.
     c.header("cache-control", "no-store");
@@ -314,7 +337,8 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
     const code = normalizeUserCode(b.code);
     const p = code ? await pending(c.env).claim(code) : undefined;
     if (!code || !p) return invalidCode(c);
-    const backTo = (params: Record<string, string>) => withParams(p.redirect_uri, { ...params, ...(p.state !== undefined ? { state: p.state } : {}), iss: p.issuer });
+    const backTo = (params: Record<string, string>) =>
+      withParams(p.redirect_uri, { ...params, ...(p.state !== undefined ? { state: p.state } : {}), iss: p.issuer });
     if (!b.allow) {
       await pending(c.env).finish(p.rid, backTo({ error: "access_denied", error_description: "the human declined on their LineUp device" }));
       return c.json({ allowed: false });
@@ -329,7 +353,12 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
   });
 
   /** Allow: a session in the device's inbox, the grant, and the code for the client's redirect. */
-  async function allow<E extends EdgeEnv<Env>>(c: Context<E>, who: Holder, p: PendingRequest & { rid: string }, backTo: (params: Record<string, string>) => string): Promise<Response> {
+  async function allow<E extends EdgeEnv<Env>>(
+    c: Context<E>,
+    who: Holder,
+    p: PendingRequest & { rid: string },
+    backTo: (params: Record<string, string>) => string,
+  ): Promise<Response> {
     const h = workerHost(c);
     // The session the app will act as: in this device's inbox, labelled with the client's name.
     const now = Date.now();
@@ -370,7 +399,10 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
       resource: p.resource,
     });
     if (added === "full") {
-      await h.session(sid).destroy(made.epoch).catch(() => false);
+      await h
+        .session(sid)
+        .destroy(made.epoch)
+        .catch(() => false);
       await pending(c.env).finish(p.rid, backTo({ error: "access_denied", error_description: "this LineUp inbox has the most connected apps it may have" }));
       return fail(c, 409, "too_many", `an inbox may have ${OAUTH_LIMITS.maxGrantsPerInbox} connected apps; revoke one first`);
     }
@@ -389,7 +421,10 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
     const ended = GRANT_ID_RE.test(id) ? await grantsOf(c.env, who.inbox).revoke(id) : undefined;
     if (!ended) return fail(c, 404, "not_found", "no such connected app in this inbox");
     // Its tokens are already refused; ending the session closes its open calls and removes it from the inbox.
-    await workerHost(c).session(ended.session_id).destroy(ended.epoch).catch(() => false);
+    await workerHost(c)
+      .session(ended.session_id)
+      .destroy(ended.epoch)
+      .catch(() => false);
     return c.body(null, 204);
   });
 }

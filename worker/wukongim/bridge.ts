@@ -4,7 +4,15 @@
 // SQLite outbox (retried from the DO's single alarm — no timers, hibernation wipes memory), and turns
 // webhook messages back into frames from that peer, under the router's usual rules.
 import { ASK_QUESTION, CHOICE, CONFIRM, INPUT, WORK_REPORT } from "../../shared/contract/builtin-tools.js";
-import { LIMITS, parseFrameValue, type ClientFrame, type PeerState, type RelayFrame, type SessionStatus, type ToolDef } from "../../shared/contract/protocol.js";
+import {
+  LIMITS,
+  parseFrameValue,
+  type ClientFrame,
+  type PeerState,
+  type RelayFrame,
+  type SessionStatus,
+  type ToolDef,
+} from "../../shared/contract/protocol.js";
 import type { Bridge } from "../../shared/session/engine.js";
 import { keyOf, type Out, type Peer } from "../../shared/session/router.js";
 import { deliveriesOf, type Store } from "../../shared/session/store.js";
@@ -173,7 +181,9 @@ export class WuKongImBridge implements Bridge {
         if (row) this.sql.exec("DELETE FROM im_outbox WHERE id = ?", row.id);
         // Never sent: the conversation never saw the call, so it needs no cancel either.
         if (row && row.sent === 0 && !this.inflight.has(row.id)) return;
-        this.enqueue([this.body(`lineup-${frame.call_id}-cancel`, { type: LINEUP_TYPE, v: 1, kind: "tool.cancel", call_id: frame.call_id, reason: frame.reason })]);
+        this.enqueue([
+          this.body(`lineup-${frame.call_id}-cancel`, { type: LINEUP_TYPE, v: 1, kind: "tool.cancel", call_id: frame.call_id, reason: frame.reason }),
+        ]);
         return;
       }
       case "tool.list":
@@ -213,7 +223,10 @@ export class WuKongImBridge implements Bridge {
     }
     this.sql.exec(
       "INSERT INTO im_outbox (call_id, bodies, sent, attempts, next_at, deadline) VALUES (?, ?, 0, 0, ?, ?)",
-      callId, JSON.stringify(bodies), Date.now(), deadline,
+      callId,
+      JSON.stringify(bodies),
+      Date.now(),
+      deadline,
     );
   }
 
@@ -303,7 +316,12 @@ export class WuKongImBridge implements Bridge {
     if (!c || c.status !== "open") return;
     // Another app client (the PWA) that holds the call can still answer it.
     if (deliveriesOf(c).some((d) => d.key !== IM_KEY)) return;
-    const frame: ClientFrame = { type: "tool.result", call_id: c.call_id, name: c.name, error: { code: "im_undeliverable", message: `could not deliver the call to the IM conversation: ${why}`.slice(0, 500) } };
+    const frame: ClientFrame = {
+      type: "tool.result",
+      call_id: c.call_id,
+      name: c.name,
+      error: { code: "im_undeliverable", message: `could not deliver the call to the IM conversation: ${why}`.slice(0, 500) },
+    };
     if (c.action !== null) frame.action = c.action;
     this.route(frame);
   }

@@ -72,7 +72,10 @@ export function sessionChannelOf(m: WkMessage, payload: Record<string, unknown>,
   if (m.channel_type === 1) return m.channel_id === botUid ? { channel_id: m.from_uid, channel_type: 1 } : undefined;
   if (payload.type === LINEUP_TYPE) return { channel_id: m.channel_id, channel_type: m.channel_type };
   const men = mentions(payload);
-  const addressed = men.all || men.uids.includes(botUid) || (payload.type === TEXT_TYPE && typeof payload.content === "string" && parseCodeReply(payload.content) !== undefined);
+  const addressed =
+    men.all ||
+    men.uids.includes(botUid) ||
+    (payload.type === TEXT_TYPE && typeof payload.content === "string" && parseCodeReply(payload.content) !== undefined);
   return addressed ? { channel_id: m.channel_id, channel_type: m.channel_type } : undefined;
 }
 

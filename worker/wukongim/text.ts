@@ -36,7 +36,11 @@ export function renderCall(call: { name: string; action?: string; arguments: Rec
     case "choice": {
       const opts = strings(a.options);
       const multi = a.multiple === true;
-      text = [`${tag} ${str(a.question)}`, ...opts.map((o, i) => `${i + 1}. ${o}`), `Reply "${tag} <number or text>"${multi ? ", several separated by commas" : ""}.`].join("\n");
+      text = [
+        `${tag} ${str(a.question)}`,
+        ...opts.map((o, i) => `${i + 1}. ${o}`),
+        `Reply "${tag} <number or text>"${multi ? ", several separated by commas" : ""}.`,
+      ].join("\n");
       break;
     }
     case "confirm": {

@@ -66,7 +66,9 @@ export type WkMessage = z.infer<typeof WkMessage>;
 export const MsgNotifyBody = z.array(WkMessage).max(WK_LIMITS.maxBatch);
 export const MsgOfflineBody = WkMessage.extend({ to_uids: z.array(z.string()).optional() });
 /** `uid-deviceFlag-online-connId-deviceOnlineCount-totalOnlineCount`; uids may contain `-`. */
-export const OnlineStatusBody = z.array(z.string().regex(/^.+-\d+-[01]-\d+-\d+-\d+$/, "uid-deviceFlag-online-connId-deviceOnlineCount-totalOnlineCount")).max(WK_LIMITS.maxBatch);
+export const OnlineStatusBody = z
+  .array(z.string().regex(/^.+-\d+-[01]-\d+-\d+-\d+$/, "uid-deviceFlag-online-connId-deviceOnlineCount-totalOnlineCount"))
+  .max(WK_LIMITS.maxBatch);
 
 export type WebhookEvent =
   | { event: "msg.notify"; messages: WkMessage[] }
@@ -107,7 +109,9 @@ export function parseWebhook(event: string, text: string): { ok: true; value: We
     return r.success ? { ok: true, value: { event, message: r.data } } : { ok: false, message: `msg.offline: ${issues(r.error)}` };
   }
   const r = OnlineStatusBody.safeParse(json);
-  return r.success ? { ok: true, value: { event: "user.onlinestatus", statuses: r.data.map(parseOnlineStatus) } } : { ok: false, message: `user.onlinestatus: ${issues(r.error)}` };
+  return r.success
+    ? { ok: true, value: { event: "user.onlinestatus", statuses: r.data.map(parseOnlineStatus) } }
+    : { ok: false, message: `user.onlinestatus: ${issues(r.error)}` };
 }
 
 function issues(e: z.ZodError): string {
@@ -189,7 +193,13 @@ export async function sendMessage(cfg: WkConfig, body: SendBody, fetcher: typeof
   if (cfg.managerToken) headers.token = cfg.managerToken;
   let res: Response;
   try {
-    res = await fetcher(`${cfg.apiUrl}/message/send`, { method: "POST", headers, body: JSON.stringify(body), redirect: "manual", signal: AbortSignal.timeout(WK_LIMITS.sendTimeoutMs) });
+    res = await fetcher(`${cfg.apiUrl}/message/send`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(body),
+      redirect: "manual",
+      signal: AbortSignal.timeout(WK_LIMITS.sendTimeoutMs),
+    });
   } catch (e) {
     return { ok: false, error: `network: ${(e as Error).message}`.slice(0, 200) };
   }

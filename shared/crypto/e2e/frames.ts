@@ -159,7 +159,11 @@ async function openToolList(keyOf: KeyOf, session_id: string, frame: Frame): Pro
 
 /** A `tool.reseal` for an open call after a re-key: the caller seals the same arguments under the new key. */
 export async function sealReseal(ck: ContentKey, ctx: SealContext, call_id: string, args: Record<string, unknown>, preview?: Preview): Promise<Frame> {
-  const out: Frame = { type: "tool.reseal", call_id, sealed: await sealJson(ck, frameAad(ctx.session_id, "tool.call", call_id, ctx.sender), { arguments: args }) };
+  const out: Frame = {
+    type: "tool.reseal",
+    call_id,
+    sealed: await sealJson(ck, frameAad(ctx.session_id, "tool.call", call_id, ctx.sender), { arguments: args }),
+  };
   if (preview) out.preview = await sealPreview(ck, ctx, call_id, preview);
   return out;
 }

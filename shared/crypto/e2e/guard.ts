@@ -8,7 +8,20 @@ import type { Frame } from "./frames.js";
  * sealed session accepts, and only to end the call with that error. `internal` is the router's "no result". */
 export const RELAY_CALL_ERRORS: readonly string[] = ["timeout", "unknown_tool", "unknown_action", "too_many_calls", "instance_gone", "over_budget", "internal"];
 /** Codes of the relay's own `error` frames (shared/contract/protocol.ts ErrorCode): about a frame this client sent. */
-export const RELAY_FRAME_ERRORS: readonly string[] = ["bad_json", "bad_frame", "too_large", "forbidden", "rate_limited", "revoked", "unknown_call", "duplicate_call", "over_budget", "tool_conflict", "stale_epoch", "internal"];
+export const RELAY_FRAME_ERRORS: readonly string[] = [
+  "bad_json",
+  "bad_frame",
+  "too_large",
+  "forbidden",
+  "rate_limited",
+  "revoked",
+  "unknown_call",
+  "duplicate_call",
+  "over_budget",
+  "tool_conflict",
+  "stale_epoch",
+  "internal",
+];
 /** Why the relay closes a call on the other holders (`tool.cancel.reason`): it only ever stops work or a card. */
 export const RELAY_CANCEL_REASONS: readonly string[] = ["answered", "cancelled", "timeout"];
 
@@ -50,7 +63,9 @@ export function screenSealed(f: Frame): Screened {
       if (sealed) return { frame: omit(f, ["result", "error"]) };
       const code = obj(f.error) ? f.error.code : undefined;
       if (f.result === undefined && typeof code === "string" && RELAY_CALL_ERRORS.includes(code)) return { frame: omit(f, ["result"]) };
-      return { drop: `a plaintext tool.result${typeof code === "string" ? ` with error ${code}` : ""} (only the relay's own errors travel in plaintext, and they never answer)` };
+      return {
+        drop: `a plaintext tool.result${typeof code === "string" ? ` with error ${code}` : ""} (only the relay's own errors travel in plaintext, and they never answer)`,
+      };
     }
     case "message":
       if (sealed) return { frame: omit(f, ["content"]) };
@@ -67,7 +82,9 @@ export function screenSealed(f: Frame): Screened {
       return { frame: { ...f, tools } };
     }
     case "error":
-      return typeof f.code === "string" && RELAY_FRAME_ERRORS.includes(f.code) ? { frame: f } : { drop: `an error frame with code ${JSON.stringify(f.code)} the relay does not make` };
+      return typeof f.code === "string" && RELAY_FRAME_ERRORS.includes(f.code)
+        ? { frame: f }
+        : { drop: `an error frame with code ${JSON.stringify(f.code)} the relay does not make` };
     default:
       return { drop: `an unknown frame type ${JSON.stringify(f.type)}` };
   }

@@ -84,7 +84,13 @@ export async function pairingCodeId(code: string): Promise<string> {
 export async function pairingMacKey(secret: string, inboxId: string, codeId: string): Promise<CryptoKey> {
   const ikm = await crypto.subtle.importKey("raw", secretBytes(secret), "HKDF", false, ["deriveKey"]);
   const salt: Bytes = new Uint8Array(0);
-  return crypto.subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt, info: fields([LABELS.mac, inboxId, codeId]) }, ikm, { name: "HMAC", hash: "SHA-256", length: 256 }, false, ["sign", "verify"]);
+  return crypto.subtle.deriveKey(
+    { name: "HKDF", hash: "SHA-256", salt, info: fields([LABELS.mac, inboxId, codeId]) },
+    ikm,
+    { name: "HMAC", hash: "SHA-256", length: 256 },
+    false,
+    ["sign", "verify"],
+  );
 }
 
 const helloTranscript = (i: string, codeId: string, j: HolderPublic): Bytes => fields([LABELS.hello, i, codeId, "joiner", j.id, j.publicKey]);
@@ -102,19 +108,22 @@ async function checkMac(key: CryptoKey, data: Bytes, tag: string, what: string):
     throw new E2EError("bad_mac", `${what}: MAC is not base64url`);
   }
   // subtle.verify compares in constant time.
-  if (t.length !== 32 || !(await crypto.subtle.verify("HMAC", key, t, data))) throw new E2EError("bad_mac", `${what}: MAC does not verify (wrong pairing secret, or a key was substituted)`);
+  if (t.length !== 32 || !(await crypto.subtle.verify("HMAC", key, t, data)))
+    throw new E2EError("bad_mac", `${what}: MAC does not verify (wrong pairing secret, or a key was substituted)`);
 }
 
 function holderPublic(v: unknown, what: string): HolderPublic {
   const o = v as Record<string, unknown> | null;
-  if (typeof o !== "object" || o === null || typeof o.id !== "string" || typeof o.publicKey !== "string" || !HOLDER_ID_RE.test(o.id)) throw new E2EError("bad_format", `${what}: not {id, publicKey}`);
+  if (typeof o !== "object" || o === null || typeof o.id !== "string" || typeof o.publicKey !== "string" || !HOLDER_ID_RE.test(o.id))
+    throw new E2EError("bad_format", `${what}: not {id, publicKey}`);
   return { id: o.id, publicKey: o.publicKey };
 }
 
 function header(v: unknown, t: string): Record<string, unknown> {
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw new E2EError("bad_format", `${t}: not an object`);
   const o = v as Record<string, unknown>;
-  if (o.v !== PAIR_VERSION || o.t !== t || typeof o.i !== "string" || typeof o.code_id !== "string" || typeof o.mac !== "string") throw new E2EError("bad_format", `${t}: bad header`);
+  if (o.v !== PAIR_VERSION || o.t !== t || typeof o.i !== "string" || typeof o.code_id !== "string" || typeof o.mac !== "string")
+    throw new E2EError("bad_format", `${t}: bad header`);
   return o;
 }
 
@@ -123,7 +132,14 @@ export async function makePairHello(opts: { secret: string; inboxId: string; cod
   const joiner = holderPublic(opts.joiner, "joiner");
   await importPublicKey(joiner.publicKey); // refuse to send a key nobody can use
   const key = await pairingMacKey(opts.secret, opts.inboxId, opts.codeId);
-  return { v: PAIR_VERSION, t: "pair.hello", i: opts.inboxId, code_id: opts.codeId, joiner, mac: await mac(key, helloTranscript(opts.inboxId, opts.codeId, joiner)) };
+  return {
+    v: PAIR_VERSION,
+    t: "pair.hello",
+    i: opts.inboxId,
+    code_id: opts.codeId,
+    joiner,
+    mac: await mac(key, helloTranscript(opts.inboxId, opts.codeId, joiner)),
+  };
 }
 
 /** Step 3a (sponsor): the hello is for this inbox and code, and its MAC verifies. */
@@ -131,7 +147,12 @@ export async function verifyPairHello(opts: { secret: string; inboxId: string; c
   const o = header(opts.hello, "pair.hello");
   const joiner = holderPublic(o.joiner, "pair.hello joiner");
   if (o.i !== opts.inboxId || o.code_id !== opts.codeId) throw new E2EError("not_for_us", "pair.hello: another inbox or code");
-  await checkMac(await pairingMacKey(opts.secret, opts.inboxId, opts.codeId), helloTranscript(opts.inboxId, opts.codeId, joiner), o.mac as string, "pair.hello");
+  await checkMac(
+    await pairingMacKey(opts.secret, opts.inboxId, opts.codeId),
+    helloTranscript(opts.inboxId, opts.codeId, joiner),
+    o.mac as string,
+    "pair.hello",
+  );
   await importPublicKey(joiner.publicKey);
   return { v: PAIR_VERSION, t: "pair.hello", i: opts.inboxId, code_id: opts.codeId, joiner, mac: o.mac as string };
 }
@@ -140,13 +161,35 @@ export async function verifyPairHello(opts: { secret: string; inboxId: string; c
  * Step 3b (sponsor): verifies the hello, wraps the content key for the joiner, MACs the full transcript.
  * Returns the reply and the comparison code the sponsor may show.
  */
-export async function makePairReply(opts: { secret: string; inboxId: string; codeId: string; hello: unknown; sponsor: HolderSelf; key: ContentKey; nonce?: Uint8Array }): Promise<{ reply: PairReply; comparisonCode: string; joiner: HolderPublic }> {
+export async function makePairReply(opts: {
+  secret: string;
+  inboxId: string;
+  codeId: string;
+  hello: unknown;
+  sponsor: HolderSelf;
+  key: ContentKey;
+  nonce?: Uint8Array;
+}): Promise<{ reply: PairReply; comparisonCode: string; joiner: HolderPublic }> {
   const hello = await verifyPairHello(opts);
   const sponsor: HolderPublic = { id: opts.sponsor.id, publicKey: opts.sponsor.publicKey };
   if (sponsor.id === hello.joiner.id) throw new E2EError("bad_format", "sponsor and joiner are the same holder");
-  const wrap = await wrapContentKey({ inboxId: opts.inboxId, sender: opts.sponsor, recipient: hello.joiner, key: opts.key, ...(opts.nonce ? { nonce: opts.nonce } : {}) });
+  const wrap = await wrapContentKey({
+    inboxId: opts.inboxId,
+    sender: opts.sponsor,
+    recipient: hello.joiner,
+    key: opts.key,
+    ...(opts.nonce ? { nonce: opts.nonce } : {}),
+  });
   const key = await pairingMacKey(opts.secret, opts.inboxId, opts.codeId);
-  const reply: PairReply = { v: PAIR_VERSION, t: "pair.reply", i: opts.inboxId, code_id: opts.codeId, sponsor, wrap, mac: await mac(key, replyTranscript(opts.inboxId, opts.codeId, hello.joiner, sponsor)) };
+  const reply: PairReply = {
+    v: PAIR_VERSION,
+    t: "pair.reply",
+    i: opts.inboxId,
+    code_id: opts.codeId,
+    sponsor,
+    wrap,
+    mac: await mac(key, replyTranscript(opts.inboxId, opts.codeId, hello.joiner, sponsor)),
+  };
   return { reply, comparisonCode: await comparisonCode({ inboxId: opts.inboxId, codeId: opts.codeId, joiner: hello.joiner, sponsor }), joiner: hello.joiner };
 }
 
@@ -154,12 +197,23 @@ export async function makePairReply(opts: { secret: string; inboxId: string; cod
  * Step 4 (joiner): the reply's MAC covers the joiner's own key as it sent it and the sponsor's key, so a
  * substitution either way fails here; then the wrap must come from that very sponsor key.
  */
-export async function acceptPairReply(opts: { secret: string; inboxId: string; codeId: string; joiner: HolderSelf; reply: unknown }): Promise<{ key: ContentKey; sponsor: HolderPublic; comparisonCode: string }> {
+export async function acceptPairReply(opts: {
+  secret: string;
+  inboxId: string;
+  codeId: string;
+  joiner: HolderSelf;
+  reply: unknown;
+}): Promise<{ key: ContentKey; sponsor: HolderPublic; comparisonCode: string }> {
   const o = header(opts.reply, "pair.reply");
   const sponsor = holderPublic(o.sponsor, "pair.reply sponsor");
   if (o.i !== opts.inboxId || o.code_id !== opts.codeId) throw new E2EError("not_for_us", "pair.reply: another inbox or code");
   const joiner: HolderPublic = { id: opts.joiner.id, publicKey: opts.joiner.publicKey };
-  await checkMac(await pairingMacKey(opts.secret, opts.inboxId, opts.codeId), replyTranscript(opts.inboxId, opts.codeId, joiner, sponsor), o.mac as string, "pair.reply");
+  await checkMac(
+    await pairingMacKey(opts.secret, opts.inboxId, opts.codeId),
+    replyTranscript(opts.inboxId, opts.codeId, joiner, sponsor),
+    o.mac as string,
+    "pair.reply",
+  );
   const wrap = parseWrappedKey(o.wrap);
   if (wrap.from !== sponsor.id || wrap.k !== sponsor.publicKey) throw new E2EError("untrusted_sender", "pair.reply: the wrap is not from the sponsor's key");
   const key = await unwrapContentKey({ inboxId: opts.inboxId, recipient: opts.joiner, wrapped: wrap, trusted: { [sponsor.id]: sponsor.publicKey } });
@@ -173,7 +227,9 @@ export async function acceptPairReply(opts: { secret: string; inboxId: string; c
  * two screens show different codes.
  */
 export async function comparisonCode(t: { inboxId: string; codeId: string; joiner: HolderPublic; sponsor: HolderPublic }): Promise<string> {
-  const h = new Uint8Array(await crypto.subtle.digest("SHA-256", fields([LABELS.compare, t.inboxId, t.codeId, t.joiner.id, t.joiner.publicKey, t.sponsor.id, t.sponsor.publicKey])));
+  const h = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", fields([LABELS.compare, t.inboxId, t.codeId, t.joiner.id, t.joiner.publicKey, t.sponsor.id, t.sponsor.publicKey])),
+  );
   const n = ((h[0]! << 24) | (h[1]! << 16) | (h[2]! << 8) | h[3]!) >>> 0;
   const s = String(n % 1_000_000).padStart(6, "0");
   return `${s.slice(0, 3)} ${s.slice(3)}`;

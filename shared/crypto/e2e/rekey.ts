@@ -32,7 +32,12 @@ export async function rekey(opts: { inboxId: string; current: ContentKey; sender
 }
 
 /** Where a roster is sealed: the inbox (a `:` keeps it apart from every session id), type "e2e.roster". */
-export const rosterAad = (inboxId: string, senderId: string): FrameAad => ({ session_id: `inbox:${inboxId}`, type: "e2e.roster", call_id: "", sender: `holder:${senderId}` });
+export const rosterAad = (inboxId: string, senderId: string): FrameAad => ({
+  session_id: `inbox:${inboxId}`,
+  type: "e2e.roster",
+  call_id: "",
+  sender: `holder:${senderId}`,
+});
 
 /** The holder roster, sealed under `ck` by holder `senderId`. */
 export function sealRoster(ck: ContentKey, inboxId: string, senderId: string, holders: readonly HolderPublic[]): Promise<Envelope> {

@@ -59,7 +59,13 @@ export async function buildVectors(inp: VectorInputs): Promise<VectorOutputs> {
   const code_id = await pairingCodeId(inp.pairing.code);
   const base = { secret: inp.pairing.secret, inboxId: inp.inbox_id, codeId: code_id };
   const hello = await makePairHello({ ...base, joiner: { id: h.phone.id, publicKey: h.phone.publicKey } });
-  const { reply, comparisonCode } = await makePairReply({ ...base, hello, sponsor: h.machine, key: await contentKey(inp, 1), nonce: unb64u(inp.pairing.wrap_nonce) });
+  const { reply, comparisonCode } = await makePairReply({
+    ...base,
+    hello,
+    sponsor: h.machine,
+    key: await contentKey(inp, 1),
+    nonce: unb64u(inp.pairing.wrap_nonce),
+  });
   const k2 = await contentKey(inp, 2);
   const wraps = [
     await wrapContentKey({ inboxId: inp.inbox_id, sender: h.machine, recipient: h.tablet, key: k2, nonce: unb64u(inp.rekey.wrap_nonces.tablet) }),

@@ -56,13 +56,21 @@ function checkIds(...ids: string[]): void {
 }
 
 /** Wraps `ck` for `recipient`. `nonce` is for fixed test vectors only (see sealWithNonce). */
-export async function wrapContentKey(opts: { inboxId: string; sender: HolderSelf; recipient: HolderPublic; key: ContentKey; nonce?: Uint8Array }): Promise<WrappedKey> {
+export async function wrapContentKey(opts: {
+  inboxId: string;
+  sender: HolderSelf;
+  recipient: HolderPublic;
+  key: ContentKey;
+  nonce?: Uint8Array;
+}): Promise<WrappedKey> {
   const { inboxId, sender, recipient, key } = opts;
   checkIds(sender.id, recipient.id);
   const nonce = opts.nonce ? new Uint8Array(opts.nonce) : randomBytes(NONCE_BYTES);
   if (nonce.length !== NONCE_BYTES) throw new E2EError("bad_format", "nonce is not 12 bytes");
   const k = await wrapKeyFor(sender.privateKey, recipient.publicKey, inboxId, key.epoch, sender, recipient);
-  const c = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv: nonce, additionalData: wrapAad(inboxId, key.epoch, sender.id, recipient.id) }, k, key.raw));
+  const c = new Uint8Array(
+    await crypto.subtle.encrypt({ name: "AES-GCM", iv: nonce, additionalData: wrapAad(inboxId, key.epoch, sender.id, recipient.id) }, k, key.raw),
+  );
   return { v: WRAP_VERSION, i: inboxId, e: key.epoch, from: sender.id, k: sender.publicKey, to: recipient.id, n: b64u(nonce), c: b64u(c) };
 }
 
@@ -71,10 +79,12 @@ export function parseWrappedKey(v: unknown): WrappedKey {
   const o = v as Record<string, unknown>;
   const want = ["v", "i", "e", "from", "k", "to", "n", "c"];
   const keys = Object.keys(o);
-  if (keys.length !== want.length || !keys.every((k) => want.includes(k))) throw new E2EError("bad_format", `wrapped key: keys must be exactly ${want.join(", ")}`);
+  if (keys.length !== want.length || !keys.every((k) => want.includes(k)))
+    throw new E2EError("bad_format", `wrapped key: keys must be exactly ${want.join(", ")}`);
   if (o.v !== WRAP_VERSION) throw new E2EError("bad_format", "wrapped key: unknown version");
   if (!isEpoch(o.e)) throw new E2EError("bad_format", "wrapped key: e is not a uint32 ≥ 1");
-  for (const k of ["i", "from", "k", "to", "n", "c"] as const) if (typeof o[k] !== "string") throw new E2EError("bad_format", `wrapped key: ${k} is not a string`);
+  for (const k of ["i", "from", "k", "to", "n", "c"] as const)
+    if (typeof o[k] !== "string") throw new E2EError("bad_format", `wrapped key: ${k} is not a string`);
   const w = o as unknown as WrappedKey;
   checkIds(w.from, w.to);
   let n: Bytes, c: Bytes;
@@ -104,7 +114,8 @@ export async function unwrapContentKey(opts: {
   const w = parseWrappedKey(opts.wrapped);
   if (w.i !== opts.inboxId || w.to !== opts.recipient.id) throw new E2EError("not_for_us", `wrapped key is for ${w.to} in inbox ${w.i}`);
   if (opts.epoch !== undefined && w.e !== opts.epoch) throw new E2EError("wrong_epoch", `wrapped key is epoch ${w.e}, expected ${opts.epoch}`);
-  if (!Object.hasOwn(opts.trusted, w.from) || opts.trusted[w.from] !== w.k) throw new E2EError("untrusted_sender", `wrapped key from ${w.from}, whose key this holder does not trust`);
+  if (!Object.hasOwn(opts.trusted, w.from) || opts.trusted[w.from] !== w.k)
+    throw new E2EError("untrusted_sender", `wrapped key from ${w.from}, whose key this holder does not trust`);
   const k = await wrapKeyFor(opts.recipient.privateKey, w.k, w.i, w.e, { id: w.from, publicKey: w.k }, opts.recipient);
   let raw: Bytes;
   try {

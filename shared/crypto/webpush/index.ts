@@ -176,9 +176,7 @@ export function checkSubject(subject: string): void {
   let ok = false;
   try {
     const u = new URL(subject);
-    ok =
-      (u.protocol === "mailto:" && /^[^@\s]+@[^@\s]+$/.test(decodeURIComponent(u.pathname))) ||
-      (u.protocol === "https:" && u.hostname !== "");
+    ok = (u.protocol === "mailto:" && /^[^@\s]+@[^@\s]+$/.test(decodeURIComponent(u.pathname))) || (u.protocol === "https:" && u.hostname !== "");
   } catch {
     ok = false; // not a URL, or a mailto: with a broken %-escape
   }
@@ -255,9 +253,7 @@ export function checkEndpoint(endpoint: string, opts: EndpointPolicy): URL {
   if (u.protocol === "http:" && opts.allowLocalHttp && LOOPBACK_HOSTS.has(u.hostname)) return u;
   throw new WebPushError(
     "invalid_endpoint",
-    u.protocol === "http:" && LOOPBACK_HOSTS.has(u.hostname)
-      ? "http push endpoints on loopback need allowLocalHttp"
-      : "push endpoint must be https",
+    u.protocol === "http:" && LOOPBACK_HOSTS.has(u.hostname) ? "http push endpoints on loopback need allowLocalHttp" : "push endpoint must be https",
   );
 }
 

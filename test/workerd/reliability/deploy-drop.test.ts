@@ -72,7 +72,13 @@ describe("every socket dropped mid-call, as a deploy does", () => {
       expect(ag.countPerConn("tool.result", id).at(-1)).toBe(0); // acked: never sent again
     }
     // Acked before the first deploy: never re-sent on any later connection.
-    for (const id of ids.slice(0, 10)) expect(ag.countPerConn("tool.result", id).slice(1)).toEqual(ag.countPerConn("tool.result", id).slice(1).map(() => 0));
+    for (const id of ids.slice(0, 10))
+      expect(ag.countPerConn("tool.result", id).slice(1)).toEqual(
+        ag
+          .countPerConn("tool.result", id)
+          .slice(1)
+          .map(() => 0),
+      );
     // Answered but not acked at a deploy: re-sent on the reconnect right after hello (before any presence).
     const conn2 = ag.conns[1]!;
     const firstPresence = conn2.findIndex((f) => f.type === "presence");

@@ -6,7 +6,13 @@ import { fetchWorker } from "../helpers.js";
 import { CALC, evictAndRecover, isCall, isResult, Party, session, type Mode } from "./party.js";
 
 const MODES: Mode[] = ["hibernate", "close"];
-const QUEUED_GAPS = ["call sent (queued) → delivered", "delivered → result sent", "result kept → result delivered", "result delivered → ack", "ack → caller back"] as const;
+const QUEUED_GAPS = [
+  "call sent (queued) → delivered",
+  "delivered → result sent",
+  "result kept → result delivered",
+  "result delivered → ack",
+  "ack → caller back",
+] as const;
 const ONLINE_GAPS = ["call delivered → result sent", "result delivered → ack", "ack → caller back"] as const;
 
 async function pendingCalls(sid: string, token: string): Promise<number> {

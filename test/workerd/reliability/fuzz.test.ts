@@ -38,7 +38,7 @@ const NASTY_KEYS = ["__proto__", "constructor", "prototype", "toString", "hasOwn
 const TYPES = ["tool.list", "tool.call", "tool.result", "tool.cancel", "tool.ack", "message", "status"];
 
 function randomString(r: R, max = 24): string {
-  const alphabets = ["abcXYZ019_-.", "\u0000\u0001\u001f\"\\/", "éß漢字🙂\u2028\u2029", "\ud800\udfff\ud83d", "<script>'\"`${}"];
+  const alphabets = ["abcXYZ019_-.", '\u0000\u0001\u001f"\\/', "éß漢字🙂\u2028\u2029", "\ud800\udfff\ud83d", "<script>'\"`${}"];
   let s = "";
   const n = r.int(max);
   for (let i = 0; i < n; i++) {
@@ -50,13 +50,20 @@ function randomString(r: R, max = 24): string {
 
 function randomValue(r: R, depth = 0): unknown {
   switch (r.int(depth > 3 ? 6 : 9)) {
-    case 0: return null;
-    case 1: return r.next() < 0.5;
-    case 2: return r.pick([0, -1, 1e308, -1e-308, 2 ** 53 + 1, 0.1, 42]);
-    case 3: return randomString(r);
-    case 4: return r.pick(NASTY_KEYS);
-    case 5: return "";
-    case 6: return Array.from({ length: r.int(4) }, () => randomValue(r, depth + 1));
+    case 0:
+      return null;
+    case 1:
+      return r.next() < 0.5;
+    case 2:
+      return r.pick([0, -1, 1e308, -1e-308, 2 ** 53 + 1, 0.1, 42]);
+    case 3:
+      return randomString(r);
+    case 4:
+      return r.pick(NASTY_KEYS);
+    case 5:
+      return "";
+    case 6:
+      return Array.from({ length: r.int(4) }, () => randomValue(r, depth + 1));
     default: {
       const o: Record<string, unknown> = {};
       for (let i = r.int(4); i > 0; i--) o[r.next() < 0.4 ? r.pick(NASTY_KEYS) : randomString(r, 8)] = randomValue(r, depth + 1);
@@ -75,11 +82,15 @@ function template(r: R): Record<string, unknown> {
   const name = r.pick(["fzT", "__proto__", "constructor", "toString", "fz.tool-1"]);
   switch (r.pick(TYPES)) {
     case "tool.list":
-      return r.next() < 0.5 ? { type: "tool.list" } : { type: "tool.list", tools: [{ name, type: "action", description: "d", inputSchema: { type: "object" } }] };
+      return r.next() < 0.5
+        ? { type: "tool.list" }
+        : { type: "tool.list", tools: [{ name, type: "action", description: "d", inputSchema: { type: "object" } }] };
     case "tool.call":
       return { type: "tool.call", call_id: id, name, arguments: { x: randomValue(r) }, timeout_s: r.pick([1, 30, 600, 1e9, -5]) };
     case "tool.result":
-      return r.next() < 0.5 ? { type: "tool.result", call_id: id, result: { message: randomString(r) } } : { type: "tool.result", call_id: id, error: { code: "e", message: "m" } };
+      return r.next() < 0.5
+        ? { type: "tool.result", call_id: id, result: { message: randomString(r) } }
+        : { type: "tool.result", call_id: id, error: { code: "e", message: "m" } };
     case "tool.cancel":
       return { type: "tool.cancel", call_id: id };
     case "tool.ack":
@@ -96,12 +107,23 @@ function mutate(r: R, f: Record<string, unknown>): Record<string, unknown> {
   for (let m = 1 + r.int(3); m > 0; m--) {
     const k = r.pick(keys);
     switch (r.int(6)) {
-      case 0: delete f[k]; break;
-      case 1: f[k] = randomValue(r); break;
-      case 2: f[r.pick(NASTY_KEYS)] = randomValue(r); break;
-      case 3: f.type = r.pick([...TYPES, ...NASTY_KEYS, "TOOL.CALL", "", 7]); break;
-      case 4: f[k] = "x".repeat(r.pick([129, 1000, 70_000])); break;
-      default: f[randomString(r, 8)] = randomValue(r);
+      case 0:
+        delete f[k];
+        break;
+      case 1:
+        f[k] = randomValue(r);
+        break;
+      case 2:
+        f[r.pick(NASTY_KEYS)] = randomValue(r);
+        break;
+      case 3:
+        f.type = r.pick([...TYPES, ...NASTY_KEYS, "TOOL.CALL", "", 7]);
+        break;
+      case 4:
+        f[k] = "x".repeat(r.pick([129, 1000, 70_000]));
+        break;
+      default:
+        f[randomString(r, 8)] = randomValue(r);
     }
   }
   return f;
@@ -110,7 +132,21 @@ function mutate(r: R, f: Record<string, unknown>): Record<string, unknown> {
 function generate(r: R): Case {
   const roll = r.int(100);
   if (roll < 12) {
-    const texts = ["", "{", "}", "[", "nul", "{\"type\":\"tool.call\"", "{'type':'tool.list'}", "undefined", "NaN", "{\"type\":\"tool.ack\",}", "\u0000", "pingg", " ping"];
+    const texts = [
+      "",
+      "{",
+      "}",
+      "[",
+      "nul",
+      '{"type":"tool.call"',
+      "{'type':'tool.list'}",
+      "undefined",
+      "NaN",
+      '{"type":"tool.ack",}',
+      "\u0000",
+      "pingg",
+      " ping",
+    ];
     return { kind: "bad json", data: r.next() < 0.5 ? r.pick(texts) : "{" + randomString(r, 40) };
   }
   if (roll < 22) return { kind: "not an object", data: JSON.stringify(r.pick([0, "tool.call", null, true, [], [{ type: "tool.list" }], -1.5])) };
@@ -130,7 +166,11 @@ function generate(r: R): Case {
   if (roll < 44) {
     const depth = r.pick([64, 1_000, 10_000, 100_000]);
     const body = r.next() < 0.5 ? deep(depth, "[", "]") : deep(depth, '{"a":', "}");
-    const f = r.pick([body, `{"type":"tool.call","call_id":"dn${r.int(9)}","name":"fzT","arguments":{"v":${body}}}`, `{"type":"message","content":[{"type":"text","text":"t","x":${body}}]}`]);
+    const f = r.pick([
+      body,
+      `{"type":"tool.call","call_id":"dn${r.int(9)}","name":"fzT","arguments":{"v":${body}}}`,
+      `{"type":"message","content":[{"type":"text","text":"t","x":${body}}]}`,
+    ]);
     return { kind: `deep nesting ${depth}`, data: f };
   }
   if (roll < 46) {
@@ -209,7 +249,10 @@ describe("fuzzer", () => {
       const rest: Frame[] = c.frames.splice(0);
       const errors = rest.filter((f) => f.type === "error").map((f) => String(f.code));
       if (want === "valid") {
-        expect(errors.filter((e) => !SEMANTIC.includes(e)), what).toEqual([]);
+        expect(
+          errors.filter((e) => !SEMANTIC.includes(e)),
+          what,
+        ).toEqual([]);
       } else {
         expect(errors, what).toEqual([want]);
       }
@@ -217,9 +260,18 @@ describe("fuzzer", () => {
       n++;
     }
     expect(n).toBeGreaterThanOrEqual(2000);
-    console.log(`fuzz seed 0x${SEED.toString(16)}: ${[...tally.entries()].sort().map(([k, v]) => `${k}: ${v}`).join(", ")}`);
+    console.log(
+      `fuzz seed 0x${SEED.toString(16)}: ${[...tally.entries()]
+        .sort()
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(", ")}`,
+    );
     // Every class of input was exercised and answered.
-    for (const k of ["bad_json", "bad_frame", "too_large", "valid"]) expect([...tally.keys()].some((t) => t.endsWith(k)), k).toBe(true);
+    for (const k of ["bad_json", "bad_frame", "too_large", "valid"])
+      expect(
+        [...tally.keys()].some((t) => t.endsWith(k)),
+        k,
+      ).toBe(true);
 
     // Nobody was disconnected; the prototype of plain objects is untouched.
     for (const p of [...fuzzers, ag, ph, ag2, ph2]) expect(p.online, p.clientId).toBe(true);
@@ -227,7 +279,10 @@ describe("fuzzer", () => {
     expect(Object.prototype.hasOwnProperty.call(Object.prototype, "polluted")).toBe(false);
 
     // Bystanders still complete calls, in the same session and in the other one, and were never sent an error.
-    for (const [a, p, id] of [[ag, ph, "after1"], [ag2, ph2, "after2"]] as const) {
+    for (const [a, p, id] of [
+      [ag, ph, "after1"],
+      [ag2, ph2, "after2"],
+    ] as const) {
       a.send({ type: "tool.call", call_id: id, name: "calc", arguments: { a: 2, b: 2 } });
       await p.next(isCall(id), 10_000);
       p.send({ type: "tool.result", call_id: id, name: "calc", result: { message: "4" } });

@@ -30,7 +30,8 @@ describe("limits", () => {
     const t0 = Date.now();
     for (let k = 0; k < LANES; k++) {
       const t1 = Date.now();
-      for (let i = k * (MAX / LANES); i < (k + 1) * (MAX / LANES); i++) agents[k]!.send({ type: "tool.call", call_id: id(i), name: "calc", arguments: { a: i, b: 0 }, timeout_s: 600 });
+      for (let i = k * (MAX / LANES); i < (k + 1) * (MAX / LANES); i++)
+        agents[k]!.send({ type: "tool.call", call_id: id(i), name: "calc", arguments: { a: i, b: 0 }, timeout_s: 600 });
       await agents[k]!.sync(40_000);
       console.log(`calls ${k * (MAX / LANES)}..: ${Date.now() - t1} ms`);
     }
@@ -58,7 +59,8 @@ describe("limits", () => {
       expect(copies[0]).toMatchObject({ result: { message: String(i) }, answered_by: `ph${i % LANES}` });
     }
     // Results reach only their own caller.
-    for (const [li, g] of agents.entries()) expect(g.conns.flat().filter((f) => f.type === "tool.result" && f.call_id !== "over" && lane(Number(String(f.call_id).slice(1))) !== li)).toEqual([]);
+    for (const [li, g] of agents.entries())
+      expect(g.conns.flat().filter((f) => f.type === "tool.result" && f.call_id !== "over" && lane(Number(String(f.call_id).slice(1))) !== li)).toEqual([]);
     expect(await pendingCalls(s.session_id, s.agent_token)).toBe(0);
     // Room again: a new call goes through.
     agents[0]!.send({ type: "tool.call", call_id: "after", name: "calc", arguments: { a: 1, b: 2 } });
@@ -116,7 +118,8 @@ describe("limits", () => {
     for (const a of apps) await a.next(isCall(`s${CALLS - 1}`));
     // Every app answers every call REPEATS times, interleaved, plus results for calls that never existed.
     for (let r = 0; r < REPEATS; r++) {
-      for (let i = 0; i < CALLS; i++) for (const [ai, a] of apps.entries()) a.send({ type: "tool.result", call_id: `s${i}`, name: "calc", result: { message: `${ai}:${r}` } });
+      for (let i = 0; i < CALLS; i++)
+        for (const [ai, a] of apps.entries()) a.send({ type: "tool.result", call_id: `s${i}`, name: "calc", result: { message: `${ai}:${r}` } });
       for (const a of apps) a.send({ type: "tool.result", call_id: `ghost${r}`, name: "calc", result: { message: "?" } });
     }
     // The caller also repeats its calls: identical repeats are no-ops (or re-send the kept result),
@@ -128,7 +131,8 @@ describe("limits", () => {
 
     const results = ag.handled("tool.result");
     let refused = 0;
-    for (const a of apps) refused += a.conns.flat().filter((f) => f.type === "error" && f.code === "unknown_call" && !String(f.call_id).startsWith("barrier-")).length;
+    for (const a of apps)
+      refused += a.conns.flat().filter((f) => f.type === "error" && f.code === "unknown_call" && !String(f.call_id).startsWith("barrier-")).length;
     // Exactly one accepted result per call; everything else refused with unknown_call.
     expect(refused).toBe(apps.length * (CALLS + 1) * REPEATS - CALLS);
     for (let i = 0; i < CALLS; i++) {

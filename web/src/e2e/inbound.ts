@@ -75,7 +75,14 @@ export async function openInbound(c: SessionCrypto, sent: Frame, seenMessage: (i
 }
 
 async function openCall(c: SessionCrypto, f: Frame, keyState: (hasKey: boolean) => void): Promise<Inbound> {
-  const call: ToolCallOut = { type: "tool.call", call_id: String(f.call_id ?? ""), name: String(f.name ?? ""), arguments: {}, deadline: Number(f.deadline ?? Date.now()), from: "agent" };
+  const call: ToolCallOut = {
+    type: "tool.call",
+    call_id: String(f.call_id ?? ""),
+    name: String(f.name ?? ""),
+    arguments: {},
+    deadline: Number(f.deadline ?? Date.now()),
+    from: "agent",
+  };
   if (str(f.action)) call.action = f.action;
   const resealed = f.resealed === true;
   let args: unknown;
@@ -113,7 +120,12 @@ async function openMessage(c: SessionCrypto, f: Frame, seen: (id: string) => boo
 /** Opens a sealed frame and hands its plaintext to the connection (web/src/sealed-link.ts); `recent` holds the
  * plaintext of frames this device sealed lately, sealed again after a `stale_epoch`. */
 export async function deliverInbound(h: SealedHost, c: SessionCrypto, sent: Frame, recent: Map<string, OutFrame>): Promise<void> {
-  const d = await openInbound(c, sent, (id) => h.thread.has(id), (has) => h.noKey(!has));
+  const d = await openInbound(
+    c,
+    sent,
+    (id) => h.thread.has(id),
+    (has) => h.noKey(!has),
+  );
   switch (d.kind) {
     case "frame":
       if (d.frame.type === "hello") h.sealedHello();

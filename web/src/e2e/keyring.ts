@@ -185,7 +185,14 @@ export class Keyring {
       const s = live.find((x) => x.code_id === codeId);
       if (!s) continue;
       try {
-        const { reply, comparisonCode, joiner } = await makePairReply({ secret: s.secret, inboxId: this.inboxId, codeId: s.code_id, hello, sponsor: this.self, key: ck });
+        const { reply, comparisonCode, joiner } = await makePairReply({
+          secret: s.secret,
+          inboxId: this.inboxId,
+          codeId: s.code_id,
+          hello,
+          sponsor: this.self,
+          key: ck,
+        });
         const holders = this.holdersFor(st.holders, [joiner]);
         const roster = await sealRoster(ck, this.inboxId, this.self.id, holders);
         await this.ib.request("POST", "/api/inbox/e2e/reply", { reply, roster });
@@ -254,7 +261,10 @@ export function keyringFor(ib: InboxLink): Promise<Keyring | undefined> {
   if (!p) {
     p = getKeys(id).then((rec) => (rec && rec.device_id === ib.saved.device_id ? Keyring.open(ib, rec) : undefined));
     // Not kept when missing or failed: a pairing that completes later must be seen.
-    p.then((k) => k || rings.delete(id), () => rings.delete(id));
+    p.then(
+      (k) => k || rings.delete(id),
+      () => rings.delete(id),
+    );
     rings.set(id, p);
   }
   return p;
@@ -308,7 +318,11 @@ async function awaitReply(ib: InboxLink, rec: DeviceKeys, codeId: string, secret
       const self = await holderSelf(rec.device_id, rec.pair);
       const got = await acceptPairReply({ secret, inboxId: rec.inbox_id, codeId, joiner: self, reply });
       const w = parseWrappedKey((reply as PairReply).wrap);
-      const next: DeviceKeys = { ...rec, wraps: { ...rec.wraps, [String(w.e)]: w }, trusted: { ...rec.trusted, [got.sponsor.id]: got.sponsor.publicKey, [self.id]: self.publicKey } };
+      const next: DeviceKeys = {
+        ...rec,
+        wraps: { ...rec.wraps, [String(w.e)]: w },
+        trusted: { ...rec.trusted, [got.sponsor.id]: got.sponsor.publicKey, [self.id]: self.publicKey },
+      };
       await putKeys(next);
       await deleteJoin(codeId);
       rings.delete(next.id); // the next keyringFor unwraps the new wrap

@@ -54,7 +54,8 @@ class Sealed implements SessionCrypto {
   async open(f: Frame): Promise<Frame> {
     const kr = this.kr;
     if (!kr) {
-      if (f.sealed === undefined && !(f.type === "tool.list" && Array.isArray(f.tools) && f.tools.some((t: { sealed?: unknown }) => t.sealed !== undefined))) return { ...f };
+      if (f.sealed === undefined && !(f.type === "tool.list" && Array.isArray(f.tools) && f.tools.some((t: { sealed?: unknown }) => t.sealed !== undefined)))
+        return { ...f };
       throw new E2EError("wrong_epoch", "this device holds no key of the inbox");
     }
     try {

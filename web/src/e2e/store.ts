@@ -77,7 +77,8 @@ function tx<T>(store: StoreName, mode: IDBTransactionMode, fn: (s: IDBObjectStor
   );
 }
 
-export const getKeys = (id: string): Promise<DeviceKeys | undefined> => tx<DeviceKeys | undefined>("devices", "readonly", (s) => s.get(id) as IDBRequest<DeviceKeys | undefined>);
+export const getKeys = (id: string): Promise<DeviceKeys | undefined> =>
+  tx<DeviceKeys | undefined>("devices", "readonly", (s) => s.get(id) as IDBRequest<DeviceKeys | undefined>);
 export const allKeys = (): Promise<DeviceKeys[]> => tx<DeviceKeys[]>("devices", "readonly", (s) => s.getAll() as IDBRequest<DeviceKeys[]>);
 export const putKeys = (k: DeviceKeys): Promise<unknown> => tx("devices", "readwrite", (s) => s.put(k));
 export const deleteKeys = (id: string): Promise<unknown> => tx("devices", "readwrite", (s) => s.delete(id));
@@ -134,4 +135,5 @@ export const isPinned = (origin: string, sid: string): Promise<boolean> =>
     () => false,
   );
 /** Pins a session sealed (idempotent; nothing unpins it: a pin is a few bytes). */
-export const pinSealed = (origin: string, sid: string): Promise<unknown> => pinTx("readwrite", (s) => s.put({ id: pinId(origin, sid), at: Date.now() } satisfies SealedPin)).catch(() => undefined);
+export const pinSealed = (origin: string, sid: string): Promise<unknown> =>
+  pinTx("readwrite", (s) => s.put({ id: pinId(origin, sid), at: Date.now() } satisfies SealedPin)).catch(() => undefined);

@@ -5,7 +5,8 @@ const en = {
   cantOpen: "This could not be opened on this device: it was sealed for another call, or with a key this device does not hold. Nothing of it is shown.",
   cantOpenMsg: "A message that could not be opened on this device",
   elidedMsg: "An older message, too large to keep",
-  e2ePairAgain: "End-to-end encryption is on and this device has no key (it was paired before encryption was turned on), so it cannot read sealed sessions. Pair it again: run `lineup pair` on the agent's computer and open the new link here.",
+  e2ePairAgain:
+    "End-to-end encryption is on and this device has no key (it was paired before encryption was turned on), so it cannot read sealed sessions. Pair it again: run `lineup pair` on the agent's computer and open the new link here.",
   e2eWaitingKey: "Paired as “{name}”. Waiting for the encryption key from a holder (any `lineup` command on the agent's computer, or another paired device)…",
   e2ePaired: "Paired as “{name}” with end-to-end encryption. Comparison code: {code} — it should match the other screen.",
   e2eSponsored: "A device or machine received the key. Comparison code: {code}",
@@ -15,7 +16,8 @@ const zh: typeof en = {
   cantOpen: "无法在本设备上打开：它是为另一个调用加密的，或所用的密钥本设备没有。不显示其任何内容。",
   cantOpenMsg: "一条无法在本设备上打开的消息",
   elidedMsg: "一条过大而未保留的旧消息",
-  e2ePairAgain: "端到端加密已开启，而本设备没有密钥（它是在开启加密之前配对的），因此无法读取加密的会话。请重新配对：在 Agent 的电脑上运行 `lineup pair`，并在这里打开新链接。",
+  e2ePairAgain:
+    "端到端加密已开启，而本设备没有密钥（它是在开启加密之前配对的），因此无法读取加密的会话。请重新配对：在 Agent 的电脑上运行 `lineup pair`，并在这里打开新链接。",
   e2eWaitingKey: "已配对，设备名“{name}”。正在等待持有密钥者发来加密密钥（Agent 电脑上的任意 `lineup` 命令，或另一台已配对的设备）…",
   e2ePaired: "已配对，设备名“{name}”，已启用端到端加密。比对码：{code}——应与另一块屏幕上的一致。",
   e2eSponsored: "一台设备或电脑已收到密钥。比对码：{code}",

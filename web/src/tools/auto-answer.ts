@@ -5,7 +5,12 @@ import { calculate } from "./calculator.js";
 import { applyCanvas, snapshotPng, type CanvasInstance } from "./canvas.js";
 
 /** The answer to one calculator or canvas call; `boards` is the session's canvas instances (changed in place). */
-export async function answerAuto(boards: Map<string, CanvasInstance>, name: string, action: string | undefined, args: Record<string, unknown>): Promise<Answer> {
+export async function answerAuto(
+  boards: Map<string, CanvasInstance>,
+  name: string,
+  action: string | undefined,
+  args: Record<string, unknown>,
+): Promise<Answer> {
   if (name === "calculator") return calculate(action, args);
   if (action === "snapshot") {
     const b = boards.get(String(args.instance_id));

@@ -10,9 +10,15 @@ export function calculate(action: string | undefined, args: Record<string, unkno
   }
   let value: number;
   switch (action) {
-    case "add": value = a + b; break;
-    case "subtract": value = a - b; break;
-    case "multiply": value = a * b; break;
+    case "add":
+      value = a + b;
+      break;
+    case "subtract":
+      value = a - b;
+      break;
+    case "multiply":
+      value = a * b;
+      break;
     case "divide":
       if (b === 0) return { error: { code: "divide_by_zero", message: "cannot divide by zero" } };
       value = a / b;

@@ -33,7 +33,8 @@ const gone = (id: unknown): Answer => ({ error: { code: "instance_gone", message
 /** Applies one canvas action to `boards` (mutated in place). `snapshot` is answered by snapshotPng. */
 export function applyCanvas(boards: Map<string, CanvasInstance>, action: string | undefined, args: Record<string, unknown>): Answer {
   if (action === "open") {
-    const w = args.width, h = args.height;
+    const w = args.width,
+      h = args.height;
     if (!Number.isInteger(w) || !Number.isInteger(h) || (w as number) < 1 || (h as number) < 1 || (w as number) > MAX_SIDE || (h as number) > MAX_SIDE) {
       return { error: { code: "invalid_arguments", message: `width and height must be integers 1…${MAX_SIDE}` } };
     }

@@ -28,7 +28,10 @@ export type Lexed = { kind: "markdown"; tokens: Token[] } | { kind: "plain"; rea
 
 /** The deepest container nesting of any line (a linear scan of each line's start). */
 export function nestingDepth(text: string): number {
-  const spaceAfter = (k: number) => { const s = text.charCodeAt(k); return s === 32 || s === 9; };
+  const spaceAfter = (k: number) => {
+    const s = text.charCodeAt(k);
+    return s === 32 || s === 9;
+  };
   let max = 0;
   let i = 0;
   const n = text.length;
@@ -37,15 +40,35 @@ export function nestingDepth(text: string): number {
     let cols = 0;
     for (;;) {
       const c = text.charCodeAt(i);
-      if (c === 32) { cols++; i++; continue; } // space
-      if (c === 9) { cols += 4; i++; continue; } // tab
-      if (c === 62) { depth++; i++; continue; } // >
-      if ((c === 45 || c === 42 || c === 43) && spaceAfter(i + 1)) { depth++; i++; continue; } // - * +
+      if (c === 32) {
+        cols++;
+        i++;
+        continue;
+      } // space
+      if (c === 9) {
+        cols += 4;
+        i++;
+        continue;
+      } // tab
+      if (c === 62) {
+        depth++;
+        i++;
+        continue;
+      } // >
+      if ((c === 45 || c === 42 || c === 43) && spaceAfter(i + 1)) {
+        depth++;
+        i++;
+        continue;
+      } // - * +
       if (c >= 48 && c <= 57) {
         let j = i;
         while (j < n && j - i < 9 && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++;
         const m = text.charCodeAt(j);
-        if ((m === 46 || m === 41) && spaceAfter(j + 1)) { depth++; i = j + 1; continue; } // 1. 1)
+        if ((m === 46 || m === 41) && spaceAfter(j + 1)) {
+          depth++;
+          i = j + 1;
+          continue;
+        } // 1. 1)
       }
       break;
     }
@@ -135,19 +158,55 @@ export function lexMarkdown(text: string, limits = MARKDOWN_LIMITS): Lexed {
 // marked leaves character references in text for an HTML renderer to resolve; we build text nodes, so we
 // resolve the common named ones and every numeric one (others stay as written).
 const ENTITIES: Record<string, string> = {
-  amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: "\u00a0", copy: "©", reg: "®", trade: "™", hellip: "…",
-  mdash: "—", ndash: "–", lsquo: "‘", rsquo: "’", ldquo: "“", rdquo: "”", laquo: "«", raquo: "»", middot: "·",
-  bull: "•", deg: "°", times: "×", divide: "÷", plusmn: "±", larr: "←", rarr: "→", uarr: "↑", darr: "↓",
-  harr: "↔", euro: "€", pound: "£", yen: "¥", cent: "¢", sect: "§", para: "¶", check: "✓", hearts: "♥",
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  nbsp: "\u00a0",
+  copy: "©",
+  reg: "®",
+  trade: "™",
+  hellip: "…",
+  mdash: "—",
+  ndash: "–",
+  lsquo: "‘",
+  rsquo: "’",
+  ldquo: "“",
+  rdquo: "”",
+  laquo: "«",
+  raquo: "»",
+  middot: "·",
+  bull: "•",
+  deg: "°",
+  times: "×",
+  divide: "÷",
+  plusmn: "±",
+  larr: "←",
+  rarr: "→",
+  uarr: "↑",
+  darr: "↓",
+  harr: "↔",
+  euro: "€",
+  pound: "£",
+  yen: "¥",
+  cent: "¢",
+  sect: "§",
+  para: "¶",
+  check: "✓",
+  hearts: "♥",
 };
 
 export function decodeEntities(s: string): string {
   if (!s.includes("&")) return s;
-  return s.replace(/&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));/g, (m, dec: string | undefined, hex: string | undefined, name: string | undefined) => {
-    if (name !== undefined) return ENTITIES[name] ?? m;
-    const cp = dec !== undefined ? Number.parseInt(dec, 10) : Number.parseInt(hex ?? "", 16);
-    return cp > 0 && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff) ? String.fromCodePoint(cp) : "\ufffd";
-  });
+  return s.replace(
+    /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));/g,
+    (m, dec: string | undefined, hex: string | undefined, name: string | undefined) => {
+      if (name !== undefined) return ENTITIES[name] ?? m;
+      const cp = dec !== undefined ? Number.parseInt(dec, 10) : Number.parseInt(hex ?? "", 16);
+      return cp > 0 && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff) ? String.fromCodePoint(cp) : "\ufffd";
+    },
+  );
 }
 
 const SAFE_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);

@@ -43,14 +43,31 @@ function inline(token: Token, key: number, depth: number): ComponentChildren {
     case "link": {
       const href = safeHref(tk.href, tk.autolink !== true);
       const label = inlines(tk.tokens, depth);
-      if (!href) return <span key={key} class="md-nolink">{label}</span>;
-      return <a key={key} href={href} title={tk.title ? decodeEntities(tk.title) : undefined} target="_blank" rel="noopener noreferrer">{label}</a>;
+      if (!href)
+        return (
+          <span key={key} class="md-nolink">
+            {label}
+          </span>
+        );
+      return (
+        <a key={key} href={href} title={tk.title ? decodeEntities(tk.title) : undefined} target="_blank" rel="noopener noreferrer">
+          {label}
+        </a>
+      );
     }
     case "image": {
       // A link to the picture, never an <img>: the agent cannot make the app fetch anything (tracking pixels).
       const href = safeHref(tk.href, true);
       const alt = decodeEntities(tk.text) || t("image");
-      return href ? <a key={key} class="md-img" href={href} target="_blank" rel="noopener noreferrer">🖼 {alt}</a> : <span key={key} class="md-nolink">🖼 {alt}</span>;
+      return href ? (
+        <a key={key} class="md-img" href={href} target="_blank" rel="noopener noreferrer">
+          🖼 {alt}
+        </a>
+      ) : (
+        <span key={key} class="md-nolink">
+          🖼 {alt}
+        </span>
+      );
     }
     default:
       return token.raw;
@@ -62,7 +79,11 @@ function blocks(tokens: Token[], depth: number): ComponentChildren[] {
 }
 
 function listItem(item: Tokens.ListItem, key: number, depth: number): VNode {
-  return <li key={key} class={item.task ? "task" : undefined}>{blocks(item.tokens, depth)}</li>;
+  return (
+    <li key={key} class={item.task ? "task" : undefined}>
+      {blocks(item.tokens, depth)}
+    </li>
+  );
 }
 
 function block(token: Token, key: number, depth: number): ComponentChildren {
@@ -81,19 +102,36 @@ function block(token: Token, key: number, depth: number): ComponentChildren {
       return <Tag key={key}>{inlines(tk.tokens, depth)}</Tag>;
     }
     case "code":
-      return <pre key={key} class="md-code" tabIndex={0}><code>{tk.text}</code></pre>;
+      return (
+        <pre key={key} class="md-code" tabIndex={0}>
+          <code>{tk.text}</code>
+        </pre>
+      );
     case "blockquote":
       return <blockquote key={key}>{blocks(tk.tokens, depth)}</blockquote>;
     case "hr":
       return <hr key={key} />;
     case "html":
-      return <p key={key} class="md-raw">{tk.text}</p>; // raw HTML: as text
+      return (
+        <p key={key} class="md-raw">
+          {tk.text}
+        </p>
+      ); // raw HTML: as text
     case "list": {
       const items = tk.items.map((it, i) => listItem(it, i, depth));
       const tasks = tk.items.some((it) => it.task) ? "md-tasks" : undefined;
-      if (!tk.ordered) return <ul key={key} class={tasks}>{items}</ul>;
+      if (!tk.ordered)
+        return (
+          <ul key={key} class={tasks}>
+            {items}
+          </ul>
+        );
       const start = typeof tk.start === "number" && tk.start !== 1 ? tk.start : undefined;
-      return <ol key={key} class={tasks} start={start}>{items}</ol>;
+      return (
+        <ol key={key} class={tasks} start={start}>
+          {items}
+        </ol>
+      );
     }
     case "table":
       // The table scrolls sideways inside its own box; focusable so the keyboard can scroll it too.
@@ -101,10 +139,24 @@ function block(token: Token, key: number, depth: number): ComponentChildren {
         <div key={key} class="md-table" tabIndex={0}>
           <table>
             <thead>
-              <tr>{tk.header.map((c, i) => <th key={i} scope="col" class={alignClass(c.align)}>{inlines(c.tokens, depth)}</th>)}</tr>
+              <tr>
+                {tk.header.map((c, i) => (
+                  <th key={i} scope="col" class={alignClass(c.align)}>
+                    {inlines(c.tokens, depth)}
+                  </th>
+                ))}
+              </tr>
             </thead>
             <tbody>
-              {tk.rows.map((row, r) => <tr key={r}>{row.map((c, i) => <td key={i} class={alignClass(c.align)}>{inlines(c.tokens, depth)}</td>)}</tr>)}
+              {tk.rows.map((row, r) => (
+                <tr key={r}>
+                  {row.map((c, i) => (
+                    <td key={i} class={alignClass(c.align)}>
+                      {inlines(c.tokens, depth)}
+                    </td>
+                  ))}
+                </tr>
+              ))}
             </tbody>
           </table>
         </div>
@@ -122,7 +174,9 @@ export function Markdown({ text }: { text: string }): VNode {
       return (
         <div class="md md-plain">
           <p class="md-note">{t(lexed.reason === "length" ? "mdTooLong" : "mdTooDeep")}</p>
-          <pre class="md-plain-text" tabIndex={0}>{text}</pre>
+          <pre class="md-plain-text" tabIndex={0}>
+            {text}
+          </pre>
         </div>
       );
     }

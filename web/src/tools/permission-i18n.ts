@@ -32,7 +32,8 @@ const en = {
   answeredAlways: "Always allowed: {rule}",
   // the policy screen
   policy: "Permission policy",
-  policyHelp: "Rules for agents' tool calls, in Claude Code's syntax. Deny wins over ask, ask over allow. With no rule: Read, Glob, Grep, LS, WebSearch and TodoWrite are allowed; everything else asks you.",
+  policyHelp:
+    "Rules for agents' tool calls, in Claude Code's syntax. Deny wins over ask, ask over allow. With no rule: Read, Glob, Grep, LS, WebSearch and TodoWrite are allowed; everything else asks you.",
   policyNoInbox: "Pair this device with an inbox (a pairing link from `lineup pair`) to edit its policy. Projects keep their own rules in .lineup/policy.json.",
   policyOpen: "Edit the policy",
   policyClose: "Close",
@@ -88,7 +89,8 @@ const zh: typeof en = {
   answeredDeny: "已拒绝",
   answeredAlways: "已始终允许：{rule}",
   policy: "权限策略",
-  policyHelp: "Agent 工具调用的规则，使用 Claude Code 的语法。拒绝优先于询问，询问优先于允许。没有匹配规则时：Read、Glob、Grep、LS、WebSearch 和 TodoWrite 直接允许，其他一律询问你。",
+  policyHelp:
+    "Agent 工具调用的规则，使用 Claude Code 的语法。拒绝优先于询问，询问优先于允许。没有匹配规则时：Read、Glob、Grep、LS、WebSearch 和 TodoWrite 直接允许，其他一律询问你。",
   policyNoInbox: "请先把本设备与收件箱配对（用 `lineup pair` 生成的配对链接），才能编辑它的策略。各项目自己的规则保存在 .lineup/policy.json。",
   policyOpen: "编辑策略",
   policyClose: "关闭",

@@ -28,8 +28,12 @@ export function PermissionCardLazy(p: { c: CallEntry; answer: (a: Answer) => voi
       {!failed && <p class="hint">{pt("loading")}</p>}
       {failed && (
         <>
-          <button class="btn primary" type="button" onClick={() => p.answer({ result: ANSWERS.allow() })}>{pt("allow")}</button>
-          <button class="btn" type="button" onClick={() => p.answer({ result: ANSWERS.deny() })}>{pt("deny")}</button>
+          <button class="btn primary" type="button" onClick={() => p.answer({ result: ANSWERS.allow() })}>
+            {pt("allow")}
+          </button>
+          <button class="btn" type="button" onClick={() => p.answer({ result: ANSWERS.deny() })}>
+            {pt("deny")}
+          </button>
         </>
       )}
     </div>

@@ -22,7 +22,9 @@ export function viewOf(tool: string, input: Record<string, unknown>): InputView 
   }
   if (tool === "Edit" && path !== undefined) return { kind: "edit", path, edits: [{ old: s(input.old_string) ?? "", new: s(input.new_string) ?? "" }] };
   if (tool === "MultiEdit" && path !== undefined && Array.isArray(input.edits)) {
-    const edits = (input.edits as unknown[]).flatMap((e) => (e && typeof e === "object" ? [{ old: s((e as Record<string, unknown>).old_string) ?? "", new: s((e as Record<string, unknown>).new_string) ?? "" }] : []));
+    const edits = (input.edits as unknown[]).flatMap((e) =>
+      e && typeof e === "object" ? [{ old: s((e as Record<string, unknown>).old_string) ?? "", new: s((e as Record<string, unknown>).new_string) ?? "" }] : [],
+    );
     return { kind: "edit", path, edits };
   }
   if (tool === "NotebookEdit" && path !== undefined) return { kind: "write", path, content: s(input.new_source) ?? "" };
@@ -71,7 +73,8 @@ export function lineDiff(a: string, b: string): DiffLine[] {
     const n = xm.length;
     const m = ym.length;
     const L: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
-    for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i]![j] = xm[i] === ym[j] ? L[i + 1]![j + 1]! + 1 : Math.max(L[i + 1]![j]!, L[i]![j + 1]!);
+    for (let i = n - 1; i >= 0; i--)
+      for (let j = m - 1; j >= 0; j--) L[i]![j] = xm[i] === ym[j] ? L[i + 1]![j + 1]! + 1 : Math.max(L[i + 1]![j]!, L[i]![j + 1]!);
     let i = 0;
     let j = 0;
     while (i < n || j < m) {
@@ -79,7 +82,8 @@ export function lineDiff(a: string, b: string): DiffLine[] {
         mid.push({ op: " ", text: xm[i]! });
         i++;
         j++;
-      } else if (i < n && (j === m || L[i + 1]![j]! >= L[i]![j + 1]!)) mid.push({ op: "-", text: xm[i++]! }); // removals first, as diffs read
+      } else if (i < n && (j === m || L[i + 1]![j]! >= L[i]![j + 1]!))
+        mid.push({ op: "-", text: xm[i++]! }); // removals first, as diffs read
       else mid.push({ op: "+", text: ym[j++]! });
     }
   }
@@ -103,7 +107,10 @@ export function withContext(lines: DiffLine[], context = 3): (DiffLine | undefin
 
 /** Splits text at `backticks` into plain and code parts (the policy's reasons quote commands that way). */
 export function codeSpans(text: string): { code: boolean; text: string }[] {
-  return text.split(/(`[^`]*`)/).filter((p) => p !== "").map((p) => (p.length > 1 && p.startsWith("`") && p.endsWith("`") ? { code: true, text: p.slice(1, -1) } : { code: false, text: p }));
+  return text
+    .split(/(`[^`]*`)/)
+    .filter((p) => p !== "")
+    .map((p) => (p.length > 1 && p.startsWith("`") && p.endsWith("`") ? { code: true, text: p.slice(1, -1) } : { code: false, text: p }));
 }
 
 const nonEmpty = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
@@ -124,4 +131,3 @@ export function ruleError(rule: string): string | undefined {
   const v = validatePolicyFile({ permissions: { allow: [rule] } });
   return v.ok ? undefined : v.errors.join("; ").replace(/^permissions\.allow\[0\]: /, "");
 }
-

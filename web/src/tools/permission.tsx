@@ -24,7 +24,9 @@ function Lines({ text, cls }: { text: string; cls: string }) {
   const shown = lines.slice(0, MAX_LINES).join("\n");
   return (
     <>
-      <pre class={cls}><code>{shown}</code></pre>
+      <pre class={cls}>
+        <code>{shown}</code>
+      </pre>
       {lines.length > MAX_LINES && <p class="hint">{pt("truncated", { n: lines.length - MAX_LINES })}</p>}
     </>
   );
@@ -37,10 +39,17 @@ function Diff({ old, next }: { old: string; next: string }) {
     <>
       <pre class="perm-diff" role="group" aria-label="diff">
         {cut.map((l: DiffLine | undefined, i) => {
-          if (l === undefined) return <span key={i} class="ctx gap">{"…\n"}</span>;
+          if (l === undefined)
+            return (
+              <span key={i} class="ctx gap">
+                {"…\n"}
+              </span>
+            );
           return (
             <span key={i} class={l.op === "-" ? "del" : l.op === "+" ? "add" : "ctx"}>
-              <span class="sign" aria-hidden="true">{l.op === " " ? " " : l.op}</span>
+              <span class="sign" aria-hidden="true">
+                {l.op === " " ? " " : l.op}
+              </span>
               <span class="sr-only">{l.op === "-" ? "removed: " : l.op === "+" ? "added: " : ""}</span>
               {`${l.text}\n`}
             </span>
@@ -73,34 +82,52 @@ function InputBody({ v }: { v: InputView }) {
     case "edit":
       return (
         <>
-          <Field label={pt("file")}><code class="perm-path">{v.path}</code></Field>
+          <Field label={pt("file")}>
+            <code class="perm-path">{v.path}</code>
+          </Field>
           {v.edits.length > 1 && <p class="hint">{pt("edits", { n: v.edits.length })}</p>}
-          {v.edits.slice(0, 20).map((e, i) => <Diff key={i} old={e.old} next={e.new} />)}
+          {v.edits.slice(0, 20).map((e, i) => (
+            <Diff key={i} old={e.old} next={e.new} />
+          ))}
         </>
       );
     case "write":
       return (
         <>
-          <Field label={pt("file")}><code class="perm-path">{v.path}</code></Field>
+          <Field label={pt("file")}>
+            <code class="perm-path">{v.path}</code>
+          </Field>
           <Diff old="" next={v.content} />
         </>
       );
     case "path":
       return (
         <>
-          <Field label={pt("path")}><code class="perm-path">{v.path}</code></Field>
-          {v.pattern !== undefined && <Field label={pt("pattern")}><code class="perm-path">{v.pattern}</code></Field>}
+          <Field label={pt("path")}>
+            <code class="perm-path">{v.path}</code>
+          </Field>
+          {v.pattern !== undefined && (
+            <Field label={pt("pattern")}>
+              <code class="perm-path">{v.pattern}</code>
+            </Field>
+          )}
         </>
       );
     case "url":
       return (
         <>
-          <Field label={pt("url")}><code class="perm-path">{v.url}</code></Field>
+          <Field label={pt("url")}>
+            <code class="perm-path">{v.url}</code>
+          </Field>
           {v.prompt && <p class="hint perm-desc">{v.prompt}</p>}
         </>
       );
     case "json":
-      return <Field label={pt("input")}><Lines text={v.json} cls="perm-json" /></Field>;
+      return (
+        <Field label={pt("input")}>
+          <Lines text={v.json} cls="perm-json" />
+        </Field>
+      );
   }
 }
 
@@ -129,7 +156,9 @@ export function PermissionCard({ c, answer }: PermissionProps) {
         <code class="perm-tool">{tool}</code>
       </p>
       {str(args.project_directory) && (
-        <p class="project"><span>{pt("project")}</span> <code>{str(args.project_directory)}</code></p>
+        <p class="project">
+          <span>{pt("project")}</span> <code>{str(args.project_directory)}</code>
+        </p>
       )}
       <InputBody v={view} />
       {str(args.reason) && (
@@ -140,12 +169,22 @@ export function PermissionCard({ c, answer }: PermissionProps) {
       )}
 
       <div class="options two perm-main" role="group" aria-label={pt("wants", { agent: str(args.agent) ?? pt("anAgent"), tool })}>
-        <button class="btn primary perm-allow" type="button" onClick={allow}>{pt("allow")}</button>
-        <button class="btn perm-deny" type="button" onClick={deny}>{pt("deny")}</button>
+        <button class="btn primary perm-allow" type="button" onClick={allow}>
+          {pt("allow")}
+        </button>
+        <button class="btn perm-deny" type="button" onClick={deny}>
+          {pt("deny")}
+        </button>
       </div>
       <div class="field perm-feedback">
         <label for={`${id}-fb`}>{pt("denyMessage")}</label>
-        <textarea id={`${id}-fb`} rows={2} value={feedback} placeholder={pt("denyMessageHint")} onInput={(e) => setFeedback((e.target as HTMLTextAreaElement).value)} />
+        <textarea
+          id={`${id}-fb`}
+          rows={2}
+          value={feedback}
+          placeholder={pt("denyMessageHint")}
+          onInput={(e) => setFeedback((e.target as HTMLTextAreaElement).value)}
+        />
       </div>
 
       <fieldset class="perm-always">
@@ -163,13 +202,34 @@ export function PermissionCard({ c, answer }: PermissionProps) {
         </label>
         {picked === "__other" && (
           <div class="field">
-            <label class="sr-only" for={`${id}-other`}>{pt("otherRule")}</label>
-            <input id={`${id}-other`} type="text" autoComplete="off" spellcheck={false} placeholder={pt("otherRulePlaceholder")} value={other} onInput={(e) => setOther((e.target as HTMLInputElement).value)} />
-            {otherError && <p class="err" role="alert">{pt("invalidRule", { e: otherError })}</p>}
+            <label class="sr-only" for={`${id}-other`}>
+              {pt("otherRule")}
+            </label>
+            <input
+              id={`${id}-other`}
+              type="text"
+              autoComplete="off"
+              spellcheck={false}
+              placeholder={pt("otherRulePlaceholder")}
+              value={other}
+              onInput={(e) => setOther((e.target as HTMLInputElement).value)}
+            />
+            {otherError && (
+              <p class="err" role="alert">
+                {pt("invalidRule", { e: otherError })}
+              </p>
+            )}
           </div>
         )}
         <button class="btn wide perm-always-btn" type="button" disabled={!canAlways} onClick={always}>
-          <span>{pt("always")}{canAlways ? <>: <code>{chosen}</code></> : null}</span>
+          <span>
+            {pt("always")}
+            {canAlways ? (
+              <>
+                : <code>{chosen}</code>
+              </>
+            ) : null}
+          </span>
         </button>
       </fieldset>
     </div>

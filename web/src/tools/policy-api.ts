@@ -30,7 +30,10 @@ async function call(inbox: SavedInbox, method: "GET" | "PUT", body?: unknown): P
     throw new PolicyHttpError(r.status, e?.error?.code ?? `http_${r.status}`, e?.error?.message ?? `HTTP ${r.status}`);
   }
   const p = (await r.json()) as InboxPolicy;
-  const out: InboxPolicy = { version: p.version, permissions: { allow: p.permissions.allow ?? [], ask: p.permissions.ask ?? [], deny: p.permissions.deny ?? [] } };
+  const out: InboxPolicy = {
+    version: p.version,
+    permissions: { allow: p.permissions.allow ?? [], ask: p.permissions.ask ?? [], deny: p.permissions.deny ?? [] },
+  };
   // docs/e2e.md "The inbox policy": sealed, it is opened by the E2E chunk (web/src/e2e/policy.ts).
   if (p.sealed) Object.assign(out, { sealed: p.sealed, ...(p.sealed_by !== undefined ? { sealed_by: p.sealed_by } : {}) });
   return out;

@@ -4,7 +4,16 @@
 import { useState } from "preact/hooks";
 import { t } from "../i18n.js";
 
-type Schema = { type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; enum?: unknown[]; items?: Schema; description?: string; title?: string; default?: unknown };
+type Schema = {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  enum?: unknown[];
+  items?: Schema;
+  description?: string;
+  title?: string;
+  default?: unknown;
+};
 
 /** A schema for arguments that came without one: one field per value, typed by the value. */
 export function inferSchema(args: Record<string, unknown>): Schema {
@@ -23,7 +32,13 @@ const kind = (s: Schema): string => {
   return ty;
 };
 
-export function SchemaForm(p: { schema: Record<string, unknown>; initial: Record<string, unknown>; idPrefix: string; submitLabel: string; onSubmit: (values: Record<string, unknown>) => void }) {
+export function SchemaForm(p: {
+  schema: Record<string, unknown>;
+  initial: Record<string, unknown>;
+  idPrefix: string;
+  submitLabel: string;
+  onSubmit: (values: Record<string, unknown>) => void;
+}) {
   const schema = p.schema as Schema;
   const props = Object.entries(schema.properties ?? {});
   const required = new Set(schema.required ?? []);
@@ -32,7 +47,18 @@ export function SchemaForm(p: { schema: Record<string, unknown>; initial: Record
     for (const [k, s] of props) {
       const v = p.initial[k] ?? s.default;
       const kd = kind(s);
-      o[k] = kd === "boolean" ? v === true : kd === "strings" && Array.isArray(v) ? v.join("\n") : v === undefined ? "" : typeof v === "string" ? v : kd === "json" ? JSON.stringify(v, null, 2) : String(v);
+      o[k] =
+        kd === "boolean"
+          ? v === true
+          : kd === "strings" && Array.isArray(v)
+            ? v.join("\n")
+            : v === undefined
+              ? ""
+              : typeof v === "string"
+                ? v
+                : kd === "json"
+                  ? JSON.stringify(v, null, 2)
+                  : String(v);
     }
     return o;
   });
@@ -47,7 +73,11 @@ export function SchemaForm(p: { schema: Record<string, unknown>; initial: Record
       if (kd === "boolean") out[k] = v === true;
       else if (typeof v === "string" && v !== "") {
         if (kd === "number" || kd === "integer") out[k] = Number(v);
-        else if (kd === "strings") out[k] = v.split("\n").map((x) => x.trim()).filter(Boolean);
+        else if (kd === "strings")
+          out[k] = v
+            .split("\n")
+            .map((x) => x.trim())
+            .filter(Boolean);
         else if (kd === "json") {
           try {
             out[k] = JSON.parse(v);
@@ -92,22 +122,36 @@ export function SchemaForm(p: { schema: Record<string, unknown>; initial: Record
             {kd === "enum" ? (
               <select id={id} value={String(vals[k])} onChange={(e) => set((e.target as HTMLSelectElement).value)}>
                 <option value="" />
-                {(s.enum ?? []).map((o) => <option key={String(o)} value={String(o)}>{String(o)}</option>)}
+                {(s.enum ?? []).map((o) => (
+                  <option key={String(o)} value={String(o)}>
+                    {String(o)}
+                  </option>
+                ))}
               </select>
             ) : kd === "strings" || kd === "json" ? (
               <textarea id={id} rows={3} value={String(vals[k])} onInput={(e) => set((e.target as HTMLTextAreaElement).value)} />
+            ) : kd === "number" || kd === "integer" ? (
+              <input
+                id={id}
+                type="number"
+                step={kd === "integer" ? 1 : "any"}
+                value={String(vals[k])}
+                onInput={(e) => set((e.target as HTMLInputElement).value)}
+              />
             ) : (
-              kd === "number" || kd === "integer" ? (
-                <input id={id} type="number" step={kd === "integer" ? 1 : "any"} value={String(vals[k])} onInput={(e) => set((e.target as HTMLInputElement).value)} />
-              ) : (
-                <input id={id} type="text" value={String(vals[k])} onInput={(e) => set((e.target as HTMLInputElement).value)} />
-              )
+              <input id={id} type="text" value={String(vals[k])} onInput={(e) => set((e.target as HTMLInputElement).value)} />
             )}
           </div>
         );
       })}
-      {err && <p class="err" role="alert">{err}</p>}
-      <button class="btn primary" type="submit">{p.submitLabel}</button>
+      {err && (
+        <p class="err" role="alert">
+          {err}
+        </p>
+      )}
+      <button class="btn primary" type="submit">
+        {p.submitLabel}
+      </button>
     </form>
   );
 }

@@ -31,7 +31,16 @@ export const STATE_KEY: Record<CallEntry["state"], Key> = {
   gone: "gone",
 };
 
-const ICON: Record<string, string> = { choice: "☰", confirm: "✔", input: "✎", ask_question: "?", work_report: "✓", permission: "⚿", canvas: "✏", calculator: "∑" };
+const ICON: Record<string, string> = {
+  choice: "☰",
+  confirm: "✔",
+  input: "✎",
+  ask_question: "?",
+  work_report: "✓",
+  permission: "⚿",
+  canvas: "✏",
+  calculator: "∑",
+};
 
 type Props = { c: CallEntry; answer: (a: Answer) => void };
 
@@ -59,12 +68,20 @@ function ChoiceCard({ c, answer }: Props) {
         <legend class="sr-only">{str(c.args.question)}</legend>
         {options.map((o, i) => (
           <label class={`option ${multi ? "check" : "radio"}${picked.includes(i) ? " on" : ""}`} key={i}>
-            <input type={multi ? "checkbox" : "radio"} name={name} value={String(i)} checked={picked.includes(i)} onChange={(e) => mark(i, (e.target as HTMLInputElement).checked)} />
+            <input
+              type={multi ? "checkbox" : "radio"}
+              name={name}
+              value={String(i)}
+              checked={picked.includes(i)}
+              onChange={(e) => mark(i, (e.target as HTMLInputElement).checked)}
+            />
             <span class="opt-text">{o}</span>
           </label>
         ))}
       </fieldset>
-      <button class="btn primary" type="submit" disabled={!picked.length}>{t("submit")}</button>
+      <button class="btn primary" type="submit" disabled={!picked.length}>
+        {t("submit")}
+      </button>
     </form>
   );
 }
@@ -72,8 +89,12 @@ function ChoiceCard({ c, answer }: Props) {
 function ConfirmCard({ c, answer }: Props) {
   return (
     <div class="options two" role="group" aria-label={str(c.args.question)}>
-      <button class="btn primary" type="button" onClick={() => answer({ result: ANSWERS.yes() })}>{str(c.args.yes_label, t("yes"))}</button>
-      <button class="btn" type="button" onClick={() => answer({ result: ANSWERS.no() })}>{str(c.args.no_label, t("no"))}</button>
+      <button class="btn primary" type="button" onClick={() => answer({ result: ANSWERS.yes() })}>
+        {str(c.args.yes_label, t("yes"))}
+      </button>
+      <button class="btn" type="button" onClick={() => answer({ result: ANSWERS.no() })}>
+        {str(c.args.no_label, t("no"))}
+      </button>
     </div>
   );
 }
@@ -85,23 +106,34 @@ function InputCard({ c, answer }: Props) {
   // A blank answer only when the agent said what blank means (it gave a default).
   const blankOk = typeof c.args.default === "string";
   const blocked = !blankOk && !v.trim();
-  const submit = (e: Event) => { e.preventDefault(); if (!blocked) answer({ result: { message: v } }); };
+  const submit = (e: Event) => {
+    e.preventDefault();
+    if (!blocked) answer({ result: { message: v } });
+  };
   return (
     <form class="input-card" onSubmit={submit}>
-      <label class="sr-only" for={id}>{str(c.args.question)}</label>
+      <label class="sr-only" for={id}>
+        {str(c.args.question)}
+      </label>
       {multi ? (
         <textarea id={id} rows={4} placeholder={str(c.args.placeholder)} value={v} onInput={(e) => setV((e.target as HTMLTextAreaElement).value)} />
       ) : (
         <input id={id} type="text" placeholder={str(c.args.placeholder)} value={v} onInput={(e) => setV((e.target as HTMLInputElement).value)} />
       )}
-      <button class="btn primary" type="submit" disabled={blocked}>{t("submit")}</button>
+      <button class="btn primary" type="submit" disabled={blocked}>
+        {t("submit")}
+      </button>
     </form>
   );
 }
 
 function Project({ c }: { c: CallEntry }) {
   const dir = str(c.args.project_directory);
-  return dir ? <p class="project"><span>{t("project")}</span> <code>{dir}</code></p> : null;
+  return dir ? (
+    <p class="project">
+      <span>{t("project")}</span> <code>{dir}</code>
+    </p>
+  ) : null;
 }
 
 function AskCard({ c, answer }: Props) {
@@ -125,7 +157,9 @@ function ReportCard({ c, answer }: Props) {
     <>
       <Project c={c} />
       <Markdown text={str(c.args.summary)} />
-      <button class="btn primary wide" type="button" onClick={() => answer({ result: ANSWERS.approved() })}>✓ {t("approve")}</button>
+      <button class="btn primary wide" type="button" onClick={() => answer({ result: ANSWERS.approved() })}>
+        ✓ {t("approve")}
+      </button>
       <Composer
         idPrefix={`rep-${c.call_id}`}
         label={t("feedback")}
@@ -157,7 +191,14 @@ function GenericCard({ c, answer }: Props) {
   );
 }
 
-const BODIES: Record<string, (p: Props) => preact.JSX.Element> = { choice: ChoiceCard, confirm: ConfirmCard, input: InputCard, ask_question: AskCard, work_report: ReportCard, permission: PermissionCardLazy /* issue 17: tools/permission.tsx */ };
+const BODIES: Record<string, (p: Props) => preact.JSX.Element> = {
+  choice: ChoiceCard,
+  confirm: ConfirmCard,
+  input: InputCard,
+  ask_question: AskCard,
+  work_report: ReportCard,
+  permission: PermissionCardLazy /* issue 17: tools/permission.tsx */,
+};
 
 function title(c: CallEntry): string {
   if (c.name === "ask_question") return t("question");
@@ -176,7 +217,8 @@ function headline(c: CallEntry): string {
 function summaryLine(c: CallEntry): string {
   if (c.name === "ask_question") return plainLine(str(c.args.question));
   if (c.name === "work_report") return plainLine(str(c.args.summary));
-  if (c.name === "permission") return `${str(c.args.tool_name, "?")}${typeof c.args.input === "object" && c.args.input ? `: ${plainLine(JSON.stringify(c.args.input), 120)}` : ""}`;
+  if (c.name === "permission")
+    return `${str(c.args.tool_name, "?")}${typeof c.args.input === "object" && c.args.input ? `: ${plainLine(JSON.stringify(c.args.input), 120)}` : ""}`;
   return plainLine(headline(c));
 }
 
@@ -186,11 +228,21 @@ export interface Outcome {
   text: string;
 }
 
-const GLYPH: Partial<Record<Outcome["kind"], string>> = { approved: "✓", changes: "✎", declined: "✕", error: "⚠", yes: "✓", no: "✕", allowed: "✓", denied: "✕" };
+const GLYPH: Partial<Record<Outcome["kind"], string>> = {
+  approved: "✓",
+  changes: "✎",
+  declined: "✕",
+  error: "⚠",
+  yes: "✓",
+  no: "✕",
+  allowed: "✓",
+  denied: "✕",
+};
 
 export function outcomeOf(c: CallEntry): Outcome | undefined {
   const mineOrQueued = c.state === "answered" || c.state === "queued";
-  if (mineOrQueued && c.error) return c.error.code === "declined" ? { kind: "declined", text: t("declined") } : { kind: "error", text: `${t("error")}: ${c.error.message}` };
+  if (mineOrQueued && c.error)
+    return c.error.code === "declined" ? { kind: "declined", text: t("declined") } : { kind: "error", text: `${t("error")}: ${c.error.message}` };
   const r = mineOrQueued ? c.result : undefined;
   // Answered elsewhere: only the winner's `message` is known (tool.cancel's `answer`).
   const msg = r ? r.message : c.state === "elsewhere" || c.state === "lost" ? c.answerText : undefined;
@@ -225,24 +277,41 @@ function CardNote({ conn }: { conn: SessionConn }) {
     return (
       <div class="card-note refused" data-note={k} role="note">
         <span>{t("cardReplaced")}</span>
-        <button class="btn small" type="button" onClick={() => conn.takeOver()}>{t("useHere")}</button>
+        <button class="btn small" type="button" onClick={() => conn.takeOver()}>
+          {t("useHere")}
+        </button>
       </div>
     );
   }
   const key = k === "stopped" ? "cardStopped" : k === "agent-away" ? "cardAgentAway" : "cardNotConnected";
-  return <p class={`card-note${k === "stopped" ? " refused" : ""}`} data-note={k} role="note">{t(key)}</p>;
+  return (
+    <p class={`card-note${k === "stopped" ? " refused" : ""}`} data-note={k} role="note">
+      {t(key)}
+    </p>
+  );
 }
 
 /** A sealed call that did not open here: what it is and that it cannot be shown — never its ciphertext. */
 function UnreadableCard({ c, focused }: { c: CallEntry; focused: boolean }) {
   return (
-    <article class={`card unreadable${focused ? " focused" : ""}`} data-call={c.call_id} data-state={c.state} data-unreadable="" aria-labelledby={`h-${c.call_id}`} tabIndex={focused ? -1 : undefined}>
+    <article
+      class={`card unreadable${focused ? " focused" : ""}`}
+      data-call={c.call_id}
+      data-state={c.state}
+      data-unreadable=""
+      aria-labelledby={`h-${c.call_id}`}
+      tabIndex={focused ? -1 : undefined}
+    >
       <header>
-        <span class="ico" aria-hidden="true">{ICON[c.name] ?? "⚙"}</span>
+        <span class="ico" aria-hidden="true">
+          {ICON[c.name] ?? "⚙"}
+        </span>
         <span id={`h-${c.call_id}`}>{c.name}</span>
         <Lock sealed />
       </header>
-      <p class="err" role="note">{t("cantOpen")}</p>
+      <p class="err" role="note">
+        {t("cantOpen")}
+      </p>
     </article>
   );
 }
@@ -256,7 +325,12 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
     const id = str(c.result?.instance_id);
     return (
       <article class="card canvas-card" aria-label={t("canvas")}>
-        <header><span class="ico" aria-hidden="true">{ICON.canvas}</span> {t("canvas")} <code>{id}</code> <Lock sealed={sealed} /></header>
+        <header>
+          <span class="ico" aria-hidden="true">
+            {ICON.canvas}
+          </span>{" "}
+          {t("canvas")} <code>{id}</code> <Lock sealed={sealed} />
+        </header>
         {id ? <Board conn={conn} id={id} /> : c.error ? <p class="err">{c.error.message}</p> : null}
       </article>
     );
@@ -268,16 +342,28 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
     const who = c.state === "elsewhere" ? conn.whoAnswered(c) : undefined;
     const glyph = o && GLYPH[o.kind];
     return (
-      <article class={`card done ${tone}${focused ? " focused" : ""}`} data-call={c.call_id} data-state={c.state} data-outcome={o?.kind} tabIndex={focused ? -1 : undefined}>
+      <article
+        class={`card done ${tone}${focused ? " focused" : ""}`}
+        data-call={c.call_id}
+        data-state={c.state}
+        data-outcome={o?.kind}
+        tabIndex={focused ? -1 : undefined}
+      >
         <details>
           <summary>
-            <span class="ico" aria-hidden="true">{ICON[c.name] ?? "⚙"}</span>
+            <span class="ico" aria-hidden="true">
+              {ICON[c.name] ?? "⚙"}
+            </span>
             <span class="sum">
               <span class="q">{summaryLine(c) || title(c)}</span>
               <span class="ans">
                 {o && (
                   <span class={`outcome o-${o.kind}`}>
-                    {glyph && <span class="o-ico" aria-hidden="true">{glyph}</span>}
+                    {glyph && (
+                      <span class="o-ico" aria-hidden="true">
+                        {glyph}
+                      </span>
+                    )}
                     <b>{o.text}</b>
                   </span>
                 )}
@@ -303,9 +389,17 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
   // Replaced by another tab or stopped for good: nothing in the card can be used (the note says why).
   const refused = conn.refused;
   return (
-    <article class={`card pending${focused ? " focused" : ""}`} data-call={c.call_id} data-state={c.state} aria-labelledby={`h-${c.call_id}`} tabIndex={focused ? -1 : undefined}>
+    <article
+      class={`card pending${focused ? " focused" : ""}`}
+      data-call={c.call_id}
+      data-state={c.state}
+      aria-labelledby={`h-${c.call_id}`}
+      tabIndex={focused ? -1 : undefined}
+    >
       <header>
-        <span class="ico" aria-hidden="true">{ICON[c.name] ?? "⚙"}</span>
+        <span class="ico" aria-hidden="true">
+          {ICON[c.name] ?? "⚙"}
+        </span>
         <span id={`h-${c.call_id}`}>{title(c)}</span>
         <Countdown deadline={c.deadline} />
         <Lock sealed={sealed} />
@@ -317,7 +411,9 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
         <ErrorBoundary>
           <Body c={c} answer={answer} />
         </ErrorBoundary>
-        <button class="btn link decline" type="button" onClick={() => answer({ error: { code: "declined", message: "the human declined" } })}>{t("decline")}</button>
+        <button class="btn link decline" type="button" onClick={() => answer({ error: { code: "declined", message: "the human declined" } })}>
+          {t("decline")}
+        </button>
       </fieldset>
     </article>
   );
@@ -352,6 +448,8 @@ function Countdown({ deadline }: { deadline: number }) {
   }
   const d = new Date(deadline);
   const same = d.toDateString() === new Date().toDateString();
-  const at = same ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : d.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+  const at = same
+    ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+    : d.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
   return <small class="deadline">{t("expires", { t: at })}</small>;
 }

@@ -62,7 +62,10 @@ export function Composer(p: ComposerProps) {
     e.preventDefault();
     const body = text.trim();
     if (!body && !atts.length && !p.allowEmpty) return;
-    p.onSubmit(body, atts.map((a) => a.block));
+    p.onSubmit(
+      body,
+      atts.map((a) => a.block),
+    );
     setText("");
     setAtts([]);
   };
@@ -85,7 +88,9 @@ export function Composer(p: ComposerProps) {
   );
   return (
     <form class={`composer${p.multiline ? " multi" : ""}`} onSubmit={submit}>
-      <label class="sr-only" for={tid}>{p.label}</label>
+      <label class="sr-only" for={tid}>
+        {p.label}
+      </label>
       {p.multiline && textarea}
       {atts.length > 0 && (
         <ul class="atts" aria-label={t("attach")}>
@@ -93,18 +98,36 @@ export function Composer(p: ComposerProps) {
             <li key={i}>
               <Icon name={a.block.type === "image" ? "image" : a.block.type === "audio" ? "mic" : "file"} size={16} />
               <span>{a.name}</span>
-              <button type="button" class="icon" aria-label={`${t("remove")} ${a.name}`} onClick={() => setAtts(atts.filter((_, j) => j !== i))}>×</button>
+              <button type="button" class="icon" aria-label={`${t("remove")} ${a.name}`} onClick={() => setAtts(atts.filter((_, j) => j !== i))}>
+                ×
+              </button>
             </li>
           ))}
         </ul>
       )}
       <div class="row">
-        <input ref={fileRef} id={`${p.idPrefix}-file`} class="sr-only" type="file" multiple tabIndex={-1} aria-hidden="true" onChange={(e) => void add((e.target as HTMLInputElement).files)} />
+        <input
+          ref={fileRef}
+          id={`${p.idPrefix}-file`}
+          class="sr-only"
+          type="file"
+          multiple
+          tabIndex={-1}
+          aria-hidden="true"
+          onChange={(e) => void add((e.target as HTMLInputElement).files)}
+        />
         <button type="button" class="btn ghost" aria-label={t("attach")} title={t("attach")} onClick={() => fileRef.current?.click()}>
           <Icon name="clip" />
         </button>
         {VoiceRecorder.supported() && (
-          <button type="button" class={`btn ghost${rec ? " rec" : ""}`} aria-pressed={!!rec} aria-label={rec ? t("stopRec") : t("record")} title={rec ? t("stopRec") : t("record")} onClick={() => void toggleRec()}>
+          <button
+            type="button"
+            class={`btn ghost${rec ? " rec" : ""}`}
+            aria-pressed={!!rec}
+            aria-label={rec ? t("stopRec") : t("record")}
+            title={rec ? t("stopRec") : t("record")}
+            onClick={() => void toggleRec()}
+          >
             <Icon name={rec ? "stop" : "mic"} />
             {rec && <span class="lbl">{t("recording")}</span>}
           </button>
@@ -115,7 +138,11 @@ export function Composer(p: ComposerProps) {
           {p.multiline ? p.submitLabel : <Icon name="send" />}
         </button>
       </div>
-      {err && <p class="err" role="alert">{err}</p>}
+      {err && (
+        <p class="err" role="alert">
+          {err}
+        </p>
+      )}
     </form>
   );
 }

@@ -86,7 +86,13 @@ function Grants({ ib, version }: { ib: InboxConn; version: number }) {
                   <small>{g.client_host ?? g.redirect_host}</small>
                 </span>
                 <span class="actions">
-                  <button class="btn danger" type="button" disabled={busy === g.id} aria-label={`${ct("revoke")} ${g.client_name}`} onClick={() => void revoke(g)}>
+                  <button
+                    class="btn danger"
+                    type="button"
+                    disabled={busy === g.id}
+                    aria-label={`${ct("revoke")} ${g.client_name}`}
+                    onClick={() => void revoke(g)}
+                  >
                     {ct("revoke")}
                   </button>
                 </span>
@@ -95,7 +101,11 @@ function Grants({ ib, version }: { ib: InboxConn; version: number }) {
           ))}
         </ul>
       )}
-      {err && <p class="err" role="alert">{err}</p>}
+      {err && (
+        <p class="err" role="alert">
+          {err}
+        </p>
+      )}
     </section>
   );
 }
@@ -178,8 +188,20 @@ export function ConnectApp() {
           <h2>{ct("title")}</h2>
           <p class="hint">{ct("intro")}</p>
           <label for="connect-code">{ct("codeLabel")}</label>
-          <input id="connect-code" type="text" autoComplete="off" autoCapitalize="characters" spellcheck={false} maxLength={16} placeholder={ct("codePlaceholder")} value={code} onInput={(e) => setCode((e.target as HTMLInputElement).value)} />
-          <button class="btn primary" type="submit" disabled={busy || !code.trim()}>{busy ? ct("looking") : ct("next")}</button>
+          <input
+            id="connect-code"
+            type="text"
+            autoComplete="off"
+            autoCapitalize="characters"
+            spellcheck={false}
+            maxLength={16}
+            placeholder={ct("codePlaceholder")}
+            value={code}
+            onInput={(e) => setCode((e.target as HTMLInputElement).value)}
+          />
+          <button class="btn primary" type="submit" disabled={busy || !code.trim()}>
+            {busy ? ct("looking") : ct("next")}
+          </button>
         </form>
       )}
       {step.kind === "review" && (
@@ -189,22 +211,34 @@ export function ConnectApp() {
           <p class="hint">{step.info.client_host ? ct("verified", { host: step.info.client_host }) : ct("unverified")}</p>
           <p class="redirect-host">{ct("redirect", { host: step.info.redirect_host })}</p>
           {step.info.redirect_loopback && (
-            <p class="banner warn" role="note">{ct("loopback")}</p>
+            <p class="banner warn" role="note">
+              {ct("loopback")}
+            </p>
           )}
           <p class="hint">{ct("expires", { t: new Date(step.info.expires_at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) })}</p>
           <span class="actions">
-            <button class="btn primary" type="button" disabled={busy} onClick={() => void decide(step.info, true)}>{ct("allow")}</button>
-            <button class="btn" type="button" disabled={busy} onClick={() => void decide(step.info, false)}>{ct("deny")}</button>
+            <button class="btn primary" type="button" disabled={busy} onClick={() => void decide(step.info, true)}>
+              {ct("allow")}
+            </button>
+            <button class="btn" type="button" disabled={busy} onClick={() => void decide(step.info, false)}>
+              {ct("deny")}
+            </button>
           </span>
         </section>
       )}
       {step.kind === "done" && (
         <section class="card connect-done" role="status">
           <p>{ct(step.allowed ? "allowed" : "denied", { name: step.name })}</p>
-          <button class="btn" type="button" onClick={() => setStep({ kind: "enter" })}>{ct("another")}</button>
+          <button class="btn" type="button" onClick={() => setStep({ kind: "enter" })}>
+            {ct("another")}
+          </button>
         </section>
       )}
-      {err && <p class="err" role="alert">{err}</p>}
+      {err && (
+        <p class="err" role="alert">
+          {err}
+        </p>
+      )}
       <Grants ib={ib} version={version} />
     </section>
   );

@@ -28,7 +28,9 @@ function fileLink(b: Extract<ContentBlock, { type: "resource" }>) {
   // Download as a neutral type so the browser never renders agent-provided HTML or SVG in our origin.
   const href = b.resource.blob ? `data:application/octet-stream;base64,${b.resource.blob}` : undefined;
   return href ? (
-    <a class="file" href={href} download={name}>⤓ {name}</a>
+    <a class="file" href={href} download={name}>
+      ⤓ {name}
+    </a>
   ) : (
     <span class="file">{b.resource.uri}</span>
   );

@@ -68,8 +68,12 @@ function Member({ ib, kind, id, name, seen, self = false }: MemberProps) {
           <label for={fid}>{t("deviceName")}</label>
           <input id={fid} type="text" maxLength={64} autoComplete="off" value={v} onInput={(e) => setV((e.target as HTMLInputElement).value)} />
           <span class="actions">
-            <button class="btn primary" type="submit" disabled={busy || !v.trim()}>{t("save")}</button>
-            <button class="btn" type="button" onClick={() => setEditing(false)}>{t("cancel")}</button>
+            <button class="btn primary" type="submit" disabled={busy || !v.trim()}>
+              {t("save")}
+            </button>
+            <button class="btn" type="button" onClick={() => setEditing(false)}>
+              {t("cancel")}
+            </button>
           </span>
         </form>
       ) : (
@@ -80,15 +84,31 @@ function Member({ ib, kind, id, name, seen, self = false }: MemberProps) {
           </span>
           <span class="actions">
             {kind === "device" && (
-              <button class="btn" type="button" aria-label={`${t("rename")} ${name}`} onClick={() => { setV(name); setEditing(true); }}>{t("rename")}</button>
+              <button
+                class="btn"
+                type="button"
+                aria-label={`${t("rename")} ${name}`}
+                onClick={() => {
+                  setV(name);
+                  setEditing(true);
+                }}
+              >
+                {t("rename")}
+              </button>
             )}
             {!self && (
-              <button class="btn danger" type="button" disabled={busy} aria-label={`${t("revoke")} ${name}`} onClick={() => void revoke()}>{t("revoke")}</button>
+              <button class="btn danger" type="button" disabled={busy} aria-label={`${t("revoke")} ${name}`} onClick={() => void revoke()}>
+                {t("revoke")}
+              </button>
             )}
           </span>
         </div>
       )}
-      {err && <p class="err" role="alert">{err}</p>}
+      {err && (
+        <p class="err" role="alert">
+          {err}
+        </p>
+      )}
     </li>
   );
 }
@@ -98,9 +118,7 @@ function Qr({ text }: { text: string }) {
   useEffect(() => {
     let live = true;
     // Loaded on demand: the encoder is not part of the initial bundle.
-    import("../../../shared/text/qr.js")
-      .then((m) => live && setQr(m.qrPath(text)))
-      .catch(() => live && setQr("failed"));
+    import("../../../shared/text/qr.js").then((m) => live && setQr(m.qrPath(text))).catch(() => live && setQr("failed"));
     return () => {
       live = false;
     };
@@ -132,9 +150,13 @@ function CopyBox({ text, label, id }: { text: string; label: string; id: string 
   };
   return (
     <div class="copybox">
-      <label class="sr-only" for={id}>{label}</label>
+      <label class="sr-only" for={id}>
+        {label}
+      </label>
       <input id={id} type="text" readOnly value={text} onFocus={(e) => (e.target as HTMLInputElement).select()} />
-      <button class="btn" type="button" onClick={() => void copy()}>{done ? t("copied") : t("copy")}</button>
+      <button class="btn" type="button" onClick={() => void copy()}>
+        {done ? t("copied") : t("copy")}
+      </button>
     </div>
   );
 }
@@ -194,7 +216,7 @@ function AddCode({ ib, kind }: { ib: InboxConn; kind: "device" | "machine" }) {
       setBusy(false);
     }
   };
-  const base = code ? code.url ?? `${ib.saved.origin}/#pair=${code.code}` : "";
+  const base = code ? (code.url ?? `${ib.saved.origin}/#pair=${code.code}`) : "";
   const link = base && secret ? `${base}&k=${secret}` : base;
   // --relay: the other computer's default relay may be another one. `#<secret>` never reaches the relay.
   const command = code ? `lineup join ${code.code}${secret ? `#${secret}` : ""} --relay ${ib.saved.origin}` : "";
@@ -213,9 +235,21 @@ function AddCode({ ib, kind }: { ib: InboxConn; kind: "device" | "machine" }) {
         </>
       )}
       {code && expired && <p class="hint">{t("codeExpired")}</p>}
-      {secret && <p class="hint e2e-link"><Lock sealed /> {t("lockSealed")}</p>}
-      {done.map((c) => <p key={c} class="hint e2e-compare" role="status">{t("e2eSponsored", { code: c })}</p>)}
-      {err && <p class="err" role="alert">{err}</p>}
+      {secret && (
+        <p class="hint e2e-link">
+          <Lock sealed /> {t("lockSealed")}
+        </p>
+      )}
+      {done.map((c) => (
+        <p key={c} class="hint e2e-compare" role="status">
+          {t("e2eSponsored", { code: c })}
+        </p>
+      ))}
+      {err && (
+        <p class="err" role="alert">
+          {err}
+        </p>
+      )}
       <button class={`btn${code && !expired ? "" : " primary"}`} type="button" disabled={busy} onClick={() => void create()}>
         {t(kind === "device" ? "createLink" : "createJoin")}
       </button>
@@ -242,7 +276,11 @@ function InboxDevices({ ib, many }: { ib: InboxConn; many: boolean }) {
       <section class="card" aria-labelledby={`h-others-${ib.saved.inbox_id}`}>
         <h2 id={`h-others-${ib.saved.inbox_id}`}>{t("otherDevices")}</h2>
         {others.length ? (
-          <ul class="members">{others.map((d) => <Member key={d.id} ib={ib} kind="device" id={d.id} name={d.name} seen={d.last_seen} />)}</ul>
+          <ul class="members">
+            {others.map((d) => (
+              <Member key={d.id} ib={ib} kind="device" id={d.id} name={d.name} seen={d.last_seen} />
+            ))}
+          </ul>
         ) : (
           <p class="hint">{t("noOtherDevices")}</p>
         )}
@@ -250,12 +288,20 @@ function InboxDevices({ ib, many }: { ib: InboxConn; many: boolean }) {
       <section class="card" aria-labelledby={`h-machines-${ib.saved.inbox_id}`}>
         <h2 id={`h-machines-${ib.saved.inbox_id}`}>{t("machines")}</h2>
         {machines.length ? (
-          <ul class="members">{machines.map((m) => <Member key={m.id} ib={ib} kind="machine" id={m.id} name={m.name} seen={m.last_seen} />)}</ul>
+          <ul class="members">
+            {machines.map((m) => (
+              <Member key={m.id} ib={ib} kind="machine" id={m.id} name={m.name} seen={m.last_seen} />
+            ))}
+          </ul>
         ) : (
           <p class="hint">{t("noMachines")}</p>
         )}
       </section>
-      {rekeyedAt.value > 0 && <p class="hint" role="status">{t("e2eRekeyed")}</p>}
+      {rekeyedAt.value > 0 && (
+        <p class="hint" role="status">
+          {t("e2eRekeyed")}
+        </p>
+      )}
       <AddCode ib={ib} kind="device" />
       <AddCode ib={ib} kind="machine" />
     </>
@@ -266,7 +312,8 @@ export function Devices() {
   const list = inboxes.value;
   return (
     <section class="devices">
-      <ConnectEntry />{/* OAuth connectors: "Connect an app" (ui/ConnectApp.tsx) */}
+      <ConnectEntry />
+      {/* OAuth connectors: "Connect an app" (ui/ConnectApp.tsx) */}
       {list.length === 0 ? (
         <div class="card">
           <p>{t("noInbox")}</p>

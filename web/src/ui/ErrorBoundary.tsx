@@ -19,6 +19,12 @@ export class ErrorBoundary extends Component<Props, State> {
   }
 
   override render() {
-    return this.state.failed ? <p class="block-failed" role="note">{t("blockFailed")}</p> : this.props.children;
+    return this.state.failed ? (
+      <p class="block-failed" role="note">
+        {t("blockFailed")}
+      </p>
+    ) : (
+      this.props.children
+    );
   }
 }

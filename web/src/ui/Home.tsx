@@ -71,11 +71,24 @@ function Waiting({ items }: { items: WaitItem[] }) {
         <ul class="wait-list">
           {items.map((w) => (
             <li key={`${w.sid}/${w.callId}`}>
-              <a class="wait-row" href={`/s/${w.sid}`} data-sid={w.sid} data-call={w.callId} onClick={(ev) => { ev.preventDefault(); open(w.sid, w.callId); }}>
-                <span class="ico" aria-hidden="true">{ICON[w.name] ?? "⚙"}</span>
+              <a
+                class="wait-row"
+                href={`/s/${w.sid}`}
+                data-sid={w.sid}
+                data-call={w.callId}
+                onClick={(ev) => {
+                  ev.preventDefault();
+                  open(w.sid, w.callId);
+                }}
+              >
+                <span class="ico" aria-hidden="true">
+                  {ICON[w.name] ?? "⚙"}
+                </span>
                 <span class="meta">
                   <b class="wait-text">{w.text || w.name}</b>
-                  <small class="wait-session"><TailText text={w.label} /></small>
+                  <small class="wait-session">
+                    <TailText text={w.label} />
+                  </small>
                 </span>
               </a>
             </li>
@@ -92,10 +105,20 @@ function Row({ e, c, n }: { e: Entry; c: SessionConn; n: number }) {
   const agentOnline = c.phase.value === "online" ? undefined : e.inbox?.phase.value === "online" ? !!e.info?.agent_online : undefined;
   return (
     <li class={`session-row${e.guest ? " guest" : ""}`} data-sid={e.sid}>
-      <a href={`/s/${e.sid}`} onClick={(ev) => { ev.preventDefault(); open(e.sid); }}>
-        <span class="avatar" aria-hidden="true">{label.slice(0, 1).toUpperCase()}</span>
+      <a
+        href={`/s/${e.sid}`}
+        onClick={(ev) => {
+          ev.preventDefault();
+          open(e.sid);
+        }}
+      >
+        <span class="avatar" aria-hidden="true">
+          {label.slice(0, 1).toUpperCase()}
+        </span>
         <span class="meta">
-          <b class="label"><TailText text={label} /></b>
+          <b class="label">
+            <TailText text={label} />
+          </b>
           <Presence conn={c} agentOnline={agentOnline} />
           <small class="host">
             {e.guest ? (
@@ -108,10 +131,16 @@ function Row({ e, c, n }: { e: Entry; c: SessionConn; n: number }) {
           </small>
         </span>
         <Lock sealed={c.sealed.value || e.info?.sealed === true} />
-        {n > 0 && <span class="badge" aria-label={t("pending", { n })}>{n}</span>}
+        {n > 0 && (
+          <span class="badge" aria-label={t("pending", { n })}>
+            {n}
+          </span>
+        )}
       </a>
       {e.guest && (
-        <button class="btn link forget" aria-label={`${t("forget")} ${label}`} onClick={() => confirm(t("forgetConfirm")) && forgetSession(e.sid)}>{t("forget")}</button>
+        <button class="btn link forget" aria-label={`${t("forget")} ${label}`} onClick={() => confirm(t("forgetConfirm")) && forgetSession(e.sid)}>
+          {t("forget")}
+        </button>
       )}
     </li>
   );
@@ -125,7 +154,9 @@ export function Home() {
       <section class="home empty-home">
         <img src="/icon.svg" alt="" width={96} height={96} />
         <p>{t("noSessions")}</p>
-        <button class="btn" onClick={() => navigate("/settings")}>{t("lan")}</button>
+        <button class="btn" onClick={() => navigate("/settings")}>
+          {t("lan")}
+        </button>
       </section>
     );
   }
@@ -134,7 +165,10 @@ export function Home() {
     const label = c ? labelOf(e, c) : e.label;
     const waiting = waitingOf(e, c, label);
     // A guest session that is not connected knows its count only from the relay's last status.
-    const n = e.guest && c && c.phase.value !== "online" ? Math.max(waiting.length, c.remotePending.value ?? 0) : Math.max(waiting.length, e.info && e.inbox?.phase.value === "online" ? e.info.pending : 0);
+    const n =
+      e.guest && c && c.phase.value !== "online"
+        ? Math.max(waiting.length, c.remotePending.value ?? 0)
+        : Math.max(waiting.length, e.info && e.inbox?.phase.value === "online" ? e.info.pending : 0);
     return { e, c, waiting, n };
   });
   const items = rows.flatMap((r) => r.waiting).sort((a, b) => a.at - b.at);
@@ -143,14 +177,24 @@ export function Home() {
   const stale = online.value && paired.some((ib) => ib.phase.value === "offline" || ib.phase.value === "stopped");
   return (
     <section class="home">
-      {stale && <p class="hint" role="status">{t("inboxOffline")}</p>}
+      {stale && (
+        <p class="hint" role="status">
+          {t("inboxOffline")}
+        </p>
+      )}
       {/* Paired before E2E was turned on: the relay never hands the key over, so this device must pair again. */}
-      {needsPairing.value.size > 0 && <p class="banner stop e2e-no-key" role="alert">{t("e2ePairAgain")}</p>}
+      {needsPairing.value.size > 0 && (
+        <p class="banner stop e2e-no-key" role="alert">
+          {t("e2ePairAgain")}
+        </p>
+      )}
       <Waiting items={items} />
       <section class="list" aria-labelledby="h-sessions">
         <div class="list-head">
           <h2 id="h-sessions">{t("sessions")}</h2>
-          <button class="btn" onClick={() => navigate("/devices")}>{t("devices")}</button>
+          <button class="btn" onClick={() => navigate("/devices")}>
+            {t("devices")}
+          </button>
         </div>
         {sorted.length === 0 ? (
           <p class="hint">{t("inboxEmpty")}</p>

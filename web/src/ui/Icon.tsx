@@ -28,7 +28,18 @@ export function Lock({ sealed, size = 16 }: { sealed: boolean; size?: number }) 
 
 export function Icon({ name, size = 22 }: { name: IconName; size?: number }) {
   return (
-    <svg class="i" width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">
+    <svg
+      class="i"
+      width={size}
+      height={size}
+      viewBox="0 0 24 24"
+      fill="none"
+      stroke="currentColor"
+      stroke-width="2"
+      stroke-linecap="round"
+      stroke-linejoin="round"
+      aria-hidden="true"
+    >
       <path d={PATHS[name]} />
     </svg>
   );

@@ -46,7 +46,10 @@ function RuleList({ list, rules, onChange }: { list: List; rules: string[]; onCh
   };
   return (
     <section class="policy-group" data-list={list} aria-labelledby={`${id}-h`}>
-      <h3 id={`${id}-h`}>{pt(`list_${list}` as PKey)}<small>{pt(`list_${list}_help` as PKey)}</small></h3>
+      <h3 id={`${id}-h`}>
+        {pt(`list_${list}` as PKey)}
+        <small>{pt(`list_${list}_help` as PKey)}</small>
+      </h3>
       {rules.length === 0 ? (
         <p class="hint">{pt("noRules")}</p>
       ) : (
@@ -54,18 +57,40 @@ function RuleList({ list, rules, onChange }: { list: List; rules: string[]; onCh
           {rules.map((r) => (
             <li key={r}>
               <code>{r}</code>
-              <button class="icon" type="button" aria-label={pt("removeRule", { rule: r })} onClick={() => onChange(rules.filter((x) => x !== r))}>×</button>
+              <button class="icon" type="button" aria-label={pt("removeRule", { rule: r })} onClick={() => onChange(rules.filter((x) => x !== r))}>
+                ×
+              </button>
             </li>
           ))}
         </ul>
       )}
       <form class="policy-add" onSubmit={add}>
-        <label class="sr-only" for={`${id}-new`}>{pt("ruleLabel", { list: pt(`list_${list}` as PKey) })}</label>
-        <input id={`${id}-new`} type="text" autoComplete="off" spellcheck={false} placeholder={pt("otherRulePlaceholder")} value={draft} onInput={(e) => setDraft((e.target as HTMLInputElement).value)} />
-        <button class="btn" type="submit" disabled={!draft.trim()}>{pt("addRule")}</button>
+        <label class="sr-only" for={`${id}-new`}>
+          {pt("ruleLabel", { list: pt(`list_${list}` as PKey) })}
+        </label>
+        <input
+          id={`${id}-new`}
+          type="text"
+          autoComplete="off"
+          spellcheck={false}
+          placeholder={pt("otherRulePlaceholder")}
+          value={draft}
+          onInput={(e) => setDraft((e.target as HTMLInputElement).value)}
+        />
+        <button class="btn" type="submit" disabled={!draft.trim()}>
+          {pt("addRule")}
+        </button>
       </form>
-      {err && <p class="err" role="alert">{pt("invalidRule", { e: err })}</p>}
-      {warn.map((w, i) => <p class="policy-warn" key={i}>{pt("warning", { w })}</p>)}
+      {err && (
+        <p class="err" role="alert">
+          {pt("invalidRule", { e: err })}
+        </p>
+      )}
+      {warn.map((w, i) => (
+        <p class="policy-warn" key={i}>
+          {pt("warning", { w })}
+        </p>
+      ))}
     </section>
   );
 }
@@ -73,7 +98,10 @@ function RuleList({ list, rules, onChange }: { list: List; rules: string[]; onCh
 /** The inbox as a link for the E2E keyring (its live connection when there is one) and its key epoch. */
 function linkOf(inbox: SavedInbox): { ib: InboxLink; epoch: number } {
   const conn = inboxes.value.find((x) => x.saved.origin === inbox.origin && x.saved.inbox_id === inbox.inbox_id);
-  const ib: InboxLink = conn ?? { saved: inbox, request: <T,>(method: string, path: string, body?: unknown) => api<T>(inbox.origin, method, path, inbox.device_credential, body) };
+  const ib: InboxLink = conn ?? {
+    saved: inbox,
+    request: <T,>(method: string, path: string, body?: unknown) => api<T>(inbox.origin, method, path, inbox.device_credential, body),
+  };
   return { ib, epoch: e2eOf(conn?.state.value)?.epoch ?? 0 };
 }
 
@@ -147,29 +175,60 @@ function Editor({ inbox }: { inbox: SavedInbox }) {
     // Sealed under a key this device lacks, or changed on the way: nothing to show, nothing to save over.
     return (
       <div class="policy" data-version={version} data-sealed={view.state}>
-        <p class="err" role="alert">{pe(view.state, { e: view.epoch ?? 0 })}</p>
+        <p class="err" role="alert">
+          {pe(view.state, { e: view.epoch ?? 0 })}
+        </p>
         <div class="policy-actions">
-          <button class="btn" type="button" disabled={busy} onClick={() => void load()}>{pt("reload")}</button>
+          <button class="btn" type="button" disabled={busy} onClick={() => void load()}>
+            {pt("reload")}
+          </button>
         </div>
       </div>
     );
   }
-  if (!lists) return msg ? <p class="err" role="alert">{msg.text}</p> : <p class="hint">{pt("loading")}</p>;
+  if (!lists)
+    return msg ? (
+      <p class="err" role="alert">
+        {msg.text}
+      </p>
+    ) : (
+      <p class="hint">{pt("loading")}</p>
+    );
   return (
     <div class="policy" data-version={version} {...(view ? { "data-sealed": view.state } : {})}>
-      <p class="hint">{pt("version", { v: version })}{dirty ? ` · ${pt("unsaved")}` : ""}</p>
+      <p class="hint">
+        {pt("version", { v: version })}
+        {dirty ? ` · ${pt("unsaved")}` : ""}
+      </p>
       {view && (
         <p class={view.state === "sealed" ? "hint policy-sealed" : "policy-warn"} role={view.state === "sealed" ? undefined : "status"}>
           <Lock sealed={view.state === "sealed"} /> {pe(view.state, { e: view.epoch ?? 0 })}
         </p>
       )}
       {LISTS.map((l) => (
-        <RuleList key={l} list={l} rules={lists[l]} onChange={(next) => { setLists({ ...lists, [l]: next }); setDirty(true); setMsg(null); }} />
+        <RuleList
+          key={l}
+          list={l}
+          rules={lists[l]}
+          onChange={(next) => {
+            setLists({ ...lists, [l]: next });
+            setDirty(true);
+            setMsg(null);
+          }}
+        />
       ))}
-      {msg && <p class={msg.error ? "err" : "hint"} role={msg.error ? "alert" : "status"}>{msg.text}</p>}
+      {msg && (
+        <p class={msg.error ? "err" : "hint"} role={msg.error ? "alert" : "status"}>
+          {msg.text}
+        </p>
+      )}
       <div class="policy-actions">
-        <button class="btn primary" type="button" disabled={(!dirty && !(view && view.state !== "sealed")) || busy} onClick={() => void save()}>{pt("save")}</button>
-        <button class="btn" type="button" disabled={busy} onClick={() => void load()}>{pt("reload")}</button>
+        <button class="btn primary" type="button" disabled={(!dirty && !(view && view.state !== "sealed")) || busy} onClick={() => void save()}>
+          {pt("save")}
+        </button>
+        <button class="btn" type="button" disabled={busy} onClick={() => void load()}>
+          {pt("reload")}
+        </button>
       </div>
     </div>
   );
@@ -186,7 +245,9 @@ export function Policy() {
         <div class="field">
           <label for="policy-inbox">{pt("inboxLabel")}</label>
           <select id="policy-inbox" value={String(sel)} onChange={(e) => setSel(Number((e.target as HTMLSelectElement).value))}>
-            {inboxes.map((x, i) => <option key={x.inbox_id} value={String(i)}>{`${new URL(x.origin).host} · ${x.inbox_id}`}</option>)}
+            {inboxes.map((x, i) => (
+              <option key={x.inbox_id} value={String(i)}>{`${new URL(x.origin).host} · ${x.inbox_id}`}</option>
+            ))}
           </select>
         </div>
       )}

@@ -23,9 +23,14 @@ export function Presence({ conn, agentOnline: known }: { conn: SessionConn; agen
   return (
     <span class={`presence ${agentOnline ? "on" : phase === "connecting" ? "wait" : "off"}`}>
       <span class="dot" aria-hidden="true" />
-      <span>{t("agent")} {label}</span>
+      <span>
+        {t("agent")} {label}
+      </span>
       {agentOnline && p?.agent.status && (
-        <span class="status" title={p.agent.status.detail}>· {p.agent.status.state}{p.agent.status.detail ? ` — ${p.agent.status.detail}` : ""}</span>
+        <span class="status" title={p.agent.status.detail}>
+          · {p.agent.status.state}
+          {p.agent.status.detail ? ` — ${p.agent.status.detail}` : ""}
+        </span>
       )}
     </span>
   );
@@ -38,10 +43,16 @@ function Bubble({ m, unsent, conn }: { m: ThreadMessage; unsent: boolean; conn: 
   const via = m.own && !m.mine ? conn.deviceName(m.from) : undefined;
   const who = m.own ? (m.mine ? t("you") : via ? t("fromDevice", { name: via }) : t("fromOtherDevice")) : m.role === "agent" ? t("agent") : t("someoneElse");
   return (
-    <div class={`bubble ${m.own ? "mine" : m.role === "agent" ? "agent" : "other"}${m.own && !m.mine ? " via" : ""}`} data-msg={m.id} data-own={m.own ? "" : undefined}>
+    <div
+      class={`bubble ${m.own ? "mine" : m.role === "agent" ? "agent" : "other"}${m.own && !m.mine ? " via" : ""}`}
+      data-msg={m.id}
+      data-own={m.own ? "" : undefined}
+    >
       {m.own && !m.mine ? <small class="who">{who}</small> : <span class="sr-only">{who}:</span>}
       {m.unreadable ? (
-        <p class="err unreadable" data-unreadable="">{t("cantOpenMsg")}</p>
+        <p class="err unreadable" data-unreadable="">
+          {t("cantOpenMsg")}
+        </p>
       ) : m.elided ? (
         <p class="hint">{t("elidedMsg")}</p>
       ) : (
@@ -50,7 +61,10 @@ function Bubble({ m, unsent, conn }: { m: ThreadMessage; unsent: boolean; conn: 
         </ErrorBoundary>
       )}
       {conn.sealed.value && <Lock sealed size={12} />}
-      <time dateTime={new Date(m.ts).toISOString()}>{new Date(m.ts).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}{unsent ? " · ⏳" : ""}</time>
+      <time dateTime={new Date(m.ts).toISOString()}>
+        {new Date(m.ts).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}
+        {unsent ? " · ⏳" : ""}
+      </time>
     </div>
   );
 }
@@ -68,7 +82,9 @@ export function SessionView({ conn }: { conn: SessionConn }) {
   const items: Item[] = [
     ...conn.messages.value.map((m): Item => ({ kind: "msg", at: m.ts, m })),
     // Automatic calls live in the tool log; only a canvas's `open` shows its board in the thread.
-    ...calls.filter((c) => c.name !== "calculator" && (c.name !== "canvas" || (c.action === "open" && c.result))).map((c): Item => ({ kind: "call", at: c.at, c })),
+    ...calls
+      .filter((c) => c.name !== "calculator" && (c.name !== "canvas" || (c.action === "open" && c.result)))
+      .map((c): Item => ({ kind: "call", at: c.at, c })),
   ].sort((a, b) => a.at - b.at);
   const waiting = calls.filter((c) => c.state === "pending" && human(c));
   const pending = waiting.length;
@@ -158,11 +174,24 @@ export function SessionView({ conn }: { conn: SessionConn }) {
   };
   return (
     <section class="session" aria-label={conn.label.value || conn.sid}>
-      {notice && <div class="banner info" role="status" aria-live="polite">{t(notice.key)}</div>}
-      {conn.sealed.value && conn.noKey.value && <div class="banner stop e2e-no-key" role="alert">{t("e2ePairAgain")}</div>}
+      {notice && (
+        <div class="banner info" role="status" aria-live="polite">
+          {t(notice.key)}
+        </div>
+      )}
+      {conn.sealed.value && conn.noKey.value && (
+        <div class="banner stop e2e-no-key" role="alert">
+          {t("e2ePairAgain")}
+        </div>
+      )}
       <div class="tabs" role="tablist">
         <button role="tab" id="tab-chat" aria-selected={tab === "chat"} aria-controls="panel" class={tab === "chat" ? "on" : ""} onClick={() => setTab("chat")}>
-          {t("chat")}{pending > 0 && <span class="badge" aria-label={t("pending", { n: pending })}>{pending}</span>}
+          {t("chat")}
+          {pending > 0 && (
+            <span class="badge" aria-label={t("pending", { n: pending })}>
+              {pending}
+            </span>
+          )}
         </button>
         <button role="tab" id="tab-log" aria-selected={tab === "log"} aria-controls="panel" class={tab === "log" ? "on" : ""} onClick={() => setTab("log")}>
           {t("log")} <span class="count">{calls.length}</span>
@@ -174,7 +203,13 @@ export function SessionView({ conn }: { conn: SessionConn }) {
         ) : (
           <div class="thread" aria-live="polite" aria-relevant="additions">
             {items.length === 0 && <p class="empty">{t("noMessages")}</p>}
-            {items.map((it) => (it.kind === "msg" ? <Bubble key={it.m.id} m={it.m} unsent={unsent.has(it.m.id)} conn={conn} /> : <CallCard key={it.c.call_id} c={it.c} conn={conn} focused={focused === it.c.call_id} />))}
+            {items.map((it) =>
+              it.kind === "msg" ? (
+                <Bubble key={it.m.id} m={it.m} unsent={unsent.has(it.m.id)} conn={conn} />
+              ) : (
+                <CallCard key={it.c.call_id} c={it.c} conn={conn} focused={focused === it.c.call_id} />
+              ),
+            )}
           </div>
         )}
       </div>
@@ -186,9 +221,16 @@ export function SessionView({ conn }: { conn: SessionConn }) {
             </button>
           )}
           {refused ? null : carded ? (
-            <button class="btn wide reply-there" type="button" onClick={replyThere}>{t(carded.name === "work_report" ? "reviewAbove" : "replyAbove")}</button>
+            <button class="btn wide reply-there" type="button" onClick={replyThere}>
+              {t(carded.name === "work_report" ? "reviewAbove" : "replyAbove")}
+            </button>
           ) : (
-            <Composer idPrefix="chat" label={t("typeMessage")} submitLabel={t("send")} onSubmit={(text, content) => conn.sendMessage(text ? [{ type: "text", text }, ...content] : content)} />
+            <Composer
+              idPrefix="chat"
+              label={t("typeMessage")}
+              submitLabel={t("send")}
+              onSubmit={(text, content) => conn.sendMessage(text ? [{ type: "text", text }, ...content] : content)}
+            />
           )}
         </div>
       )}

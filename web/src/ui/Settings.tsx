@@ -60,7 +60,9 @@ export function Settings() {
       <div class="card">
         <h2>{t("devices")}</h2>
         <p class="hint">{t("devicesHelp")}</p>
-        <button class="btn" type="button" onClick={() => navigate("/devices")}>{t("manageDevices")}</button>
+        <button class="btn" type="button" onClick={() => navigate("/devices")}>
+          {t("manageDevices")}
+        </button>
       </div>
       <PushEntry /> {/* issue 16: Web Push on this device and the inbox's reminders (push-settings.tsx) */}
       <PolicyEntry /> {/* issue 17: the inbox's permission policy (ui/Policy.tsx) */}
@@ -69,14 +71,28 @@ export function Settings() {
         <p class="hint">{t("lanHelp")}</p>
         <div class="field">
           <label for="lan-url">{t("lanUrl")}</label>
-          <input id="lan-url" type="url" inputMode="url" placeholder="http://192.168.1.20:9527" required value={addr} onInput={(e) => setAddr((e.target as HTMLInputElement).value)} />
+          <input
+            id="lan-url"
+            type="url"
+            inputMode="url"
+            placeholder="http://192.168.1.20:9527"
+            required
+            value={addr}
+            onInput={(e) => setAddr((e.target as HTMLInputElement).value)}
+          />
         </div>
         <div class="field">
           <label for="lan-token">{t("lanToken")}</label>
           <input id="lan-token" type="password" autoComplete="off" value={tok} onInput={(e) => setTok((e.target as HTMLInputElement).value)} />
         </div>
-        {err && <p class="err" role="alert">{err}</p>}
-        <button class="btn primary" type="submit" disabled={busy}>{t("connect")}</button>
+        {err && (
+          <p class="err" role="alert">
+            {err}
+          </p>
+        )}
+        <button class="btn primary" type="submit" disabled={busy}>
+          {t("connect")}
+        </button>
       </form>
       <p class="hint center">{t("version")}</p>
     </section>

@@ -49,18 +49,29 @@ export function SessionStatusLine({ conn }: { conn: SessionConn }) {
   const p = conn.presence.value;
   const status = k === "online" ? p?.agent.status : undefined;
   const text = k === "stopped" ? t(stop?.key ?? "stoppedOther", { reason: stop?.reason ?? "" }) : t(TEXT[k]);
-  const apps = k === "online" || k === "agent-away" ? p?.apps ?? 0 : 0;
+  const apps = k === "online" || k === "agent-away" ? (p?.apps ?? 0) : 0;
   return (
     // The session's status line keeps the `presence` classes: on/off tell whether the agent is online.
     <div class={`conn-line presence ${TONE[k]}`} data-conn={k} role="status">
       <span class="dot" aria-hidden="true" />
       <span class="conn-text">{text}</span>
       {status && (
-        <span class="status" title={status.detail}>· {status.state}{status.detail ? ` — ${status.detail}` : ""}</span>
+        <span class="status" title={status.detail}>
+          · {status.state}
+          {status.detail ? ` — ${status.detail}` : ""}
+        </span>
       )}
       {apps > 1 && <small class="apps">· {t("apps", { n: apps })}</small>}
-      {k === "replaced" && <button class="btn small" type="button" onClick={() => conn.takeOver()}>{t("useHere")}</button>}
-      {k === "stopped" && stop && !FINAL.has(stop.key) && <button class="btn small" type="button" onClick={() => conn.poke()}>{t("reconnect")}</button>}
+      {k === "replaced" && (
+        <button class="btn small" type="button" onClick={() => conn.takeOver()}>
+          {t("useHere")}
+        </button>
+      )}
+      {k === "stopped" && stop && !FINAL.has(stop.key) && (
+        <button class="btn small" type="button" onClick={() => conn.poke()}>
+          {t("reconnect")}
+        </button>
+      )}
     </div>
   );
 }

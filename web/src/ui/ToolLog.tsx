@@ -6,7 +6,6 @@ import { STATE_KEY } from "./Cards.js";
 import { PushRow } from "../push-lazy.js";
 import { logText as short } from "../calltext.js";
 
-
 function duration(c: CallEntry): string {
   if (!c.doneAt) return "—";
   const ms = Math.max(0, c.doneAt - c.at);
@@ -38,9 +37,23 @@ export function ToolLog({ conn }: { conn: SessionConn }) {
           </div>
           <dl>
             <dt>{t("args")}</dt>
-            <dd><code>{short(c.args)}</code></dd>
+            <dd>
+              <code>{short(c.args)}</code>
+            </dd>
             <dt>{t("result")}</dt>
-            <dd><code>{c.error ? `${c.error.code}: ${c.error.message}` : c.result ? short(c.result.message) + (typeof c.result.rule === "string" ? ` (${c.result.rule})` : "") + (c.result.content ? ` (+${c.result.content.length})` : "") : c.answerText !== undefined ? short(c.answerText) : "—"}</code></dd>
+            <dd>
+              <code>
+                {c.error
+                  ? `${c.error.code}: ${c.error.message}`
+                  : c.result
+                    ? short(c.result.message) +
+                      (typeof c.result.rule === "string" ? ` (${c.result.rule})` : "") +
+                      (c.result.content ? ` (+${c.result.content.length})` : "")
+                    : c.answerText !== undefined
+                      ? short(c.answerText)
+                      : "—"}
+              </code>
+            </dd>
             <dt>{t("by")}</dt>
             <dd>{who(c, conn)}</dd>
             <dt>{t("took")}</dt>
