@@ -1,6 +1,7 @@
 // `lineup e2e on|off|status`: end-to-end encryption for this machine's inbox (docs/e2e.md).
 import { InboxApi, InboxHttpError } from "../client/inbox.js";
-import { defaultRelayKey, ensureInbox, findInbox, normalizeUrl, type SavedInbox } from "../client/state.js";
+import { defaultRelayKey, findInbox, normalizeUrl, type SavedInbox } from "../client/state.js";
+import { ensureInbox } from "../client/ensure.js";
 import { livePending } from "../e2e/saved.js";
 import { turnOff, turnOn } from "../e2e/switch.js";
 import { sealPolicyAtTurnOn } from "../permissions/policy-store.js";

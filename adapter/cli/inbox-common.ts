@@ -4,7 +4,8 @@ import type { ParseArgsConfig } from "node:util";
 import type { InboxState } from "../../shared/contract/inbox.js";
 import { forTerminal } from "../../shared/text/terminal.js";
 import { InboxApi, InboxHttpError } from "../client/inbox.js";
-import { checkKeyTransport, defaultRelayUrl, defaultStateDir, findInbox, forgetInbox, normalizeUrl, StateError, type SavedInbox } from "../client/state.js";
+import { defaultRelayUrl, defaultStateDir, findInbox, forgetInbox, normalizeUrl, type SavedInbox } from "../client/state.js";
+import { checkKeyTransport, StateError } from "../client/ensure.js";
 import { E2EFailure } from "../e2e/saved.js";
 import { err, out, parseOptions, str, type Values } from "./common.js";
 

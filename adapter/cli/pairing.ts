@@ -7,7 +7,8 @@ import { INBOX_LIMITS, parseCode, RenameBody, type CodeIssued, type MachineCreat
 import { isPairingSecret } from "../../shared/crypto/e2e/index.js";
 import { forTerminal } from "../../shared/text/terminal.js";
 import { InboxApi, InboxHttpError, machineNameOf } from "../client/inbox.js";
-import { defaultRelayKey, ensureInbox, findInbox, forgetInbox, loadState, normalizeUrl, saveInbox, withInbox, type SavedInbox } from "../client/state.js";
+import { defaultRelayKey, findInbox, forgetInbox, loadState, normalizeUrl, saveInbox, type SavedInbox } from "../client/state.js";
+import { ensureInbox, withInbox } from "../client/ensure.js";
 import { joinKeys, splitJoinCode } from "../e2e/join.js";
 import { armPairing } from "../e2e/switch.js";
 import { distrustPlaintextCache } from "../permissions/policy-store.js";

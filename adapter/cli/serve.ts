@@ -5,7 +5,8 @@ import { resolve } from "node:path";
 import { LAN_PORT } from "../../shared/contract/defaults.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { randomId } from "../../shared/edge/tokens.js";
-import { clientIdFor, defaultStateDir, saveSession, savedFromCreated } from "../client/state.js";
+import { clientIdFor, defaultStateDir, saveSession } from "../client/state.js";
+import { savedFromCreated } from "../client/ensure.js";
 import { err, out, parse, printLink, say, str, UsageError, warnSecretFlags } from "./common.js";
 import { HELP } from "./help.js";
 

@@ -6,23 +6,21 @@
 // unacked result after `hello`); results acked once handed over and de-duplicated by call_id; after a
 // reconnect only OPEN calls are re-sent, by id; messages carry ids the relay de-duplicates; the latest status.
 // What stays here: the `ws` dial and its HTTP refusals, promises and timers of calls, and running handlers.
-import WebSocket from "ws";
-import { clampTimeout, describeIssues, SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX, ToolCallIn } from "../../shared/contract/protocol.js";
-import type { ContentBlock, HelloFrame, PeerState, RelayFrame, ToolCallOut, ToolDef, ToolResultBody } from "../../shared/contract/protocol.js";
+import { clampTimeout, describeIssues, ToolCallIn } from "../../shared/contract/protocol.js";
+import type { ContentBlock, HelloFrame, RelayFrame, ToolDef, ToolResultBody } from "../../shared/contract/protocol.js";
 import { CLOSE, terminalCodeName } from "../../shared/contract/close.js";
 import { CallBook, type Effect, type Outcome } from "../../shared/client/call-book.js";
 import { Codec, type Decoded } from "../../shared/client/codec.js";
 import { LineUpError } from "../../shared/client/errors.js";
 import { isRelayFrame, ReconnectingSocket, type WebSocketLike } from "../../shared/client/socket.js";
-import { randomId } from "../../shared/edge/tokens.js";
+import { randomId } from "../../shared/crypto/bytes.js";
 import type { ContentKey } from "../../shared/crypto/e2e/keys.js";
 import type { Keyring } from "../e2e/keyring.js";
 import { checkCallArguments, previewOf } from "../e2e/frames.js";
 import { Provider } from "./provider.js";
-import type { BackoffOptions } from "../../shared/client/backoff.js";
-import { errorText } from "./session.js";
+import { dialRelay, peersToPresence, refusalOf, type HttpRefusal } from "./dial.js";
 import { normalizeUrl } from "./state.js";
-import type { AgentClient, CallOptions, Events, Presence, ToolHandler } from "./types.js";
+import type { AgentClient, CallOptions, ClientOptions, Events, Presence, ToolHandler } from "./types.js";
 
 interface Waiting {
   resolve: (r: ToolResultBody) => void;
@@ -51,7 +49,7 @@ export class Client implements AgentClient {
   private stopped = false;
   private first: { resolve: () => void; reject: (e: LineUpError) => void } | undefined;
   /** The current dial's refused upgrade (status and body), for the terminal verdict and the log. */
-  private http: { status?: number; body: string } = { body: "" };
+  private http: HttpRefusal = { body: "" };
   private rateTimer: ReturnType<typeof setTimeout> | undefined;
 
   private readonly waiting = new Map<string, Waiting>();
@@ -64,23 +62,7 @@ export class Client implements AgentClient {
     result: new Set(),
   };
 
-  constructor(o: {
-    relayUrl: string;
-    sessionId: string;
-    token: string;
-    clientId: string;
-    appUrl?: string;
-    tools?: ToolDef[];
-    connectTimeoutMs?: number;
-    heartbeatMs?: number;
-    backoff?: BackoffOptions;
-    localGraceS?: number;
-    log?: (line: string) => void;
-    /** The inbox's E2E keys: needed to join a sealed session (adapter/e2e/keyring.ts). */
-    keyring?: Keyring;
-    /** The state file says this session was created sealed: a `hello` without `sealed` is refused (e2e_downgrade). */
-    expectSealed?: boolean;
-  }) {
+  constructor(o: ClientOptions) {
     this.relayUrl = normalizeUrl(o.relayUrl);
     this.sessionId = o.sessionId;
     this.token = o.token;
@@ -161,28 +143,14 @@ export class Client implements AgentClient {
   }
 
   private dial(): WebSocketLike {
-    const http: { status?: number; body: string } = { body: "" };
+    const { ws, http } = dialRelay(this.wsUrl, this.token, this.connectTimeoutMs);
     this.http = http;
-    // closeTimeout (ws ≥ 8.18, not in @types/ws): after the relay's close frame, wait at most 1 s for the
-    // TCP close — `wrangler dev` holds it ~10 s, and a terminal code (4004/4409) should stop us at once.
-    const options: WebSocket.ClientOptions & { closeTimeout?: number } = { handshakeTimeout: this.connectTimeoutMs, closeTimeout: 1000 };
-    const ws = new WebSocket(this.wsUrl, [SUBPROTOCOL, `${TOKEN_SUBPROTOCOL_PREFIX}${this.token}`], options);
-    ws.on("unexpected-response", (_req, res) => {
-      http.status = res.statusCode;
-      res.on("data", (d: Buffer) => (http.body += d.toString().slice(0, 2000)));
-      res.on("end", () => ws.terminate());
-      res.on("error", () => ws.terminate());
-    });
     return ws;
   }
 
   /** An upgrade the relay refused over HTTP that must not be retried. */
   private refusal(): LineUpError | undefined {
-    const { status, body } = this.http;
-    if (status === 401 || status === 403) return new LineUpError("auth", `the relay refused the agent token (${status}) ${errorText(body)}`.trim());
-    if (status === 404) return new LineUpError("session_ended", `the session is gone (404) ${errorText(body)}`.trim());
-    if (status === 400) return new LineUpError("bad_request", `the relay refused the connection (400) ${errorText(body)}`.trim());
-    return undefined;
+    return refusalOf(this.http);
   }
 
   private onHello(f: HelloFrame): void {
@@ -421,8 +389,4 @@ export class Client implements AgentClient {
       }
     }
   }
-}
-
-function peersToPresence(p: PeerState): Presence {
-  return { agent: p.agent.status ? { online: p.agent.online, status: p.agent.status } : { online: p.agent.online }, apps: p.apps };
 }

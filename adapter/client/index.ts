@@ -8,7 +8,8 @@ import type { ConnectOptions } from "./types.js";
 
 export type { ToolDef, ToolResultBody, ToolCallOut, MessageOut, ContentBlock, ToolResultOut } from "../../shared/contract/protocol.js";
 export type { AgentClient, CallOptions, ConnectionState, ConnectOptions, Presence, ToolCall, ToolHandler } from "./types.js";
-export { ensureSession, loadState } from "./state.js";
+export { loadState } from "./state.js";
+export { ensureSession } from "./ensure.js";
 export type { SavedSession } from "./state.js";
 export { createSession, resolveSession, type ResolvedSession } from "./session.js";
 export { Client, LineUpError, terminalCodeName };

@@ -4,17 +4,8 @@ import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { LineUpError } from "../../shared/client/errors.js";
 import { E2EFailure, Keyring } from "../e2e/keyring.js";
 import type { ConnectOptions } from "./types.js";
-import {
-  clientIdFor,
-  createSession as createSessionHttp,
-  defaultRelayKey,
-  defaultRelayUrl,
-  defaultStateDir,
-  ensureSession,
-  loadState,
-  normalizeUrl,
-  StateError,
-} from "./state.js";
+import { clientIdFor, defaultRelayKey, defaultRelayUrl, defaultStateDir, loadState, normalizeUrl } from "./state.js";
+import { createSession as createSessionHttp, ensureSession, StateError } from "./ensure.js";
 
 export function errorText(body: string): string {
   try {

@@ -2,6 +2,7 @@
 import type { ContentBlock, MessageOut, ToolCallOut, ToolDef, ToolResultBody, ToolResultOut } from "../../shared/contract/protocol.js";
 import type { BackoffOptions } from "../../shared/client/backoff.js";
 import type { LineUpError } from "../../shared/client/errors.js";
+import type { Keyring } from "../e2e/keyring.js";
 
 export interface ConnectOptions {
   relayUrl?: string;
@@ -59,4 +60,23 @@ export interface AgentClient {
   setStatus(state: string, detail?: string): void;
   on<E extends keyof Events>(event: E, cb: (v: Events[E]) => void): () => void;
   close(): Promise<void>;
+}
+
+/** What the Client (agent.ts) is made from; connectAgent (index.ts) fills it from ConnectOptions and the state file. */
+export interface ClientOptions {
+  relayUrl: string;
+  sessionId: string;
+  token: string;
+  clientId: string;
+  appUrl?: string;
+  tools?: ToolDef[];
+  connectTimeoutMs?: number;
+  heartbeatMs?: number;
+  backoff?: BackoffOptions;
+  localGraceS?: number;
+  log?: (line: string) => void;
+  /** The inbox's E2E keys: needed to join a sealed session (adapter/e2e/keyring.ts). */
+  keyring?: Keyring;
+  /** The state file says this session was created sealed: a `hello` without `sealed` is refused (e2e_downgrade). */
+  expectSealed?: boolean;
 }

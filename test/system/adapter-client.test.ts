@@ -2,7 +2,8 @@
 // scripted app client speaking raw frames. No mocks: drops are real TCP drops through a proxy.
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { connectAgent, LineUpError, type Client } from "../../adapter/client/index.js";
-import { ensureSession, loadState } from "../../adapter/client/state.js";
+import { loadState } from "../../adapter/client/state.js";
+import { ensureSession } from "../../adapter/client/ensure.js";
 import { connect, wsUrl, type RawClient } from "../helpers/raw-client.js";
 import { appClient, CONFIRM, newSession, Proxy, tempDir, waitFor } from "../helpers/adapter-helpers.js";
 

@@ -3,7 +3,8 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
-import { ensureSession, forgetSessions, loadState, saveSession } from "../../adapter/client/state.js";
+import { forgetSessions, loadState, saveSession } from "../../adapter/client/state.js";
+import { ensureSession } from "../../adapter/client/ensure.js";
 import { tempDir } from "../helpers/adapter-helpers.js";
 
 describe("adapter state", () => {

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { RawClient } from "../helpers/raw-client.js";
-import { ensureSession } from "../../adapter/client/state.js";
+import { ensureSession } from "../../adapter/client/ensure.js";
 import { appClient, Proxy, runCli, savedSessions, spawnCli, tempDir } from "../helpers/adapter-helpers.js";
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];

@@ -1,7 +1,7 @@
 // Issue 11 §6: the CLI under hostile input — text from the other side cannot drive the terminal, the relay
 // key never goes over plain http to another machine, and secrets given as flags are pointed out.
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { checkKeyTransport } from "../../adapter/client/state.js";
+import { checkKeyTransport } from "../../adapter/client/ensure.js";
 import { forTerminal } from "../../shared/text/terminal.js";
 import { appClient, runCli, savedSessions, spawnCli, tempDir, waitFor } from "../helpers/adapter-helpers.js";
 

@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
-import { ensureSession } from "../../adapter/client/state.js";
+import { ensureSession } from "../../adapter/client/ensure.js";
 import { PERMISSION } from "../../shared/contract/builtin-tools.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { freePort } from "../helpers/relay.js";

@@ -13,26 +13,13 @@ import { answeredBy, type CallEntry, type CallLog } from "./calls.js";
 import { Provider } from "./provider.js";
 import { Thread } from "./thread.js";
 import type { Loose, OutFrame } from "./outbox.js";
-import type { InboxLink } from "./e2e/index.js";
 import { SealedLink } from "./sealed-link.js";
 import { isPinned, pinSealed } from "./e2e/store.js";
 import { isRelayFrame } from "./relay-frame.js";
 import { readStatus } from "./session-status.js";
 
-export interface ConnHooks {
-  /** The relay's status gave the session a (new) label. */
-  onLabel?: (label: string) => void;
-  /** The relay refused the credential over HTTP (401): for a device, the inbox decides whether it was revoked. */
-  onAuthFail?: () => void;
-  /** A socket closed with 4401: this device was removed from its inbox. */
-  onRevoked?: () => void;
-  /** A human name for a client id (a device's name from its inbox), when known. */
-  nameOf?: (clientId: string) => string | undefined;
-  /** The inbox this session belongs to: its keyring opens sealed sessions (docs/e2e.md). */
-  inbox?: InboxLink;
-}
-
-export type Phase = "connecting" | "online" | "offline" | "stopped";
+export type { ConnHooks, Phase } from "./conn-hooks.js";
+import type { ConnHooks, Phase } from "./conn-hooks.js";
 
 export { AUTOMATIC } from "./tools/auto.js";
 export type { CallEntry, CallState } from "./calls.js";

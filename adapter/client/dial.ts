@@ -1,0 +1,42 @@
+// The adapter's dial to the relay with `ws`: the agent token as a subprotocol, and what an HTTP refusal of the
+// upgrade said (read by the client to stop on 400/401/403/404 instead of retrying).
+import WebSocket from "ws";
+import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX, type PeerState } from "../../shared/contract/protocol.js";
+import { LineUpError } from "../../shared/client/errors.js";
+import type { WebSocketLike } from "../../shared/client/socket.js";
+import { errorText } from "./session.js";
+import type { Presence } from "./types.js";
+
+/** The status and the first 2,000 characters of a refused upgrade's body, filled in while the dial fails. */
+export interface HttpRefusal {
+  status?: number;
+  body: string;
+}
+
+export function dialRelay(wsUrl: string, token: string, connectTimeoutMs: number): { ws: WebSocketLike; http: HttpRefusal } {
+  const http: HttpRefusal = { body: "" };
+  // closeTimeout (ws ≥ 8.18, not in @types/ws): after the relay's close frame, wait at most 1 s for the
+  // TCP close — `wrangler dev` holds it ~10 s, and a terminal code (4004/4409) should stop us at once.
+  const options: WebSocket.ClientOptions & { closeTimeout?: number } = { handshakeTimeout: connectTimeoutMs, closeTimeout: 1000 };
+  const ws = new WebSocket(wsUrl, [SUBPROTOCOL, `${TOKEN_SUBPROTOCOL_PREFIX}${token}`], options);
+  ws.on("unexpected-response", (_req, res) => {
+    http.status = res.statusCode;
+    res.on("data", (d: Buffer) => (http.body += d.toString().slice(0, 2000)));
+    res.on("end", () => ws.terminate());
+    res.on("error", () => ws.terminate());
+  });
+  return { ws, http };
+}
+
+/** An upgrade the relay refused over HTTP that must not be retried. */
+export function refusalOf(http: HttpRefusal): LineUpError | undefined {
+  const { status, body } = http;
+  if (status === 401 || status === 403) return new LineUpError("auth", `the relay refused the agent token (${status}) ${errorText(body)}`.trim());
+  if (status === 404) return new LineUpError("session_ended", `the session is gone (404) ${errorText(body)}`.trim());
+  if (status === 400) return new LineUpError("bad_request", `the relay refused the connection (400) ${errorText(body)}`.trim());
+  return undefined;
+}
+
+export function peersToPresence(p: PeerState): Presence {
+  return { agent: p.agent.status ? { online: p.agent.online, status: p.agent.status } : { online: p.agent.online }, apps: p.apps };
+}
