@@ -87,7 +87,7 @@ describe("the Node version a newcomer needs", () => {
     const wantLater20 = locked
       .filter((p) => /(^|\s|\^|>=)20\.(9|1\d)\b/.test(p.node))
       .map((p) => (/sharp/.test(p.name) ? "sharp" : /rolldown/.test(p.name) ? "rolldown" : p.name));
-    expect(want22.sort()).toEqual(["@axe-core/playwright", "@cloudflare/kv-asset-handler", "miniflare", "wrangler"]);
+    expect(want22.sort()).toEqual(["@axe-core/playwright", "@cloudflare/kv-asset-handler", "commander", "miniflare", "wrangler"]);
     for (const name of [...want22, ...new Set(wantLater20)]) expect(readme, name).toContain(name);
     expect(readme).toContain("EBADENGINE");
   });
