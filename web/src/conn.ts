@@ -19,7 +19,7 @@ import { isPinned, pinSealed } from "./e2e/store.js";
 import { isRelayFrame } from "./relay-frame.js";
 import { plainWire, SealedWire, type Wire, type WireHost } from "./wire.js";
 import { showDecoded, type FrameView } from "./conn-frames.js";
-import { readStatus } from "./session-status.js";
+import { readStatus, socketUrl } from "./session-status.js";
 
 export type { ConnHooks, Phase } from "./conn-hooks.js";
 import type { ConnHooks, Phase } from "./conn-hooks.js";
@@ -184,13 +184,6 @@ export class SessionConn {
     this.sock?.drop();
   }
 
-  private url(): string {
-    const u = new URL(`/api/sessions/${encodeURIComponent(this.sid)}/ws`, this.saved.origin);
-    u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
-    u.searchParams.set("client_id", this.clientId);
-    return u.toString();
-  }
-
   private connect(): void {
     if (this.stopped || this.sock) return;
     if (this.pinned === undefined) {
@@ -202,7 +195,7 @@ export class SessionConn {
     // The token travels as a subprotocol: never in a URL, a log line or the Referer. No hello timeout (the heartbeat
     // drops a silent socket). WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
     const sock = new ReconnectingSocket({
-      dial: () => new WebSocket(this.url(), ["lineup.v1", `lineup.token.${this.saved.token}`]),
+      dial: () => new WebSocket(socketUrl(this.saved, this.clientId), ["lineup.v1", `lineup.token.${this.saved.token}`]),
       heartbeatMs: PING_MS,
       deadMs: DEAD_MS,
       helloTimeoutMs: 0,
