@@ -37,6 +37,18 @@ export interface CodecOptions {
   log?: (line: string) => void;
 }
 
+/** What the plaintext of a sealed frame that does not open still says (its card, its message, its cancel). */
+export interface Unopenable {
+  type: string;
+  call_id?: string;
+  name?: string;
+  action?: string;
+  id?: string;
+  deadline?: number;
+  reason?: string;
+  from?: MessageOut["from"];
+}
+
 export type HelloVerdict = { ok: true; frame: HelloFrame } | { ok: false; code: "e2e_downgrade" | "e2e_no_key"; message: string };
 
 export type Decoded =
@@ -45,7 +57,7 @@ export type Decoded =
   /** A sealed message the history budget elided: only its placeholder is left. */
   | { placeholder: MessageOut }
   /** A sealed frame that does not open here (never shown as ciphertext); a call or result it names should end. */
-  | { unopenable: { type: string; call_id?: string; name?: string; action?: string; id?: string }; why: string }
+  | { unopenable: Unopenable; why: string }
   /** A sealed call whose arguments are no object: refused with invalid_arguments. */
   | { badCall: ToolCallOut; why: string };
 
@@ -317,9 +329,19 @@ function asMessage(f: Frame): MessageOut {
   };
 }
 
-function identify(f: Frame): { type: string; call_id?: string; name?: string; action?: string; id?: string } {
+function identify(f: Frame): Unopenable {
   const s = (k: string) => (typeof f[k] === "string" ? { [k]: f[k] as string } : {});
-  return { type: String(f.type), ...s("call_id"), ...s("name"), ...s("action"), ...s("id") };
+  const from = f.type === "message" && typeof f.from === "object" && f.from !== null ? { from: asMessage(f).from } : {};
+  return {
+    type: String(f.type),
+    ...s("call_id"),
+    ...s("name"),
+    ...s("action"),
+    ...s("id"),
+    ...s("reason"),
+    ...(typeof f.deadline === "number" ? { deadline: f.deadline } : {}),
+    ...from,
+  };
 }
 
 function pick(p: unknown): Partial<HelloFrame["peers"]> {

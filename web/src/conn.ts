@@ -1,7 +1,10 @@
-// One live connection per paired session, a thin shell: the clients' socket, the calls (provider.ts), the thread,
-// the sealed side (sealed-link.ts) and the automatic tools. UI components only read the signals and call answer/send.
+// One live connection per paired session, a thin shell over the clients' core: the one socket
+// (shared/client/socket.ts), the one call book (web/src/provider.ts hosts shared/client/call-book.ts) and the
+// one codec — plaintext frames pass as they are; a sealed session's go through shared/client/codec.ts, loaded
+// with the lazy e2e chunk (web/src/e2e/codec.ts). Also the thread and the automatic tools. UI components only
+// read the signals and call answer/send.
 import { batch, signal } from "@preact/signals";
-import type { ContentBlock, PeerState, RelayFrame, ToolDef } from "../../shared/contract/protocol.js";
+import type { ClientFrame, ContentBlock, HelloFrame, PeerState, ToolDef } from "../../shared/contract/protocol.js";
 import { ReconnectingSocket, type RawFrame, type Terminal } from "../../shared/client/socket.js";
 import { CLOSE } from "../../shared/contract/close.js";
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
@@ -12,11 +15,11 @@ import { deviceId, randomId, type SavedSession } from "./storage.js";
 import { answeredBy, type CallEntry, type CallLog } from "./calls.js";
 import { Provider } from "./provider.js";
 import { Thread } from "./thread.js";
-import type { Loose, OutFrame } from "./outbox.js";
-import { SealedLink } from "./sealed-link.js";
 import { isPinned, pinSealed } from "./e2e/store.js";
 import { isRelayFrame } from "./relay-frame.js";
-import { readStatus } from "./session-status.js";
+import { plainWire, SealedWire, type Wire, type WireHost } from "./wire.js";
+import { showDecoded, type FrameView } from "./conn-frames.js";
+import { readStatus, socketUrl } from "./session-status.js";
 
 export type { ConnHooks, Phase } from "./conn-hooks.js";
 import type { ConnHooks, Phase } from "./conn-hooks.js";
@@ -37,7 +40,7 @@ export class SessionConn {
   readonly phase = signal<Phase>("connecting");
   readonly stopReason = signal<{ key: Key; reason?: string } | null>(null);
   readonly presence = signal<PeerState | null>(null);
-  /** The calls (web/src/provider.ts: log and outbox) and the chat thread (web/src/thread.ts). */
+  /** The calls (web/src/provider.ts: the call book, the log and the outbox) and the chat thread (web/src/thread.ts). */
   private readonly calls_: Provider;
   readonly calls: CallLog["calls"];
   private readonly thread: Thread;
@@ -63,13 +66,16 @@ export class SessionConn {
 
   /** The clients' one reconnecting socket (shared/client/socket.ts: backoff, heartbeat, terminal closes), new per start. */
   private sock: ReconnectingSocket | undefined;
-  /** Bumped whenever a connection ends: what was opened or sealed for an older one is not handled or sent. */
+  /** Bumped whenever a connection ends: what was opened for an older one is not handled. */
   private link = 0;
   /** The current connection's `hello` was handled (a sealed one's after it opened). */
   private helloed = false;
   private stopped = false;
-  /** A sealed session's crypto, frames in and frames out (web/src/sealed-link.ts). */
-  private readonly e2e: SealedLink;
+  /** Plaintext frames pass as they are; a sealed session's codec comes with the lazy e2e chunk (web/src/wire.ts). */
+  private readonly plain: Wire;
+  private readonly sealedWire: SealedWire;
+  private wire: Wire;
+  private readonly view: FrameView;
   /** Pinned sealed in IndexedDB (issue 26): undefined until read; nothing connects before. */
   private pinned: boolean | undefined;
   private readonly pinRead: Promise<void>;
@@ -81,41 +87,51 @@ export class SessionConn {
     this.sid = saved.sid;
     this.clientId = saved.clientId ?? deviceId();
     this.label.value = saved.label;
-    this.calls_ = new Provider(
-      this.sid,
-      () => !this.sealed.value,
-      {
-        send: (f) => this.send(f),
-        queue: (f) => this.queue(f),
-        lost: () => this.flashNotice("lostRace"),
-        sent: (id) => this.thread.markSent(id),
-        auto: (c) =>
-          void this.auto.answer(c, this.sealed.value, () => this.find(c.call_id)?.state === "pending").then((a) => a && this.answer(c.call_id, a, "auto")),
-      },
-      (name) => AUTOMATIC.has(name),
-    );
-    this.calls = this.calls_.log.calls;
     this.thread = new Thread(this.clientId);
     this.messages = this.thread.messages;
     this.unsent = this.thread.unsent;
     this.auto = new AutoTools(this.sid, () => !this.sealed.value);
-    this.e2e = new SealedLink({
+    this.boards = this.auto.boards;
+    const host: WireHost = {
       sid: this.sid,
       clientId: this.clientId,
       inbox: hooks.inbox,
-      thread: this.thread,
-      calls: this.calls_,
-      link: () => this.link,
-      write: (f) => !!this.sock?.send(f),
-      keep: (f) => this.calls_.outbox.push(f),
-      resend: (f) => this.send(f),
+      write: (w) => !!this.sock?.send(w),
+      deliver: (d) => showDecoded(this.view, d),
       noKey: (missing) => (this.noKey.value = missing),
-      notice: (key) => this.flashNotice(key),
-      downgrade: () => this.stop({ key: "stoppedDowngrade" }),
-      sealedHello: () => this.markSealed(),
-      frame: (f) => this.onFrame(f),
-    });
-    this.boards = this.auto.boards;
+      link: () => this.link,
+    };
+    this.wire = this.plain = plainWire(host);
+    this.sealedWire = new SealedWire(host);
+    this.calls_ = new Provider(
+      this.sid,
+      {
+        send: (f, unsent, fresh) => this.out(f, unsent, fresh),
+        refresh: () => this.wire.refresh(),
+        lost: () => this.flashNotice("lostRace"),
+        sent: (id) => this.thread.markSent(id),
+        auto: (c) =>
+          void this.auto.answer(c, this.sealed.value, () => this.find(c.call_id)?.state === "pending").then((a) => a && this.answer(c.call_id, a, "auto")),
+        sealed: () => this.sealed.value,
+        keepSealed: (frames) =>
+          void this.sealedWire.sealAll(frames).then(
+            (env) => this.calls_.writeSealed(env),
+            () => this.flashNotice("e2eCannotSeal"),
+          ),
+      },
+      (name) => AUTOMATIC.has(name),
+    );
+    this.view = {
+      calls: this.calls_,
+      thread: this.thread,
+      presence: this.presence,
+      agentTools: this.agentTools,
+      noKey: this.noKey,
+      sealedWire: this.sealedWire,
+      wire: () => this.wire,
+    };
+    this.calls = this.calls_.log.calls;
+    this.calls_.book.provide(BUILTIN_TOOLS);
     this.pinRead = isPinned(saved.origin, this.sid).then((p) => {
       this.pinned = p;
       if (p) this.markSealed();
@@ -168,13 +184,6 @@ export class SessionConn {
     this.sock?.drop();
   }
 
-  private url(): string {
-    const u = new URL(`/api/sessions/${encodeURIComponent(this.sid)}/ws`, this.saved.origin);
-    u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
-    u.searchParams.set("client_id", this.clientId);
-    return u.toString();
-  }
-
   private connect(): void {
     if (this.stopped || this.sock) return;
     if (this.pinned === undefined) {
@@ -186,7 +195,7 @@ export class SessionConn {
     // The token travels as a subprotocol: never in a URL, a log line or the Referer. No hello timeout (the heartbeat
     // drops a silent socket). WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
     const sock = new ReconnectingSocket({
-      dial: () => new WebSocket(this.url(), ["lineup.v1", `lineup.token.${this.saved.token}`]),
+      dial: () => new WebSocket(socketUrl(this.saved, this.clientId), ["lineup.v1", `lineup.token.${this.saved.token}`]),
       heartbeatMs: PING_MS,
       deadMs: DEAD_MS,
       helloTimeoutMs: 0,
@@ -199,16 +208,21 @@ export class SessionConn {
   }
 
   private onRaw(f: RawFrame): void {
-    // A sealed session's frames are opened first, one after another, so their order stays.
-    if (this.sealed.value || (f.type === "hello" && f.sealed)) {
-      this.e2e.in(f, this.link);
-    } else if (isRelayFrame(f)) this.onFrame(f);
+    // A sealed session's frames wait for its codec, one after another, so their order stays.
+    if (this.sealedWire.active || this.sealed.value || (f.type === "hello" && f.sealed)) this.sealedWire.in(f, (w, g) => this.decode(w, g));
+    else this.decode(this.plain, f);
+  }
+
+  private decode(w: Wire, f: RawFrame): void {
+    if (f.type === "hello" && isRelayFrame(f) && f.type === "hello") this.onHello(w, f);
+    else w.in(f);
   }
 
   /** The connection ended: frames still being opened for it are dropped, and nothing is sent until the next hello. */
   private ended(): void {
     this.link++;
     this.helloed = false;
+    this.calls_.book.down();
   }
 
   private onClose(): void {
@@ -257,30 +271,31 @@ export class SessionConn {
           this.hooks.onLabel?.(s.label); // remembered, so the app shows it offline too
         }
         if (sealed) this.markSealed();
-        if (this.sealed.value) for (const m of s.messages ?? []) this.e2e.in({ ...m });
+        // Sealed: opened once the hello said which epoch (the codec's), in order with the rest.
+        if (this.sealed.value) for (const m of s.messages ?? []) this.wire.sealed ? this.wire.in({ ...m }) : this.sealedWire.keep({ ...m });
         else for (const m of s.messages ?? []) if ("content" in m) this.thread.add(m);
       });
     }
     return code;
   }
 
-  private send(f: OutFrame | Loose): boolean {
-    const sock = this.sock;
-    if (!sock?.connected || !this.helloed) return false;
-    if (this.sealed.value && !("sealed" in f)) {
-      this.e2e.out(f as OutFrame);
-      return true;
+  /** Sends through the codec (sealed in a sealed session); a sealed answer or message without a key cannot go. */
+  private out(f: ClientFrame, unsent: (() => void) | undefined, fresh: boolean): void {
+    if (this.wire.sealed && this.sealedWire.hasKey() === false && (f.type === "tool.result" || f.type === "message")) {
+      this.noKey.value = true;
+      this.flashNotice("e2eCannotSeal");
+      return;
     }
-    return sock.send(f);
+    this.wire.out(f, unsent, fresh);
   }
 
-  /** New keys for the inbox: forget the crypto (it reloads the keyring) and connect again for the catch-up. */
+  /** New keys for the inbox: the keyring is read again and a new connection brings the catch-up. */
   keysChanged(): void {
-    this.e2e.reset();
+    // Frames of the new connection open only after the keyring was read again.
+    this.sealedWire.reset();
     if (!this.sealed.value) return;
-    this.calls_.log.filter((c) => !c.unreadable);
+    this.calls_.dropUnreadable();
     this.thread.dropUnreadable();
-    void this.e2e.load();
     this.renew();
   }
 
@@ -294,37 +309,31 @@ export class SessionConn {
     if (this.sealed.value) return;
     this.sealed.value = true;
     this.calls_.log.forget();
+    this.calls_.persist();
     this.auto.forget();
-    void this.e2e.load();
+    void this.sealedWire.load().catch(() => undefined);
   }
 
-  private onFrame(f: RelayFrame): void {
-    switch (f.type) {
-      case "hello":
-        this.helloed = true;
-        this.reachable.value = true;
-        batch(() => {
-          this.phase.value = "online";
-          this.presence.value = f.peers;
-        });
-        this.send({ type: "tool.list", tools: BUILTIN_TOOLS });
-        // A catalog query after our registration: its answer marks the end of the relay's catch-up.
-        this.send({ type: "tool.list" });
-        this.calls_.hello();
-        return;
-      case "tool.list":
-        this.agentTools.value = f.tools;
-        this.calls_.toolList();
-        return;
-      case "message":
-        if ("content" in f) this.thread.add(f);
-        return;
-      case "presence":
-        this.presence.value = { agent: f.agent, apps: f.apps };
-        return;
-      default:
-        this.calls_.receive(f);
+  /** A `hello` (opened, in a sealed session): the codec's verdict, then the call book re-sends what is owed. */
+  private onHello(w: Wire, h: HelloFrame): void {
+    const v = w.hello(h);
+    if (!v.ok) {
+      // Pinned sealed, and the relay says plaintext: refused before anything is sent (issue 26).
+      this.stop({ key: "stoppedDowngrade" });
+      return;
     }
+    if (w.sealed) this.markSealed();
+    this.wire = w;
+    this.calls_.book.sealed = w.sealed;
+    this.helloed = true;
+    this.reachable.value = true;
+    batch(() => {
+      this.phase.value = "online";
+      this.presence.value = v.frame.peers;
+    });
+    // The registration, a catalog query (its answer ends the relay's catch-up), then the outbox.
+    this.calls_.hello((f) => !!this.sock?.send(f));
+    if (w.sealed) this.sealedWire.flush(w);
   }
 
   /** A one-off notice on the session screen; it clears itself after NOTICE_MS. */
@@ -354,19 +363,12 @@ export class SessionConn {
     return this.phase.value === "stopped";
   }
 
-  /** Keeps a frame until the next `hello`; a sealed session's only ever in its sealed form. */
-  private queue(f: OutFrame | Loose): void {
-    if (this.sealed.value && !("sealed" in f) && f.type !== "tool.ack") return this.e2e.keep(f);
-    this.calls_.outbox.push(f);
-  }
-
   /** Sends a chat message (text and attachments); queued like answers while offline. */
   sendMessage(content: ContentBlock[]): boolean {
     if (this.phase.value === "stopped") return false;
     const id = randomId("m-", 14);
-    const frame: OutFrame = { type: "message", id, content };
-    if (!this.send(frame)) this.queue(frame);
-    this.thread.add({ type: "message", id, from: { role: "app", client_id: this.clientId }, content, ts: Date.now() }, !this.helloed);
+    const sent = this.calls_.message({ type: "message", id, content });
+    this.thread.add({ type: "message", id, from: { role: "app", client_id: this.clientId }, content, ts: Date.now() }, !sent);
     return true;
   }
 

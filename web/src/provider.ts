@@ -1,162 +1,239 @@
-// The provider side of one session's calls on this device (web/src/conn.ts drives it with plaintext frames):
-// calls received once, answers sent or kept in the outbox until the next `hello`, an answer re-sent when the
-// relay delivers its call again, the end of the relay's catch-up (calls not delivered again closed while we
-// were away), and calls closed elsewhere, by the agent or by the clock.
+// The provider side of one session's calls on this device, a host of the clients' one call book
+// (shared/client/call-book.ts, provider side): the book decides (calls de-duplicated, answers sent or queued
+// until the next `hello` and re-sent when the relay delivers their call again, the end of the catch-up, late
+// answers that lost) and this file shows it — the cards (web/src/calls.ts) and the outbox in localStorage, so
+// an answer or message made offline survives a reload. A sealed session's outbox is kept only sealed
+// (`keepSealed`, docs/e2e.md: no plaintext at rest); a plaintext one as its frames.
 import type { RelayFrame, ToolCallOut } from "../../shared/contract/protocol.js";
+import { CallBook, type Effect, type MessageFrame, type ResultFrame } from "../../shared/client/call-book.js";
+import type { ClientFrame } from "../../shared/contract/protocol.js";
 import { CallLog, type CallEntry, type CallState } from "./calls.js";
-import { frameId, Outbox, type Loose, type OutFrame } from "./outbox.js";
 import type { Answer } from "./tools/calculator.js";
+import { readJson, remove, writeJson } from "./storage.js";
 
 export interface ProviderHost {
-  /** Sends now; false when there is no connection past `hello`. */
-  send(f: OutFrame | Loose): boolean;
-  /** Keeps a frame for the next `hello` (a sealed session seals it first). */
-  queue(f: OutFrame | Loose): void;
+  /** Sends (through the codec: sealed in a sealed session); `unsent` puts it back in the outbox. */
+  send(f: ClientFrame, unsent: (() => void) | undefined, fresh: boolean): void;
+  /** Sealed: fetch the newest key; re-seal an open call (the PWA makes no calls: unused). */
+  refresh(): void;
   /** Our answer lost the race (another device answered first, or the call closed). */
   lost(): void;
   /** A queued message went out. */
   sent(messageId: string): void;
   /** A new call of a tool this app answers itself (web/src/tools/auto.ts). */
   auto(c: CallEntry): void;
+  /** A sealed session: nothing of the outbox is written to localStorage in plaintext. */
+  sealed(): boolean;
+  /** Writes the outbox sealed (a sealed session). */
+  keepSealed(frames: readonly (MessageFrame | ResultFrame)[]): void;
+  log?(line: string): void;
 }
 
-type Cancel = Extract<RelayFrame, { type: "tool.cancel" }>;
-type Err = Extract<RelayFrame, { type: "error" }>;
+/** How a received call is shown: a card, a card that cannot be opened here, or refused (invalid arguments). */
+export type CallMode = { unreadable: true } | { invalid: string } | undefined;
+
+/** A frame kept in the outbox: a plaintext answer or message, or (sealed session) its envelope. */
+type Kept = Record<string, unknown>;
 
 export class Provider {
   readonly log: CallLog;
-  readonly outbox: Outbox;
-  /** The relay's catch-up after `hello` ends with the answer to our second `tool.list`. */
-  private lists = 0;
-  private seen = new Set<string>();
-  /** Answers sent on the current connection: the relay's catch-up re-delivers their calls right after
-   * hello, and sending them again would only earn an `unknown_call` that looks like a lost race. */
-  private answered = new Set<string>();
+  readonly book = new CallBook({ catchUp: true, unclaimed: "ack" });
+  /** Envelopes a sealed session kept in an earlier page load: sent as they are after the next hello. */
+  private sealedKept: Kept[] = [];
+  private mode: CallMode;
 
   constructor(
-    sid: string,
-    kept: () => boolean,
+    private readonly sid: string,
     private readonly host: ProviderHost,
     private readonly isAuto: (name: string) => boolean,
   ) {
-    this.log = new CallLog(sid, kept);
-    this.outbox = new Outbox(sid);
+    this.log = new CallLog(sid, () => !host.sealed());
+    // The cards kept across a reload go back into the book (an open one, or an answered one whose answer may be re-sent).
+    for (const c of this.log.calls.value) {
+      const call: ToolCallOut = {
+        type: "tool.call",
+        call_id: c.call_id,
+        name: c.name,
+        arguments: c.args,
+        deadline: c.deadline,
+        from: "agent",
+        ...(c.action !== undefined ? { action: c.action } : {}),
+      };
+      const answered = c.state === "answered" || c.state === "queued";
+      const a = answered && !c.slim ? resultFrame(c, c.result ? { result: c.result } : c.error ? { error: c.error } : undefined) : undefined;
+      this.book.adopt(call, c.state === "pending" ? "open" : answered ? "answered" : "closed", a);
+    }
+    const kept = readJson<Kept[]>(this.key, []);
+    this.sealedKept = kept.filter((f) => "sealed" in f);
+    this.book.requeue(kept.filter((f): f is MessageFrame | ResultFrame => !("sealed" in f) && (f.type === "message" || f.type === "tool.result")));
   }
 
-  /** A frame about calls: a call, its cancel, an error about our answer, or a result (acknowledged unread: this
-   * app makes no calls of its own, so the relay may forget anything kept for it). */
-  receive(f: RelayFrame): void {
-    if (f.type === "tool.call" && "arguments" in f) this.call(f);
-    else if (f.type === "tool.cancel") this.cancel(f);
-    else if (f.type === "error") this.error(f);
-    else if (f.type === "tool.result") this.host.send({ type: "tool.ack", call_id: f.call_id });
+  private get key(): string {
+    return `outbox.${this.sid}`;
   }
 
   /** Drops what this device kept of the calls (the session is forgotten). */
   forget(): void {
     this.log.forget();
-    this.outbox.forget();
+    remove(this.key);
   }
 
   find(callId: string): CallEntry | undefined {
     return this.log.find(callId);
   }
 
-  /** A new connection said hello (the registration went out first): send what waited in the outbox. */
-  hello(): void {
-    this.lists = 0;
-    this.seen = new Set();
-    this.answered = new Set();
-    for (const f of this.outbox.flush((f) => this.host.send(f))) {
-      const id = frameId(f);
-      if (f.type === "tool.result") {
-        this.answered.add(id);
-        if (this.find(id)?.state === "queued") this.log.update(id, { state: "answered" });
-      } else if (f.type === "message") this.host.sent(id);
+  /** A new connection said hello: the registration, the catch-up query and what waited in the outbox go out. */
+  hello(write: (f: Kept) => boolean): void {
+    this.run(this.book.hello());
+    this.sealedKept = this.sealedKept.filter((f) => !write(f));
+    this.persist();
+  }
+
+  /** A frame about calls (opened, in a sealed session); `mode` says how a call that did not open is shown. */
+  receive(f: RelayFrame, mode?: CallMode, resealed = false): void {
+    const known = f.type === "tool.call" && !mode ? this.find(f.call_id) : undefined;
+    // A re-sealed call (or one that did not open before) replaces its card: never asked twice; a pending one keeps its state.
+    if (f.type === "tool.call" && known && (resealed || known.unreadable))
+      this.log.update(f.call_id, { args: f.arguments, unreadable: false, deadline: f.deadline });
+    this.mode = mode;
+    try {
+      this.run(this.book.receive(f));
+    } finally {
+      this.mode = undefined;
     }
+    this.persist();
   }
 
-  /** A `tool.list` from the relay: the second after `hello` ends the catch-up. */
-  toolList(): void {
-    if (++this.lists !== 2) return;
-    // Calls still pending here that the relay did not deliver again have closed while we were away.
-    const stale = this.log.calls.value.filter((c) => c.state === "pending" && !this.seen.has(c.call_id));
-    for (const c of stale) this.settle(c.call_id, c.deadline <= Date.now() ? "timeout" : "gone", "other");
-  }
-
-  call(f: ToolCallOut): void {
-    this.seen.add(f.call_id);
-    const known = this.find(f.call_id);
-    if (known) {
-      if (known.state === "gone" || known.state === "elsewhere") this.log.update(f.call_id, { state: "pending" });
-      // Delivered again although we answered: the answer was lost with the old socket (sent while it was
-      // closing). The call is still open, so send the same answer again.
-      const a: Answer | undefined = known.result ? { result: known.result } : known.error ? { error: known.error } : undefined;
-      if (known.state === "answered" && !known.slim && !this.answered.has(f.call_id) && a) this.host.send(resultFrame(known, a));
-      return;
-    }
-    const entry: CallEntry = { call_id: f.call_id, name: f.name, args: f.arguments ?? {}, deadline: f.deadline, at: Date.now(), state: "pending" };
-    if (f.action !== undefined) entry.action = f.action;
-    this.log.add(entry);
-    if (this.isAuto(f.name)) this.host.auto(entry);
-  }
-
-  /** The relay delivered this call on the current connection (a sealed one: web/src/e2e/inbound.ts sealedCall). */
-  saw(callId: string): void {
-    this.seen.add(callId);
-  }
-
-  send(f: OutFrame): boolean {
-    return this.host.send(f);
-  }
-
-  cancel(f: Cancel): void {
-    // With reason "answered" the relay also says by whom (a device's name or a client id) and what.
-    const extra: Partial<CallEntry> = {};
-    if (f.reason === "answered") {
-      if (typeof f.answered_by === "string" && f.answered_by) extra.answeredBy = f.answered_by;
-      if (typeof f.answer === "string") extra.answerText = f.answer;
-    }
-    this.settle(f.call_id, f.reason === "answered" ? "elsewhere" : f.reason === "timeout" ? "timeout" : "cancelled", "other", extra);
-    this.outbox.drop(f.call_id);
-  }
-
-  error(f: Err): void {
-    if (f.code !== "unknown_call" || !f.call_id) return;
-    // Our answer arrived after another device's (or after the call closed): say so.
-    const e = this.find(f.call_id);
-    if (e && (e.state === "answered" || e.state === "queued" || e.state === "pending")) {
-      this.log.update(f.call_id, { state: "lost", by: "other" });
-      this.host.lost();
-    }
-    this.outbox.drop(f.call_id);
+  /** New keys: the cards that did not open go, and the book takes their calls as closed, so the catch-up shows them again. */
+  dropUnreadable(): void {
+    for (const c of this.log.calls.value)
+      if (c.unreadable) this.book.adopt({ type: "tool.call", call_id: c.call_id, name: c.name, arguments: {}, deadline: c.deadline, from: "agent" }, "closed");
+    this.log.filter((c) => !c.unreadable);
   }
 
   /** Answers a pending call: sent now, or queued until the next `hello`. */
   answer(callId: string, a: Answer, by: "me" | "auto"): boolean {
     const c = this.find(callId);
     if (!c || c.state !== "pending") return false;
-    const frame = resultFrame(c, a);
-    const sent = this.host.send(frame);
-    if (sent) this.answered.add(callId);
-    else this.host.queue(frame);
-    this.log.update(callId, { state: sent ? "answered" : "queued", by, doneAt: Date.now(), ...a });
+    const online = this.book.online;
+    this.run(this.book.answer(c, a));
+    this.log.update(callId, { state: online ? "answered" : "queued", by, doneAt: Date.now(), ...a });
+    this.persist();
     return true;
   }
 
+  /** A chat message: sent now, or queued like answers. */
+  message(f: MessageFrame): boolean {
+    const online = this.book.online;
+    this.run(this.book.message(f));
+    this.persist();
+    return online;
+  }
+
   settle(callId: string, state: CallState, by: CallEntry["by"], extra: Partial<CallEntry> = {}): void {
-    const was = this.find(callId)?.state;
-    const done = this.log.settle(callId, state, by, extra);
-    if (done === "lost") this.host.lost();
-    else if (done === "settled" && was === "queued") this.outbox.drop(callId);
+    if (this.log.settle(callId, state, by, extra) === "lost") this.host.lost();
   }
 
   /** Expires pending calls whose deadline passed while the relay could not tell us (we were offline). */
   sweep(now: number): void {
     for (const c of this.log.calls.value) if ((c.state === "pending" || c.state === "queued") && c.deadline <= now) this.settle(c.call_id, "timeout", "other");
   }
+
+  /** Writes the outbox: plaintext frames for a plaintext session, envelopes for a sealed one. */
+  persist(): void {
+    const q = this.book.queued;
+    if (this.host.sealed()) {
+      if (q.length) this.host.keepSealed(q);
+      else if (!this.sealedKept.length) remove(this.key);
+      return;
+    }
+    if (q.length) writeJson(this.key, q);
+    else remove(this.key);
+  }
+
+  /** Sealed envelopes of the outbox, written by the e2e chunk (with those kept from an earlier page load). */
+  writeSealed(envelopes: Kept[]): void {
+    writeJson(this.key, [...this.sealedKept, ...envelopes]);
+  }
+
+  private run(fx: Effect[]): void {
+    for (const e of fx) {
+      switch (e.kind) {
+        case "send": {
+          const f = e.frame;
+          const unsent = f.type === "message" || f.type === "tool.result" ? () => (this.book.unsent(f), this.persist()) : undefined;
+          this.host.send(f, unsent, e.fresh === true);
+          break;
+        }
+        case "refresh":
+          this.host.refresh();
+          break;
+        case "call":
+          this.onCall(e.call, e.again === true);
+          break;
+        case "cancel": {
+          // With reason "answered" the relay also says by whom (a device's name or a client id) and what.
+          const f = e.frame;
+          const extra: Partial<CallEntry> = {};
+          if (f.reason === "answered") {
+            if (typeof f.answered_by === "string" && f.answered_by) extra.answeredBy = f.answered_by;
+            if (typeof f.answer === "string") extra.answerText = f.answer;
+          }
+          this.settle(f.call_id, f.reason === "answered" ? "elsewhere" : f.reason === "timeout" ? "timeout" : "cancelled", "other", extra);
+          break;
+        }
+        case "lost": {
+          // Our answer arrived after another device's (or after the call closed): say so.
+          const c = this.find(e.callId);
+          if (c && (c.state === "answered" || c.state === "queued" || c.state === "pending")) {
+            this.log.update(e.callId, { state: "lost", by: "other" });
+            this.host.lost();
+          }
+          break;
+        }
+        case "delivered":
+          if (e.frame.type === "tool.result" && this.find(e.frame.call_id)?.state === "queued") this.log.update(e.frame.call_id, { state: "answered" });
+          else if (e.frame.type === "message" && e.frame.id !== undefined) this.host.sent(e.frame.id);
+          break;
+        case "gone": {
+          // Calls still pending here that the relay did not deliver again closed while we were away.
+          const now = Date.now();
+          for (const id of e.callIds) {
+            const c = this.find(id);
+            if (c?.state === "pending") this.settle(id, c.deadline <= now ? "timeout" : "gone", "other");
+          }
+          break;
+        }
+        case "log":
+          this.host.log?.(e.line);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  private onCall(call: ToolCallOut, again: boolean): void {
+    const mode = this.mode;
+    if (mode && "invalid" in mode) {
+      // Validation moved to the receiver (docs/e2e.md rule 2): refused before anything is rendered.
+      this.run(this.book.answer(call, { error: { code: "invalid_arguments", message: mode.invalid } }));
+      return;
+    }
+    const known = this.find(call.call_id);
+    if (known) {
+      if (again && (known.state === "gone" || known.state === "elsewhere")) this.log.update(call.call_id, { state: "pending" });
+      return;
+    }
+    const entry: CallEntry = { call_id: call.call_id, name: call.name, args: call.arguments ?? {}, deadline: call.deadline, at: Date.now(), state: "pending" };
+    if (call.action !== undefined) entry.action = call.action;
+    if (mode) entry.unreadable = true; // never the ciphertext: the card says it cannot be opened here
+    this.log.add(entry);
+    if (!mode && this.isAuto(call.name)) this.host.auto(entry);
+  }
 }
 
-function resultFrame(c: CallEntry, a: Answer): OutFrame {
+function resultFrame(c: CallEntry, a: Answer | undefined): ResultFrame | undefined {
+  if (!a) return undefined;
   return { type: "tool.result", call_id: c.call_id, name: c.name, ...(c.action !== undefined ? { action: c.action } : {}), ...a };
 }

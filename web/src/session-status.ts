@@ -1,5 +1,6 @@
 // GET /api/sessions/:sid with the session's token as a Bearer header (never in the URL): its label, presence,
-// pending count and message history (web/src/conn.ts shows them before and between connections).
+// pending count and message history (web/src/conn.ts shows them before and between connections); and the
+// session's WebSocket address (the token travels as a subprotocol, never in it).
 import type { SessionStatus } from "../../shared/contract/protocol.js";
 import type { SavedSession } from "./storage.js";
 
@@ -23,4 +24,12 @@ export async function readStatus(saved: SavedSession): Promise<StatusRead> {
   } catch {
     return { code: 0, sealed: false };
   }
+}
+
+/** The session's WebSocket address for this device's client id. */
+export function socketUrl(saved: SavedSession, clientId: string): string {
+  const u = new URL(`/api/sessions/${encodeURIComponent(saved.sid)}/ws`, saved.origin);
+  u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+  u.searchParams.set("client_id", clientId);
+  return u.toString();
 }

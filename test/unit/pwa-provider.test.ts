@@ -1,0 +1,144 @@
+// The PWA's host of the one call book (web/src/provider.ts over shared/client/call-book.ts) and its wire
+// (web/src/wire.ts): answers made offline survive a reload in localStorage and go out after the next hello; a
+// sealed session's outbox never reaches localStorage in plaintext; a sealed call that does not open becomes a
+// card that keeps its deadline. localStorage is a Map-backed stand-in with the Web Storage methods the app uses
+// (getItem/setItem/removeItem, https://html.spec.whatwg.org/multipage/webstorage.html#the-storage-interface).
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Codec, type Decoded } from "../../shared/client/codec.js";
+import type { ClientFrame, HelloFrame, ToolCallOut } from "../../shared/contract/protocol.js";
+import { generateContentKey } from "../../shared/crypto/e2e/index.js";
+import { Provider, type ProviderHost } from "../../web/src/provider.js";
+import { unopenable } from "../../web/src/wire.js";
+
+class MemoryStorage {
+  private readonly m = new Map<string, string>();
+  getItem(k: string): string | null {
+    return this.m.get(k) ?? null;
+  }
+  setItem(k: string, v: string): void {
+    this.m.set(k, String(v));
+  }
+  removeItem(k: string): void {
+    this.m.delete(k);
+  }
+  dump(): string {
+    return JSON.stringify([...this.m]);
+  }
+}
+
+let store: MemoryStorage;
+beforeEach(() => {
+  store = new MemoryStorage();
+  Object.defineProperty(globalThis, "localStorage", { value: store, configurable: true });
+});
+afterEach(() => {
+  Reflect.deleteProperty(globalThis, "localStorage");
+});
+
+const SID = "s1234567";
+const call = (id: string, deadline = Date.now() + 60_000): ToolCallOut => ({
+  type: "tool.call",
+  call_id: id,
+  name: "confirm",
+  arguments: { question: "Deploy now?" },
+  deadline,
+  from: "agent",
+});
+
+function rig(sealed = false) {
+  const sent: ClientFrame[] = [];
+  const kept: unknown[][] = [];
+  const host: ProviderHost = {
+    send: (f) => sent.push(f),
+    refresh: () => undefined,
+    lost: () => undefined,
+    sent: () => undefined,
+    auto: () => undefined,
+    sealed: () => sealed,
+    keepSealed: (frames) => kept.push([...frames]),
+  };
+  const p = new Provider(SID, host, () => false);
+  return { p, sent, kept };
+}
+
+describe("the PWA's call book host", () => {
+  it("keeps an answer made offline in localStorage; after a reload the new page sends it after hello and the card says answered", () => {
+    const first = rig();
+    first.p.hello(() => true);
+    first.p.receive(call("c1"));
+    first.p.book.down(); // the connection dropped
+    expect(first.p.answer("c1", { result: { message: "yes" } }, "me")).toBe(true);
+    expect(first.p.find("c1")?.state).toBe("queued");
+    expect(store.getItem(`lineup.outbox.${SID}`)).toContain('"call_id":"c1"');
+
+    const reloaded = rig();
+    expect(reloaded.p.find("c1")?.state).toBe("queued");
+    reloaded.p.hello(() => true);
+    expect(reloaded.sent).toContainEqual({ type: "tool.result", call_id: "c1", name: "confirm", result: { message: "yes" } });
+    expect(reloaded.p.find("c1")?.state).toBe("answered");
+    expect(store.getItem(`lineup.outbox.${SID}`)).toBeNull();
+  });
+
+  it("re-sends a kept answer when the relay delivers its call again after a reload, and shows no second card", () => {
+    const first = rig();
+    first.p.hello(() => true);
+    first.p.receive(call("c2"));
+    first.p.answer("c2", { result: { message: "no" } }, "me");
+    const reloaded = rig();
+    reloaded.p.hello(() => true);
+    reloaded.p.receive(call("c2"));
+    expect(reloaded.sent.filter((f) => f.type === "tool.result")).toEqual([{ type: "tool.result", call_id: "c2", name: "confirm", result: { message: "no" } }]);
+    expect(reloaded.p.log.calls.value.filter((c) => c.call_id === "c2")).toHaveLength(1);
+  });
+
+  it("writes a sealed session's offline answer only through keepSealed (sealed), never in plaintext", () => {
+    const { p, kept } = rig(true);
+    p.hello(() => true);
+    p.receive(call("c3"));
+    p.book.down();
+    p.answer("c3", { result: { message: "secret answer" } }, "me");
+    expect(kept.at(-1)).toEqual([{ type: "tool.result", call_id: "c3", name: "confirm", result: { message: "secret answer" } }]);
+    expect(store.dump()).not.toContain("secret answer");
+    expect(store.dump()).not.toContain("Deploy now?");
+  });
+
+  it("sends envelopes a sealed session kept in an earlier page load as they are, after the registration", () => {
+    store.setItem(`lineup.outbox.${SID}`, JSON.stringify([{ type: "tool.result", call_id: "c4", name: "confirm", sealed: { v: 1 } }]));
+    const { p, sent } = rig(true);
+    const raw: object[] = [];
+    p.hello((f) => (raw.push(f), true));
+    expect(sent[0]).toMatchObject({ type: "tool.list" });
+    expect(raw).toEqual([{ type: "tool.result", call_id: "c4", name: "confirm", sealed: { v: 1 } }]);
+  });
+
+  it("regression: a sealed call that does not open here keeps its deadline on its can't-open card (the codec's unopenable names it)", async () => {
+    const got: Decoded[] = [];
+    const mine = await generateContentKey(1);
+    const other = await generateContentKey(1);
+    const keys = (k: typeof mine) => ({ keyOf: (e: number) => (e === k.epoch ? k : undefined), current: () => k, refresh: async () => {} });
+    const agent = new Codec({ sessionId: SID, sender: () => "agent:a1", keys: keys(other), write: (w) => (wire.push({ ...w }), true), deliver: () => {} });
+    const app = new Codec({ sessionId: SID, sender: () => "app:dv_x", keys: keys(mine), write: () => true, deliver: (d) => got.push(d) });
+    const wire: Record<string, unknown>[] = [];
+    const h: HelloFrame = {
+      type: "hello",
+      protocol: "lineup/1",
+      session_id: SID,
+      role: "app",
+      client_id: "dv_x",
+      peers: { agent: { online: true }, apps: 1 },
+      sealed: { epoch: 1 },
+    };
+    agent.hello(h);
+    app.hello(h);
+    const deadline = Date.now() + 90_000;
+    agent.out({ type: "tool.call", call_id: "c5", name: "confirm", arguments: { question: "?" } });
+    await agent.idle();
+    // The relay adds the deadline in plaintext beside the envelope.
+    app.in({ ...wire[0], deadline, from: "agent" });
+    await app.idle();
+    const d = got[0];
+    expect(d && "unopenable" in d).toBe(true);
+    const shown = d && "unopenable" in d ? unopenable(d.unopenable) : undefined;
+    expect(shown).toEqual({ call: { type: "tool.call", call_id: "c5", name: "confirm", arguments: {}, deadline, from: "agent" } });
+  });
+});
