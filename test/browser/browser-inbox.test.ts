@@ -255,7 +255,8 @@ describe("the PWA as an inbox", () => {
       const row = page.locator(`.session-row[data-sid="${guest.session_id}"]`);
       await row.waitFor({ timeout: 10_000 });
       expect(await row.locator(".tag").textContent()).toBe("guest link");
-      expect(await row.locator(".label").textContent()).toBe("Guest agent");
+      // The label comes from the status fetch, which runs beside the socket: it may land after the presence.
+      await expect.poll(() => row.locator(".label").textContent(), { timeout: 10_000 }).toBe("Guest agent");
       expect(await stored(page)).toHaveLength(1); // the inbox is still there
     } finally {
       await ctx.close();
