@@ -2,7 +2,7 @@
 // the session's byte usage, its number of open calls, a lower bound of its earliest due time and the parsed
 // registrations, each read once per wake and kept in step with every write, all of which go through this class
 // (a rolled-back transaction, or the alarm, forgets them: they are read again).
-import { LIMITS, utf8Length, type MessageOut, type Role, type ToolDef } from "../shared/contract/protocol.js";
+import { LIMITS, utf8Length, type KeptMessage, type Role, type KeptToolDef } from "../shared/contract/protocol.js";
 import { deliveriesOf, type CallRow, type Registration, type Store, type StoredMessage } from "../shared/session/store.js";
 
 const SCHEMA = `
@@ -243,7 +243,7 @@ export class SqlStore implements Store {
       regs = this.all<{ key: string; tools: string; bytes: number }>("SELECT key, tools, bytes FROM registrations WHERE role = ? ORDER BY seq", role).map(
         (r) => ({
           key: r.key,
-          tools: JSON.parse(r.tools) as ToolDef[],
+          tools: JSON.parse(r.tools) as KeptToolDef[],
           bytes: r.bytes,
         }),
       );
@@ -253,9 +253,9 @@ export class SqlStore implements Store {
   }
   registration(key: string): Registration | undefined {
     const r = this.one<{ tools: string; bytes: number }>("SELECT tools, bytes FROM registrations WHERE key = ?", key);
-    return r && { key, tools: JSON.parse(r.tools) as ToolDef[], bytes: r.bytes };
+    return r && { key, tools: JSON.parse(r.tools) as KeptToolDef[], bytes: r.bytes };
   }
-  register(key: string, role: Role, tools: ToolDef[], now: number) {
+  register(key: string, role: Role, tools: KeptToolDef[], now: number) {
     const json = JSON.stringify(tools);
     const bytes = utf8Length(json);
     const old = this.one<{ bytes: number }>("SELECT bytes FROM registrations WHERE key = ?", key)?.bytes ?? 0;
@@ -297,7 +297,7 @@ export class SqlStore implements Store {
     this.run("DELETE FROM instances WHERE tool = ? AND id = ?", tool, id);
   }
 
-  addMessage(m: Omit<MessageOut, "seq">, fromKey: string) {
+  addMessage(m: Omit<KeptMessage, "seq">, fromKey: string) {
     const seq = this.lastSeq() + 1;
     const frame = JSON.stringify({ ...m, seq });
     const bytes = utf8Length(frame);
@@ -314,14 +314,14 @@ export class SqlStore implements Store {
       "SELECT frame FROM (SELECT seq, frame FROM messages WHERE seq > ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
       afterSeq,
       limit,
-    ).map((r) => JSON.parse(r.frame) as MessageOut);
+    ).map((r) => JSON.parse(r.frame) as KeptMessage);
   }
   messagesBefore(beforeSeq: number, limit: number) {
     return this.all<{ frame: string }>(
       "SELECT frame FROM (SELECT seq, frame FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
       beforeSeq,
       limit,
-    ).map((r) => JSON.parse(r.frame) as MessageOut);
+    ).map((r) => JSON.parse(r.frame) as KeptMessage);
   }
   historyBytes() {
     return this.one<{ n: number }>("SELECT COALESCE(SUM(bytes), 0) AS n FROM messages")?.n ?? 0;
@@ -334,10 +334,10 @@ export class SqlStore implements Store {
     ).map((r) => ({
       seq: r.seq,
       bytes: r.bytes,
-      frame: JSON.parse(r.frame) as MessageOut,
+      frame: JSON.parse(r.frame) as KeptMessage,
     }));
   }
-  replaceMessage(seq: number, frame: MessageOut) {
+  replaceMessage(seq: number, frame: KeptMessage) {
     const json = JSON.stringify({ ...frame, seq });
     const bytes = utf8Length(json);
     const old = this.one<{ bytes: number }>("SELECT bytes FROM messages WHERE seq = ?", seq)?.bytes ?? 0;

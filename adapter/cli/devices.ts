@@ -1,12 +1,13 @@
 // `lineup devices` and `lineup machines`: list, rename and revoke the inbox's devices and machines; after a
 // revocation this machine re-keys the inbox when it holds the end-to-end key.
 import { DEVICE_ID_RE, INBOX_LIMITS, MACHINE_ID_RE, RenameBody } from "../../shared/contract/inbox.js";
-import { InboxApi, InboxHttpError } from "../client/inbox.js";
+import { InboxApi } from "../client/inbox.js";
 import { forgetInbox } from "../client/state.js";
 import { Keyring } from "../e2e/keyring.js";
 import { err, out, UsageError } from "./common.js";
 import { ago, fail, inboxState, noInbox, parse, savedInbox, shown, table, when, whereOf, type Where } from "./inbox-common.js";
 import { INBOX_HELP } from "./inbox-help.js";
+import { LineUpError } from "../../shared/client/errors.js";
 
 // ------------------------------------------------------------------ devices, machines
 
@@ -57,7 +58,7 @@ export async function cmdDevices(argv: string[]): Promise<number> {
       await rekeyAfterRevoke(w, (s) => out(s));
     }
   } catch (e) {
-    if (e instanceof InboxHttpError && e.status === 404) {
+    if (e instanceof LineUpError && e.status === 404) {
       err(`lineup devices: no device ${id} in inbox ${st.inbox_id} (revoked meanwhile?)`);
       return 1;
     }
@@ -103,7 +104,7 @@ export async function cmdMachines(argv: string[]): Promise<number> {
     await new InboxApi(w.relayUrl).revokeMachine(inbox.machineCredential, id);
     if (id !== inbox.machineId) await rekeyAfterRevoke(w, (s) => out(s));
   } catch (e) {
-    if (e instanceof InboxHttpError && e.status === 404) {
+    if (e instanceof LineUpError && e.status === 404) {
       err(`lineup machines: no machine ${id} in inbox ${st.inbox_id} (revoked meanwhile?)`);
       return 1;
     }

@@ -1,5 +1,5 @@
 // `lineup e2e on|off|status`: end-to-end encryption for this machine's inbox (docs/e2e.md).
-import { InboxApi, InboxHttpError } from "../client/inbox.js";
+import { InboxApi } from "../client/inbox.js";
 import { defaultRelayKey, findInbox, normalizeUrl, type SavedInbox } from "../client/state.js";
 import { ensureInbox } from "../client/ensure.js";
 import { livePending } from "../e2e/saved.js";
@@ -8,6 +8,7 @@ import { sealPolicyAtTurnOn } from "../permissions/policy-store.js";
 import { err, out, str, UsageError } from "./common.js";
 import { clock, fail, inboxState, parse, whereOf } from "./inbox-common.js";
 import { INBOX_HELP } from "./inbox-help.js";
+import { LineUpError } from "../../shared/client/errors.js";
 
 export async function cmdE2E(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { json: { type: "boolean" }, key: { type: "string" } });
@@ -33,7 +34,7 @@ export async function cmdE2E(argv: string[]): Promise<number> {
     try {
       r = await turnOn({ ...w, log: (s) => err(`lineup: ${s}`) }, inbox);
     } catch (e) {
-      if (e instanceof InboxHttpError && e.status === 404) {
+      if (e instanceof LineUpError && e.status === 404) {
         err(`lineup e2e: the relay at ${w.relayUrl} does not support end-to-end encryption (no /api/inbox/e2e)`);
         return 2;
       }

@@ -3,11 +3,11 @@
 import type { ParseArgsConfig } from "node:util";
 import type { InboxState } from "../../shared/contract/inbox.js";
 import { forTerminal } from "../../shared/text/terminal.js";
-import { InboxApi, InboxHttpError } from "../client/inbox.js";
+import { InboxApi } from "../client/inbox.js";
 import { defaultRelayUrl, defaultStateDir, findInbox, forgetInbox, normalizeUrl, type SavedInbox } from "../client/state.js";
-import { checkKeyTransport, StateError } from "../client/ensure.js";
-import { E2EFailure } from "../e2e/saved.js";
+import { checkKeyTransport } from "../client/ensure.js";
 import { err, out, parseOptions, str, type Values } from "./common.js";
+import { LineUpError } from "../../shared/client/errors.js";
 
 /** An answer that ends the command with this exit code (the message is already printed). */
 export class Exit extends Error {
@@ -38,24 +38,17 @@ export function whereOf(v: Values): Where {
 /** Prints a failure of the relay or the state and turns it into the exit code. */
 export function fail(e: unknown, w: Where, inbox?: SavedInbox): never {
   if (e instanceof Exit) throw e;
-  if (e instanceof InboxHttpError && e.status === 401 && inbox) {
+  if (e instanceof LineUpError && e.status === 401 && inbox) {
     forgetInbox(w.stateDir, w.relayUrl, inbox.machineCredential);
     err(
       `lineup: the relay refused this machine's inbox credential (${inbox.machineId}: revoked, or the relay's storage was reset); it is forgotten. \`lineup pair\` creates a new inbox, \`lineup join CODE\` joins one.`,
     );
     throw new Exit(2);
   }
-  if (e instanceof InboxHttpError) {
+  if (e instanceof LineUpError) {
     err(`lineup: ${forTerminal(e.status ? `${e.status} ${e.code}: ${e.message}` : e.message)}`);
-    throw new Exit(e.status === 404 || e.status === 409 ? 1 : 2);
-  }
-  if (e instanceof E2EFailure) {
-    err(`lineup: ${forTerminal(e.message)}`);
-    throw new Exit(e.code === "timeout" || e.code === "e2e_no_key" ? 1 : 2);
-  }
-  if (e instanceof StateError) {
-    err(`lineup: ${forTerminal(e.message)}`);
-    throw new Exit(2);
+    // 1: the thing asked for is not there or not in that state (404, 409), or nobody answered in time; 2: anything else.
+    throw new Exit(e.status === 404 || e.status === 409 || e.code === "timeout" || e.code === "e2e_no_key" ? 1 : 2);
   }
   throw e;
 }

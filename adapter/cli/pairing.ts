@@ -6,7 +6,7 @@ import qrcode from "qrcode-terminal";
 import { INBOX_LIMITS, parseCode, RenameBody, type CodeIssued, type MachineCreated } from "../../shared/contract/inbox.js";
 import { isPairingSecret } from "../../shared/crypto/e2e/index.js";
 import { forTerminal } from "../../shared/text/terminal.js";
-import { InboxApi, InboxHttpError, machineNameOf } from "../client/inbox.js";
+import { InboxApi, machineNameOf } from "../client/inbox.js";
 import { defaultRelayKey, findInbox, forgetInbox, loadState, normalizeUrl, saveInbox, type SavedInbox } from "../client/state.js";
 import { ensureInbox, withInbox } from "../client/ensure.js";
 import { joinKeys, splitJoinCode } from "../e2e/join.js";
@@ -15,6 +15,7 @@ import { distrustPlaintextCache } from "../permissions/policy-store.js";
 import { err, out, str, UsageError } from "./common.js";
 import { clock, fail, parse, shown, whereOf } from "./inbox-common.js";
 import { CODE_MINUTES, INBOX_HELP } from "./inbox-help.js";
+import { LineUpError } from "../../shared/client/errors.js";
 
 function printQr(url: string, write: (s: string) => void): void {
   qrcode.generate(url, { small: true }, (code) => write(code));
@@ -91,7 +92,7 @@ export async function cmdJoin(argv: string[]): Promise<number> {
   try {
     m = await new InboxApi(w.relayUrl).redeemJoin(code.trim(), name);
   } catch (e) {
-    if (e instanceof InboxHttpError && e.status === 404) {
+    if (e instanceof LineUpError && e.status === 404) {
       err(
         `lineup join: ${e.code === "invalid_code" ? `the code is unknown, used or expired (codes are single-use and valid ${CODE_MINUTES} minutes): make a new one in the app` : `the relay at ${w.relayUrl} has no inboxes (an older relay)`}`,
       );
@@ -177,7 +178,7 @@ export async function announceSession(o: AnnounceOptions): Promise<"inbox" | "v1
     guest();
     return "inbox";
   } catch (e) {
-    if (e instanceof InboxHttpError && e.status === 401) {
+    if (e instanceof LineUpError && e.status === 401) {
       forgetInbox(o.stateDir, relayUrl, inbox.machineCredential);
       o.log(
         `the relay refused this machine's inbox credential (${inbox.machineId}: revoked, or the relay's storage was reset); it is forgotten, the next new session creates a new inbox. This session's app link still works:`,

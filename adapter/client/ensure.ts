@@ -1,11 +1,11 @@
 // Sessions and inboxes made sure of: find the saved ones (adapter/client/state.ts) or create them on the relay,
-// under a lock of the state directory; the key-transport rule and StateError, the adapter's errors about its state.
+// under a lock of the state directory; the key-transport rule and LineUpError, the adapter's errors about its state.
 import { closeSync, mkdirSync, openSync, statSync, unlinkSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { INBOX_LIMITS, type MachineCreated } from "../../shared/contract/inbox.js";
-import { InboxApi, InboxHttpError, machineNameOf, type InboxSessionCreated } from "./inbox.js";
+import { InboxApi, machineNameOf, type InboxSessionCreated } from "./inbox.js";
 import {
   type SavedInbox,
   type SavedSession,
@@ -20,16 +20,7 @@ import {
   saveInbox,
   saveSession,
 } from "./state.js";
-
-export class StateError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "StateError";
-  }
-}
+import { LineUpError } from "../../shared/client/errors.js";
 
 export interface EnsureOptions {
   relayUrl?: string;
@@ -48,16 +39,16 @@ const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 /**
  * The relay key creates sessions: over plain http to another machine anyone on the way could read it.
- * Throws StateError("insecure") unless the URL is https or loopback, or LINEUP_INSECURE_HTTP=1 says the
+ * Throws LineUpError("insecure") unless the URL is https or loopback, or LINEUP_INSECURE_HTTP=1 says the
  * network is trusted (e.g. `lineup serve` on another machine of a home LAN).
  */
 export function checkKeyTransport(relayUrl: string, what = "the relay key"): void {
   const u = new URL(normalizeUrl(relayUrl));
   if (u.protocol === "https:" || LOOPBACK.test(u.hostname) || process.env.LINEUP_INSECURE_HTTP === "1") return;
-  throw new StateError("insecure", `refusing to send ${what} over plain http to ${u.host}: use https, or set LINEUP_INSECURE_HTTP=1 on a network you trust`);
+  throw new LineUpError("insecure", `refusing to send ${what} over plain http to ${u.host}: use https, or set LINEUP_INSECURE_HTTP=1 on a network you trust`);
 }
 
-/** POST /api/sessions with the relay key. Throws StateError("auth" | "connect" | "insecure" | "http_<status>"). */
+/** POST /api/sessions with the relay key. Throws LineUpError("auth" | "connect" | "insecure" | "http_<status>"). */
 export async function createSession(opts: { relayUrl: string; relayKey: string; label?: string; ttlS?: number }): Promise<SessionCreated> {
   checkKeyTransport(opts.relayUrl);
   const body: Record<string, unknown> = {};
@@ -72,10 +63,10 @@ export async function createSession(opts: { relayUrl: string; relayKey: string; 
       signal: AbortSignal.timeout(15_000),
     });
   } catch (e) {
-    throw new StateError("connect", `cannot reach the relay at ${opts.relayUrl}: ${(e as Error).message}`);
+    throw new LineUpError("connect", `cannot reach the relay at ${opts.relayUrl}: ${(e as Error).message}`);
   }
-  if (res.status === 401 || res.status === 403) throw new StateError("auth", `the relay refused the relay key (${res.status}); set LINEUP_RELAY_KEY`);
-  if (res.status !== 201) throw new StateError(`http_${res.status}`, `creating a session failed: ${res.status} ${await res.text().catch(() => "")}`.trim());
+  if (res.status === 401 || res.status === 403) throw new LineUpError("auth", `the relay refused the relay key (${res.status}); set LINEUP_RELAY_KEY`);
+  if (res.status !== 201) throw new LineUpError(`http_${res.status}`, `creating a session failed: ${res.status} ${await res.text().catch(() => "")}`.trim());
   return (await res.json()) as SessionCreated;
 }
 
@@ -161,12 +152,15 @@ async function withStateLock<T>(stateDir: string, fn: () => Promise<T>): Promise
 
 const stderrLog = (line: string) => void process.stderr.write(`lineup: ${line}\n`);
 
-/** Maps the inbox client's failures to the StateError codes the CLI and library already know. */
-function inboxStateError(e: unknown, what: string): StateError {
-  if (!(e instanceof InboxHttpError)) return new StateError("connect", e instanceof Error ? e.message : String(e));
-  if (e.status === 0) return new StateError(e.code === "connect" ? "connect" : "bad_answer", e.message);
-  if (e.status === 401 || e.status === 403) return new StateError("auth", `${what}: the relay refused the credential (${e.status} ${e.code})`);
-  return new StateError(`http_${e.status}`, `${what} failed: ${e.status} ${e.code}: ${e.message}`);
+/**
+ * Maps the inbox client's failures to the codes the CLI and library already know: an HTTP answer (status > 0)
+ * becomes `auth` or `http_<status>` with what was being done; errors without a status pass as they are.
+ */
+function inboxError(e: unknown, what: string): LineUpError {
+  if (!(e instanceof LineUpError)) return new LineUpError("connect", e instanceof Error ? e.message : String(e));
+  if (e.status === 0) return e;
+  if (e.status === 401 || e.status === 403) return new LineUpError("auth", `${what}: the relay refused the credential (${e.status} ${e.code})`);
+  return new LineUpError(`http_${e.status}`, `${what} failed: ${e.status} ${e.code}: ${e.message}`);
 }
 
 /**
@@ -181,13 +175,13 @@ async function findOrCreateInbox(relayUrl: string, relayKey: string, stateDir: s
   try {
     m = await new InboxApi(relayUrl).createInbox(relayKey, machineNameOf(hostname()));
   } catch (e) {
-    if (e instanceof InboxHttpError && e.status === 404) return undefined;
-    if (e instanceof InboxHttpError && (e.status === 401 || e.status === 403))
-      throw new StateError(
+    if (e instanceof LineUpError && e.status === 404) return undefined;
+    if (e instanceof LineUpError && (e.status === 401 || e.status === 403))
+      throw new LineUpError(
         "auth",
         `the relay refused the relay key (${e.status}) creating this machine's inbox; set LINEUP_RELAY_KEY, or join an inbox with \`lineup join CODE\``,
       );
-    throw inboxStateError(e, "creating the inbox");
+    throw inboxError(e, "creating the inbox");
   }
   const inbox: SavedInbox = { relayUrl, inboxId: m.inbox_id, machineId: m.machine_id, machineCredential: m.machine_credential };
   saveInbox(stateDir, inbox);
@@ -215,10 +209,10 @@ export async function withInbox<T>(
     try {
       return { inbox, value: await fn(inbox) };
     } catch (e) {
-      if (!(e instanceof InboxHttpError && e.status === 401) || attempt > 0) throw e;
+      if (!(e instanceof LineUpError && e.status === 401) || attempt > 0) throw e;
       // With E2E on, a refusal (true, or a lying relay's) never drops the keys for a new, plaintext inbox.
       if (inbox.e2e?.on)
-        throw new StateError(
+        throw new LineUpError(
           "auth",
           `the relay refused this machine's inbox credential (${inbox.machineId} in inbox ${inbox.inboxId}); end-to-end encryption is on, so no new (plaintext) inbox is made by itself: \`lineup e2e off\` first to start over`,
         );
@@ -256,14 +250,13 @@ async function createInboxSession(
     return r?.value;
   } catch (e) {
     // An inbox saved for a relay that no longer has the endpoint: sessions as before — never while E2E is on.
-    if (e instanceof InboxHttpError && e.status === 404 && findInbox(o.stateDir, o.relayUrl)?.e2e?.on)
-      throw new StateError(
+    if (e instanceof LineUpError && e.status === 404 && findInbox(o.stateDir, o.relayUrl)?.e2e?.on)
+      throw new LineUpError(
         "e2e_downgrade",
         `end-to-end encryption is on, but the relay at ${o.relayUrl} says it has no inbox sessions (404): refusing to make a plaintext session instead`,
       );
-    if (e instanceof InboxHttpError && e.status === 404) return undefined;
-    if (e instanceof StateError) throw e;
-    throw inboxStateError(e, "creating a session in the inbox");
+    if (e instanceof LineUpError && e.status === 404) return undefined;
+    throw inboxError(e, "creating a session in the inbox");
   }
 }
 
@@ -291,7 +284,7 @@ async function findOrCreate(opts: EnsureOptions, relayUrl: string, stateDir: str
     else if (!current || current.inboxId === saved.inboxId) {
       const p = await probeSession(relayUrl, saved.sessionId, saved.agentToken);
       if (p === "alive") return saved;
-      if (p === "unreachable") throw new StateError("connect", `cannot reach the relay at ${relayUrl}`);
+      if (p === "unreachable") throw new LineUpError("connect", `cannot reach the relay at ${relayUrl}`);
       // Refused token, live session (e.g. the relay's token secret was replaced): the machine credential
       // gets a fresh agent token for the same session, so its devices keep their thread. The old app
       // link is dropped with it (it was signed with the same secret).

@@ -15,18 +15,7 @@ import {
   type MachineCreated,
 } from "../../shared/contract/inbox.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
-
-/** `status` 0: the relay could not be reached (or answered something that is not the API). */
-export class InboxHttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "InboxHttpError";
-  }
-}
+import { LineUpError } from "../../shared/client/errors.js";
 
 export type InboxSessionCreated = SessionCreated & { inbox_id: string };
 
@@ -90,14 +79,14 @@ const EpochShape = z.looseObject({ epoch: z.number().int() });
 
 const TIMEOUT_MS = 15_000;
 
-function errorOf(status: number, text: string): InboxHttpError {
+function errorOf(status: number, text: string): LineUpError {
   try {
     const e = (JSON.parse(text) as { error?: { code?: unknown; message?: unknown } }).error;
-    if (e && typeof e.code === "string") return new InboxHttpError(status, e.code, typeof e.message === "string" ? e.message : e.code);
+    if (e && typeof e.code === "string") return new LineUpError(e.code, typeof e.message === "string" ? e.message : e.code, status);
   } catch {
     /* not the API's error shape */
   }
-  return new InboxHttpError(status, `http_${status}`, `the relay answered ${status}${text ? `: ${text.slice(0, 200)}` : ""}`);
+  return new LineUpError(`http_${status}`, `the relay answered ${status}${text ? `: ${text.slice(0, 200)}` : ""}`, status);
 }
 
 async function request<T>(
@@ -118,7 +107,7 @@ async function request<T>(
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
   } catch (e) {
-    throw new InboxHttpError(0, "connect", `cannot reach the relay at ${base}: ${(e as Error).message}`);
+    throw new LineUpError("connect", `cannot reach the relay at ${base}: ${(e as Error).message}`, 0);
   }
   const text = await res.text().catch(() => "");
   if (res.status !== o.expect) throw errorOf(res.status, text);
@@ -127,10 +116,10 @@ async function request<T>(
   try {
     json = JSON.parse(text);
   } catch {
-    throw new InboxHttpError(0, "bad_answer", `${method} ${path}: the relay's answer is not JSON`);
+    throw new LineUpError("bad_answer", `${method} ${path}: the relay's answer is not JSON`, 0);
   }
   const r = o.shape.safeParse(json);
-  if (!r.success) throw new InboxHttpError(0, "bad_answer", `${method} ${path}: unexpected answer (${r.error.issues[0]?.message ?? "invalid"})`);
+  if (!r.success) throw new LineUpError("bad_answer", `${method} ${path}: unexpected answer (${r.error.issues[0]?.message ?? "invalid"})`, 0);
   return r.data;
 }
 

@@ -2,10 +2,10 @@
 // or given by id and token, created when needed, and this machine's E2E keyring. No socket here (index.ts).
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { LineUpError } from "../../shared/client/errors.js";
-import { E2EFailure, Keyring } from "../e2e/keyring.js";
+import { Keyring } from "../e2e/keyring.js";
 import type { ConnectOptions } from "./types.js";
 import { clientIdFor, defaultRelayKey, defaultRelayUrl, defaultStateDir, loadState, normalizeUrl } from "./state.js";
-import { createSession as createSessionHttp, ensureSession, StateError } from "./ensure.js";
+import { createSession as createSessionHttp, ensureSession } from "./ensure.js";
 
 export function errorText(body: string): string {
   try {
@@ -17,7 +17,6 @@ export function errorText(body: string): string {
 }
 
 export function stateErr(e: unknown): LineUpError {
-  if (e instanceof StateError) return new LineUpError(e.code, e.message);
   if (e instanceof LineUpError) return e;
   return new LineUpError("connect", e instanceof Error ? e.message : String(e));
 }
@@ -100,7 +99,7 @@ export async function openKeyring(r: ResolvedSession, log: ((line: string) => vo
     k = await Keyring.open({ relayUrl: r.relayUrl, stateDir: r.stateDir, ...(log ? { log } : {}) });
   } catch (e) {
     throw new LineUpError(
-      e instanceof E2EFailure ? e.code : "e2e_state",
+      e instanceof LineUpError ? e.code : "e2e_state",
       `reading this machine's E2E keys failed: ${e instanceof Error ? e.message : String(e)}`,
     );
   }

@@ -5,8 +5,9 @@ import { INBOX_LIMITS } from "../../shared/contract/inbox.js";
 import { InboxApi } from "../client/inbox.js";
 import { normalizeUrl, updateE2E, type SavedInbox } from "../client/state.js";
 import { Keyring } from "./keyring.js";
-import { E2E_DEFAULTS, E2EFailure, machineSelf, newMachineKey, withHolder, withKeys } from "./saved.js";
+import { E2E_DEFAULTS, machineSelf, newMachineKey, withHolder, withKeys } from "./saved.js";
 import type { E2EWhere } from "./switch.js";
+import { LineUpError } from "../../shared/client/errors.js";
 
 /** `CODE#SECRET` (or `CODE&k=SECRET`, or a whole `…#pair=CODE&k=SECRET` link) → its parts. */
 export function splitJoinCode(arg: string): { code: string; secret?: string } {
@@ -37,7 +38,7 @@ export async function joinKeys(
   o: { progress: (line: string) => void; waitMs?: number; signal?: AbortSignal },
 ): Promise<{ epoch: number; sponsor: string; comparisonCode: string }> {
   if (!isPairingSecret(secret))
-    throw new E2EFailure("usage", "the pairing secret after # is not 43 characters of base64url (copy the whole command the app shows)");
+    throw new LineUpError("usage", "the pairing secret after # is not 43 characters of base64url (copy the whole command the app shows)");
   const machineKey = inbox.e2e?.machineKey ?? (await newMachineKey());
   updateE2E(w.stateDir, w.relayUrl, inbox.inboxId, (s) => s ?? { on: false, machineKey, keys: {}, roster: [], pending: [] });
   const self = await machineSelf(inbox.machineId, machineKey);
@@ -49,7 +50,7 @@ export async function joinKeys(
   let said = Date.now();
   o.progress(`waiting for a paired device to answer (it does so by itself while the app is open; at most until the code expires)`);
   for (;;) {
-    if (o.signal?.aborted) throw new E2EFailure("cancelled", "stopped waiting for the device's answer");
+    if (o.signal?.aborted) throw new LineUpError("cancelled", "stopped waiting for the device's answer");
     const st = await api.e2eState(inbox.machineCredential);
     const entry = st.pairings.find((p) => p.code_id === codeId);
     if (entry && o.waitMs === undefined) deadline = Math.min(deadline, entry.expires_at);
@@ -68,7 +69,7 @@ export async function joinKeys(
       return { epoch: got.key.epoch, sponsor: got.sponsor.id, comparisonCode: got.comparisonCode };
     }
     if (Date.now() >= deadline)
-      throw new E2EFailure("timeout", `no answer from a paired device before the code expired: make a new code in the app and run \`lineup join\` again`);
+      throw new LineUpError("timeout", `no answer from a paired device before the code expired: make a new code in the app and run \`lineup join\` again`);
     if (Date.now() - said >= E2E_DEFAULTS.joinProgressMs) {
       said = Date.now();
       o.progress(

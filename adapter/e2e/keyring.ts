@@ -4,7 +4,7 @@
 // adapter process uses: it seals and opens with the keys, completes pairings whose hello arrived, re-keys
 // on `rekey_needed` and tells its clients when the epoch moved (they re-seal their open calls).
 // The cryptography itself is shared/e2e: this file only moves its values between the state file and the relay.
-// The parts: saved.ts (the state file's form, limits, E2EFailure), this file (the Keyring of a running
+// The parts: saved.ts (the state file's form, limits), this file (the Keyring of a running
 // process), switch.ts (`lineup e2e on|off`, pairing links, one sync at start), join.ts (`lineup join CODE#SECRET`).
 import {
   E2EError,
@@ -18,12 +18,10 @@ import {
   type HolderPublic,
   type HolderSelf,
 } from "../../shared/crypto/e2e/index.js";
-import { InboxApi, InboxHttpError, type E2EState } from "../client/inbox.js";
+import { InboxApi, type E2EState } from "../client/inbox.js";
 import { findInbox, normalizeUrl, updateE2E, type SavedE2E, type SavedInbox } from "../client/state.js";
-import { contentKeysOf, E2E_DEFAULTS, E2EFailure, httpText, livePending, machineSelf, remainingHolders, withHolder, withKeys } from "./saved.js";
-
-// E2EFailure is thrown from here too: importers of the Keyring get it from the same place.
-export { E2EFailure } from "./saved.js";
+import { contentKeysOf, E2E_DEFAULTS, httpText, livePending, machineSelf, remainingHolders, withHolder, withKeys } from "./saved.js";
+import { LineUpError } from "../../shared/client/errors.js";
 
 export interface KeyringOptions {
   relayUrl: string;
@@ -222,7 +220,7 @@ export class Keyring {
         await this.api.postReply(this.credential, { reply: made.reply, roster: await sealRoster(ck, this.inboxId, this.self.id, roster) });
       } catch (e) {
         // 409: another process of this machine answered first; anything else is tried again next sync.
-        if (!(e instanceof InboxHttpError && e.status === 409)) {
+        if (!(e instanceof LineUpError && e.status === 409)) {
           this.log(`end-to-end: answering the pairing of ${made.joiner.id} failed: ${httpText(e)}`);
           continue;
         }
@@ -247,7 +245,7 @@ export class Keyring {
   async rekeyNow(st?: E2EState): Promise<boolean> {
     const state = st ?? (await this.api.e2eState(this.credential));
     const current = this.keys.get(state.epoch);
-    if (!current) throw new E2EFailure("e2e_no_key", `the inbox is at key epoch ${state.epoch}, which this machine does not hold: it cannot re-key`);
+    if (!current) throw new LineUpError("e2e_no_key", `the inbox is at key epoch ${state.epoch}, which this machine does not hold: it cannot re-key`);
     const inbox = await this.api.state(this.credential);
     const live = new Set([...inbox.devices.map((d) => d.id), ...inbox.machines.map((m) => m.id)]);
     const holders = remainingHolders(this.roster, this.self, live);
@@ -261,7 +259,7 @@ export class Keyring {
         roster: await sealRoster(next.key, this.inboxId, this.self.id, holders),
       });
     } catch (e) {
-      if (e instanceof InboxHttpError && e.status === 409) return false;
+      if (e instanceof LineUpError && e.status === 409) return false;
       throw e;
     }
     this.roster = holders;

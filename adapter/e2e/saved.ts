@@ -33,16 +33,6 @@ export const E2E_DEFAULTS = {
   maxPending: INBOX_LIMITS.maxOpenCodes,
 } as const;
 
-/** A refusal of the E2E side with a stable code (the CLI prints the message; the library throws it as LineUpError). */
-export class E2EFailure extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "E2EFailure";
-  }
-}
 export const httpText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 /** The link with the pairing secret in its fragment: `<relay>/#pair=<code>&k=<secret>` (never sent to the relay). */

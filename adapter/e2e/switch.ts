@@ -1,10 +1,11 @@
 // The E2E switch of an inbox and what starts with it (docs/e2e.md): `lineup e2e on|off`, the pairing secret a
 // new pairing link carries while E2E is on, and the one sync a starting `connect`/`call`/`mcp` does.
 import { generateContentKey, newPairingSecret, pairingCodeId, sealRoster, wrapContentKey, type HolderPublic } from "../../shared/crypto/e2e/index.js";
-import { InboxApi, InboxHttpError } from "../client/inbox.js";
+import { InboxApi } from "../client/inbox.js";
 import { findInbox, updateE2E, type SavedInbox } from "../client/state.js";
 import { Keyring } from "./keyring.js";
-import { E2E_DEFAULTS, E2EFailure, httpText, linkWithSecret, livePending, newMachineKey, withHolder, withKeys } from "./saved.js";
+import { E2E_DEFAULTS, httpText, linkWithSecret, livePending, newMachineKey, withHolder, withKeys } from "./saved.js";
+import { LineUpError } from "../../shared/client/errors.js";
 
 export interface E2EWhere {
   relayUrl: string;
@@ -14,8 +15,8 @@ export interface E2EWhere {
 
 /**
  * `lineup e2e on` for a saved inbox: the machine key (made once), the epoch-1 content key when the inbox has
- * epoch 0 (published with PUT /api/inbox/e2e, wrapped for this machine), the switch on. Throws E2EFailure or
- * InboxHttpError.
+ * epoch 0 (published with PUT /api/inbox/e2e, wrapped for this machine), the switch on. Throws LineUpError or
+ * LineUpError.
  */
 export async function turnOn(w: E2EWhere, inbox: SavedInbox): Promise<{ epoch: number; created: boolean }> {
   if (!inbox.e2e) {
@@ -23,7 +24,7 @@ export async function turnOn(w: E2EWhere, inbox: SavedInbox): Promise<{ epoch: n
     updateE2E(w.stateDir, w.relayUrl, inbox.inboxId, (s) => s ?? { on: false, machineKey, keys: {}, roster: [], pending: [] });
   }
   const k = await Keyring.open(w);
-  if (!k) throw new E2EFailure("state", `the inbox ${inbox.inboxId} is no longer saved in ${w.stateDir}`);
+  if (!k) throw new LineUpError("state", `the inbox ${inbox.inboxId} is no longer saved in ${w.stateDir}`);
   const api = new InboxApi(k.relayUrl);
   const st = await api.e2eState(k.credential);
   let created = false;
@@ -37,14 +38,14 @@ export async function turnOn(w: E2EWhere, inbox: SavedInbox): Promise<{ epoch: n
       created = true;
     } catch (e) {
       // Another holder (a second machine) turned it on at the same moment: take its key below.
-      if (!(e instanceof InboxHttpError && e.status === 409)) throw e;
+      if (!(e instanceof LineUpError && e.status === 409)) throw e;
     }
   }
   const r = await k.sync();
   if (r.epoch === 0 || !k.keyOf(r.epoch)) {
     const now = (await api.e2eState(k.credential)).epoch;
     if (!k.keyOf(now)) {
-      throw new E2EFailure(
+      throw new LineUpError(
         "e2e_no_key",
         `the inbox ${k.inboxId} already has end-to-end keys (epoch ${now}) that this machine does not hold: get them from a paired device (in the app, "Add a machine", then \`lineup join CODE#SECRET\`)`,
       );

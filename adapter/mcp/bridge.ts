@@ -12,6 +12,7 @@ import { hold, isClientTimeout } from "../../shared/mcp/hold.js";
 import { lineupToolsResult, prepareToolCall, waitingText, type CatalogContext } from "../../shared/mcp/prepare.js";
 import { endToMcp, errorToMcp, pendingToMcp, type CallEnd, type McpCallResult } from "../../shared/mcp/results.js";
 import { APPROVE, APPROVE_TOOL, approveCall, type ApproveConfig } from "./approve.js"; // issue 17: permissions
+import { LineUpError } from "../../shared/client/errors.js";
 
 /** What the bridge needs of the adapter's AgentClient (kept structural so the bridge can be read alone). */
 export interface BridgeAgent {
@@ -214,13 +215,13 @@ export class Bridge {
         p.timeoutS * 1000 + this.opts.graceMs,
       );
       const stopped = new Promise<never>((_, reject) =>
-        cancel.signal.addEventListener("abort", () => reject(Object.assign(new Error("cancelled"), { code: "cancelled" })), { once: true }),
+        cancel.signal.addEventListener("abort", () => reject(new LineUpError("cancelled", "cancelled")), { once: true }),
       );
       stopped.catch(() => {});
       try {
         const conn = await Promise.race([this.agent(), stopped]).catch((e: unknown) => {
           if (timedOut || cancel.signal.aborted) throw e;
-          throw Object.assign(new Error(`cannot reach the LineUp relay: ${codeOf(e).message}`), { code: "not_connected" });
+          throw new LineUpError("not_connected", `cannot reach the LineUp relay: ${codeOf(e).message}`);
         });
         this.status(conn);
         // The wait counts from the host's call: time spent connecting comes off the relay's deadline.

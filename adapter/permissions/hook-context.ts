@@ -6,6 +6,7 @@ import { resolve, sep } from "node:path";
 import { randomId } from "../../shared/edge/tokens.js";
 import { DEV_RELAY_URL } from "../../shared/contract/defaults.js";
 import { defaultStateDir, loadState, normalizeUrl } from "../client/state.js";
+import { LineUpError } from "../../shared/client/errors.js";
 
 const STDIN_LIMIT = 8 * 1024 * 1024;
 
@@ -164,7 +165,7 @@ export async function connectSession(cx: Ctx, projectDir: string) {
 /** Rejects when the deadline passes first (the caller then gives up without output). */
 export function beforeDeadline<T>(cx: Ctx, p: Promise<T>): Promise<T> {
   return new Promise<T>((res, rej) => {
-    const t = setTimeout(() => rej(Object.assign(new Error("the hook's wait limit is near"), { code: "timeout" })), Math.max(0, leftMs(cx)));
+    const t = setTimeout(() => rej(new LineUpError("timeout", "the hook's wait limit is near")), Math.max(0, leftMs(cx)));
     p.then(
       (v) => {
         clearTimeout(t);

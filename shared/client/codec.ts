@@ -12,6 +12,7 @@ import { openFrame, sealFrame, sealPreview, sealReseal, type Frame, type KeyOf, 
 import { plaintextTools, screenSealed } from "../crypto/e2e/guard.js";
 import type { CallFrame } from "./call-book.js";
 import { isRelayFrame } from "./socket.js";
+import { LineUpError } from "./errors.js";
 
 /** The inbox's keys as a holder keeps them (adapter/e2e/keyring.ts, web/src/e2e/keyring.ts). */
 export interface CodecKeys {
@@ -184,7 +185,7 @@ export class Codec {
 
   private key(): ContentKey {
     const ck = this.o.keys?.current();
-    if (!ck) throw new Error("this machine holds no content key of its inbox (`lineup e2e status`)");
+    if (!ck) throw new LineUpError("e2e_no_key", "this machine holds no content key of its inbox (`lineup e2e status`)");
     return ck;
   }
 
@@ -198,7 +199,7 @@ export class Codec {
   /** Opens a frame of a sealed session; a newer epoch than we hold is fetched once first. */
   private async openOnce(f: Frame): Promise<Frame> {
     const keys = this.o.keys;
-    if (!keys) throw new Error("no keys");
+    if (!keys) throw new LineUpError("e2e_no_key", "no keys");
     try {
       return await openFrame(keys.keyOf, this.o.sessionId, f);
     } catch (e) {

@@ -40,10 +40,34 @@ export const dialWith =
 /** A JSON frame from the relay, not yet checked (the codec reads it). */
 export type RawFrame = Record<string, unknown> & { type?: unknown };
 
-const RELAY_TYPES: readonly string[] = ["hello", "tool.list", "tool.call", "tool.result", "tool.cancel", "message", "presence", "error"];
-/** A JSON frame of one of the relay's frame types, read as the protocol's shape (the relay writes these, contract §4). */
-export function isRelayFrame(f: Record<string, unknown>): f is Record<string, unknown> & RelayFrame {
-  return typeof f.type === "string" && RELAY_TYPES.includes(f.type);
+type Json = Record<string, unknown>;
+const obj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const str = (v: unknown): v is string => typeof v === "string";
+/**
+ * A JSON frame as one of the relay's frame types (contract §4). The relay's frames have no zod schema on the
+ * client side (the app would pay for it in its initial bundle): each type is checked for the fields every
+ * client reads, and a frame missing them is not handed on.
+ */
+export function isRelayFrame(f: Json): f is Json & RelayFrame {
+  switch (f.type) {
+    case "hello":
+      return obj(f.peers);
+    case "presence":
+      return obj(f.agent) && typeof f.apps === "number";
+    case "tool.list":
+      return Array.isArray(f.tools);
+    case "tool.call":
+      return str(f.call_id) && str(f.name);
+    case "tool.cancel":
+    case "tool.result":
+      return str(f.call_id);
+    case "error":
+      return str(f.code);
+    case "message":
+      return str(f.id) && obj(f.from);
+    default:
+      return false;
+  }
 }
 
 export interface Closed {

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { LIMITS } from "./limits.js";
 import { CallId, JsonObject, ToolName, type ToolDef } from "./tools.js";
-import type { AgentStatus, MessageOut } from "./relay-frames.js";
+import type { AgentStatus, KeptMessage, KeptToolDef } from "./relay-frames.js";
 
 export * from "./limits.js";
 export * from "./tools.js";
@@ -57,9 +57,10 @@ export interface SessionStatus {
   apps: number;
   app_clients: string[];
   agent_clients: string[];
-  tools: { agent: ToolDef[]; app: ToolDef[] };
+  /** A sealed session's definitions are sealed (SealedToolDefOut). */
+  tools: { agent: KeptToolDef[]; app: KeptToolDef[] };
   pending_calls: number;
-  messages: MessageOut[];
+  messages: KeptMessage[];
   im?: { channel_id: string; channel_type: number; online?: boolean };
   /** docs/e2e.md: true for a sealed session. */
   sealed: boolean;

@@ -2,6 +2,7 @@
 import type { Envelope } from "./envelope.js";
 import type { PROTOCOL, Role } from "./limits.js";
 import type { ContentBlock, ToolDef, ToolError, ToolResultBody } from "./tools.js";
+import type { SealedToolDef } from "./frames.js";
 
 export interface PeerState {
   agent: { online: boolean; status?: AgentStatus };
@@ -110,8 +111,25 @@ export interface ErrorOut {
   call_id?: string;
 }
 export type RelayFrame = HelloFrame | ToolListOut | ToolCallOut | ToolResultOut | ToolCancelOut | MessageOut | PresenceOut | ErrorOut;
-/** Frames only a sealed session forwards (docs/e2e.md). They travel in the v1 slots (shared/session/sealed.ts asWire). */
+/** Frames only a sealed session forwards (docs/e2e.md); its clients open them (shared/client/codec.ts) into RelayFrames. */
 export type SealedRelayFrame = SealedToolCallOut | SealedMessageOut;
+/** A sealed session's tool definition as kept and listed: names in plaintext, the rest sealed, its author as `sender`. */
+export type SealedToolDefOut = SealedToolDef & { sender: string };
+/** A registration's tool as the relay keeps it: plaintext (v1) or sealed. */
+export type KeptToolDef = ToolDef | SealedToolDefOut;
+/** A tool list as the relay sends it: a sealed session's lists carry sealed definitions. */
+export interface KeptToolListOut {
+  type: "tool.list";
+  tools: KeptToolDef[];
+}
+/** What the relay sends and keeps: the v1 frames and, in a sealed session, the sealed ones. */
+export type OutFrame = RelayFrame | SealedRelayFrame | KeptToolListOut;
+/** A message as kept in the history: plain, or sealed (no `content`; nothing at all once elided). */
+export type KeptMessage = MessageOut | SealedMessageOut;
+/** A sealed session's frame (a call without `arguments`, a message without `content`): the relay cannot read it. */
+export const isSealedFrame = (f: OutFrame): f is SealedRelayFrame =>
+  (f.type === "tool.call" && !("arguments" in f)) || (f.type === "message" && !("content" in f));
+export const isSealedTool = (t: KeptToolDef): t is SealedToolDefOut => "sealed" in t;
 
 /** Error codes of `error` frames (protocol problems with a client's own frame). */
 export type ErrorCode =

@@ -19,7 +19,7 @@ import { PROTOCOL } from "../contract/protocol.js";
 // The edge's modules, for the servers and the Worker's own routes (worker/oauth, worker/mcp, worker/wukongim).
 export type { Authed, EdgeEnv, EdgeHost, EdgePush, EdgeSession, Holder, HostVars, SocketAuth } from "./host.js";
 export { fail, readCapped, readJson } from "./http.js";
-export { authorize, checkCredential, ownerRevoked, sessionObject, sha256 } from "./credential.js";
+export { checkCredential, ownerRevoked, sessionObject, sha256 } from "./credential.js";
 
 /** Preflights and answers for an allowed other origin (hono/cors); our own origin needs none. */
 const crossOrigin = cors({

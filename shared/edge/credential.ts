@@ -32,38 +32,36 @@ export async function checkCredential(host: EdgeHost, raw: string, sid?: string)
   return { ...cred, name: a.name, ...(a.session ? { session: a.session } : {}) };
 }
 
-/** Refusal order: 401 (missing, forged, other session) → 403 role → 426 no upgrade → 404 expired. */
-export async function authorize(c: Context, host: EdgeHost, roles: readonly Role[], upgrade = false): Promise<Authed | Response> {
-  const sid = c.req.param("sid") ?? "";
-  const { token, viaSubprotocol } = tokenFrom(c.req.raw.headers, new URL(c.req.url));
-  if (!token) return fail(c, 401, "unauthorized", "a session token is required");
-  // A paired device's credential stands for an app token in every session of its inbox (docs/inbox.md).
-  if (token.startsWith("lud1.") || token.startsWith("lum1.")) {
-    const who = await checkCredential(host, token, sid);
-    if (!who || who.kind !== "device" || !who.session)
-      return fail(c, 401, "unauthorized", "the credential is not valid for this session (revoked, or not of its inbox)");
-    if (!roles.includes("app")) return fail(c, 403, "forbidden", `this endpoint needs a ${roles.join(" or ")} token`);
-    if (upgrade && c.req.header("upgrade")?.toLowerCase() !== "websocket") return fail(c, 426, "upgrade_required", "this endpoint takes a WebSocket upgrade");
-    return { sid, role: "app", epoch: who.session.epoch, viaSubprotocol, device: { id: who.id, name: who.name } };
-  }
-  const t = await verifyToken(await host.tokenSecret(), token);
-  if (!t.ok || !SESSION_ID_RE.test(sid) || t.sessionId !== sid) return fail(c, 401, "unauthorized", "the token is not valid for this session");
-  if (!roles.includes(t.role)) return fail(c, 403, "forbidden", `this endpoint needs a ${roles.join(" or ")} token`);
-  // 426 before 404: a deleted session's 404 comes from the session, after the edge's upgrade check.
-  if (upgrade && c.req.header("upgrade")?.toLowerCase() !== "websocket") return fail(c, 426, "upgrade_required", "this endpoint takes a WebSocket upgrade");
-  if (t.expired) return fail(c, 404, "session_not_found", "this session has expired");
-  // Its machine revoked: the session is ending (docs/inbox.md "Revocation"), refused before its object hears of it.
-  if (await ownerRevoked(host, t.owner)) return fail(c, 404, "session_not_found", "this session ended: the agent machine that created it was revoked");
-  return { sid, role: t.role, epoch: t.epoch, viaSubprotocol };
-}
-
-/** Middleware: the session token of `/api/sessions/:sid/…` in one of `roles` (`upgrade`: a WebSocket upgrade), as `c.var.authed`. */
+/**
+ * Middleware: the session token of `/api/sessions/:sid/…` in one of `roles` (`upgrade`: a WebSocket upgrade), as
+ * `c.var.authed`. Refusal order: 401 (missing, forged, other session) → 403 role → 426 no upgrade → 404 expired.
+ */
 export const sessionToken = (roles: readonly Role[], upgrade = false) =>
   createMiddleware<HostVars & { Variables: { authed: Authed } }>(async (c, next) => {
-    const a = await authorize(c, c.var.host, roles, upgrade);
-    if (a instanceof Response) return a;
-    c.set("authed", a);
-    await next();
+    const host = c.var.host;
+    const sid = c.req.param("sid") ?? "";
+    const { token, viaSubprotocol } = tokenFrom(c.req.raw.headers, new URL(c.req.url));
+    if (!token) return fail(c, 401, "unauthorized", "a session token is required");
+    // A paired device's credential stands for an app token in every session of its inbox (docs/inbox.md).
+    if (token.startsWith("lud1.") || token.startsWith("lum1.")) {
+      const who = await checkCredential(host, token, sid);
+      if (!who || who.kind !== "device" || !who.session)
+        return fail(c, 401, "unauthorized", "the credential is not valid for this session (revoked, or not of its inbox)");
+      if (!roles.includes("app")) return fail(c, 403, "forbidden", `this endpoint needs a ${roles.join(" or ")} token`);
+      if (upgrade && c.req.header("upgrade")?.toLowerCase() !== "websocket") return fail(c, 426, "upgrade_required", "this endpoint takes a WebSocket upgrade");
+      c.set("authed", { sid, role: "app", epoch: who.session.epoch, viaSubprotocol, device: { id: who.id, name: who.name } });
+      return next();
+    }
+    const t = await verifyToken(await host.tokenSecret(), token);
+    if (!t.ok || !SESSION_ID_RE.test(sid) || t.sessionId !== sid) return fail(c, 401, "unauthorized", "the token is not valid for this session");
+    if (!roles.includes(t.role)) return fail(c, 403, "forbidden", `this endpoint needs a ${roles.join(" or ")} token`);
+    // 426 before 404: a deleted session's 404 comes from the session, after the edge's upgrade check.
+    if (upgrade && c.req.header("upgrade")?.toLowerCase() !== "websocket") return fail(c, 426, "upgrade_required", "this endpoint takes a WebSocket upgrade");
+    if (t.expired) return fail(c, 404, "session_not_found", "this session has expired");
+    // Its machine revoked: the session is ending (docs/inbox.md "Revocation"), refused before its object hears of it.
+    if (await ownerRevoked(host, t.owner)) return fail(c, 404, "session_not_found", "this session ended: the agent machine that created it was revoked");
+    c.set("authed", { sid, role: t.role, epoch: t.epoch, viaSubprotocol });
+    return next();
   });
 
 /** The address brake's 429 (`message` differs by endpoint, as documented), or undefined when the address may try. */

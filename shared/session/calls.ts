@@ -13,11 +13,12 @@ import {
   type Role,
   type ToolCancelOut,
   type ToolResultOut,
+  isSealedTool,
 } from "../contract/protocol.js";
 import { checkArguments } from "../contract/schema.js";
 import { fingerprintHash } from "./hash.js";
 import { RouterState, callFrame, HTTP_PEER, isInternal, keyOf, type Ctx, type Out, type Peer } from "./router-state.js";
-import { asWire, sealedCallFrame } from "./sealed.js";
+import { sealedCallFrame } from "./sealed.js";
 import { deliveriesOf, type CallRow, type Delivery } from "./store.js";
 
 export class CallRouter extends RouterState {
@@ -41,7 +42,7 @@ export class CallRouter extends RouterState {
   /** The call's frame for each of `to`; `record`: their deliveries are written now (a new call's went
    * into its insert). */
   protected deliver(c: CallRow, to: readonly Peer[], _ctx: Ctx, record = true): Out[] {
-    const frame = this.sealed ? asWire(sealedCallFrame(c)) : callFrame(c);
+    const frame = this.sealed ? sealedCallFrame(c) : callFrame(c);
     return to.map((p) => {
       if (record) this.store.addDelivery(c, keyOf(p), p.conn);
       return { to: keyOf(p), conn: p.conn, frame };
@@ -63,17 +64,20 @@ export class CallRouter extends RouterState {
       if (providerPresent) return { error: "unknown_tool", message: `no ${side} client provides the tool "${name}"` };
       return { target: null, known: false };
     }
-    let schema: Record<string, unknown>;
-    if (def.type === "action") schema = def.inputSchema;
-    else {
-      const a = def.actions.find((x) => x.name === action);
+    // A sealed definition keeps its schemas sealed (only action names are plain, and may be left out): the
+    // receiver validates the arguments.
+    let schema: Record<string, unknown> | undefined;
+    if (def.type === "action") schema = isSealedTool(def) ? undefined : def.inputSchema;
+    else if (def.actions) {
+      const actions: readonly { name: string; inputSchema?: Record<string, unknown> }[] = def.actions;
+      const a = actions.find((x) => x.name === action);
       if (!a) {
-        const names = def.actions.map((x) => x.name).join(", ");
+        const names = actions.map((x) => x.name).join(", ");
         return { error: "unknown_action", message: `${name} has no action "${action ?? ""}" (actions: ${names})` };
       }
       schema = a.inputSchema;
     }
-    if (args === undefined) return { target: null, known: true };
+    if (args === undefined || schema === undefined) return { target: null, known: true };
     const bad = checkArguments(schema, args);
     if (bad) return { error: "invalid_arguments", message: `${name}${action ? "." + action : ""}: ${bad}` };
     let target: string | null = null;
@@ -245,7 +249,7 @@ export class CallRouter extends RouterState {
     if (!this.fits(bytes - c.bytes)) return [this.err(peer, "over_budget", this.overBudget(`this call's ${bytes} bytes`), f.call_id)];
     const fingerprint = fingerprintHash(canonicalJson({ name: c.name, action: c.action, ...a, timeout_s: c.timeout_s }));
     if (!this.store.resealCall(c.call_id, args, fingerprint, c.bytes)) return [];
-    const frame = asWire({ ...sealedCallFrame({ ...c, args }), resealed: true });
+    const frame = { ...sealedCallFrame({ ...c, args }), resealed: true as const };
     return deliveriesOf(c).map((d) => ({ to: d.key, conn: d.conn, frame }));
   }
 

@@ -11,7 +11,9 @@ import {
   INTERNAL_CLIENT_RE,
   LIMITS,
   type InFrame,
+  type KeptMessage,
   type MessageOut,
+  type OutFrame,
   type RelayFrame,
   type Role,
   type SessionStatus,
@@ -66,7 +68,7 @@ export interface Bridge {
   /** True when the frame was for the bridge (it then goes to no socket). */
   accept(out: Out): boolean;
   /** Adds the bridge's facts to frames going to sockets (e.g. `im.online` on presence). */
-  decorate(frame: RelayFrame): void;
+  decorate(frame: OutFrame): void;
   /** Bytes the bridge keeps (its outbox), counted in the session's budget. */
   bytes?(): number;
 }
@@ -85,7 +87,7 @@ export type HttpCallBody = Parameters<Router["httpCall"]>[0];
 
 /** `GET /api/sessions/:sid/messages`: `before` is the cursor for the next (older) page, null at the start. */
 export interface HistoryPage {
-  messages: MessageOut[];
+  messages: KeptMessage[];
   before: number | null;
 }
 

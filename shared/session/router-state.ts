@@ -5,10 +5,13 @@ import {
   HTTP_CLIENT_ID,
   LIMITS,
   type ErrorCode,
+  type KeptMessage,
   type MessageOut,
+  type OutFrame,
   type RelayFrame,
   type Role,
   type ToolCallOut,
+  type KeptToolDef,
   type ToolDef,
 } from "../contract/protocol.js";
 import type { CallRow, Registration, Store } from "./store.js";
@@ -35,7 +38,7 @@ export const HTTP_PEER: Peer = { role: "agent", clientId: HTTP_CLIENT_ID, conn: 
 export interface Out {
   to: string;
   conn?: string;
-  frame: RelayFrame;
+  frame: OutFrame;
 }
 
 export interface Ctx {
@@ -86,8 +89,8 @@ export class RouterState {
   }
 
   /** The side's catalog: the union of its clients' registrations (a later registration wins a name). */
-  catalog(role: Role): ToolDef[] {
-    const byName = new Map<string, ToolDef>();
+  catalog(role: Role): KeptToolDef[] {
+    const byName = new Map<string, KeptToolDef>();
     for (const r of this.regs(role)) for (const t of r.tools) byName.set(t.name, t);
     return [...byName.values()];
   }
@@ -99,7 +102,7 @@ export class RouterState {
 }
 
 /** Compared by content, not order: re-registering the same tools moves them in the union's order. */
-export function sameTools(tools: ToolDef[]): string {
+export function sameTools(tools: KeptToolDef[]): string {
   return canonicalJson([...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
 }
 
@@ -111,7 +114,7 @@ export function shapeOf(t: ToolDef): unknown {
 }
 
 /** The contract's message frame: `seq` is the store's cursor position, not part of the wire format. */
-export function wire(m: MessageOut): MessageOut {
+export function wire(m: KeptMessage): KeptMessage {
   const { seq: _seq, ...frame } = m;
   return frame;
 }

@@ -16,8 +16,13 @@ import {
   type InFrame,
   type InFrameOf,
   type InFrameType,
+  isSealedTool,
+  type KeptMessage,
+  type KeptToolDef,
   type MessageOut,
+  type SealedMessageOut,
   type PeerState,
+  type OutFrame,
   type RelayFrame,
   type Role,
   type SessionStatus,
@@ -28,7 +33,7 @@ import { HUMAN_TOOL_NAMES } from "../contract/builtin-tools.js";
 import { CallRouter } from "./calls.js";
 import { keptCopy, placeholderFor } from "./history.js";
 import { isInternal, keyOf, sameTools, shapeOf, wire, type Ctx, type Out, type Peer } from "./router-state.js";
-import { asWire, elidedSealed, isSealedMessage, sealedTools, staleEpoch } from "./sealed.js";
+import { elidedSealed, isSealedMessage, sealedTools, staleEpoch } from "./sealed.js";
 
 export { callFrame, HTTP_PEER, isInternal, keyOf, type Ctx, type Out, type Peer, type RouterOptions } from "./router-state.js";
 
@@ -69,7 +74,7 @@ export class Router extends CallRouter {
 
   connect(peer: Peer, ctx: Ctx): Out[] {
     const key = keyOf(peer);
-    const to = (frame: RelayFrame): Out => ({ to: key, conn: peer.conn, frame });
+    const to = (frame: OutFrame): Out => ({ to: key, conn: peer.conn, frame });
     const out: Out[] = [to(this.hello(peer, ctx)), to({ type: "tool.list", tools: this.catalog(otherRole(peer.role)) })];
     for (const c of this.store.keptResults(key)) if (c.result) out.push(to(JSON.parse(c.result) as ToolResultOut));
     out.push(...this.catchUp(peer, ctx).map((o) => ({ ...o, conn: peer.conn })));
@@ -124,7 +129,7 @@ export class Router extends CallRouter {
   }
 
   /** Why a registration is refused (sizes, tool poisoning, the budget), or undefined when it is fine. */
-  private refuseRegistration(peer: Peer, tools: ToolDef[]): { code: ErrorCode; message: string } | undefined {
+  private refuseRegistration(peer: Peer, tools: KeptToolDef[]): { code: ErrorCode; message: string } | undefined {
     const key = keyOf(peer);
     const bytes = utf8Length(JSON.stringify(tools));
     if (bytes > LIMITS.maxRegistrationBytes)
@@ -136,6 +141,7 @@ export class Router extends CallRouter {
     if (this.sealed)
       return this.fits(bytes - (this.store.registration(key)?.bytes ?? 0)) ? undefined : { code: "over_budget", message: this.overBudget("this registration") };
     for (const t of tools) {
+      if (isSealedTool(t)) continue;
       const parts =
         t.type === "action"
           ? [{ label: t.name, description: t.description, schema: t.inputSchema }]
@@ -160,8 +166,9 @@ export class Router extends CallRouter {
     // Tool poisoning: a built-in human tool already offered by another client keeps its schema, so what the
     // model reads and what the human is asked cannot be swapped under either of them.
     const others = new Map<string, ToolDef>();
-    for (const r of this.regs(peer.role)) if (r.key !== key) for (const t of r.tools) others.set(t.name, t);
+    for (const r of this.regs(peer.role)) if (r.key !== key) for (const t of r.tools) if (!isSealedTool(t)) others.set(t.name, t);
     for (const t of tools) {
+      if (isSealedTool(t)) continue;
       const have = HUMAN_TOOL_NAMES.has(t.name) ? others.get(t.name) : undefined;
       if (have && canonicalJson(shapeOf(have)) !== canonicalJson(shapeOf(t))) {
         return {
@@ -215,7 +222,7 @@ export class Router extends CallRouter {
     if (f.id && this.store.hasMessage(key, f.id)) return []; // a retried message is delivered once
     const from = { role: peer.role, client_id: peer.clientId };
     if ("sealed" in f.body) {
-      const msg = asWire({ type: "message", id: f.id ?? this.newId(), from, sealed: f.body.sealed, ts: ctx.now });
+      const msg: SealedMessageOut = { type: "message", id: f.id ?? this.newId(), from, sealed: f.body.sealed, ts: ctx.now };
       // Kept whole: the relay cannot cut what it cannot read; the history budget elides whole envelopes.
       const size = utf8Length(JSON.stringify(msg));
       if (!this.fits(size)) return [this.err(peer, "over_budget", this.overBudget(`keeping this message's ${size} bytes`))];
@@ -231,7 +238,7 @@ export class Router extends CallRouter {
   }
 
   /** Stores a message and fans it out (`live`: the uncut copy connected clients get). */
-  private keepMessage(kept: MessageOut, key: string, ctx: Ctx, live: MessageOut = kept): Out[] {
+  private keepMessage(kept: KeptMessage, key: string, ctx: Ctx, live: KeptMessage = kept): Out[] {
     const seq = this.store.addMessage(kept, key);
     this.trimHistory();
     const to = new Set(ctx.peers.filter((p) => !isInternal(p)).map(keyOf));
@@ -249,7 +256,7 @@ export class Router extends CallRouter {
       const batch = this.store.largeMessages(LIMITS.historyLargeBodyBytes, 20);
       if (batch.length === 0) return;
       for (const m of batch) {
-        const small = isSealedMessage(m.frame) ? asWire(elidedSealed(m.frame)) : placeholderFor(m.frame);
+        const small = isSealedMessage(m.frame) ? elidedSealed(m.frame) : placeholderFor(m.frame);
         this.store.replaceMessage(m.seq, small);
         over -= m.bytes - utf8Length(JSON.stringify(small));
         if (over <= 0) return;

@@ -5,11 +5,11 @@ import type {
   Envelope,
   InFrame,
   MessageOut,
-  RelayFrame,
   SealedArgs,
   SealedMessageOut,
   SealedToolCallOut,
   SealedToolDef,
+  SealedToolDefOut,
   ToolDef,
 } from "../contract/protocol.js";
 import type { CallRow } from "./store.js";
@@ -70,25 +70,14 @@ export function sealedCallFrame(c: CallRow): SealedToolCallOut {
 
 /** A sealed tool list's entries as kept in a registration: each names its author (`sender`, the AAD's). The
  * catalog code reads only `name`, `type` and action names of them, so they share ToolDef's storage. */
-export function sealedTools(tools: readonly SealedToolDef[], sender: string): ToolDef[] {
-  return tools.map((t) => ({ ...t, sender }) as unknown as ToolDef);
+export function sealedTools(tools: readonly SealedToolDef[], sender: string): SealedToolDefOut[] {
+  return tools.map((t) => ({ ...t, sender }));
 }
 
 /** The history budget's placeholder for a sealed message: the whole envelope goes (docs/e2e.md). */
 export function elidedSealed(m: SealedMessageOut): SealedMessageOut {
   const { sealed: _s, ...rest } = m;
   return { ...rest, elided: true };
-}
-
-/**
- * A sealed frame in the v1 frame slots (outputs, the kept history). Only clients of a sealed session ever get
- * one, and they open it (shared/crypto/e2e/frames.ts openFrame) before reading v1 fields; the relay's own code that
- * reads those fields (placeholders, the IM bridge, push texts) checks `isSealedMessage` or the session's flag.
- */
-export function asWire(f: SealedToolCallOut): RelayFrame;
-export function asWire(f: SealedMessageOut): MessageOut;
-export function asWire(f: SealedToolCallOut | SealedMessageOut): RelayFrame {
-  return f as unknown as RelayFrame;
 }
 
 /** A kept message of a sealed session (it has `sealed`, or nothing once elided, never `content`). */

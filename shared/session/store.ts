@@ -1,6 +1,6 @@
 // The small storage interface the routing core runs on. Synchronous on purpose: Durable Object SQLite
 // (`ctx.storage.sql`) is synchronous, and so is the in-memory store of the adapter's LAN mode.
-import { LIMITS, utf8Length, type MessageOut, type Role, type ToolDef } from "../contract/protocol.js";
+import { LIMITS, utf8Length, type KeptMessage, type Role, type KeptToolDef } from "../contract/protocol.js";
 
 export interface CallRow {
   call_id: string;
@@ -45,7 +45,7 @@ export function deliveriesOf(c: CallRow): Delivery[] {
 
 export interface Registration {
   key: string;
-  tools: ToolDef[];
+  tools: KeptToolDef[];
   /** UTF-8 bytes of `tools` as JSON. */
   bytes: number;
 }
@@ -54,7 +54,7 @@ export interface Registration {
 export interface StoredMessage {
   seq: number;
   bytes: number;
-  frame: MessageOut;
+  frame: KeptMessage;
 }
 
 export interface Store {
@@ -98,7 +98,7 @@ export interface Store {
   /** Registrations of one side, oldest first (a later one wins a name clash). */
   registrations(role: Role): Registration[];
   registration(key: string): Registration | undefined;
-  register(key: string, role: Role, tools: ToolDef[], now: number): void;
+  register(key: string, role: Role, tools: KeptToolDef[], now: number): void;
   /** The client `key` was seen (connected or disconnected) at `now`: its registration is not idle. */
   touch(key: string, now: number): void;
   /** Keys whose registration was last seen before `before`, at most `limit`. */
@@ -110,16 +110,16 @@ export interface Store {
   unbind(tool: string, id: string): void;
 
   /** Appends to the bounded history and returns the message's sequence number. */
-  addMessage(m: Omit<MessageOut, "seq">, fromKey: string): number;
+  addMessage(m: Omit<KeptMessage, "seq">, fromKey: string): number;
   hasMessage(fromKey: string, id: string): boolean;
   /** The newest `limit` messages after `afterSeq`, oldest first. */
-  messages(afterSeq: number, limit: number): MessageOut[];
+  messages(afterSeq: number, limit: number): KeptMessage[];
   /** The newest `limit` messages before `beforeSeq`, oldest first (history pages). */
-  messagesBefore(beforeSeq: number, limit: number): MessageOut[];
+  messagesBefore(beforeSeq: number, limit: number): KeptMessage[];
   historyBytes(): number;
   /** The oldest entries of at least `minBytes`, oldest first (placeholders replace them first). */
   largeMessages(minBytes: number, limit: number): StoredMessage[];
-  replaceMessage(seq: number, frame: MessageOut): void;
+  replaceMessage(seq: number, frame: KeptMessage): void;
   lastSeq(): number;
   cursor(key: string): number | undefined;
   setCursor(key: string, seq: number): void;
@@ -136,10 +136,10 @@ export interface Store {
 export class MemoryStore implements Store {
   private metaMap = new Map<string, string>();
   private calls = new Map<string, CallRow>();
-  private regs = new Map<string, { role: Role; tools: ToolDef[]; seq: number; bytes: number; seenAt: number }>();
+  private regs = new Map<string, { role: Role; tools: KeptToolDef[]; seq: number; bytes: number; seenAt: number }>();
   private regSeq = 0;
   private inst = new Map<string, string>();
-  private msgs: (MessageOut & { fromKey: string; bytes: number })[] = [];
+  private msgs: (KeptMessage & { fromKey: string; bytes: number })[] = [];
   private seq = 0;
   private cursors = new Map<string, number>();
   private journal: (() => void)[] | undefined;
@@ -291,7 +291,7 @@ export class MemoryStore implements Store {
     const r = this.regs.get(key);
     return r && { key, tools: r.tools, bytes: r.bytes };
   }
-  register(key: string, role: Role, tools: ToolDef[], now: number) {
+  register(key: string, role: Role, tools: KeptToolDef[], now: number) {
     const prevSeq = this.regSeq;
     this.undoable(() => (this.regSeq = prevSeq));
     this.put(this.regs, key, { role, tools, seq: ++this.regSeq, bytes: utf8Length(JSON.stringify(tools)), seenAt: now });
@@ -318,14 +318,14 @@ export class MemoryStore implements Store {
   unbind(tool: string, id: string) {
     this.del(this.inst, `${tool}\u0000${id}`);
   }
-  addMessage(m: Omit<MessageOut, "seq">, fromKey: string) {
+  addMessage(m: Omit<KeptMessage, "seq">, fromKey: string) {
     const [prevMsgs, prevSeq] = [this.msgs, this.seq];
     this.undoable(() => {
       this.msgs = prevMsgs;
       this.seq = prevSeq;
     });
     const seq = ++this.seq;
-    const frame: MessageOut = { ...m, seq };
+    const frame: KeptMessage = { ...m, seq };
     this.msgs = [...this.msgs, { ...frame, fromKey, bytes: utf8Length(JSON.stringify(frame)) }].slice(-LIMITS.historySize);
     return seq;
   }
@@ -355,7 +355,7 @@ export class MemoryStore implements Store {
       .slice(0, limit)
       .map(({ fromKey: _k, bytes, ...frame }) => ({ seq: frame.seq ?? 0, bytes, frame }));
   }
-  replaceMessage(seq: number, frame: MessageOut) {
+  replaceMessage(seq: number, frame: KeptMessage) {
     const prev = this.msgs;
     this.undoable(() => (this.msgs = prev));
     this.msgs = prev.map((m) => (m.seq === seq ? { ...frame, seq, fromKey: m.fromKey, bytes: utf8Length(JSON.stringify({ ...frame, seq })) } : m));

@@ -167,7 +167,7 @@ describe("history budget", () => {
     const first = kept[0] as MessageOut & { elided?: boolean };
     expect(first.elided).toBe(true);
     expect(JSON.stringify(first.content)).toMatch(/image image\/png, \d+ KB — removed from the kept history/);
-    const newest = kept[199]!;
+    const newest = kept[199] as MessageOut;
     expect(JSON.stringify(newest.content)).toMatch(/of text; the kept history holds 64 KB/);
     // A reconnecting client's catch-up is the kept copy, small enough to send at once.
     h.disconnect(ph);

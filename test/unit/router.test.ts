@@ -1,7 +1,7 @@
 // Unit tests of the pure routing core (shared/session/router.ts) over the in-memory store: the contract's rules
 // as frames in, frames out — no sockets, no clock but the one passed in.
 import { describe, expect, it } from "vitest";
-import { LIMITS } from "../../shared/contract/protocol.js";
+import { LIMITS, type MessageOut } from "../../shared/contract/protocol.js";
 import { HTTP_PEER, keyOf } from "../../shared/session/router.js";
 import { call, cancel, error, Harness, result, type, type F } from "../helpers/router-harness.js";
 
@@ -343,7 +343,7 @@ describe("messages, status and roles", () => {
     for (let i = 0; i < 250; i++) h.send(ag, { type: "message", content: [{ type: "text", text: `${i}` }] });
     const st = h.router.status({ now: h.now, peers: h.peers }, { expires_at: 0 });
     expect(st.messages).toHaveLength(LIMITS.historySize);
-    expect(st.messages[0]!.content).toEqual([{ type: "text", text: "50" }]);
+    expect((st.messages[0] as MessageOut).content).toEqual([{ type: "text", text: "50" }]);
   });
 
   it("status from the agent reaches everyone as presence; from an app it is forbidden", () => {

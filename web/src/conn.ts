@@ -5,7 +5,7 @@
 // read the signals and call answer/send.
 import { batch, signal } from "@preact/signals";
 import type { ClientFrame, ContentBlock, HelloFrame, PeerState, ToolDef } from "../../shared/contract/protocol.js";
-import { ReconnectingSocket, type RawFrame, type Terminal } from "../../shared/client/socket.js";
+import { ReconnectingSocket, type RawFrame, type Terminal, isRelayFrame } from "../../shared/client/socket.js";
 import { CLOSE } from "../../shared/contract/close.js";
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
 import type { Answer } from "./tools/calculator.js";
@@ -16,7 +16,6 @@ import { answeredBy, type CallEntry, type CallLog } from "./calls.js";
 import { Provider } from "./provider.js";
 import { Thread } from "./thread.js";
 import { isPinned, pinSealed } from "./e2e/store.js";
-import { isRelayFrame } from "./relay-frame.js";
 import { plainWire, SealedWire, type Wire, type WireHost } from "./wire.js";
 import { showDecoded, type FrameView } from "./conn-frames.js";
 import { readStatus, socketUrl } from "./session-status.js";

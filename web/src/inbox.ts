@@ -7,22 +7,13 @@ import type { CodeIssued, DeviceInfo, DevicePaired, InboxState } from "../../sha
 import { ReconnectingSocket, type RawFrame } from "../../shared/client/socket.js";
 import { CLOSE } from "../../shared/contract/close.js";
 import { readJson, remove, writeJson, type SavedInbox } from "./storage.js";
+import { LineUpError } from "../../shared/client/errors.js";
 
 /** Heartbeat: a `ping` this often; no frame at all for DEAD_MS means the socket is dead (both relays answer `pong`). */
 const PING_MS = 20_000;
 const DEAD_MS = 45_000;
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A JSON request to the relay; errors become ApiError with the relay's `{error:{code,message}}`. */
+/** A JSON request to the relay; errors become LineUpError with the relay's `{error:{code,message}}`. */
 export async function api<T>(origin: string, method: string, path: string, token?: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   if (token) headers.authorization = `Bearer ${token}`;
@@ -30,7 +21,7 @@ export async function api<T>(origin: string, method: string, path: string, token
   const r = await fetch(new URL(path, origin), { method, headers, cache: "no-store", ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
   if (!r.ok) {
     const e = (await r.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
-    throw new ApiError(r.status, e?.error?.code ?? `http_${r.status}`, e?.error?.message ?? `HTTP ${r.status}`);
+    throw new LineUpError(e?.error?.code ?? `http_${r.status}`, e?.error?.message ?? `HTTP ${r.status}`, r.status);
   }
   return (r.status === 204 ? undefined : await r.json()) as T;
 }
@@ -178,7 +169,7 @@ export class InboxConn {
     try {
       return await api<T>(this.saved.origin, method, path, this.saved.device_credential, body);
     } catch (e) {
-      if (e instanceof ApiError && e.status === 401) this.revoked();
+      if (e instanceof LineUpError && e.status === 401) this.revoked();
       throw e;
     }
   }

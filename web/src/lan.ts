@@ -8,6 +8,7 @@ import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { lang, t } from "./i18n.js";
 import { addSession } from "./sessions.js";
 import { parsePairing } from "./storage.js";
+import { LineUpError } from "../../shared/client/errors.js";
 
 // Its own strings: this module is loaded when the form is sent, so they stay out of the first load.
 const STRINGS = {
@@ -36,28 +37,24 @@ interface Listed {
   label?: string;
 }
 
-/** A failure said in words (its message is ready to show). */
-export class LanError extends Error {
-  override name = "LanError";
-}
-
 const loopback = (host: string) => /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(host);
 
 /** Why a request to `base` could not even be made, in words with what to do. */
-async function unreachable(base: URL): Promise<LanError> {
+async function unreachable(base: URL): Promise<LineUpError> {
   const url = `${base.origin}/`;
   // An https page may not fetch plain http (mixed content) — except from loopback, which browsers trust.
-  if (location.protocol === "https:" && base.protocol === "http:" && !loopback(base.hostname)) return new LanError(lt("mixed", { url }));
+  if (location.protocol === "https:" && base.protocol === "http:" && !loopback(base.hostname))
+    return new LineUpError("lan_mixed_content", lt("mixed", { url }));
   if (base.origin !== location.origin) {
     try {
       // An opaque answer proves the agent is there: then it was the CORS check, i.e. our origin was refused.
       await fetch(new URL("/healthz", base.origin), { mode: "no-cors", cache: "no-store" });
-      return new LanError(lt("origin", { origin: location.origin, url }));
+      return new LineUpError("origin_not_allowed", lt("origin", { origin: location.origin, url }));
     } catch {
       /* not there at all */
     }
   }
-  return new LanError(lt("unreachable", { url }));
+  return new LineUpError("connect", lt("unreachable", { url }));
 }
 
 async function request(base: URL, init: RequestInit): Promise<Response> {
@@ -68,12 +65,13 @@ async function request(base: URL, init: RequestInit): Promise<Response> {
   }
 }
 
-async function refusal(r: Response): Promise<LanError> {
-  if (r.status === 401) return new LanError(lt("badToken"));
+async function refusal(r: Response): Promise<LineUpError> {
+  if (r.status === 401) return new LineUpError("auth", lt("badToken"), 401);
   const body = (await r.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
   // Our own origin refused (a page served elsewhere but same-origin-looking, e.g. a proxy): say it plainly.
-  if (body?.error?.code === "origin_not_allowed") return new LanError(lt("origin", { origin: location.origin, url: `${new URL(r.url).origin}/` }));
-  return new LanError(t("lanFailed", { e: body?.error?.message ?? `HTTP ${r.status}` }));
+  if (body?.error?.code === "origin_not_allowed")
+    return new LineUpError("origin_not_allowed", lt("origin", { origin: location.origin, url: `${new URL(r.url).origin}/` }), r.status);
+  return new LineUpError(body?.error?.code ?? `http_${r.status}`, t("lanFailed", { e: body?.error?.message ?? `HTTP ${r.status}` }), r.status);
 }
 
 /** Joins the agent at `address` with `token`; resolves with the session to open. */

@@ -3,7 +3,7 @@
 import { render } from "preact";
 import { App, flash, notice, online } from "./app.js";
 import { deviceName } from "./devname.js";
-import { ApiError, redeemPairing } from "./inbox.js";
+import { redeemPairing } from "./inbox.js";
 import { lang, setLang, t } from "./i18n.js";
 import { navigate, path } from "./router.js";
 import { startPush } from "./push.js";
@@ -11,6 +11,7 @@ import { addInbox, addSession, dropAll, inboxes, pokeAll, reopenSessions, startA
 import { parsePairCode, parsePairing } from "./storage.js";
 import { applyTheme, theme } from "./ui/Settings.js";
 import "./styles.css";
+import { LineUpError } from "../../shared/client/errors.js";
 
 setLang(lang.value);
 applyTheme(theme.value);
@@ -76,7 +77,7 @@ async function pairDevice(code: string, secret?: string): Promise<void> {
   } catch (e) {
     // Unknown, used and expired codes get one answer from the relay (404 invalid_code).
     notice.value =
-      e instanceof ApiError && (e.status === 404 || e.code === "invalid_code")
+      e instanceof LineUpError && (e.status === 404 || e.code === "invalid_code")
         ? { key: "pairUsed", tone: "error" }
         : { key: "pairFailed", vars: { e: e instanceof Error ? e.message : String(e) }, tone: "error" };
   }

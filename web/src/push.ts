@@ -11,6 +11,7 @@ import type { InboxConn } from "./inbox.js";
 import { focusCall, navigate, path } from "./router.js";
 import { inboxes } from "./sessions.js";
 import { readJson, writeJson } from "./storage.js";
+import { LineUpError } from "../../shared/client/errors.js";
 
 /** PUSH_LIMITS.visibleEveryMs of shared/contract/push.ts (importing its values would pull zod into the bundle). */
 const VISIBLE_EVERY_MS = 30_000;
@@ -41,7 +42,7 @@ const fromB64url = (s: string): Uint8Array<ArrayBuffer> => {
 
 async function serverKey(): Promise<string> {
   const r = await fetch("/api/push/key", { cache: "no-store" });
-  if (!r.ok) throw new Error(`GET /api/push/key: HTTP ${r.status}`);
+  if (!r.ok) throw new LineUpError(`http_${r.status}`, `GET /api/push/key: HTTP ${r.status}`, r.status);
   return ((await r.json()) as { public_key: string }).public_key;
 }
 
@@ -55,7 +56,7 @@ function madeWith(sub: PushSubscription, key: string): boolean {
 
 async function registration(): Promise<ServiceWorkerRegistration> {
   // `ready` never settles without a service worker: give up after a while instead of hanging the switch.
-  const timeout = new Promise<never>((_, no) => setTimeout(() => no(new Error("no service worker")), 10_000));
+  const timeout = new Promise<never>((_, no) => setTimeout(() => no(new LineUpError("timeout", "no service worker")), 10_000));
   return Promise.race([navigator.serviceWorker.ready, timeout]);
 }
 

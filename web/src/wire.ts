@@ -4,10 +4,9 @@
 // after another, so their order stays; what the sealed codec could not open is turned into what the screen
 // shows instead (a card or message that says so, never the ciphertext).
 import type { Decoded, HelloVerdict, Unopenable } from "../../shared/client/codec.js";
-import type { RawFrame } from "../../shared/client/socket.js";
+import { isRelayFrame, type RawFrame } from "../../shared/client/socket.js";
 import type { ClientFrame, HelloFrame, MessageOut, ToolCallOut, ToolCancelOut } from "../../shared/contract/protocol.js";
 import type { InboxLink, SealedCodec } from "./e2e/index.js";
-import { isRelayFrame } from "./relay-frame.js";
 
 /** Plaintext or sealed, frames in and out. */
 export interface Wire {

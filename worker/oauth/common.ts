@@ -10,7 +10,7 @@ import { PAGE_HEADERS } from "./page.js";
 export type C = Context<EdgeEnv<Env>>;
 
 /** The relay's OAuth identity is the origin the client talks to: the issuer must be the URL it fetched. */
-export const baseOf = (c: C): string => new URL(c.req.url).origin;
+export const baseOf = (c: Context): string => new URL(c.req.url).origin;
 const isLocal = (url: string) => ["localhost", "127.0.0.1", "[::1]", "::1"].includes(new URL(url).hostname);
 
 const stub = (env: Env, name: string): DurableObjectStub<OAuth> => env.OAUTH.get(env.OAUTH.idFromName(name));
@@ -19,7 +19,7 @@ export const pending = (env: Env) => stub(env, "pending");
 /** The grants of one inbox. */
 export const grantsOf = (env: Env, inbox: string) => stub(env, `inbox:${inbox}`);
 
-export async function clientContext(c: C, h: EdgeHost): Promise<ClientContext> {
+export async function clientContext(c: Context, h: EdgeHost): Promise<ClientContext> {
   return { secret: await h.tokenSecret(), base: baseOf(c), local: isLocal(c.req.url), addr: h.clientAddr };
 }
 

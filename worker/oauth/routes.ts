@@ -58,7 +58,7 @@ export async function checkAccessToken(env: Env, token: string, base: string): P
 // ---------------------------------------------------------------- helpers
 
 /** Public documents and endpoints without ambient credentials: any origin may read them (browser-based clients). */
-function cors(c: C): void {
+function cors(c: Context): void {
   c.header("access-control-allow-origin", "*");
   c.header("access-control-allow-methods", "GET, POST, OPTIONS");
   c.header("access-control-allow-headers", "authorization, content-type, mcp-protocol-version");
@@ -78,14 +78,14 @@ type OAuthError =
   | "server_error";
 
 /** An RFC 6749 §5.2 error (token, registration and revocation endpoints). */
-function oauthError(c: C, error: OAuthError, description: string, status: 400 | 401 | 503 = 400): Response {
+function oauthError(c: Context, error: OAuthError, description: string, status: 400 | 401 | 503 = 400): Response {
   c.header("cache-control", "no-store");
   if (status === 401) c.header("www-authenticate", `Basic realm="lineup-relay"`);
   return c.json({ error, error_description: description }, status);
 }
 
 /** The form body of a token-type request (JSON is tolerated); duplicated parameters are refused (RFC 6749 §3.2). */
-async function formOf(c: C): Promise<URLSearchParams | "too_large" | "duplicate"> {
+async function formOf(c: Context): Promise<URLSearchParams | "too_large" | "duplicate"> {
   const text = await readCapped(c.req.raw, 16 * 1024);
   if (text === undefined) return "too_large";
   let form: URLSearchParams;
@@ -103,42 +103,57 @@ async function formOf(c: C): Promise<URLSearchParams | "too_large" | "duplicate"
   return form;
 }
 
-/** RFC 6749 §2.3.1 client authentication: Basic (form-urlencoded id and secret) or the body's client_id/secret. */
-async function clientOf(c: C, form: URLSearchParams, h: EdgeHost): Promise<OAuthClient | Response> {
-  let id = form.get("client_id") ?? undefined;
-  let secret = form.get("client_secret") ?? undefined;
-  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(c.req.header("authorization") ?? "");
-  if (basic) {
-    let pair: string;
-    try {
-      pair = atob(basic[1]!);
-    } catch {
-      return oauthError(c, "invalid_client", "malformed Basic credentials", 401);
+type ClientVars = EdgeEnv<Env> & { Variables: { form: URLSearchParams; client: OAuthClient } };
+
+/**
+ * Middleware of the token and revocation endpoints: CORS, the form (`malformed`: one description for either
+ * bad body, as the revocation endpoint says it) and RFC 6749 §2.3.1 client authentication — Basic
+ * (form-urlencoded id and secret) or the body's client_id/secret — as `c.var.form` and `c.var.client`.
+ */
+const authenticatedClient = (malformed?: string) =>
+  createMiddleware<ClientVars>(async (c, next) => {
+    cors(c);
+    const form = await formOf(c);
+    if (form === "too_large") return oauthError(c, "invalid_request", malformed ?? "body too large");
+    if (form === "duplicate") return oauthError(c, "invalid_request", malformed ?? "a parameter is given more than once");
+    const h = workerHost(c);
+    c.set("form", form);
+    let id = form.get("client_id") ?? undefined;
+    let secret = form.get("client_secret") ?? undefined;
+    const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(c.req.header("authorization") ?? "");
+    if (basic) {
+      let pair: string;
+      try {
+        pair = atob(basic[1]!);
+      } catch {
+        return oauthError(c, "invalid_client", "malformed Basic credentials", 401);
+      }
+      const i = pair.indexOf(":");
+      const bid = decodeURIComponent(pair.slice(0, i < 0 ? pair.length : i).replace(/\+/g, " "));
+      if (id !== undefined && id !== bid) return oauthError(c, "invalid_request", "client_id in the body differs from the Basic credentials");
+      id = bid;
+      secret = i < 0 ? "" : decodeURIComponent(pair.slice(i + 1).replace(/\+/g, " "));
     }
-    const i = pair.indexOf(":");
-    const bid = decodeURIComponent(pair.slice(0, i < 0 ? pair.length : i).replace(/\+/g, " "));
-    if (id !== undefined && id !== bid) return oauthError(c, "invalid_request", "client_id in the body differs from the Basic credentials");
-    id = bid;
-    secret = i < 0 ? "" : decodeURIComponent(pair.slice(i + 1).replace(/\+/g, " "));
-  }
-  if (!id) return oauthError(c, "invalid_request", "client_id is required (public clients send it in the body)");
-  // A metadata-document client is public: the code and refresh token are bound to its client_id, so its
-  // document need not be fetched again here.
-  if (isMetadataDocumentId(id)) {
-    if (secret) return oauthError(c, "invalid_client", "a client metadata document client has no secret", 401);
-    return { client_id: id, kind: "metadata_document", client_name: "", redirect_uris: [], auth: "none" };
-  }
-  const r = await resolveClient(id, await clientContext(c, h));
-  if (!r.ok) return oauthError(c, "invalid_client", r.description, 401);
-  if (r.client.auth !== "none") {
-    if (!secret || !(await safeEqual(secret, await clientSecret(await h.tokenSecret(), id))))
-      return oauthError(c, "invalid_client", "client authentication failed", 401);
-  }
-  return r.client;
-}
+    if (!id) return oauthError(c, "invalid_request", "client_id is required (public clients send it in the body)");
+    // A metadata-document client is public: the code and refresh token are bound to its client_id, so its
+    // document need not be fetched again here.
+    if (isMetadataDocumentId(id)) {
+      if (secret) return oauthError(c, "invalid_client", "a client metadata document client has no secret", 401);
+      c.set("client", { client_id: id, kind: "metadata_document", client_name: "", redirect_uris: [], auth: "none" });
+      return next();
+    }
+    const r = await resolveClient(id, await clientContext(c, h));
+    if (!r.ok) return oauthError(c, "invalid_client", r.description, 401);
+    if (r.client.auth !== "none") {
+      if (!secret || !(await safeEqual(secret, await clientSecret(await h.tokenSecret(), id))))
+        return oauthError(c, "invalid_client", "client authentication failed", 401);
+    }
+    c.set("client", r.client);
+    return next();
+  });
 
 /** Answers a token request from the grant object's verdict; ends the session of a grant revoked for a replay. */
-async function tokenAnswer(c: C, h: EdgeHost, r: TokenAnswer, access: string, refresh: string): Promise<Response> {
+async function tokenAnswer(c: Context, h: EdgeHost, r: TokenAnswer, access: string, refresh: string): Promise<Response> {
   if (!r.ok) {
     if (r.revoked)
       await h
@@ -214,15 +229,10 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
   authorizeRoutes(app);
 
   // ---- the token endpoint
-  app.post("/oauth/token", async (c) => {
-    cors(c);
+  app.post("/oauth/token", authenticatedClient(), async (c) => {
     const h = workerHost(c);
     const base = baseOf(c);
-    const form = await formOf(c);
-    if (form === "too_large") return oauthError(c, "invalid_request", "body too large");
-    if (form === "duplicate") return oauthError(c, "invalid_request", "a parameter is given more than once");
-    const client = await clientOf(c, form, h);
-    if (client instanceof Response) return client;
+    const { form, client } = c.var;
     const resource = form.get("resource") ?? undefined;
     if (resource !== undefined && !resourceMatches(resource, base))
       return oauthError(c, "invalid_target", `this server's only resource is ${mcpResource(base)}`);
@@ -264,13 +274,9 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
     return c.json(r.body, 201);
   });
 
-  app.post("/oauth/revoke", async (c) => {
-    cors(c);
+  app.post("/oauth/revoke", authenticatedClient("malformed revocation request"), async (c) => {
     const h = workerHost(c);
-    const form = await formOf(c);
-    if (form === "too_large" || form === "duplicate") return oauthError(c, "invalid_request", "malformed revocation request");
-    const client = await clientOf(c, form, h);
-    if (client instanceof Response) return client;
+    const { form, client } = c.var;
     const token = form.get("token") ?? "";
     const inbox = oauthSecretInbox("refresh", token) ?? oauthSecretInbox("access", token);
     if (inbox) {

@@ -9,7 +9,9 @@ import {
   parseFrameValue,
   type ClientFrame,
   type PeerState,
-  type RelayFrame,
+  isSealedFrame,
+  isSealedTool,
+  type OutFrame,
   type SessionStatus,
   type ToolDef,
 } from "../../shared/contract/protocol.js";
@@ -101,7 +103,8 @@ export class WuKongImBridge implements Bridge {
 
   /** Registers the IM peer's catalog (keeping what a LineUp-aware IM client added). Idempotent. */
   init(): void {
-    const extra = this.store.registrations("app").find((r) => r.key === IM_KEY)?.tools ?? [];
+    // The IM peer's own registrations are plaintext: a sealed session has no IM bridge.
+    const extra = (this.store.registrations("app").find((r) => r.key === IM_KEY)?.tools ?? []).filter((t): t is ToolDef => !isSealedTool(t));
     this.register(extra);
   }
 
@@ -119,7 +122,7 @@ export class WuKongImBridge implements Bridge {
   }
 
   /** Adds `im: {online}` to presence frames (and to `hello.peers`, so a new client knows it at once). */
-  decorate(frame: RelayFrame): void {
+  decorate(frame: OutFrame): void {
     if (frame.type !== "presence" && frame.type !== "hello") return;
     const on = this.online();
     if (on === undefined) return;
@@ -158,7 +161,8 @@ export class WuKongImBridge implements Bridge {
   }
 
   /** Synchronous: it only writes the outbox. */
-  private acceptFrame(frame: RelayFrame): void {
+  private acceptFrame(frame: OutFrame): void {
+    if (isSealedFrame(frame)) return; // a sealed session has no IM bridge (docs/e2e.md); nothing sealed is rendered
     switch (frame.type) {
       case "tool.call": {
         // The router delivers a call to `im` once; this guards the same call only (a call_id may be reused

@@ -6,6 +6,7 @@ import { Codec, type CodecOptions } from "../../../shared/client/codec.js";
 import { sealFrame, type Frame } from "../../../shared/crypto/e2e/index.js";
 import { keyringFor, type InboxLink, type Keyring } from "./keyring.js";
 import { checkCall } from "./session.js";
+import { LineUpError } from "../../../shared/client/errors.js";
 
 export interface SealedCodec {
   readonly codec: Codec;
@@ -45,7 +46,7 @@ export async function sealedCodec(
     },
     sealAll: async (frames) => {
       const ck = kr?.current();
-      if (!ck) throw new Error("this device holds no key of the inbox");
+      if (!ck) throw new LineUpError("e2e_no_key", "this device holds no key of the inbox");
       const ctx = { session_id: o.sessionId, sender: o.sender() };
       const out: Frame[] = [];
       for (const f of frames) out.push(await sealFrame(ck, ctx, { ...f }));

@@ -23,8 +23,9 @@ import {
   type PairReply,
   type WrappedKey,
 } from "../../../shared/crypto/e2e/index.js";
-import { ApiError } from "../inbox.js";
+import {} from "../inbox.js";
 import { deleteJoin, deleteSponsor, getKeys, joinPending, putJoin, putKeys, putSponsor, recordId, sponsorSecrets, type DeviceKeys } from "./store.js";
+import { LineUpError } from "../../../shared/client/errors.js";
 
 /** What the keyring needs of its inbox: ids and the device credential's requests (InboxConn). */
 export interface InboxLink {
@@ -233,7 +234,7 @@ export class Keyring {
     try {
       await this.ib.request("PUT", "/api/inbox/e2e", { base_epoch: st.epoch, epoch: rk.key.epoch, wraps, roster });
     } catch (e) {
-      if (e instanceof ApiError && e.status === 409) {
+      if (e instanceof LineUpError && e.status === 409) {
         await this.refresh();
         return "conflict";
       }
@@ -301,7 +302,7 @@ export async function joinPairing(ib: InboxLink, code: string, secret: string, e
     await ib.request("POST", "/api/inbox/e2e/hello", hello);
   } catch (e) {
     // 409: our hello is already there (a reload while waiting); anything else is final.
-    if (!(e instanceof ApiError && e.status === 409)) throw e;
+    if (!(e instanceof LineUpError && e.status === 409)) throw e;
   }
   return awaitReply(ib, rec, codeId, secret, expiresAt);
 }
@@ -310,7 +311,7 @@ async function awaitReply(ib: InboxLink, rec: DeviceKeys, codeId: string, secret
   let wait = 700;
   while (Date.now() < expiresAt) {
     const st = await ib.request<E2EState>("GET", "/api/inbox/e2e").catch((e: unknown) => {
-      if (e instanceof ApiError && e.status === 401) throw e;
+      if (e instanceof LineUpError && e.status === 401) throw e;
       return undefined;
     });
     const reply = st?.replies?.find((r) => (r as PairReply | null)?.code_id === codeId);
@@ -336,7 +337,7 @@ async function awaitReply(ib: InboxLink, rec: DeviceKeys, codeId: string, secret
     wait = Math.min(wait * 1.5, 5_000);
   }
   await deleteJoin(codeId);
-  throw new Error("the pairing code expired before a holder of the key answered");
+  throw new LineUpError("timeout", "the pairing code expired before a holder of the key answered");
 }
 
 /** Pairings left waiting by a reload: resumed for the inboxes this device still has. */

@@ -2,18 +2,9 @@
 // The credential comes from the inboxes the PWA stored at pairing (storage.ts loadInboxes).
 import type { InboxPolicy } from "../../../shared/contract/inbox.js";
 import { loadInboxes, type SavedInbox } from "../storage.js";
+import { LineUpError } from "../../../shared/client/errors.js";
 
 export type Lists = { allow: string[]; ask: string[]; deny: string[] };
-
-export class PolicyHttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** The inboxes this device can edit the policy of. */
 export const policyInboxes = (): SavedInbox[] => loadInboxes();
@@ -27,7 +18,7 @@ async function call(inbox: SavedInbox, method: "GET" | "PUT", body?: unknown): P
   });
   if (!r.ok) {
     const e = (await r.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
-    throw new PolicyHttpError(r.status, e?.error?.code ?? `http_${r.status}`, e?.error?.message ?? `HTTP ${r.status}`);
+    throw new LineUpError(e?.error?.code ?? `http_${r.status}`, e?.error?.message ?? `HTTP ${r.status}`, r.status);
   }
   const p = (await r.json()) as InboxPolicy;
   const out: InboxPolicy = {

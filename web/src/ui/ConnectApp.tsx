@@ -7,9 +7,10 @@ import { signal } from "@preact/signals";
 import { useEffect, useState } from "preact/hooks";
 import type { ConnectRequestInfo, GrantInfo } from "../../../shared/contract/oauth.js";
 import { ct } from "../connect-i18n.js";
-import { ApiError, type InboxConn } from "../inbox.js";
+import { type InboxConn } from "../inbox.js";
 import { navigate } from "../router.js";
 import { inboxes } from "../sessions.js";
+import { LineUpError } from "../../../shared/client/errors.js";
 
 const when = (ms: number): string => new Date(ms).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
 const errText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
@@ -37,7 +38,7 @@ function probe(ib: InboxConn): void {
   const known = (v: boolean) => (oauthAt.value = { ...oauthAt.value, [k]: v });
   ib.request("GET", "/api/inbox/oauth/grants").then(
     () => known(true),
-    (e: unknown) => (e instanceof ApiError && e.status === 404 ? known(false) : asked.delete(k)),
+    (e: unknown) => (e instanceof LineUpError && e.status === 404 ? known(false) : asked.delete(k)),
   );
 }
 const withOAuth = (list: InboxConn[]): InboxConn[] => list.filter((ib) => oauthAt.value[inboxKey(ib)] !== false);
@@ -131,7 +132,7 @@ export function ConnectApp() {
     try {
       setStep({ kind: "review", info: await ib.request<ConnectRequestInfo>("POST", "/api/inbox/oauth/lookup", { code: c }) });
     } catch (e) {
-      setErr(e instanceof ApiError && e.status === 404 ? ct("unknownCode") : ct("failed", { e: errText(e) }));
+      setErr(e instanceof LineUpError && e.status === 404 ? ct("unknownCode") : ct("failed", { e: errText(e) }));
     } finally {
       setBusy(false);
     }
@@ -150,7 +151,7 @@ export function ConnectApp() {
       setCode("");
       setVersion((v) => v + 1);
     } catch (e) {
-      setErr(e instanceof ApiError && e.status === 404 ? ct("unknownCode") : ct("failed", { e: errText(e) }));
+      setErr(e instanceof LineUpError && e.status === 404 ? ct("unknownCode") : ct("failed", { e: errText(e) }));
     } finally {
       setBusy(false);
     }

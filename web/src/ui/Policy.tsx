@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { validatePolicyFile } from "../../../shared/policy/index.js";
 import type { SavedInbox } from "../storage.js";
 import { pt, type PKey } from "../tools/permission-i18n.js";
-import { getPolicy, policyInboxes, putPolicy, putSealedPolicy, PolicyHttpError, type Lists } from "../tools/policy-api.js";
+import { getPolicy, policyInboxes, putPolicy, putSealedPolicy, type Lists } from "../tools/policy-api.js";
 import type { InboxLink, PolicyView } from "../e2e/index.js";
 import { e2eOf } from "../e2e-watch.js";
 import { api } from "../inbox.js";
@@ -14,6 +14,7 @@ import { inboxes } from "../sessions.js";
 import { Lock } from "./Icon.js";
 import { pe } from "./policy-e2e-i18n.js";
 import "../tools/permission.css";
+import { LineUpError } from "../../../shared/client/errors.js";
 
 const LISTS = ["deny", "ask", "allow"] as const;
 type List = (typeof LISTS)[number];
@@ -159,11 +160,11 @@ function Editor({ inbox }: { inbox: SavedInbox }) {
       setDirty(false);
       setMsg({ text: pt("saved", { v: p.version }), error: false });
     } catch (e) {
-      if (e instanceof PolicyHttpError && e.code === "e2e_on") {
+      if (e instanceof LineUpError && e.code === "e2e_on") {
         // The inbox turned E2E on after this screen read its state: read it again, sealed.
         setMsg({ text: e.message, error: true });
         await load(true, true);
-      } else if (e instanceof PolicyHttpError && e.status === 409) {
+      } else if (e instanceof LineUpError && e.status === 409) {
         setMsg({ text: pt("conflict"), error: true });
         await load(true);
       } else setMsg({ text: pt("saveFailed", { e: e instanceof Error ? e.message : String(e) }), error: true });

@@ -29,11 +29,11 @@ export function Settings() {
     setBusy(true);
     setErr("");
     try {
-      // Loaded when used (initial JS budget); a LanError says whether the origin, plain http, the address or the token was refused.
+      // Loaded when used (initial JS budget); its LineUpError says whether the origin, plain http, the address or the token was refused.
       const { pairLan } = await import("../lan.js");
       navigate(`/s/${await pairLan(addr.trim(), tok.trim())}`);
     } catch (x) {
-      setErr(x instanceof Error && x.name === "LanError" ? x.message : t("lanFailed", { e: x instanceof Error ? x.message : String(x) }));
+      setErr(x instanceof Error && x.name === "LineUpError" ? x.message : t("lanFailed", { e: x instanceof Error ? x.message : String(x) }));
     } finally {
       setBusy(false);
     }
