@@ -122,6 +122,10 @@ describe("revoking an agent machine in workerd", () => {
     const phone = await pair(m);
     const s = await session(m.machine_credential, "/p/durable");
     const agent = await connect(s.session_id, s.agent_token);
+    // The session reports the agent's arrival to the inbox on its own; the edit below must come after that
+    // report (regression: under load the report landed after the edit and wrote the inbox's cached state back).
+    for (let i = 0; i < 200 && !(await state(phone.device_credential)).sessions.find((x) => x.session_id === s.session_id)?.agent_online; i++)
+      await new Promise((r) => setTimeout(r, 25));
     await runInDurableObject(inboxStub(m.inbox_id), async (_i, st) => {
       const d = JSON.parse(st.storage.sql.exec<{ v: string }>("SELECT v FROM inbox WHERE k = 'state'").one().v) as {
         machines: Record<string, unknown>;

@@ -191,9 +191,11 @@ async function tidy(): Promise<void> {
   const known = new Set(live.map((ib) => ib.saved.inbox_id));
   const shown = document.visibilityState === "visible" ? /^\/s\/([A-Za-z0-9_-]+)/.exec(path.value)?.[1] : undefined;
   for (const n of await reg.getNotifications().catch(() => [] as Notification[])) {
-    const d = n.data as { inbox?: string; sid?: string; call?: string } | null;
+    const d = n.data as { kind?: string; inbox?: string; sid?: string; call?: string } | null;
     if (!d?.sid || !d.call) continue;
-    if (d.sid === shown || (d.inbox && known.has(d.inbox) && !waiting.has(`${d.sid}/${d.call}`))) n.close();
+    // An agent's "waiting for you" (no call, so never in the waiting list) stays until tapped or its session is on screen.
+    const settled = d.kind !== "attention" && d.inbox && known.has(d.inbox) && !waiting.has(`${d.sid}/${d.call}`);
+    if (d.sid === shown || settled) n.close();
   }
 }
 
