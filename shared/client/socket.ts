@@ -91,7 +91,7 @@ export interface Terminal extends Closed {
 
 export interface SocketEvents {
   /** The transport opened (the relay's `hello` comes next). */
-  open: void;
+  open: undefined;
   /** Every JSON object frame, `hello` first on each connection. */
   frame: RawFrame;
   /** A connection ended and another follows after `delayMs`. */
