@@ -91,6 +91,8 @@ export class CallLog {
   }
 
   update(callId: string, patch: Partial<CallEntry>): void {
+    // A call no longer waiting keeps no draft of an answer (web/src/draft.ts).
+    if (patch.state && patch.state !== "pending") remove(`draft.${this.sid}.${callId}`);
     this.set(this.calls.value.map((c) => (c.call_id === callId ? { ...c, ...patch } : c)));
   }
 

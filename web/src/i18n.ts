@@ -52,7 +52,7 @@ const en = {
   lostRace: "Another device answered first; your answer was not used",
   // i28-cards: who won (a lost answer names the winner; another tab of this device says so).
   lostTo: "Answered first on {who}; your answer was not used",
-  answeredTab: "Answered in another tab of this device",
+  answeredTab: "Answered in another tab",
   declined: "Declined",
   error: "Error",
   waitingFor: "waiting for you",

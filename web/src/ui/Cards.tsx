@@ -12,9 +12,12 @@ import { ErrorBoundary } from "./ErrorBoundary.js";
 import { Lock, ToolIcon } from "./Icon.js";
 import { PermissionCardLazy } from "../tools/permission-lazy.js";
 import { kindOf } from "./Status.js";
+import { closeNotification } from "../notif.js";
+import { draftAt, dropDraft, type DraftAt, useDraft } from "../draft.js";
 import { headline, SettledCard, str, title } from "./Settled.js";
 
-type Props = { c: CallEntry; answer: (a: Answer) => void };
+/** `draft`: where the text typed into this card is kept until it is sent (web/src/draft.ts). */
+type Props = { c: CallEntry; answer: (a: Answer) => void; draft: DraftAt };
 
 /**
  * Select, then submit — for one option as for several. A tap only marks an option (it can be changed); the
@@ -71,8 +74,8 @@ function ConfirmCard({ c, answer }: Props) {
   );
 }
 
-function InputCard({ c, answer }: Props) {
-  const [v, setV] = useState(str(c.args.default));
+function InputCard({ c, answer, draft }: Props) {
+  const [v, setV] = useDraft(draft, str(c.args.default));
   const id = `in-${c.call_id}`;
   const multi = c.args.multiline === true;
   // A blank answer only when the agent said what blank means (it gave a default).
@@ -80,7 +83,9 @@ function InputCard({ c, answer }: Props) {
   const blocked = !blankOk && !v.trim();
   const submit = (e: Event) => {
     e.preventDefault();
-    if (!blocked) answer({ result: { message: v } });
+    if (blocked) return;
+    answer({ result: { message: v } });
+    dropDraft(draft);
   };
   return (
     <form class="input-card" onSubmit={submit}>
@@ -108,13 +113,14 @@ function Project({ c }: { c: CallEntry }) {
   ) : null;
 }
 
-function AskCard({ c, answer }: Props) {
+function AskCard({ c, answer, draft }: Props) {
   return (
     <>
       <Project c={c} />
       <Markdown text={str(c.args.question)} />
       <Composer
         idPrefix={`ask-${c.call_id}`}
+        draft={draft}
         label={t("reply")}
         submitLabel={t("send")}
         multiline
@@ -124,7 +130,7 @@ function AskCard({ c, answer }: Props) {
   );
 }
 
-function ReportCard({ c, answer }: Props) {
+function ReportCard({ c, answer, draft }: Props) {
   return (
     <>
       <Project c={c} />
@@ -134,6 +140,7 @@ function ReportCard({ c, answer }: Props) {
       </button>
       <Composer
         idPrefix={`rep-${c.call_id}`}
+        draft={draft}
         label={t("feedback")}
         submitLabel={t("requestChanges")}
         multiline
@@ -153,7 +160,7 @@ function GenericLazy(p: Props) {
   useEffect(() => {
     if (!m) void import("./GenericCard.js").then((x) => setM((generic = x)));
   }, [m]);
-  return m ? <m.GenericCard {...p} /> : <p class="hint">…</p>;
+  return m ? <m.GenericCard {...p} /> : null;
 }
 
 const BODIES: Record<string, (p: Props) => preact.JSX.Element> = {
@@ -211,7 +218,8 @@ function UnreadableCard({ c, focused }: { c: CallEntry; focused: boolean }) {
 }
 
 export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: SessionConn; focused?: boolean }) {
-  const answer = (a: Answer) => void conn.answer(c.call_id, a);
+  // Answered here: its notification goes at once, not at the inbox's next update.
+  const answer = (a: Answer) => conn.answer(c.call_id, a) && closeNotification(conn.sid, c.call_id);
   const done = c.state !== "pending";
   const sealed = conn.sealed.value;
   if (c.unreadable) return <UnreadableCard c={c} focused={focused} />;
@@ -250,7 +258,7 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
       <fieldset class="card-body" disabled={refused}>
         {/* A body that fails to render still leaves Decline, so the agent is not left waiting. */}
         <ErrorBoundary>
-          <Body c={c} answer={answer} />
+          <Body c={c} answer={answer} draft={draftAt(conn.sid, sealed, c.call_id)} />
         </ErrorBoundary>
         <button class="btn link decline" type="button" onClick={() => answer({ error: { code: "declined", message: "the human declined" } })}>
           {t("decline")}

@@ -3,7 +3,7 @@
 // look different), and who decided: this device, another tab of it, or another device by name with the
 // winning answer ("Yes — answered on iPhone · Safari"), also when this device's own answer lost (issue 28 §4, §5).
 import { cut } from "../../../shared/text/cut.js";
-import { ANSWERS, permissionParts } from "../../../shared/tools/meaning.js";
+import { ANSWERS, permissionLine } from "../../../shared/tools/meaning.js";
 import { plainLine } from "../calltext.js";
 import type { CallEntry, SessionConn } from "../conn.js";
 import { t, type Key } from "../i18n.js";
@@ -43,10 +43,7 @@ export function headline(c: CallEntry): string {
 function summaryLine(c: CallEntry): string {
   if (c.name === "ask_question") return plainLine(str(c.args.question));
   if (c.name === "work_report") return plainLine(str(c.args.summary));
-  if (c.name === "permission") {
-    const { tool, detail } = permissionParts(c.args);
-    return detail ? `${tool} · ${cut(detail, 120)}` : tool;
-  }
+  if (c.name === "permission") return cut(permissionLine(c.args), 120);
   return plainLine(headline(c));
 }
 
