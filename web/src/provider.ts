@@ -185,8 +185,10 @@ export class Provider {
           if (!c || !(c.state === "answered" || c.state === "queued" || c.state === "pending") || this.inTab(e.callId)) break;
           if (f && f.reason !== "answered") this.log.update(e.callId, { state: f.reason === "timeout" ? "timeout" : "cancelled", by: "other" });
           else {
-            this.log.update(e.callId, { state: "lost", by: "other", ...(f ? winner(f) : {}) });
-            this.host.lost();
+            const w = f ? winner(f) : {};
+            this.log.update(e.callId, { state: "lost", by: "other", ...w });
+            // The card names the winner; the banner is for a loss it cannot explain.
+            if (!w.answeredBy) this.host.lost();
           }
           break;
         }

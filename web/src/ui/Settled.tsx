@@ -87,7 +87,7 @@ export function outcomeOf(c: CallEntry): Outcome | undefined {
       const rule = r && typeof r.rule === "string" ? r.rule : undefined;
       if (msg === "always" || rule) return { kind: "allowed", text: rule ? pt("answeredAlways", { rule }) : pt("answeredAllow") };
       // Denied: with the message that went to the model, when the human wrote one.
-      const told = typeof r?.feedback === "string" && r.feedback ? `: “${r.feedback}”` : "";
+      const told = typeof r?.feedback === "string" && r.feedback ? ` · “${r.feedback}”` : "";
       return msg === "deny" || r?.behavior === "deny" ? { kind: "denied", text: pt("answeredDeny") + told } : { kind: "allowed", text: pt("answeredAllow") };
     }
     default:
