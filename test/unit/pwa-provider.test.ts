@@ -141,4 +141,32 @@ describe("the PWA's call book host", () => {
     const shown = d && "unopenable" in d ? unopenable(d.unopenable) : undefined;
     expect(shown).toEqual({ call: { type: "tool.call", call_id: "c5", name: "confirm", arguments: {}, deadline, from: "agent" } });
   });
+
+  it("who won: a cancel{answered} that overtakes our sent answer makes the card lost with the winner's device and answer (issue 28 §4)", () => {
+    const { p } = rig();
+    p.hello(() => true);
+    p.receive(call("w1"));
+    p.answer("w1", { result: { message: "no", confirmed: false } }, "me");
+    p.receive({ type: "tool.cancel", call_id: "w1", reason: "answered", answered_by: "iPhone · Safari", answer: "yes" });
+    p.receive({ type: "error", code: "unknown_call", message: "no open call", call_id: "w1" });
+    expect(p.find("w1")).toMatchObject({ state: "lost", by: "other", answeredBy: "iPhone · Safari", answerText: "yes" });
+  });
+
+  it("a timeout that overtakes our sent answer closes the card as timed out, not as lost to another device", () => {
+    const { p } = rig();
+    p.hello(() => true);
+    p.receive(call("w2"));
+    p.answer("w2", { result: { message: "yes", confirmed: true } }, "me");
+    p.receive({ type: "tool.cancel", call_id: "w2", reason: "timeout" });
+    expect(p.find("w2")?.state).toBe("timeout");
+  });
+
+  it("a call that closes drops the draft typed for it (issue 28 §6)", () => {
+    const { p } = rig();
+    p.hello(() => true);
+    p.receive(call("w3"));
+    store.setItem(`lineup.draft.${SID}.w3`, JSON.stringify("half a reply"));
+    p.receive({ type: "tool.cancel", call_id: "w3", reason: "cancelled" });
+    expect(store.getItem(`lineup.draft.${SID}.w3`)).toBeNull();
+  });
 });
