@@ -1,5 +1,5 @@
 // Issue 28 §4 in real Chromium against the local relay: a device whose answer lost is told what won and where
-// ("Yes · Answered first on <device>; your answer was not used"), never just "another device answered first";
+// ("Yes · <device> answered first; your answer was not used"), never just "another device answered first";
 // two tabs of one device say "another tab", and the tab that answered keeps its "Answered on this device".
 // The race is made exact, not timed: device B's session socket goes through a route that holds the relay's
 // tool.cancel until B has sent its own answer — the order of a real race, where both answers cross.
@@ -85,7 +85,7 @@ describe("who won (issue 28 §4)", () => {
       const lost = pb.locator('[data-call="w1"][data-state="lost"]');
       await lost.waitFor({ timeout: 15_000 });
       expect(await lost.locator("summary b").textContent()).toBe("Yes");
-      expect(await lost.locator(".state").textContent()).toBe(`Answered first on ${nameA}; your answer was not used`);
+      expect(await lost.locator(".state").textContent()).toBe(`${nameA} answered first; your answer was not used`);
       await shot(pb, "who-won-lost-en-light");
       await pb.emulateMedia({ colorScheme: "dark" });
       await shot(pb, "who-won-lost-en-dark");

@@ -11,18 +11,21 @@ import { Provider, type ProviderHost } from "../../web/src/provider.js";
 import { unopenable } from "../../web/src/wire.js";
 
 class MemoryStorage {
-  private readonly m = new Map<string, string>();
+  // Like a real Storage, its keys are its enumerable own properties (Object.keys(localStorage) lists them).
+  readonly #m = new Map<string, string>();
   getItem(k: string): string | null {
-    return this.m.get(k) ?? null;
+    return this.#m.get(k) ?? null;
   }
   setItem(k: string, v: string): void {
-    this.m.set(k, String(v));
+    this.#m.set(k, String(v));
+    Object.defineProperty(this, k, { value: String(v), enumerable: true, configurable: true });
   }
   removeItem(k: string): void {
-    this.m.delete(k);
+    this.#m.delete(k);
+    Reflect.deleteProperty(this, k);
   }
   dump(): string {
-    return JSON.stringify([...this.m]);
+    return JSON.stringify([...this.#m]);
   }
 }
 
@@ -168,5 +171,18 @@ describe("the PWA's call book host", () => {
     store.setItem(`lineup.draft.${SID}.w3`, JSON.stringify("half a reply"));
     p.receive({ type: "tool.cancel", call_id: "w3", reason: "cancelled" });
     expect(store.getItem(`lineup.draft.${SID}.w3`)).toBeNull();
+  });
+
+  it("forgetting a session drops its drafts, and only its own (issue 28 §6)", () => {
+    const { p } = rig();
+    store.setItem(`lineup.draft.${SID}`, JSON.stringify("chat"));
+    store.setItem(`lineup.draft.${SID}.c1`, JSON.stringify("reply"));
+    store.setItem(`lineup.draft.${SID}9`, JSON.stringify("another session's"));
+    p.forget();
+    expect([store.getItem(`lineup.draft.${SID}`), store.getItem(`lineup.draft.${SID}.c1`), store.getItem(`lineup.draft.${SID}9`)]).toEqual([
+      null,
+      null,
+      JSON.stringify("another session's"),
+    ]);
   });
 });

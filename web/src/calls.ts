@@ -4,6 +4,7 @@
 import { signal } from "@preact/signals";
 import type { ToolError, ToolResultBody } from "../../shared/contract/protocol.js";
 import { readJson, remove, writeJson } from "./storage.js";
+import { dropDrafts } from "./draft.js";
 
 export type CallState = "pending" | "queued" | "answered" | "elsewhere" | "lost" | "timeout" | "cancelled" | "gone";
 
@@ -66,9 +67,10 @@ export class CallLog {
     return `calls.${this.sid}`;
   }
 
-  /** Drops what this device kept of the log (forget, or the session became sealed). */
+  /** Drops what this device kept of the log and the session's drafts (forget, or the session became sealed). */
   forget(): void {
     remove(this.key);
+    dropDrafts(this.sid);
   }
 
   find(callId: string): CallEntry | undefined {

@@ -18,6 +18,15 @@ export function dropDraft(d: DraftAt): void {
   remove(d.key);
 }
 
+/** Forgets every draft of a session (it is forgotten, or became sealed: no plaintext at rest). */
+export function dropDrafts(sid: string): void {
+  try {
+    for (const k of Object.keys(localStorage)) if (k.startsWith("lineup.draft.") && k.split(".")[2] === sid) localStorage.removeItem(k);
+  } catch {
+    /* disabled storage: nothing was kept */
+  }
+}
+
 /** A text field's value, kept as it is typed; setting "" forgets it. */
 export function useDraft(d: DraftAt | undefined, initial = ""): [string, (v: string) => void] {
   const [v, setV] = useState(() => (d && (d.sealed ? mem.get(d.key) : readJson<string | null>(d.key, null))) ?? initial);

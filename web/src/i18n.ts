@@ -51,7 +51,7 @@ const en = {
   gone: "Closed while this device was away",
   lostRace: "Another device answered first; your answer was not used",
   // i28-cards: who won (a lost answer names the winner; another tab of this device says so).
-  lostTo: "Answered first on {who}; your answer was not used",
+  lostTo: "{who} answered first; your answer was not used",
   answeredTab: "Answered in another tab",
   declined: "Declined",
   error: "Error",
