@@ -44,8 +44,9 @@ export type Effect =
   | { kind: "call"; call: ToolCallOut; again?: true }
   /** Provider: the relay closed a call we were handling (answered elsewhere, cancelled, timed out). */
   | { kind: "cancel"; frame: ToolCancelOut }
-  /** Provider: our answer came after the call closed (another device answered first, or it timed out). */
-  | { kind: "lost"; callId: string }
+  /** Provider: our answer came after the call closed (another device answered first, or it timed out); `cancel`:
+   * the relay's tool.cancel{answered} that says who won, when it came (it precedes the relay's refusal). */
+  | { kind: "lost"; callId: string; cancel?: ToolCancelOut }
   /** A queued answer or message went out after `hello`. */
   | { kind: "delivered"; frame: ClientFrame }
   /** Provider: the catch-up after `hello` is over; these calls did not come again, they closed while we were away. */
@@ -345,9 +346,11 @@ export class CallBook {
     const r = this.received.get(f.call_id);
     if (!r) return [];
     const queued = this.dropQueued(f.call_id);
-    if (queued) {
+    // Our answer is queued, or sent and not yet refused: the call closed first (the relay sends no device a
+    // cancel for its own answer). This cancel is the one place that says how: whose answer won, and what.
+    if (queued || r.state === "answered") {
       r.state = "closed";
-      return f.reason === "answered" ? [{ kind: "lost", callId: f.call_id }] : [{ kind: "cancel", frame: f }];
+      return queued && f.reason !== "answered" ? [{ kind: "cancel", frame: f }] : [{ kind: "lost", callId: f.call_id, cancel: f }];
     }
     if (r.state !== "open") return [];
     r.state = "closed";

@@ -212,7 +212,9 @@ export class CallRouter extends RouterState {
     const reason = by ? "answered" : "timeout";
     // As read with the row (finishCall cleared them): a done call keeps no deliveries.
     const notify = new Set(deliveriesOf(c).map((d) => d.key));
-    if (by) notify.delete(keyOf(by));
+    // The answering client needs no cancel — unless it answered virtually (a notification's tap): then this
+    // same device's live app, which holds the call as a card, learns it like any other (issue 28 §4).
+    if (by && !by.virtual) notify.delete(keyOf(by));
     // The other devices learn what was answered and by which device, or which guest link's client (extra
     // fields, only in inbox sessions: v1 clients ignore them, and v1 sessions see the contract's frame unchanged).
     const cancel: ToolCancelOut = { type: "tool.cancel", call_id: c.call_id, reason };

@@ -17,12 +17,24 @@ export function askedArg(args: unknown): string {
   return ASKED_ARGS.map((k) => a[k]).find((v): v is string => typeof v === "string" && v.trim() !== "") ?? "";
 }
 
-/** A permission call's subject: its tool and the input's command, file, URL or pattern ("Bash: npm test"). */
-export function permissionSubject(args: unknown): string {
+/** A permission call's tool and what it acts on: the input's command, file, URL or pattern ("" when none). */
+export function permissionParts(args: unknown): { tool: string; detail: string } {
   const a = asArgs(args);
   const input = asArgs(a.input);
-  const detail = [input.command, input.file_path, input.url, input.pattern].find((v): v is string => typeof v === "string");
-  return `${typeof a.tool_name === "string" ? a.tool_name : "tool"}${detail ? `: ${detail}` : ""}`;
+  const detail = [input.command, input.file_path, input.url, input.pattern].find((v): v is string => typeof v === "string") ?? "";
+  return { tool: typeof a.tool_name === "string" ? a.tool_name : "tool", detail: detail.replace(/\s+/g, " ").trim() };
+}
+
+/** A permission call's subject: its tool and the input's command, file, URL or pattern ("Bash: npm test"). */
+export function permissionSubject(args: unknown): string {
+  const { tool, detail } = permissionParts(args);
+  return `${tool}${detail ? `: ${detail}` : ""}`;
+}
+
+/** A permission call as a collapsed row or a waiting item reads it: "Bash · rm -rf node_modules" (the tool alone when nothing is named). */
+export function permissionLine(args: unknown): string {
+  const { tool, detail } = permissionParts(args);
+  return detail ? `${tool} · ${detail}` : tool;
 }
 
 /** What a call asks on one line (its tool's name when nothing says it), not yet cut. */

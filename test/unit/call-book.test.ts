@@ -195,8 +195,19 @@ describe("call book, provider side", () => {
       { kind: "cancel", frame: { type: "tool.cancel", call_id: "k1", reason: "timeout" } },
     ]);
     b.answer(incoming("k2"), { result: { message: "mine" } });
-    expect(b.receive({ type: "tool.cancel", call_id: "k2", reason: "answered", answered_by: "tablet" })).toEqual([{ kind: "lost", callId: "k2" }]);
+    const cancel = { type: "tool.cancel", call_id: "k2", reason: "answered", answered_by: "tablet" } as const;
+    expect(b.receive(cancel)).toEqual([{ kind: "lost", callId: "k2", cancel }]);
     expect(sent(b.hello()).filter((f) => f.type === "tool.result")).toEqual([]);
+  });
+
+  it("who won: a cancel{answered} that overtakes our sent answer is its loss, naming the winner; the refusal after it adds nothing", () => {
+    const b = new CallBook();
+    b.hello();
+    b.receive(incoming("k1"));
+    b.answer(incoming("k1"), { result: { message: "no" } });
+    const cancel = { type: "tool.cancel", call_id: "k1", reason: "answered", answered_by: "iPhone · Safari", answer: "yes" } as const;
+    expect(b.receive(cancel)).toEqual([{ kind: "lost", callId: "k1", cancel }]);
+    expect(kinds(b.receive({ type: "error", code: "unknown_call", message: "closed", call_id: "k1" }))).toEqual(["log"]);
   });
 
   it("unknown_call after our answer: the answer lost the race", () => {

@@ -11,18 +11,21 @@ import { Provider, type ProviderHost } from "../../web/src/provider.js";
 import { unopenable } from "../../web/src/wire.js";
 
 class MemoryStorage {
-  private readonly m = new Map<string, string>();
+  // Like a real Storage, its keys are its enumerable own properties (Object.keys(localStorage) lists them).
+  readonly #m = new Map<string, string>();
   getItem(k: string): string | null {
-    return this.m.get(k) ?? null;
+    return this.#m.get(k) ?? null;
   }
   setItem(k: string, v: string): void {
-    this.m.set(k, String(v));
+    this.#m.set(k, String(v));
+    Object.defineProperty(this, k, { value: String(v), enumerable: true, configurable: true });
   }
   removeItem(k: string): void {
-    this.m.delete(k);
+    this.#m.delete(k);
+    Reflect.deleteProperty(this, k);
   }
   dump(): string {
-    return JSON.stringify([...this.m]);
+    return JSON.stringify([...this.#m]);
   }
 }
 
@@ -140,5 +143,46 @@ describe("the PWA's call book host", () => {
     expect(d && "unopenable" in d).toBe(true);
     const shown = d && "unopenable" in d ? unopenable(d.unopenable) : undefined;
     expect(shown).toEqual({ call: { type: "tool.call", call_id: "c5", name: "confirm", arguments: {}, deadline, from: "agent" } });
+  });
+
+  it("who won: a cancel{answered} that overtakes our sent answer makes the card lost with the winner's device and answer (issue 28 §4)", () => {
+    const { p } = rig();
+    p.hello(() => true);
+    p.receive(call("w1"));
+    p.answer("w1", { result: { message: "no", confirmed: false } }, "me");
+    p.receive({ type: "tool.cancel", call_id: "w1", reason: "answered", answered_by: "iPhone · Safari", answer: "yes" });
+    p.receive({ type: "error", code: "unknown_call", message: "no open call", call_id: "w1" });
+    expect(p.find("w1")).toMatchObject({ state: "lost", by: "other", answeredBy: "iPhone · Safari", answerText: "yes" });
+  });
+
+  it("a timeout that overtakes our sent answer closes the card as timed out, not as lost to another device", () => {
+    const { p } = rig();
+    p.hello(() => true);
+    p.receive(call("w2"));
+    p.answer("w2", { result: { message: "yes", confirmed: true } }, "me");
+    p.receive({ type: "tool.cancel", call_id: "w2", reason: "timeout" });
+    expect(p.find("w2")?.state).toBe("timeout");
+  });
+
+  it("a call that closes drops the draft typed for it (issue 28 §6)", () => {
+    const { p } = rig();
+    p.hello(() => true);
+    p.receive(call("w3"));
+    store.setItem(`lineup.draft.${SID}.w3`, JSON.stringify("half a reply"));
+    p.receive({ type: "tool.cancel", call_id: "w3", reason: "cancelled" });
+    expect(store.getItem(`lineup.draft.${SID}.w3`)).toBeNull();
+  });
+
+  it("forgetting a session drops its drafts, and only its own (issue 28 §6)", () => {
+    const { p } = rig();
+    store.setItem(`lineup.draft.${SID}`, JSON.stringify("chat"));
+    store.setItem(`lineup.draft.${SID}.c1`, JSON.stringify("reply"));
+    store.setItem(`lineup.draft.${SID}9`, JSON.stringify("another session's"));
+    p.forget();
+    expect([store.getItem(`lineup.draft.${SID}`), store.getItem(`lineup.draft.${SID}.c1`), store.getItem(`lineup.draft.${SID}9`)]).toEqual([
+      null,
+      null,
+      JSON.stringify("another session's"),
+    ]);
   });
 });

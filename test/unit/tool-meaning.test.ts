@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { resultFor } from "../../shared/session/push-answer.js";
 import { callText, pushExtras as reportExtras } from "../../shared/session/report.js";
-import { ANSWERS, askedArg, summaryOf, tapActions, tapResult } from "../../shared/tools/meaning.js";
+import { ANSWERS, askedArg, permissionLine, summaryOf, tapActions, tapResult } from "../../shared/tools/meaning.js";
 import { pushExtras } from "../../shared/tools/push-extras.js";
 import { waitText } from "../../web/src/calltext.js";
 
@@ -55,5 +55,13 @@ describe("built-in tools' meaning", () => {
     expect(waitText({ args: { title: "Deploy\n**now**?" } })).toBe("Deploy now?");
     expect(reportExtras).toBe(pushExtras);
     expect(pushExtras("confirm", { question: "q", yes_label: " Ship  it " })).toEqual({ yes_label: "Ship it" });
+  });
+
+  it("a permission reads as a sentence on a row and in the waiting list (issue 28 §5): tool · command, never JSON or 'permission'", () => {
+    const args = { tool_name: "Bash", input: { command: "rm -rf node_modules\n&& npm ci", description: "Reinstall" } };
+    expect(permissionLine(args)).toBe("Bash · rm -rf node_modules && npm ci");
+    expect(permissionLine({ tool_name: "Read", input: { file_path: "/etc/hosts" } })).toBe("Read · /etc/hosts");
+    expect(permissionLine({ tool_name: "mcp__github__create_issue", input: { title: "x" } })).toBe("mcp__github__create_issue");
+    expect(waitText({ name: "permission", args })).toBe("Bash · rm -rf node_modules && npm ci");
   });
 });

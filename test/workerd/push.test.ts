@@ -165,6 +165,22 @@ describe("Web Push from the inbox object", () => {
     w.agent.close();
   });
 
+  it("answered from a device's notification while that device's app holds the call: the app gets the cancel naming it and the answer (issue 28 §4)", async () => {
+    const w = await world();
+    const pixel = await device(w, "Pixel");
+    const app = await connect(w.s.session_id, pixel.device_credential, { clientId: pixel.device_id });
+    app.send({ type: "tool.list", tools: [CONFIRM] });
+    confirm(w, "c9");
+    await app.next((f) => f.type === "tool.call" && f.call_id === "c9");
+    await until(w.m.inbox_id, () => fake.for(pixel.endpoint).length >= 1, "the push");
+    const token = (fake.for(pixel.endpoint)[0]!.msg as PushCallMessage).token;
+    expect((await json("POST", "/api/push/answer", undefined, { token, action: "yes" })).status).toBe(200);
+    expect(await w.agent.next("tool.result")).toMatchObject({ call_id: "c9", answered_by: pixel.device_id });
+    expect(await app.next("tool.cancel")).toEqual({ type: "tool.cancel", call_id: "c9", reason: "answered", answered_by: "Pixel", answer: "yes" });
+    app.close();
+    w.agent.close();
+  });
+
   it("a single choice carries its options and is answered by index with the full option text", async () => {
     const w = await world();
     const pixel = await device(w, "Pixel");

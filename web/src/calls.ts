@@ -4,6 +4,7 @@
 import { signal } from "@preact/signals";
 import type { ToolError, ToolResultBody } from "../../shared/contract/protocol.js";
 import { readJson, remove, writeJson } from "./storage.js";
+import { dropDrafts } from "./draft.js";
 
 export type CallState = "pending" | "queued" | "answered" | "elsewhere" | "lost" | "timeout" | "cancelled" | "gone";
 
@@ -25,6 +26,8 @@ export interface CallEntry {
   /** Answered elsewhere: by which device (name or client id) and what (the winner's result.message). */
   answeredBy?: string;
   answerText?: string;
+  /** Answered in another tab of this device (its log in localStorage said so); kept in this tab's memory only. */
+  tab?: true;
   /** Sealed session: the call did not open on this device (wrong key or epoch, or moved from another call). */
   unreadable?: boolean;
 }
@@ -37,7 +40,7 @@ const MAX_STORED_CONTENT = 4_000;
 /** Strips big base64 payloads before a log goes to localStorage. */
 function slim(e: CallEntry): CallEntry {
   const big = (v: unknown) => JSON.stringify(v ?? null).length > MAX_STORED_CONTENT;
-  const out: CallEntry = { ...e };
+  const { tab: _tab, ...out }: CallEntry = { ...e };
   if (e.result?.content && big(e.result.content)) {
     out.result = { ...e.result, content: [{ type: "text", text: `[${e.result.content.length} attachment(s)]` }] };
     out.slim = true;
@@ -64,13 +67,25 @@ export class CallLog {
     return `calls.${this.sid}`;
   }
 
-  /** Drops what this device kept of the log (forget, or the session became sealed). */
+  /** Drops what this device kept of the log and the session's drafts (forget, or the session became sealed). */
   forget(): void {
     remove(this.key);
+    dropDrafts(this.sid);
   }
 
   find(callId: string): CallEntry | undefined {
     return this.calls.value.find((c) => c.call_id === callId);
+  }
+
+  /**
+   * The call as another tab of this device answered it: its entry in localStorage, answered or queued by a
+   * person there while this tab's copy is not (a plaintext session; a sealed one keeps nothing at rest).
+   */
+  answeredInTab(callId: string): CallEntry | undefined {
+    const mine = this.find(callId);
+    if (!this.kept() || mine?.by === "me") return undefined;
+    const kept = readJson<CallEntry[]>(this.key, []).find((c) => c.call_id === callId);
+    return kept && kept.by === "me" && (kept.state === "answered" || kept.state === "queued") ? kept : undefined;
   }
 
   add(entry: CallEntry): void {
@@ -78,6 +93,8 @@ export class CallLog {
   }
 
   update(callId: string, patch: Partial<CallEntry>): void {
+    // A call no longer waiting keeps no draft of an answer (web/src/draft.ts).
+    if (patch.state && patch.state !== "pending") remove(`draft.${this.sid}.${callId}`);
     this.set(this.calls.value.map((c) => (c.call_id === callId ? { ...c, ...patch } : c)));
   }
 

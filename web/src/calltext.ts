@@ -2,7 +2,7 @@
 // card. Markdown questions lose their markers here; the card itself still renders them.
 import type { CallEntry } from "./conn.js";
 import { cut } from "../../shared/text/cut.js";
-import { askedArg } from "../../shared/tools/meaning.js";
+import { askedArg, permissionLine } from "../../shared/tools/meaning.js";
 
 /** The first line of markdown with its block and emphasis markers removed, cut to `max` characters. */
 export function plainLine(md: string, max = 200): string {
@@ -27,9 +27,10 @@ export function callText(c: Pick<CallEntry, "args">): string {
   return plainLine(asked(c));
 }
 
-/** All of what it asks on one line, as the relay's inbox lists it (shared/session/report.ts callText). */
-export function waitText(c: Pick<CallEntry, "args">): string {
-  return plainLine(asked(c).replace(/\s+/g, " "), 280);
+/** All of what it asks on one line, as the relay's inbox lists it (shared/session/report.ts callText); a
+ * permission by its tool and command (a sealed one's relay text is empty: this is the waiting list's title). */
+export function waitText(c: Pick<CallEntry, "args"> & { name?: string }): string {
+  return c.name === "permission" ? cut(permissionLine(c.args), 280) : plainLine(asked(c).replace(/\s+/g, " "), 280);
 }
 
 /** A value as the tool log shows it: a string as it is, anything else as JSON, cut to `n` characters. */

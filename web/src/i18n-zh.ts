@@ -47,6 +47,9 @@ export const zh: Dict = {
   cancelled: "Agent 已取消",
   gone: "本设备离线期间已关闭",
   lostRace: "其他设备先回答了，你的回答未被采用",
+  // i28-cards: who won (a lost answer names the winner; another tab of this device says so).
+  lostTo: "{who} 先回答了，你的回答未被采用",
+  answeredTab: "已在另一个标签页回答",
   declined: "已拒绝",
   error: "错误",
   waitingFor: "等待你处理",

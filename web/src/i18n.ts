@@ -50,6 +50,9 @@ const en = {
   cancelled: "Cancelled by the agent",
   gone: "Closed while this device was away",
   lostRace: "Another device answered first; your answer was not used",
+  // i28-cards: who won (a lost answer names the winner; another tab of this device says so).
+  lostTo: "{who} answered first; your answer was not used",
+  answeredTab: "Answered in another tab",
   declined: "Declined",
   error: "Error",
   waitingFor: "waiting for you",

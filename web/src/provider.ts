@@ -4,7 +4,7 @@
 // answers that lost) and this file shows it — the cards (web/src/calls.ts) and the outbox in localStorage, so
 // an answer or message made offline survives a reload. A sealed session's outbox is kept only sealed
 // (`keepSealed`, docs/e2e.md: no plaintext at rest); a plaintext one as its frames.
-import type { RelayFrame, ToolCallOut } from "../../shared/contract/protocol.js";
+import type { RelayFrame, ToolCallOut, ToolCancelOut } from "../../shared/contract/protocol.js";
 import { CallBook, type Effect, type MessageFrame, type ResultFrame } from "../../shared/client/call-book.js";
 import type { ClientFrame } from "../../shared/contract/protocol.js";
 import { CallLog, type CallEntry, type CallState } from "./calls.js";
@@ -174,20 +174,21 @@ export class Provider {
         case "cancel": {
           // With reason "answered" the relay also says by whom (a device's name or a client id) and what.
           const f = e.frame;
-          const extra: Partial<CallEntry> = {};
-          if (f.reason === "answered") {
-            if (typeof f.answered_by === "string" && f.answered_by) extra.answeredBy = f.answered_by;
-            if (typeof f.answer === "string") extra.answerText = f.answer;
-          }
-          this.settle(f.call_id, f.reason === "answered" ? "elsewhere" : f.reason === "timeout" ? "timeout" : "cancelled", "other", extra);
+          this.settle(f.call_id, f.reason === "answered" ? "elsewhere" : f.reason === "timeout" ? "timeout" : "cancelled", "other", winner(f));
           break;
         }
         case "lost": {
-          // Our answer arrived after another device's (or after the call closed): say so.
+          // Our answer arrived after another device's (or after the call closed): say so, and with the
+          // relay's cancel (it came before the refusal) whose answer won and what.
           const c = this.find(e.callId);
-          if (c && (c.state === "answered" || c.state === "queued" || c.state === "pending")) {
-            this.log.update(e.callId, { state: "lost", by: "other" });
-            this.host.lost();
+          const f = e.cancel;
+          if (!c || !(c.state === "answered" || c.state === "queued" || c.state === "pending") || this.inTab(e.callId)) break;
+          if (f && f.reason !== "answered") this.log.update(e.callId, { state: f.reason === "timeout" ? "timeout" : "cancelled", by: "other" });
+          else {
+            const w = f ? winner(f) : {};
+            this.log.update(e.callId, { state: "lost", by: "other", ...w });
+            // The card names the winner; the banner is for a loss it cannot explain.
+            if (!w.answeredBy) this.host.lost();
           }
           break;
         }
@@ -200,7 +201,7 @@ export class Provider {
           const now = Date.now();
           for (const id of e.callIds) {
             const c = this.find(id);
-            if (c?.state === "pending") this.settle(id, c.deadline <= now ? "timeout" : "gone", "other");
+            if (c?.state === "pending" && !this.inTab(id)) this.settle(id, c.deadline <= now ? "timeout" : "gone", "other");
           }
           break;
         }
@@ -211,6 +212,14 @@ export class Provider {
           break;
       }
     }
+  }
+
+  /** Another tab of this device answered the call (the log it kept says so): this tab shows that answer, never "lost" or "gone". */
+  private inTab(callId: string): boolean {
+    const kept = this.log.answeredInTab(callId);
+    if (kept)
+      this.log.update(callId, { state: kept.state, by: "me", tab: true, doneAt: kept.doneAt ?? Date.now(), ...(kept.result ? { result: kept.result } : {}) });
+    return kept !== undefined;
   }
 
   private onCall(call: ToolCallOut, again: boolean): void {
@@ -231,6 +240,15 @@ export class Provider {
     this.log.add(entry);
     if (!mode && this.isAuto(call.name)) this.host.auto(entry);
   }
+}
+
+/** What a tool.cancel{answered} says of the winner: the answering device's name (or client id) and its result's message. */
+function winner(f: ToolCancelOut): Partial<CallEntry> {
+  const w: Partial<CallEntry> = {};
+  if (f.reason !== "answered") return w;
+  if (typeof f.answered_by === "string" && f.answered_by) w.answeredBy = f.answered_by;
+  if (typeof f.answer === "string") w.answerText = f.answer;
+  return w;
 }
 
 function resultFrame(c: CallEntry, a: Answer | undefined): ResultFrame | undefined {

@@ -2,6 +2,7 @@
 // opens offline. Never touches /api/*, /healthz or /webhooks/* (live data and tokens stay on the network).
 // Built by vite.config.ts (esbuild, one classic script) into /sw.js, registered with scope "/" (web/src/main.tsx).
 import { tapActions, type TapAction } from "../../shared/tools/meaning.js";
+import { tagOf } from "./notif.js";
 import type { Envelope } from "../../shared/crypto/e2e/envelope.js";
 import type { Preview } from "../../shared/crypto/e2e/index.js";
 
@@ -158,7 +159,6 @@ type Strings = (typeof STRINGS)["en"];
 
 const fmt = (s: string, v: Record<string, unknown>) => s.replace(/\{(\w+)\}/g, (_, k: string) => (v[k] === undefined ? "" : String(v[k])));
 const stringsOf = (lang?: unknown): Strings => (lang === "zh" ? STRINGS.zh : STRINGS.en);
-const tagOf = (sid: string, call: string) => `lineup:${sid}/${call}`;
 
 /**
  * A push message as it arrives (shared/contract/push.ts PushMessage), read loosely: it is checked field by

@@ -1,48 +1,23 @@
 // A pending tool call as a card in the thread; once it is settled it collapses to a row with what was asked
 // and how it ended, in words (approved, changes requested and declined each look different).
 import { useEffect, useState } from "preact/hooks";
-import { BUILTIN_TOOLS } from "../../../shared/contract/builtin-tools.js";
 import { ANSWERS } from "../../../shared/tools/meaning.js";
-import { plainLine } from "../calltext.js";
 import type { CallEntry, SessionConn } from "../conn.js";
-import { t, type Key } from "../i18n.js";
+import { t } from "../i18n.js";
 import type { Answer } from "../tools/calculator.js";
 import { Markdown } from "../tools/markdown.js";
-import { inferSchema, SchemaForm } from "../tools/schema-form.js";
 import { Board } from "./Board.js";
 import { Composer } from "./Composer.js";
-import { Content } from "./Content.js";
 import { ErrorBoundary } from "./ErrorBoundary.js";
-import { Lock } from "./Icon.js";
+import { Lock, ToolIcon } from "./Icon.js";
 import { PermissionCardLazy } from "../tools/permission-lazy.js";
-import { pt } from "../tools/permission-i18n.js";
 import { kindOf } from "./Status.js";
+import { closeNotification } from "../notif.js";
+import { draftAt, dropDraft, type DraftAt, useDraft } from "../draft.js";
+import { headline, SettledCard, str, title } from "./Settled.js";
 
-const str = (v: unknown, d = ""): string => (typeof v === "string" ? v : d);
-
-export const STATE_KEY: Record<CallEntry["state"], Key> = {
-  pending: "waitingFor",
-  queued: "queued",
-  answered: "answeredHere",
-  elsewhere: "elsewhere",
-  lost: "lostRace",
-  timeout: "timeout",
-  cancelled: "cancelled",
-  gone: "gone",
-};
-
-const ICON: Record<string, string> = {
-  choice: "☰",
-  confirm: "✔",
-  input: "✎",
-  ask_question: "?",
-  work_report: "✓",
-  permission: "⚿",
-  canvas: "✏",
-  calculator: "∑",
-};
-
-type Props = { c: CallEntry; answer: (a: Answer) => void };
+/** `draft`: where the text typed into this card is kept until it is sent (web/src/draft.ts). */
+type Props = { c: CallEntry; answer: (a: Answer) => void; draft: DraftAt };
 
 /**
  * Select, then submit — for one option as for several. A tap only marks an option (it can be changed); the
@@ -99,8 +74,8 @@ function ConfirmCard({ c, answer }: Props) {
   );
 }
 
-function InputCard({ c, answer }: Props) {
-  const [v, setV] = useState(str(c.args.default));
+function InputCard({ c, answer, draft }: Props) {
+  const [v, setV] = useDraft(draft, str(c.args.default));
   const id = `in-${c.call_id}`;
   const multi = c.args.multiline === true;
   // A blank answer only when the agent said what blank means (it gave a default).
@@ -108,7 +83,9 @@ function InputCard({ c, answer }: Props) {
   const blocked = !blankOk && !v.trim();
   const submit = (e: Event) => {
     e.preventDefault();
-    if (!blocked) answer({ result: { message: v } });
+    if (blocked) return;
+    answer({ result: { message: v } });
+    dropDraft(draft);
   };
   return (
     <form class="input-card" onSubmit={submit}>
@@ -136,13 +113,14 @@ function Project({ c }: { c: CallEntry }) {
   ) : null;
 }
 
-function AskCard({ c, answer }: Props) {
+function AskCard({ c, answer, draft }: Props) {
   return (
     <>
       <Project c={c} />
       <Markdown text={str(c.args.question)} />
       <Composer
         idPrefix={`ask-${c.call_id}`}
+        draft={draft}
         label={t("reply")}
         submitLabel={t("send")}
         multiline
@@ -152,7 +130,7 @@ function AskCard({ c, answer }: Props) {
   );
 }
 
-function ReportCard({ c, answer }: Props) {
+function ReportCard({ c, answer, draft }: Props) {
   return (
     <>
       <Project c={c} />
@@ -162,6 +140,7 @@ function ReportCard({ c, answer }: Props) {
       </button>
       <Composer
         idPrefix={`rep-${c.call_id}`}
+        draft={draft}
         label={t("feedback")}
         submitLabel={t("requestChanges")}
         multiline
@@ -172,23 +151,16 @@ function ReportCard({ c, answer }: Props) {
   );
 }
 
-function schemaOf(c: CallEntry): Record<string, unknown> {
-  const def = BUILTIN_TOOLS.find((d) => d.name === c.name);
-  if (def?.type === "action") return def.inputSchema;
-  const act = def ? def.actions.find((a) => a.name === c.action) : undefined;
-  return act?.inputSchema ?? inferSchema(c.args);
-}
+type GenericMod = typeof import("./GenericCard.js");
+let generic: GenericMod | undefined;
 
-function GenericCard({ c, answer }: Props) {
-  return (
-    <SchemaForm
-      schema={schemaOf(c)}
-      initial={c.args}
-      idPrefix={`gen-${c.call_id}`}
-      submitLabel={t("submit")}
-      onSubmit={(values) => answer({ result: { message: JSON.stringify(values), values } })}
-    />
-  );
+/** A tool without a card of its own: a form from its schema, in a chunk of its own (the initial JavaScript budget). */
+function GenericLazy(p: Props) {
+  const [m, setM] = useState(generic);
+  useEffect(() => {
+    if (!m) void import("./GenericCard.js").then((x) => setM((generic = x)));
+  }, [m]);
+  return m ? <m.GenericCard {...p} /> : null;
 }
 
 const BODIES: Record<string, (p: Props) => preact.JSX.Element> = {
@@ -199,75 +171,6 @@ const BODIES: Record<string, (p: Props) => preact.JSX.Element> = {
   work_report: ReportCard,
   permission: PermissionCardLazy /* issue 17: tools/permission.tsx */,
 };
-
-function title(c: CallEntry): string {
-  if (c.name === "ask_question") return t("question");
-  if (c.name === "work_report") return t("workReport");
-  if (c.name === "canvas") return t("canvas");
-  if (c.name === "choice" || c.name === "confirm" || c.name === "input" || c.name === "permission") return t(`t_${c.name}`);
-  return c.action && c.name !== "choice" ? `${c.name} · ${c.action}` : c.name;
-}
-
-function headline(c: CallEntry): string {
-  if (c.name === "ask_question" || c.name === "work_report") return "";
-  return str(c.args.question);
-}
-
-/** A collapsed card's line: what was asked (an ask_question's question too, not just "Question"). */
-function summaryLine(c: CallEntry): string {
-  if (c.name === "ask_question") return plainLine(str(c.args.question));
-  if (c.name === "work_report") return plainLine(str(c.args.summary));
-  if (c.name === "permission")
-    return `${str(c.args.tool_name, "?")}${typeof c.args.input === "object" && c.args.input ? `: ${plainLine(JSON.stringify(c.args.input), 120)}` : ""}`;
-  return plainLine(headline(c));
-}
-
-/** How a settled call ended, in words; `kind` gives approved / changes requested / declined their own look. */
-export interface Outcome {
-  kind: "approved" | "changes" | "declined" | "error" | "yes" | "no" | "allowed" | "denied" | "answer";
-  text: string;
-}
-
-const GLYPH: Partial<Record<Outcome["kind"], string>> = {
-  approved: "✓",
-  changes: "✎",
-  declined: "✕",
-  error: "⚠",
-  yes: "✓",
-  no: "✕",
-  allowed: "✓",
-  denied: "✕",
-};
-
-export function outcomeOf(c: CallEntry): Outcome | undefined {
-  const mineOrQueued = c.state === "answered" || c.state === "queued";
-  if (mineOrQueued && c.error)
-    return c.error.code === "declined" ? { kind: "declined", text: t("declined") } : { kind: "error", text: `${t("error")}: ${c.error.message}` };
-  const r = mineOrQueued ? c.result : undefined;
-  // Answered elsewhere: only the winner's `message` is known (tool.cancel's `answer`).
-  const msg = r ? r.message : c.state === "elsewhere" || c.state === "lost" ? c.answerText : undefined;
-  if (msg === undefined) return undefined;
-  switch (c.name) {
-    case "work_report": {
-      const approved = r ? r.approved === true : msg === "approved";
-      if (approved) return { kind: "approved", text: t("approved") };
-      const why = msg && msg !== t("requestChanges") ? `: ${msg}` : "";
-      return { kind: "changes", text: `${t("changesRequested")}${why}` };
-    }
-    case "confirm": {
-      const yes = r ? r.confirmed === true : msg === "yes";
-      return yes ? { kind: "yes", text: str(c.args.yes_label, t("yes")) } : { kind: "no", text: str(c.args.no_label, t("no")) };
-    }
-    case "permission": {
-      const rule = r && typeof r.rule === "string" ? r.rule : undefined;
-      if (msg === "always" || rule) return { kind: "allowed", text: rule ? pt("answeredAlways", { rule }) : pt("answeredAllow") };
-      return msg === "deny" || r?.behavior === "deny" ? { kind: "denied", text: pt("answeredDeny") } : { kind: "allowed", text: pt("answeredAllow") };
-    }
-    default:
-      if (msg) return { kind: "answer", text: msg };
-      return r?.content?.length ? { kind: "answer", text: t("attachmentsOnly", { n: r.content.length }) } : { kind: "answer", text: t("emptyAnswer") };
-  }
-}
 
 /** What stands in the way of answering on this device now, said on the card itself. */
 function CardNote({ conn }: { conn: SessionConn }) {
@@ -303,9 +206,7 @@ function UnreadableCard({ c, focused }: { c: CallEntry; focused: boolean }) {
       tabIndex={focused ? -1 : undefined}
     >
       <header>
-        <span class="ico" aria-hidden="true">
-          {ICON[c.name] ?? "⚙"}
-        </span>
+        <ToolIcon name={c.name} />
         <span id={`h-${c.call_id}`}>{c.name}</span>
         <Lock sealed />
       </header>
@@ -317,7 +218,8 @@ function UnreadableCard({ c, focused }: { c: CallEntry; focused: boolean }) {
 }
 
 export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: SessionConn; focused?: boolean }) {
-  const answer = (a: Answer) => void conn.answer(c.call_id, a);
+  // Answered here: its notification goes at once, not at the inbox's next update.
+  const answer = (a: Answer) => conn.answer(c.call_id, a) && closeNotification(conn.sid, c.call_id);
   const done = c.state !== "pending";
   const sealed = conn.sealed.value;
   if (c.unreadable) return <UnreadableCard c={c} focused={focused} />;
@@ -326,65 +228,14 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
     return (
       <article class="card canvas-card" aria-label={t("canvas")}>
         <header>
-          <span class="ico" aria-hidden="true">
-            {ICON.canvas}
-          </span>{" "}
-          {t("canvas")} <code>{id}</code> <Lock sealed={sealed} />
+          <ToolIcon name="canvas" /> {t("canvas")} <code>{id}</code> <Lock sealed={sealed} />
         </header>
         {id ? <Board conn={conn} id={id} /> : c.error ? <p class="err">{c.error.message}</p> : null}
       </article>
     );
   }
-  if (done) {
-    const o = outcomeOf(c);
-    const tone = c.state === "answered" || c.state === "queued" ? (c.error ? "warn" : "ok") : c.state === "lost" || c.state === "elsewhere" ? "info" : "muted";
-    // Answered on another device: the relay says by whom and what (tool.cancel answered_by / answer).
-    const who = c.state === "elsewhere" ? conn.whoAnswered(c) : undefined;
-    const glyph = o && GLYPH[o.kind];
-    return (
-      <article
-        class={`card done ${tone}${focused ? " focused" : ""}`}
-        data-call={c.call_id}
-        data-state={c.state}
-        data-outcome={o?.kind}
-        tabIndex={focused ? -1 : undefined}
-      >
-        <details>
-          <summary>
-            <span class="ico" aria-hidden="true">
-              {ICON[c.name] ?? "⚙"}
-            </span>
-            <span class="sum">
-              <span class="q">{summaryLine(c) || title(c)}</span>
-              <span class="ans">
-                {o && (
-                  <span class={`outcome o-${o.kind}`}>
-                    {glyph && (
-                      <span class="o-ico" aria-hidden="true">
-                        {glyph}
-                      </span>
-                    )}
-                    <b>{o.text}</b>
-                  </span>
-                )}
-                <small class="state">{who ? t("answeredOn", { who }) : t(STATE_KEY[c.state])}</small>
-                <Lock sealed={sealed} />
-              </span>
-            </span>
-          </summary>
-          <div class="body">
-            <ErrorBoundary>
-              {c.name === "ask_question" && <Markdown text={str(c.args.question)} />}
-              {c.name === "work_report" && <Markdown text={str(c.args.summary)} />}
-              {c.name !== "ask_question" && c.name !== "work_report" && headline(c) && <p class="question">{headline(c)}</p>}
-              {c.result?.content && <Content blocks={c.result.content} />}
-            </ErrorBoundary>
-          </div>
-        </details>
-      </article>
-    );
-  }
-  const Body = BODIES[c.name] ?? GenericCard;
+  if (done) return <SettledCard c={c} conn={conn} focused={focused} />;
+  const Body = BODIES[c.name] ?? GenericLazy;
   const q = headline(c);
   // Replaced by another tab or stopped for good: nothing in the card can be used (the note says why).
   const refused = conn.refused;
@@ -397,9 +248,7 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
       tabIndex={focused ? -1 : undefined}
     >
       <header>
-        <span class="ico" aria-hidden="true">
-          {ICON[c.name] ?? "⚙"}
-        </span>
+        <ToolIcon name={c.name} />
         <span id={`h-${c.call_id}`}>{title(c)}</span>
         <Countdown deadline={c.deadline} />
         <Lock sealed={sealed} />
@@ -409,7 +258,7 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
       <fieldset class="card-body" disabled={refused}>
         {/* A body that fails to render still leaves Decline, so the agent is not left waiting. */}
         <ErrorBoundary>
-          <Body c={c} answer={answer} />
+          <Body c={c} answer={answer} draft={draftAt(conn.sid, sealed, c.call_id)} />
         </ErrorBoundary>
         <button class="btn link decline" type="button" onClick={() => answer({ error: { code: "declined", message: "the human declined" } })}>
           {t("decline")}

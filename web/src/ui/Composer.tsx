@@ -4,6 +4,7 @@ import { useRef, useState } from "preact/hooks";
 import type { ContentBlock } from "../../../shared/contract/protocol.js";
 import { t } from "../i18n.js";
 import { Icon } from "./Icon.js";
+import { useDraft, type DraftAt } from "../draft.js";
 import { MAX_ATTACH_BYTES, toAttachment, totalBytes, VoiceRecorder, type Attachment } from "../tools/attachments.js";
 
 export interface ComposerProps {
@@ -17,10 +18,12 @@ export interface ComposerProps {
   extra?: preact.ComponentChildren;
   /** The submit button is the screen's main action (default) or a secondary one. */
   secondary?: boolean;
+  /** Keep the typed text as a draft there (web/src/draft.ts) until it is sent. */
+  draft?: DraftAt;
 }
 
 export function Composer(p: ComposerProps) {
-  const [text, setText] = useState("");
+  const [text, setText] = useDraft(p.draft);
   const [atts, setAtts] = useState<Attachment[]>([]);
   const [err, setErr] = useState("");
   const [rec, setRec] = useState<VoiceRecorder | null>(null);

@@ -9,7 +9,7 @@ import { tail } from "../labels.js";
 import { connOf, entries, forgetSession, inboxes, type Entry } from "../sessions.js";
 import { Presence } from "./SessionView.js";
 import { TailText } from "./Tail.js";
-import { Lock } from "./Icon.js";
+import { Lock, ToolIcon } from "./Icon.js";
 import { needsPairing } from "../e2e-watch.js";
 import { online } from "../state.js";
 
@@ -21,8 +21,6 @@ export interface WaitItem {
   at: number;
   label: string;
 }
-
-const ICON: Record<string, string> = { choice: "☰", confirm: "✔", input: "✎", ask_question: "?", work_report: "✓" };
 
 /** The calls of one session waiting for a human: the inbox's list (it has them even for sessions this
  * device has not caught up with), minus what this device already settled, plus what only this device holds. */
@@ -81,9 +79,7 @@ function Waiting({ items }: { items: WaitItem[] }) {
                   open(w.sid, w.callId);
                 }}
               >
-                <span class="ico" aria-hidden="true">
-                  {ICON[w.name] ?? "⚙"}
-                </span>
+                <ToolIcon name={w.name} />
                 <span class="meta">
                   <b class="wait-text">{w.text || w.name}</b>
                   <small class="wait-session">

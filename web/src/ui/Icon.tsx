@@ -12,7 +12,25 @@ const PATHS = {
   back: "M15 18l-6-6 6-6",
   lock: "M5 11h14v10H5zM8 11V7a4 4 0 018 0v4",
   unlock: "M5 11h14v10H5zM8 11V7a4 4 0 017.7-1.5",
+  // The tools' own icons (issue 28 §5: no glyph that a phone without the font shows as an empty box).
+  choice: "M9 6h12M9 12h12M9 18h12M4 6h.01M4 12h.01M4 18h.01",
+  confirm: "M20 6L9 17l-5-5",
+  input: "M12 20h9M16.5 3.5a2.1 2.1 0 013 3L7 19l-4 1 1-4z",
+  ask_question: "M21 15a2 2 0 01-2 2H7l-4 4V5a2 2 0 012-2h14a2 2 0 012 2z",
+  permission: "M12 22s8-4 8-10V5l-8-3-8 3v7c0 6 8 10 8 10z",
 } as const;
+
+const isIcon = (n: string): n is IconName => Object.hasOwn(PATHS, n);
+const TOOL_ICON: Record<string, IconName> = { work_report: "file", canvas: "image" };
+
+/** A tool's icon on a card or a waiting row (the gear for a tool without its own). */
+export function ToolIcon({ name }: { name: string }) {
+  return (
+    <span class="ico" aria-hidden="true">
+      <Icon name={isIcon(name) ? name : (TOOL_ICON[name] ?? "gear")} size={18} />
+    </span>
+  );
+}
 
 export type IconName = keyof typeof PATHS;
 

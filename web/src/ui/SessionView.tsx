@@ -8,6 +8,7 @@ import { t } from "../i18n.js";
 import { focusCall } from "../router.js";
 import { CallCard } from "./Cards.js";
 import { Composer } from "./Composer.js";
+import { draftAt } from "../draft.js";
 import { Content } from "./Content.js";
 import { ErrorBoundary } from "./ErrorBoundary.js";
 import { Lock } from "./Icon.js";
@@ -227,6 +228,7 @@ export function SessionView({ conn }: { conn: SessionConn }) {
           ) : (
             <Composer
               idPrefix="chat"
+              draft={draftAt(conn.sid, conn.sealed.value)}
               label={t("typeMessage")}
               submitLabel={t("send")}
               onSubmit={(text, content) => conn.sendMessage(text ? [{ type: "text", text }, ...content] : content)}

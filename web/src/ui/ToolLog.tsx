@@ -2,7 +2,7 @@
 // result, who answered and how long it took.
 import type { CallEntry, SessionConn } from "../conn.js";
 import { t } from "../i18n.js";
-import { STATE_KEY } from "./Cards.js";
+import { STATE_KEY } from "./Settled.js";
 import { PushRow } from "../push-lazy.js";
 import { logText as short } from "../calltext.js";
 
