@@ -42,7 +42,9 @@ export async function cmdStatus(argv: string[]): Promise<number> {
     out(JSON.stringify({ relay_url: relayUrl, ...(target.saved?.appUrl ? { app_url: target.saved.appUrl } : {}), ...s }));
     return 0;
   }
-  const st = s.agent.status ? ` — ${s.agent.status.state}${s.agent.status.detail ? ` (${s.agent.status.detail})` : ""}` : "";
+  // "waiting" only while a call waits (issue 28): a permission hook that was killed leaves its status behind.
+  const status = s.agent.status?.state === "waiting" && s.pending_calls === 0 ? undefined : s.agent.status;
+  const st = status ? ` — ${status.state}${status.detail ? ` (${status.detail})` : ""}` : "";
   out(`session    ${s.session_id}${s.label ? `  "${s.label}"` : ""}
 relay      ${relayUrl}
 expires    ${new Date(s.expires_at).toISOString()}
