@@ -15,9 +15,9 @@ export const sessions = signal<SavedSession[]>(loadSessions());
 export const inboxes = signal<InboxConn[]>([]);
 /** Set when an inbox removed this device (4401 or 401): the app says so until dismissed. */
 export const removed = signal<{ origin: string } | null>(null);
-/** Inbox sessions removed from this device (issue 28), by id: their last activity then. One that is active
- * again (its agent came back, a call) is listed again. Kept in `lineup.hidden`. */
-const hidden = signal<Record<string, number>>(readJson("hidden", {}));
+/** Inbox sessions removed from this device (issue 28), by id, kept in `lineup.hidden`: not listed while their
+ * agent is away and nothing of them waits; one whose agent comes back, or with a call, is listed again. */
+const hidden = signal<string[]>(readJson("hidden", []));
 
 export interface Entry {
   sid: string;
@@ -40,7 +40,7 @@ export const entries = computed<Entry[]>(() => {
     if (!st) continue;
     const names = labelsFor(st.sessions);
     for (const info of st.sessions) {
-      if (seen.has(info.session_id) || (hidden.value[info.session_id] ?? -1) >= info.last_activity) continue;
+      if (seen.has(info.session_id) || (hidden.value.includes(info.session_id) && !info.agent_online && !info.waiting.length)) continue;
       seen.add(info.session_id);
       const label = names.get(info.session_id) ?? "";
       out.push({
@@ -213,10 +213,9 @@ export function setLabel(sid: string, label: string): void {
 }
 
 export function forgetSession(sid: string): void {
-  const info = entryOf(sid)?.info;
-  if (info) {
+  if (entryOf(sid)?.info) {
     // Only ids still listed are kept: the record stays as small as the inbox's list.
-    hidden.value = Object.fromEntries([...Object.entries(hidden.value).filter(([k]) => entryOf(k)), [sid, info.last_activity]]);
+    hidden.value = [...hidden.value.filter((k) => inboxes.value.some((ib) => ib.state.value?.sessions.some((x) => x.session_id === k))), sid];
     writeJson("hidden", hidden.value);
     return syncConns();
   }
