@@ -8,7 +8,7 @@ import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { CodeIssued, InboxSession, MachineCreated } from "../../shared/contract/inbox.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { homeRows, labelsFor } from "../../shared/inbox/names.js";
-import { Agent, shot, useBrowser } from "../helpers/browser.js";
+import { Agent, createSession, pair, shot, useBrowser } from "../helpers/browser.js";
 import { Machine, ok, pairSealed } from "../helpers/e2e-browser.js";
 
 const fx = useBrowser();
@@ -207,4 +207,37 @@ describe("the home screen (issue 28)", () => {
       await ctx.close();
     }
   }, 120_000);
+
+  it("a remote-MCP card does not say the agent is offline while its caller (POST /mcp) waits; an agent's own call still does", async () => {
+    const s = await createSession(relay(), "mcp project");
+    const ctx = await fx.context("phone");
+    const page = await ctx.newPage();
+    const ac = new AbortController();
+    try {
+      const a = await Agent.connect(s);
+      await pair(page, s);
+      // The agent's own call, then the agent leaves: that card says so.
+      a.call("own1", "confirm", { question: "Asked by the agent?" });
+      await page.locator('[data-call="own1"]').waitFor({ timeout: 10_000 });
+      a.close();
+      await page.locator('header .conn-line[data-conn="agent-away"]').waitFor({ timeout: 10_000 });
+      await page.locator('[data-call="own1"] .card-note[data-note="agent-away"]').waitFor({ timeout: 10_000 });
+      // A remote-MCP client asks and waits on its open stream.
+      const res = fetch(`${relay()}/mcp`, {
+        method: "POST",
+        signal: ac.signal,
+        headers: { authorization: `Bearer ${s.agent_token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "confirm", arguments: { question: "Asked over MCP?" } } }),
+      });
+      res.catch(() => undefined);
+      const card = page.locator(".card", { hasText: "Asked over MCP?" });
+      await card.waitFor({ timeout: 10_000 });
+      expect(await page.locator('header .conn-line[data-conn="agent-away"]').count()).toBe(1);
+      expect(await card.locator(".card-note").count()).toBe(0);
+      await shot(page, "phone-mcp-card-caller-waiting");
+    } finally {
+      ac.abort();
+      await ctx.close();
+    }
+  }, 90_000);
 });
