@@ -77,6 +77,7 @@ describe("the home screen (issue 28)", () => {
   it("names rows by project then machine with the project's initial, one row per project, waiting first, the same after a reload; light, dark, English, Chinese", async () => {
     const m = await createInbox();
     const oldB = await inboxSession(m, `${TMP}/projB`);
+    await new Promise((r) => setTimeout(r, 1100)); // twins started in different seconds, as they are in life
     const b = await inboxSession(m, `${TMP}/projB`);
     const p = await inboxSession(m, `${TMP}/p`);
     const c = await inboxSession(m, `${TMP}/projC`);
@@ -117,6 +118,22 @@ describe("the home screen (issue 28)", () => {
           await shot(page, `phone-home-names-${theme}-${lang}`);
         }
       }
+
+      // The older projB session gets a call: it is listed while it waits, told apart by when each started.
+      await look(page, "light", "en");
+      const ao = await Agent.connect(oldB);
+      agents.push(ao);
+      await ao.appTools();
+      ao.call("w2", "confirm", { question: "Old session asks?" });
+      await row(oldB).waitFor({ timeout: 10_000 });
+      expect(await row(oldB).locator(".label").textContent()).toBe("projB · vm");
+      const started = async (s: SessionCreated) => ((await row(s).locator(".host").textContent()) ?? "").replace(`${TMP}/projB`, "");
+      expect(await started(oldB)).toMatch(/^ · .*\d/);
+      expect(await started(b)).toMatch(/^ · .*\d/);
+      expect(await started(oldB)).not.toBe(await started(b));
+      expect(await row(p).locator(".host").textContent()).toBe(`${TMP}/p`);
+      await page.locator('header .conn-line[data-conn="online"]').waitFor({ timeout: 10_000 });
+      await shot(page, "phone-home-names-twins-waiting");
     } finally {
       for (const a of agents) a.close();
       await ctx.close();

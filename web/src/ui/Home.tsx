@@ -5,7 +5,7 @@ import { AUTOMATIC, type SessionConn } from "../conn.js";
 import { plainLine, waitText } from "../calltext.js";
 import { t } from "../i18n.js";
 import { focusCall, navigate } from "../router.js";
-import { homeRows, tail } from "../labels.js";
+import { homeRows, tail, twinKey } from "../labels.js";
 import { connOf, entries, forgetSession, inboxes, type Entry } from "../sessions.js";
 import { Presence } from "./SessionView.js";
 import { TailText } from "./Tail.js";
@@ -99,7 +99,7 @@ function Waiting({ items }: { items: WaitItem[] }) {
   );
 }
 
-function Row({ e, c, n }: { e: Entry; c: SessionConn; n: number }) {
+function Row({ e, c, n, twin }: { e: Entry; c: SessionConn; n: number; twin?: boolean }) {
   const label = labelOf(e, c);
   const info = e.info;
   // An inbox session's online state comes from the inbox while its own socket is not up yet.
@@ -130,6 +130,8 @@ function Row({ e, c, n }: { e: Entry; c: SessionConn; n: number }) {
             ) : (
               tail(info?.project_dir ?? new URL(e.saved.origin).host, 44)
             )}
+            {/* Two rows of one project and machine (the older one waits): told apart by when each started. */}
+            {twin && ` · ${new Date(info!.created_at).toLocaleString([], { dateStyle: "short", timeStyle: "medium" })}`}
           </small>
         </span>
         <Lock sealed={c.sealed.value || e.info?.sealed === true} />
@@ -185,6 +187,7 @@ export function Home() {
     ).map((s) => byInfo.get(s)!),
     ...rows.filter((r) => !r.e.info),
   ];
+  const twins = sorted.flatMap((r) => (r.e.info ? [twinKey(r.e.info)] : []));
   const stale = online.value && paired.some((ib) => ib.phase.value === "offline" || ib.phase.value === "stopped");
   return (
     <section class="home">
@@ -210,7 +213,11 @@ export function Home() {
         {sorted.length === 0 ? (
           <p class="hint">{t("inboxEmpty")}</p>
         ) : (
-          <ul class="sessions">{sorted.map((r) => (r.c ? <Row key={r.e.sid} e={r.e} c={r.c} n={r.n} /> : null))}</ul>
+          <ul class="sessions">
+            {sorted.map((r) =>
+              r.c ? <Row key={r.e.sid} e={r.e} c={r.c} n={r.n} twin={!!r.e.info && twins.filter((k) => k === twinKey(r.e.info!)).length > 1} /> : null,
+            )}
+          </ul>
         )}
       </section>
       {!paired.length && <p class="hint">{t("sessionsHint")}</p>}
