@@ -87,7 +87,8 @@ ${commonHelp()}`,
   sessions: `Usage: lineup sessions [list] [--json]
        lineup sessions forget [<session-id>] [--all]
 
-list     every saved session (relay, directory, id, expiry)
+list     the sessions this machine's inbox lists on its devices (same names, same order: waiting
+         first, then the most recent activity), then every saved session (relay, directory, id, expiry)
 forget   forget this directory's session for the relay (or the given id, or --all) — local only;
          the session on the relay expires by itself (DELETE it with the agent token to end it now)
 

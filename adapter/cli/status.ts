@@ -2,7 +2,9 @@
 // the sessions saved in the state directory).
 import { resolve } from "node:path";
 import type { SessionStatus } from "../../shared/contract/protocol.js";
-import { defaultRelayUrl, defaultStateDir, findSaved, forgetSessions, loadState, normalizeUrl, type SavedSession } from "../client/state.js";
+import { homeRows, labelsFor } from "../../shared/inbox/names.js";
+import { InboxApi } from "../client/inbox.js";
+import { defaultRelayUrl, defaultStateDir, findInbox, findSaved, forgetSessions, loadState, normalizeUrl, type SavedSession } from "../client/state.js";
 import { err, out, parse, str, UsageError } from "./common.js";
 import { HELP } from "./help.js";
 
@@ -42,7 +44,9 @@ export async function cmdStatus(argv: string[]): Promise<number> {
     out(JSON.stringify({ relay_url: relayUrl, ...(target.saved?.appUrl ? { app_url: target.saved.appUrl } : {}), ...s }));
     return 0;
   }
-  const st = s.agent.status ? ` — ${s.agent.status.state}${s.agent.status.detail ? ` (${s.agent.status.detail})` : ""}` : "";
+  // "waiting" only while a call waits (issue 28): a permission hook that was killed leaves its status behind.
+  const status = s.agent.status?.state === "waiting" && s.pending_calls === 0 ? undefined : s.agent.status;
+  const st = status ? ` — ${status.state}${status.detail ? ` (${status.detail})` : ""}` : "";
   out(`session    ${s.session_id}${s.label ? `  "${s.label}"` : ""}
 relay      ${relayUrl}
 expires    ${new Date(s.expires_at).toISOString()}
@@ -63,6 +67,7 @@ export async function cmdSessions(argv: string[]): Promise<number> {
   if (sub === "list") {
     const list = loadState(stateDir).sessions;
     if (values.json) return (out(JSON.stringify(list.map(({ agentToken: _a, appToken: _b, ...s }) => s))), 0);
+    await listInbox(normalizeUrl(str(values, "relay") ?? defaultRelayUrl()), stateDir);
     if (!list.length) return (out(`no saved sessions in ${stateDir}`), 0);
     for (const s of list) {
       const exp = s.expiresAt ? (s.expiresAt <= Date.now() ? "expired" : `expires ${new Date(s.expiresAt).toISOString().slice(0, 16)}Z`) : "";
@@ -78,4 +83,29 @@ export async function cmdSessions(argv: string[]): Promise<number> {
     return 0;
   }
   throw new UsageError(`unknown sessions command ${JSON.stringify(sub)} (list | forget)`);
+}
+
+/**
+ * The rows the phone's home lists for this machine's inbox (issue 28): the same sessions, names and order
+ * (shared/inbox/names.ts), before the sessions saved here. Nothing when no inbox is saved for the relay; a
+ * relay out of reach is said in one line (the saved list still follows).
+ */
+async function listInbox(relayUrl: string, stateDir: string): Promise<void> {
+  const inbox = findInbox(stateDir, relayUrl);
+  if (!inbox) return;
+  let sessions;
+  try {
+    sessions = (await new InboxApi(relayUrl).state(inbox.machineCredential)).sessions;
+  } catch (e) {
+    err(`the inbox on ${relayUrl} could not be read: ${e instanceof Error ? e.message : String(e)}`);
+    return;
+  }
+  const names = labelsFor(sessions);
+  out(`inbox ${inbox.inboxId} on ${relayUrl} — what its devices list:`);
+  if (!sessions.length) out("  (no sessions)");
+  for (const s of homeRows(sessions, (x) => x.waiting.length > 0)) {
+    const state = [s.agent_online ? "agent online" : "agent offline", s.waiting.length ? `${s.waiting.length} waiting` : "", s.sealed ? "sealed" : ""];
+    out(`  ${names.get(s.session_id) || "(unnamed)"}  ${state.filter(Boolean).join(", ")}  ${s.project_dir ?? ""}  ${s.session_id}`);
+  }
+  out("saved in this state directory:");
 }

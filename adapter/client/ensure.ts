@@ -87,6 +87,25 @@ export async function probeSession(relayUrl: string, sessionId: string, token: s
   }
 }
 
+/**
+ * Ends a superseded session on the relay (`DELETE /api/sessions/:sid` with its agent token): its inbox drops
+ * it, so the phone does not list a plaintext twin of the sealed session for the rest of its TTL (issue 28).
+ * Best effort: a session already gone, or a relay out of reach, ends by itself at its expiry.
+ */
+export async function endSession(relayUrl: string, sessionId: string, token: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${normalizeUrl(relayUrl)}/api/sessions/${encodeURIComponent(sessionId)}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
 export function savedFromCreated(
   created: SessionCreated & { inbox_id?: string; sealed?: boolean },
   relayUrl: string,
@@ -308,5 +327,9 @@ async function findOrCreate(opts: EnsureOptions, relayUrl: string, stateDir: str
     (await createSession({ relayUrl, relayKey, label, ...ttl }));
   const fresh = savedFromCreated(created, relayUrl, cwd, clientIdFor(stateDir, created.session_id), "inbox_id" in created ? opts.label : label);
   saveSession(stateDir, fresh);
+  // The plaintext session this sealed one replaces is ended, not left beside it (issue 28).
+  if (saved && fresh.sealed === true && saved.sealed !== true && saved.inboxId === fresh.inboxId && saved.sessionId !== fresh.sessionId) {
+    if (await endSession(relayUrl, saved.sessionId, saved.agentToken)) (opts.log ?? stderrLog)(`ended the plaintext session ${saved.sessionId} of ${cwd}`);
+  }
   return fresh;
 }

@@ -62,6 +62,10 @@ async function askThroughSession(cx: Ctx, req: PermissionAsk, pcx: PolicyContext
   // Give up a little before the limit, so the card is cancelled and we exit before the agent kills us.
   const timer = setTimeout(() => stop.abort(), Math.max(0, leftMs(cx)));
   cx.say(`asking the human on their phone: ${req.toolName}${client.presence.apps === 0 ? " (no app connected yet)" : ""}`);
+  // The status the session had before this question (another agent's, e.g. `lineup connect`): put back when
+  // the hook is done, so its "waiting" does not outlive it (issue 28). A hook's own left-over "waiting"
+  // (one that was killed) becomes "idle".
+  const before = client.presence.agent.status;
   try {
     client.setStatus("waiting", `permission: ${req.toolName}`);
     // The relay's own deadline is a little later: our abort (tool.cancel) is what closes the card.
@@ -72,6 +76,8 @@ async function askThroughSession(cx: Ctx, req: PermissionAsk, pcx: PolicyContext
     return { answer };
   } finally {
     clearTimeout(timer);
+    if (before && !before.detail?.startsWith("permission: ")) client.setStatus(before.state, before.detail);
+    else client.setStatus("idle");
     await client.close();
   }
 }

@@ -38,6 +38,9 @@ export interface ToolCallOut {
   timeout_s?: number;
   deadline: number;
   from: Role;
+  /** Issue 28: the caller is the relay's remote-MCP endpoint (`POST /mcp`, a `~mcp.` internal client), not
+   * the agent's socket: the agent's presence says nothing about whether it waits (docs/mcp.md). */
+  via?: "mcp";
 }
 /** A call of a sealed session as forwarded: `sealed`/`preview` instead of `arguments`, its author as `sender`. */
 export interface SealedToolCallOut {

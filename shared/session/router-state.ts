@@ -130,5 +130,8 @@ export function callFrame(c: CallRow): ToolCallOut {
   };
   if (c.action !== null) f.action = c.action;
   if (c.timeout_s !== null) f.timeout_s = c.timeout_s;
+  // The remote-MCP endpoint's own callers (worker/mcp/call-link.ts callerIdOf): the app does not read the
+  // agent's absence as the caller's (issue 28).
+  if (c.caller.startsWith(`${c.caller_role}:~mcp.`)) f.via = "mcp";
   return f;
 }

@@ -30,6 +30,8 @@ export interface CallEntry {
   tab?: true;
   /** Sealed session: the call did not open on this device (wrong key or epoch, or moved from another call). */
   unreadable?: boolean;
+  /** Asked through the relay's remote-MCP endpoint (issue 28): the agent's presence is not the caller's. */
+  via?: "mcp";
 }
 
 /** Log entries kept per session (oldest finished ones go first). */

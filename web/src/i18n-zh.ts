@@ -159,6 +159,11 @@ export const zh: Dict = {
   connNoNetwork: "无网络——回答先保存在本设备",
   connReplaced: "已在本设备的另一个标签页中打开",
   connRelayOnline: "已连接",
+  // i28-home: the agent's own status.
+  st_idle: "空闲",
+  st_working: "工作中",
+  st_waiting: "等待中",
+  st_error: "出错",
   useHere: "在此使用",
   cardReplaced: "此标签页不再回答：本设备的另一个标签页已接管。",
   cardStopped: "本设备现在无法在此回答（见顶部状态）。",

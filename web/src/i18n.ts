@@ -166,6 +166,11 @@ const en = {
   connNoNetwork: "No network — answers wait on this device",
   connReplaced: "Open in another tab of this device",
   connRelayOnline: "Connected",
+  // i28-home: the agent's own status (the wire's states; "waiting" only while a call waits).
+  st_idle: "idle",
+  st_working: "working",
+  st_waiting: "waiting",
+  st_error: "error",
   useHere: "Use here",
   cardReplaced: "This tab does not answer: another tab of this device took over.",
   cardStopped: "This device cannot answer here now (see the status at the top).",

@@ -236,6 +236,7 @@ export class Provider {
     }
     const entry: CallEntry = { call_id: call.call_id, name: call.name, args: call.arguments ?? {}, deadline: call.deadline, at: Date.now(), state: "pending" };
     if (call.action !== undefined) entry.action = call.action;
+    if (call.via) entry.via = call.via;
     if (mode) entry.unreadable = true; // never the ciphertext: the card says it cannot be opened here
     this.log.add(entry);
     if (!mode && this.isAuto(call.name)) this.host.auto(entry);

@@ -8,13 +8,16 @@ import { InboxConn } from "./inbox.js";
 import { labelsFor } from "./labels.js";
 import { e2eLoad, e2eOf, watchE2E } from "./e2e-watch.js";
 import { navigate, path } from "./router.js";
-import { deviceId, loadInboxes, loadSessions, storeInboxes, storeSessions, type SavedInbox, type SavedSession } from "./storage.js";
+import { deviceId, loadInboxes, loadSessions, readJson, storeInboxes, storeSessions, writeJson, type SavedInbox, type SavedSession } from "./storage.js";
 
 /** Guest sessions (v1 links `#s=…&t=…`): a shared token each, kept in `lineup.sessions`. */
 export const sessions = signal<SavedSession[]>(loadSessions());
 export const inboxes = signal<InboxConn[]>([]);
 /** Set when an inbox removed this device (4401 or 401): the app says so until dismissed. */
 export const removed = signal<{ origin: string } | null>(null);
+/** Inbox sessions removed from this device (issue 28), by id, kept in `lineup.hidden`: not listed while their
+ * agent is away and nothing of them waits; one whose agent comes back, or with a call, is listed again. */
+const hidden = signal<string[]>(readJson("hidden", []));
 
 export interface Entry {
   sid: string;
@@ -37,7 +40,7 @@ export const entries = computed<Entry[]>(() => {
     if (!st) continue;
     const names = labelsFor(st.sessions);
     for (const info of st.sessions) {
-      if (seen.has(info.session_id)) continue;
+      if (seen.has(info.session_id) || (hidden.value.includes(info.session_id) && !info.agent_online && !info.waiting.length)) continue;
       seen.add(info.session_id);
       const label = names.get(info.session_id) ?? "";
       out.push({
@@ -210,6 +213,12 @@ export function setLabel(sid: string, label: string): void {
 }
 
 export function forgetSession(sid: string): void {
+  if (entryOf(sid)?.info) {
+    // Only ids still listed are kept: the record stays as small as the inbox's list.
+    hidden.value = [...hidden.value.filter((k) => inboxes.value.some((ib) => ib.state.value?.sessions.some((x) => x.session_id === k))), sid];
+    writeJson("hidden", hidden.value);
+    return syncConns();
+  }
   const c = conns.get(sid);
   if (c && !c.saved.inbox) {
     c.forget();

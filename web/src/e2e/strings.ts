@@ -11,6 +11,8 @@ const en = {
   e2ePaired: "Paired as “{name}” with end-to-end encryption. Comparison code: {code} — it should match the other screen.",
   e2eSponsored: "A device or machine received the key. Comparison code: {code}",
   e2eRekeyed: "New encryption key made: removed devices cannot read anything sent from now on.",
+  // i28-home: a sealed thread starts empty after a reload (no copy is kept on the device).
+  noMessagesSealed: "Nothing here on this device: an end-to-end encrypted session's earlier messages are not kept on it. New ones will appear here.",
 };
 const zh: typeof en = {
   cantOpen: "无法在本设备上打开：它是为另一个调用加密的，或所用的密钥本设备没有。不显示其任何内容。",
@@ -22,6 +24,8 @@ const zh: typeof en = {
   e2ePaired: "已配对，设备名“{name}”，已启用端到端加密。比对码：{code}——应与另一块屏幕上的一致。",
   e2eSponsored: "一台设备或电脑已收到密钥。比对码：{code}",
   e2eRekeyed: "已生成新的加密密钥：被移除的设备无法读取此后发送的任何内容。",
+  // i28-home
+  noMessagesSealed: "本设备上没有内容：端到端加密会话之前的消息不会保存在本设备上。新的消息会显示在这里。",
 };
 
 export type E2EKey = keyof typeof en;

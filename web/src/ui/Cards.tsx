@@ -173,9 +173,10 @@ const BODIES: Record<string, (p: Props) => preact.JSX.Element> = {
 };
 
 /** What stands in the way of answering on this device now, said on the card itself. */
-function CardNote({ conn }: { conn: SessionConn }) {
+function CardNote({ conn, c }: { conn: SessionConn; c: CallEntry }) {
   const k = kindOf(conn);
-  if (k === "online" || k === "connecting") return null;
+  // A remote-MCP call's caller is the relay's endpoint, not the agent's socket: "agent offline" is not true of it.
+  if (k === "online" || k === "connecting" || (k === "agent-away" && c.via)) return null;
   if (k === "replaced") {
     return (
       <div class="card-note refused" data-note={k} role="note">
@@ -254,7 +255,7 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
         <Lock sealed={sealed} />
       </header>
       {q && <p class="question">{q}</p>}
-      <CardNote conn={conn} />
+      <CardNote conn={conn} c={c} />
       <fieldset class="card-body" disabled={refused}>
         {/* A body that fails to render still leaves Decline, so the agent is not left waiting. */}
         <ErrorBoundary>

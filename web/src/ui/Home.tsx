@@ -5,7 +5,7 @@ import { AUTOMATIC, type SessionConn } from "../conn.js";
 import { plainLine, waitText } from "../calltext.js";
 import { t } from "../i18n.js";
 import { focusCall, navigate } from "../router.js";
-import { tail } from "../labels.js";
+import { homeRows, tail, twinKey } from "../labels.js";
 import { connOf, entries, forgetSession, inboxes, type Entry } from "../sessions.js";
 import { Presence } from "./SessionView.js";
 import { TailText } from "./Tail.js";
@@ -95,8 +95,9 @@ function Waiting({ items }: { items: WaitItem[] }) {
   );
 }
 
-function Row({ e, c, n }: { e: Entry; c: SessionConn; n: number }) {
+function Row({ e, c, n, twin }: { e: Entry; c: SessionConn; n: number; twin?: boolean }) {
   const label = labelOf(e, c);
+  const info = e.info;
   // An inbox session's online state comes from the inbox while its own socket is not up yet.
   const agentOnline = c.phase.value === "online" ? undefined : e.inbox?.phase.value === "online" ? !!e.info?.agent_online : undefined;
   return (
@@ -109,7 +110,8 @@ function Row({ e, c, n }: { e: Entry; c: SessionConn; n: number }) {
         }}
       >
         <span class="avatar" aria-hidden="true">
-          {label.slice(0, 1).toUpperCase()}
+          {/* The project's initial: the label starts with the project ("a/api-server · laptop" → A). */}
+          {label.split(" · ")[0]!.split("/").pop()!.slice(0, 1).toUpperCase()}
         </span>
         <span class="meta">
           <b class="label">
@@ -122,8 +124,10 @@ function Row({ e, c, n }: { e: Entry; c: SessionConn; n: number }) {
                 <span class="tag">{t("guestLink")}</span> {new URL(e.saved.origin).host}
               </>
             ) : (
-              tail(e.info?.project_dir ?? new URL(e.saved.origin).host, 44)
+              tail(info?.project_dir ?? new URL(e.saved.origin).host, 44)
             )}
+            {/* Two rows of one project and machine (the older one waits): told apart by when each started. */}
+            {twin && ` · ${new Date(info!.created_at).toLocaleString([], { dateStyle: "short", timeStyle: "medium" })}`}
           </small>
         </span>
         <Lock sealed={c.sealed.value || e.info?.sealed === true} />
@@ -133,7 +137,8 @@ function Row({ e, c, n }: { e: Entry; c: SessionConn; n: number }) {
           </span>
         )}
       </a>
-      {e.guest && (
+      {/* A guest link, or an inbox session whose agent left with nothing waiting: removable from this device. */}
+      {(e.guest || (info && !info.agent_online && !n)) && (
         <button class="btn link forget" aria-label={`${t("forget")} ${label}`} onClick={() => confirm(t("forgetConfirm")) && forgetSession(e.sid)}>
           {t("forget")}
         </button>
@@ -168,8 +173,17 @@ export function Home() {
     return { e, c, waiting, n };
   });
   const items = rows.flatMap((r) => r.waiting).sort((a, b) => a.at - b.at);
-  // Newest activity first; guest sessions (no inbox report) after the inbox's.
-  const sorted = [...rows].sort((a, b) => (b.e.info?.last_activity ?? -1) - (a.e.info?.last_activity ?? -1));
+  // One row per project and machine, waiting first, then the newest activity (shared/inbox/names.ts);
+  // guest sessions (no inbox report) after the inbox's. A hidden older twin's calls still wait above.
+  const byInfo = new Map(rows.map((r) => [r.e.info, r]));
+  const sorted = [
+    ...homeRows(
+      rows.flatMap((r) => (r.e.info ? [r.e.info] : [])),
+      (s) => byInfo.get(s)!.n > 0,
+    ).map((s) => byInfo.get(s)!),
+    ...rows.filter((r) => !r.e.info),
+  ];
+  const twins = sorted.flatMap((r) => (r.e.info ? [twinKey(r.e.info)] : []));
   const stale = online.value && paired.some((ib) => ib.phase.value === "offline" || ib.phase.value === "stopped");
   return (
     <section class="home">
@@ -195,7 +209,11 @@ export function Home() {
         {sorted.length === 0 ? (
           <p class="hint">{t("inboxEmpty")}</p>
         ) : (
-          <ul class="sessions">{sorted.map((r) => (r.c ? <Row key={r.e.sid} e={r.e} c={r.c} n={r.n} /> : null))}</ul>
+          <ul class="sessions">
+            {sorted.map((r) =>
+              r.c ? <Row key={r.e.sid} e={r.e} c={r.c} n={r.n} twin={!!r.e.info && twins.filter((k) => k === twinKey(r.e.info!)).length > 1} /> : null,
+            )}
+          </ul>
         )}
       </section>
       {!paired.length && <p class="hint">{t("sessionsHint")}</p>}

@@ -2,6 +2,7 @@
 // state is in the header (ui/Status.tsx). New items scroll into view unless the human scrolled up to read
 // (then a "new below" pill); the oldest waiting card takes the focus when the session opens, so it is the
 // first thing the keyboard reaches; a waiting ask_question or work_report is the only text box.
+import { signal } from "@preact/signals";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { AUTOMATIC, type CallEntry, type SessionConn, type ThreadMessage } from "../conn.js";
 import { t } from "../i18n.js";
@@ -12,7 +13,7 @@ import { draftAt } from "../draft.js";
 import { Content } from "./Content.js";
 import { ErrorBoundary } from "./ErrorBoundary.js";
 import { Lock } from "./Icon.js";
-import { ToolLog } from "./ToolLog.js";
+import { agentState } from "./Status.js";
 
 /** The agent's presence as this session's socket sees it; `agentOnline` overrides it while the socket is not
  * up (the inbox knows). */
@@ -21,20 +22,32 @@ export function Presence({ conn, agentOnline: known }: { conn: SessionConn; agen
   const p = conn.presence.value;
   const agentOnline = known ?? (phase === "online" && p?.agent.online);
   const label = phase === "connecting" ? t("connecting") : agentOnline ? t("online") : t("offline");
+  const status = agentState(conn, p?.agent.status);
   return (
     <span class={`presence ${agentOnline ? "on" : phase === "connecting" ? "wait" : "off"}`}>
       <span class="dot" aria-hidden="true" />
       <span>
         {t("agent")} {label}
       </span>
-      {agentOnline && p?.agent.status && (
-        <span class="status" title={p.agent.status.detail}>
-          · {p.agent.status.state}
-          {p.agent.status.detail ? ` — ${p.agent.status.detail}` : ""}
-        </span>
-      )}
+      {agentOnline && status && <span class="status">· {status}</span>}
     </span>
   );
+}
+
+type LogModule = typeof import("./ToolLog.js");
+const logMod = signal<LogModule | undefined>(undefined);
+/** The tool log is loaded when its tab is first opened: it is not needed to answer (initial JS budget). */
+function LazyLog({ conn }: { conn: SessionConn }) {
+  useEffect(
+    () =>
+      void import("./ToolLog.js").then(
+        (m) => (logMod.value = m),
+        () => undefined,
+      ),
+    [],
+  );
+  const M = logMod.value;
+  return M ? <M.ToolLog conn={conn} /> : null;
 }
 
 type Item = { kind: "msg"; at: number; m: ThreadMessage } | { kind: "call"; at: number; c: CallEntry };
@@ -200,10 +213,11 @@ export function SessionView({ conn }: { conn: SessionConn }) {
       </div>
       <div id="panel" role="tabpanel" aria-labelledby={`tab-${tab}`} class="panel">
         {tab === "log" ? (
-          <ToolLog conn={conn} />
+          <LazyLog conn={conn} />
         ) : (
           <div class="thread" aria-live="polite" aria-relevant="additions">
-            {items.length === 0 && <p class="empty">{t("noMessages")}</p>}
+            {/* A sealed thread keeps no copy on this device: after a reload it starts empty, and says why. */}
+            {items.length === 0 && <p class="empty">{t(conn.sealed.value ? "noMessagesSealed" : "noMessages")}</p>}
             {items.map((it) =>
               it.kind === "msg" ? (
                 <Bubble key={it.m.id} m={it.m} unsent={unsent.has(it.m.id)} conn={conn} />

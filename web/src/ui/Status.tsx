@@ -1,6 +1,7 @@
 // The connection state, compact and always in view (it lives in the sticky header, not in a banner that
 // scrolls away): no network vs relay unreachable vs agent offline vs online are told apart, and a tab that
 // another tab of this device replaced (close 4409) says so and takes over again in one tap.
+import type { AgentStatus } from "../../../shared/contract/relay-frames.js";
 import type { SessionConn } from "../conn.js";
 import { t, type Key } from "../i18n.js";
 import { connOf, entries, inboxes } from "../sessions.js";
@@ -40,6 +41,15 @@ const TONE: Record<ConnKind, "on" | "wait" | "off" | "bad"> = {
   stopped: "bad",
 };
 
+/** The agent's own status as the human should read it (issue 28), or undefined: "waiting" only while a call
+ * of this session waits here — a permission hook that exited leaves its "waiting" behind on the relay — and
+ * the states of the wire contract (idle, working, waiting, error) in the app's language. */
+export function agentState(conn: SessionConn, s: AgentStatus | undefined): string | undefined {
+  if (!s || (s.state === "waiting" && !conn.pendingCount())) return undefined;
+  // t() is "" for a key it does not know: a free-text state shows as the agent sent it.
+  return `${t(`st_${s.state}` as Key) || s.state}${s.detail ? ` — ${s.detail}` : ""}`;
+}
+
 /** Stops a reconnect cannot cure: the session ended or is gone. */
 const FINAL = new Set<Key>(["stoppedGone", "stopped4004", "stoppedRevoked"]);
 
@@ -47,7 +57,7 @@ export function SessionStatusLine({ conn }: { conn: SessionConn }) {
   const k = kindOf(conn);
   const stop = conn.stopReason.value;
   const p = conn.presence.value;
-  const status = k === "online" ? p?.agent.status : undefined;
+  const status = k === "online" ? agentState(conn, p?.agent.status) : undefined;
   const text = k === "stopped" ? t(stop?.key ?? "stoppedOther", { reason: stop?.reason ?? "" }) : t(TEXT[k]);
   const apps = k === "online" || k === "agent-away" ? (p?.apps ?? 0) : 0;
   return (
@@ -55,12 +65,7 @@ export function SessionStatusLine({ conn }: { conn: SessionConn }) {
     <div class={`conn-line presence ${TONE[k]}`} data-conn={k} role="status">
       <span class="dot" aria-hidden="true" />
       <span class="conn-text">{text}</span>
-      {status && (
-        <span class="status" title={status.detail}>
-          · {status.state}
-          {status.detail ? ` — ${status.detail}` : ""}
-        </span>
-      )}
+      {status && <span class="status">· {status}</span>}
       {apps > 1 && <small class="apps">· {t("apps", { n: apps })}</small>}
       {k === "replaced" && (
         <button class="btn small" type="button" onClick={() => conn.takeOver()}>
