@@ -123,8 +123,8 @@ describe("a sealed session", () => {
     expect(findInbox(dir, relay)!.e2e!.roster.map((h) => h.id)).toContain(dev.p.deviceId);
     expect((await machineE2E(dir)).holders).toContain(dev.p.deviceId);
 
-    // Joined only once the call waits: a device connected before its sealed tool.list is a provider without
-    // the tool, so a call landing in that instant is rightly unknown_tool (spec §tool.call) — a test race.
+    // Joined once the call waits (a device connected before its sealed tool.list is not counted as a provider
+    // in a sealed session, so the call would wait for it too: issue 28 item 7).
     const s = await waitFor(
       async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0),
       "a sealed session with the call waiting",
@@ -152,6 +152,25 @@ describe("a sealed session", () => {
     const r = await call.done;
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ message: "yes, shipped", confirmed: true });
+  });
+
+  // Issue 28 item 7: a sealed call before any device holds the key waited silently (or failed), and nothing
+  // said why nobody was asked.
+  it("`lineup call` says once, on stderr, that no paired device can read sealed questions yet and how to pair; the call waits", async () => {
+    const dir = tempDir();
+    await cliJson(["e2e", "on", "--json"], dir);
+    const r = await runCli(["call", "confirm", "--args", JSON.stringify({ question: "Anyone?" }), "--timeout", "2"], envFor(dir), dir);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: "timeout" } });
+    expect(r.stderr.split("no paired device can read sealed questions yet")).toHaveLength(2);
+    expect(r.stderr).toContain("Pair a device with `lineup pair`");
+    // Once a device holds the key the line is gone.
+    const dev = await pairedDevice(dir);
+    const again = spawnCli(["call", "confirm", "--args", JSON.stringify({ question: "Now?" }), "--timeout", "2"], envFor(dir), dir);
+    cleanups.push(() => again.exitCode === null && again.kill("SIGKILL"));
+    await waitFor(() => dev.takeReply(), "the sponsor's reply", 20_000);
+    const r2 = await again.done;
+    expect(r2.stderr).not.toContain("no paired device can read sealed questions yet");
   });
 
   it("refuses a key substitution during pairing: nothing is wrapped for the tampered hello", async () => {
