@@ -173,6 +173,19 @@ describe("a sealed session", () => {
     expect(r2.stderr).not.toContain("no paired device can read sealed questions yet");
   });
 
+  // Issue 28 item 7: the phone's banner said "any `lineup` command" hands it the key, but `lineup e2e status`
+  // only reported the pairing as pending.
+  it("`lineup e2e status` completes a pending pairing and prints the comparison code", async () => {
+    const dir = tempDir();
+    await cliJson(["e2e", "on", "--json"], dir);
+    const dev = await pairedDevice(dir);
+    const r = await runCli(["e2e", "status"], envFor(dir), dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(new RegExp(`paired ${dev.p.deviceId} \\(comparison code [^)]+\\)`));
+    expect(r.stdout).toContain("pending pairings: none");
+    expect((await dev.takeReply())?.epoch).toBe(1);
+  });
+
   it("refuses a key substitution during pairing: nothing is wrapped for the tampered hello", async () => {
     const dir = tempDir();
     await cliJson(["e2e", "on", "--json"], dir);
