@@ -29,20 +29,17 @@ const TABLE_RULE = /\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?\s*)?/g;
  * markdown and on the relay's text, whose newlines are already spaces (shared/tools/meaning.ts summaryOf).
  */
 export function previewText(md: string, max = 280): string {
-  const lines = md
+  const flat = md
     .split("\n")
-    .map((l) => l.trim())
-    .filter((l) => l && !/^(```|~~~|---+|\*\*\*+|\|?[-:| ]+\|?)$/.test(l))
-    .map((l) => plainLine(l, Number.MAX_SAFE_INTEGER));
-  const flat = lines
+    .map((l) => plainLine(l, 1e9))
     .join(" ")
     .replace(TABLE_RULE, " ")
     .replace(/(^|\s)#{1,6}\s+/g, "$1")
     .split("|")
-    .map((x) => x.replace(/\s+/g, " ").trim())
+    .map((x) => x.trim())
     .filter(Boolean)
     .join(" · ");
-  return cut(flat, max);
+  return cut(flat.replace(/\s+/g, " "), max);
 }
 
 const asked = (c: Pick<CallEntry, "args">): string => askedArg(c.args);

@@ -10,7 +10,8 @@ import { connOf, entries, forgetSession, inboxes, type Entry } from "../sessions
 import { Presence } from "./SessionView.js";
 import { TailText } from "./Tail.js";
 import { Lock } from "./Icon.js";
-import { needsPairing } from "../e2e-watch.js";
+import { joining, needsPairing } from "../e2e-watch.js";
+import { Inline } from "./Inline.js";
 import { online } from "../state.js";
 
 export interface WaitItem {
@@ -183,9 +184,11 @@ export function Home() {
         </p>
       )}
       {/* Paired before E2E was turned on: the relay never hands the key over, so this device must pair again. */}
-      {needsPairing.value.size > 0 && (
+      {needsPairing.value.size > 0 && joining.value === 0 && (
         <p class="banner stop e2e-no-key" role="alert">
-          {t("e2ePairAgain")}
+          <span>
+            <Inline text={t("e2ePairAgain")} />
+          </span>
         </p>
       )}
       <Waiting items={items} />
