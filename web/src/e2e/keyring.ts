@@ -26,7 +26,7 @@ import {
 import {} from "../inbox.js";
 import { deleteJoin, deleteSponsor, getKeys, joinPending, putJoin, putKeys, putSponsor, recordId, sponsorSecrets, type DeviceKeys } from "./store.js";
 import { LineUpError } from "../../../shared/client/errors.js";
-import { needsPairing } from "../e2e-watch.js";
+import { needsPairing } from "../state.js";
 
 /** What the keyring needs of its inbox: ids and the device credential's requests (InboxConn). */
 export interface InboxLink {
