@@ -50,6 +50,9 @@ export async function cmdE2E(argv: string[]): Promise<number> {
     out(
       `end-to-end encryption is on for inbox ${inbox.inboxId} (key epoch ${r.epoch}${r.created ? ", made now" : ""}): sessions created from now on are sealed`,
     );
+    // A running `lineup connect` / `lineup mcp` keeps the plaintext session it opened (a session's sealing is
+    // fixed for its life): it must be restarted to get a sealed one (docs/e2e.md "Switching on").
+    err("lineup e2e: a `lineup connect` or `lineup mcp` already running keeps its plaintext session: restart it to seal its project's session");
     const st = await inboxState(w, inbox);
     if (st.devices.length && r.created)
       err(

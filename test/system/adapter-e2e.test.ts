@@ -177,7 +177,10 @@ describe("a sealed session", () => {
   // only reported the pairing as pending.
   it("`lineup e2e status` completes a pending pairing and prints the comparison code", async () => {
     const dir = tempDir();
-    await cliJson(["e2e", "on", "--json"], dir);
+    // Turning on says what happens to an agent already running: it keeps its plaintext session until restarted.
+    const on = await runCli(["e2e", "on"], envFor(dir), dir);
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.stderr).toContain("already running keeps its plaintext session: restart it");
     const dev = await pairedDevice(dir);
     const r = await runCli(["e2e", "status"], envFor(dir), dir);
     expect(r.code, r.stderr).toBe(0);
