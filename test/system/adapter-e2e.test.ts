@@ -189,6 +189,23 @@ describe("a sealed session", () => {
     expect((await dev.takeReply())?.epoch).toBe(1);
   });
 
+  // Issue 28 item 7: the comparison code was only on the phone (and in a later command's log): `lineup pair`
+  // printed the link and exited.
+  it("`lineup pair --wait` stays until the device opened the link, hands it the key and prints the comparison code", async () => {
+    const dir = tempDir();
+    await cliJson(["e2e", "on", "--json"], dir);
+    const pair = spawnCli(["pair", "--wait", "--no-qr"], envFor(dir), dir);
+    cleanups.push(() => pair.exitCode === null && pair.kill("SIGKILL"));
+    const url = await waitFor(() => /https?:\/\/\S+#pair=[^&\s]+&k=[A-Za-z0-9_-]{43}/.exec(pair.output().stderr)?.[0], "the link", 20_000);
+    const dev = await SimDevice.redeem(relay, url, "waiting phone");
+    expect(await dev.hello()).toBe(201);
+    const r = await pair.done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(new RegExp(`paired ${dev.p.deviceId} \\(comparison code [^)]+\\)`));
+    expect(r.stderr).toContain("compare the code above with the one on its screen");
+    expect((await dev.takeReply())?.epoch).toBe(1);
+  });
+
   it("refuses a key substitution during pairing: nothing is wrapped for the tampered hello", async () => {
     const dir = tempDir();
     await cliJson(["e2e", "on", "--json"], dir);
