@@ -125,6 +125,21 @@ describe("issue 28: E2E switching on, push settings, previews", () => {
       await expect.poll(() => stored(other), { timeout: 15_000 }).toBe(1);
       await other.goto(`${relay()}/s/${s.session_id}`);
       await expect.poll(() => page.locator(".conn-line .apps").innerText(), { timeout: 15_000 }).toBe("· 2 apps connected");
+      // "Connect an app" reads as a button: centred label, outlined in the accent colour like the app's buttons.
+      await page.goto(`${relay()}/devices`);
+      const entry = page.getByRole("link", { name: "Connect an app (claude.ai, ChatGPT, …)" });
+      await entry.waitFor({ timeout: 15_000 });
+      const look = await entry.evaluate((el) => {
+        const card = document.querySelector(".devices .card");
+        return {
+          align: getComputedStyle(el).textAlign,
+          border: getComputedStyle(el).borderTopColor,
+          cardBorder: card ? getComputedStyle(card).borderTopColor : "",
+        };
+      });
+      expect(look.align).toBe("center");
+      expect(look.border).not.toBe(look.cardBorder);
+      await shot(page, "i28-e2e-devices-connect-entry");
     } finally {
       agent.close();
       await ctx.close();
