@@ -420,6 +420,12 @@ describe("sealed sessions in the other adapter processes", () => {
     // connect's own link (printed while no device was paired) carries a secret too; the used one is gone.
     expect(conn.output().stderr).toMatch(/#pair=[^&\s]+&k=/);
     expect(findInbox(dir, relay)!.e2e!.pending.map((p) => p.code_id)).not.toContain(dev.p.codeId);
+    // Issue 28 item 7: a sealed call in its session is logged by its tool's name (it was `confirm ""`).
+    const call = spawnCli(["call", "confirm", "--args", JSON.stringify({ question: "SEALED-Q" }), "--timeout", "20"], envFor(dir), dir);
+    cleanups.push(() => call.exitCode === null && call.kill("SIGKILL"));
+    await waitFor(() => /call waiting for the human: confirm \(sealed/.test(conn.output().stderr), "connect's line for the sealed call", 20_000);
+    expect(conn.output().stderr).not.toContain('confirm ""');
+    expect(conn.output().stderr).not.toContain("SEALED-Q");
   });
 
   it("lineup mcp completes the pairing at start and carries a sealed call", async () => {
