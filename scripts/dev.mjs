@@ -1,5 +1,6 @@
 // `npm run dev`: builds the PWA, then runs the relay (wrangler dev, workerd) on http://127.0.0.1:8787
-// serving the PWA, and rebuilds the PWA on change. No secrets needed: on localhost the relay accepts
+// serving the PWA, and rebuilds the PWA on change. Another port: `npm run dev -- --port 8790` or
+// `PORT=8790 npm run dev` (the flag wins); other arguments go to `wrangler dev`. No secrets needed: on localhost the relay accepts
 // the documented dev key (shared/contract/defaults.ts).
 //
 // `npm run dev -- --lan`: also answers on this machine's LAN address and sets PUBLIC_URL to it, so links and
@@ -14,10 +15,30 @@ import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 
 process.env.WRANGLER_SEND_METRICS = "false";
-const port = process.env.PORT ?? "8787";
+// wrangler fetches https://workers.cloudflare.com/cf.json (request.cf's sample data) at every start; offline
+// that printed a harmless `getaddrinfo ENOTFOUND workers.cloudflare.com` stack twice. The relay reads nothing
+// of request.cf, so the dev relay uses wrangler's placeholder (CLOUDFLARE_CF_FETCH_ENABLED=true fetches it).
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
 const args = process.argv.slice(2);
 const lan = args.includes("--lan");
-const wranglerArgs = args.filter((a) => a !== "--lan");
+// The port: `npm run dev -- --port N` (or `--port=N`), else PORT, else 8787. Taken out of wrangler's
+// arguments: the banner, the LAN forwarder and PUBLIC_URL must use the same one.
+let port = process.env.PORT || "8787";
+const wranglerArgs = [];
+for (let i = 0; i < args.length; i++) {
+  const a = args[i];
+  if (a === "--lan") continue;
+  if (a === "--port" || a.startsWith("--port=")) {
+    const v = a === "--port" ? args[++i] : a.slice("--port=".length);
+    port = v ?? "";
+    continue;
+  }
+  wranglerArgs.push(a);
+}
+if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+  console.error(`npm run dev: the port must be a number from 1 to 65535 (--port N or PORT=N), not ${JSON.stringify(port)}`);
+  process.exit(2);
+}
 
 /** The first non-internal IPv4 address (what a phone on the same Wi-Fi reaches). */
 function lanAddress() {

@@ -3,7 +3,8 @@
 import { createHash } from "node:crypto";
 import { randomId } from "../../shared/edge/tokens.js";
 import { connectAgent, LineUpError, resolveSession, type Client } from "../client/index.js";
-import { clientIdFor } from "../client/state.js";
+import { InboxApi } from "../client/inbox.js";
+import { clientIdFor, findInbox } from "../client/state.js";
 import { connectOptions, errorJson, failConnect, isConnectionError, out, parse, say, str, UsageError } from "./common.js";
 import { HELP } from "./help.js";
 
@@ -36,8 +37,10 @@ export async function cmdCall(argv: string[]): Promise<number> {
 
   const opts = connectOptions(values, (s) => say(s));
   let client: Client;
+  let where: { relayUrl: string; stateDir: string } | undefined;
   try {
     const r = await resolveSession(opts);
+    where = r;
     // Its own client id, so a running `lineup connect` is not replaced (4409). With --call-id the id is
     // derived from it: a re-run is the same client, and the relay re-sends a result it missed.
     const base = clientIdFor(r.stateDir, r.sessionId);
@@ -58,6 +61,7 @@ export async function cmdCall(argv: string[]): Promise<number> {
   say(
     `calling ${tool}${action ? `.${action}` : ""} in session ${client.sessionId}${client.presence.apps ? "" : " (no app connected yet: the call waits for one)"}`,
   );
+  if (client.sealed && where && !(await deviceHoldsKey(where))) say(NO_KEYED_DEVICE);
   try {
     const result = await client.call(tool, action, args, {
       ...(timeoutS !== undefined ? { timeoutS } : {}),
@@ -76,5 +80,21 @@ export async function cmdCall(argv: string[]): Promise<number> {
     process.off("SIGINT", onSig);
     process.off("SIGTERM", onSig);
     await client.close();
+  }
+}
+
+/** `lineup call`'s one line (stderr) while no paired device holds the inbox's key (docs/e2e.md "Switching on"). */
+export const NO_KEYED_DEVICE =
+  "end-to-end encryption is on and no paired device can read sealed questions yet: the call waits for one. Pair a device with `lineup pair` and open the link on it (a device paired before `lineup e2e on` must be paired again); this or any later `lineup` command hands it the key.";
+
+/** Whether a device (not only machines) holds the inbox's current key; true when that cannot be told. */
+async function deviceHoldsKey(w: { relayUrl: string; stateDir: string }): Promise<boolean> {
+  const inbox = findInbox(w.stateDir, w.relayUrl);
+  if (!inbox) return true;
+  try {
+    const st = await new InboxApi(w.relayUrl).e2eState(inbox.machineCredential);
+    return st.holders.some((h) => h.startsWith("dv_"));
+  } catch {
+    return true;
   }
 }

@@ -104,7 +104,8 @@ function watchWaiting(client: Client, stateDir: string): () => void {
   let busy = false;
   const since = Date.now();
   const told = new Set<string>();
-  const what = (name: string, text: string) => `${name} ${JSON.stringify(cut(text, 120))}`;
+  // A sealed call's text is not the relay's to know (""): it is logged by its tool's name, never as `choice ""`.
+  const what = (name: string, text: string) => (text ? `${name} ${JSON.stringify(cut(text, 120))}` : `${name} (sealed: its text is end-to-end encrypted)`);
   const tick = async () => {
     if (busy) return;
     busy = true;

@@ -2,6 +2,7 @@
 import { InboxApi } from "../client/inbox.js";
 import { defaultRelayKey, findInbox, normalizeUrl, type SavedInbox } from "../client/state.js";
 import { ensureInbox } from "../client/ensure.js";
+import { Keyring } from "../e2e/keyring.js";
 import { livePending } from "../e2e/saved.js";
 import { turnOff, turnOn } from "../e2e/switch.js";
 import { sealPolicyAtTurnOn } from "../permissions/policy-store.js";
@@ -49,6 +50,9 @@ export async function cmdE2E(argv: string[]): Promise<number> {
     out(
       `end-to-end encryption is on for inbox ${inbox.inboxId} (key epoch ${r.epoch}${r.created ? ", made now" : ""}): sessions created from now on are sealed`,
     );
+    // A running `lineup connect` / `lineup mcp` keeps the plaintext session it opened (a session's sealing is
+    // fixed for its life): it must be restarted to get a sealed one (docs/e2e.md "Switching on").
+    err("lineup e2e: a `lineup connect` or `lineup mcp` already running keeps its plaintext session: restart it to seal its project's session");
     const st = await inboxState(w, inbox);
     if (st.devices.length && r.created)
       err(
@@ -76,23 +80,34 @@ export async function cmdE2E(argv: string[]): Promise<number> {
   }
   let relay: Awaited<ReturnType<InboxApi["e2eState"]>>;
   try {
+    // Like every other command, status completes a pending pairing first (a device that opened the link gets
+    // the key now; the comparison code is printed on stderr), and takes a newer key or re-keys when due.
+    const k = await Keyring.open({ ...w, log: (s) => err(`lineup: ${s}`) });
+    try {
+      await k?.sync();
+    } finally {
+      k?.close();
+    }
     relay = await new InboxApi(w.relayUrl).e2eState(inbox.machineCredential);
   } catch (e) {
     fail(e, w, inbox);
   }
-  const held = Object.keys(inbox.e2e.keys)
+  // Read again: the sync above may have answered a pairing (pending) or taken a newer key.
+  const now = findInbox(w.stateDir, w.relayUrl) ?? inbox;
+  const e2e = now.e2e ?? inbox.e2e;
+  const held = Object.keys(e2e.keys)
     .map(Number)
     .sort((a, b) => b - a);
-  const pending = livePending(inbox.e2e).map((p) => ({ code_id: p.code_id, expires_at: p.expires_at }));
+  const pending = livePending(e2e).map((p) => ({ code_id: p.code_id, expires_at: p.expires_at }));
   const status = {
-    on: inbox.e2e.on,
+    on: e2e.on,
     inbox_id: inbox.inboxId,
     machine_id: inbox.machineId,
     epoch: relay.epoch,
     held_epochs: held,
     has_current_key: held.includes(relay.epoch),
     holders: relay.holders,
-    trusted: inbox.e2e.roster.map((h) => h.id),
+    trusted: e2e.roster.map((h) => h.id),
     pending_pairings: pending,
     relay_pairings: relay.pairings.map((p) => ({ code_id: p.code_id, state: p.state, expires_at: p.expires_at })),
     rekey_needed: relay.rekey_needed,

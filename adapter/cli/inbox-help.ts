@@ -24,7 +24,7 @@ Options:
   --json           machine-readable output (one JSON document on stdout)
   --key K          relay key, only needed to create the inbox (LINEUP_RELAY_KEY)
 ${OPTIONS_HELP.slice("Options:\n".length)}`,
-  pair: `Usage: lineup pair [--json] [--no-qr] [--relay URL] [--key K] [--state-dir DIR]
+  pair: `Usage: lineup pair [--json] [--no-qr] [--wait | --no-wait] [--relay URL] [--key K] [--state-dir DIR]
 
 Pairs a phone or browser with this machine's inbox: prints a pairing link and its QR code (stderr). Open it
 once on the device; from then on it sees every session of the inbox — every project directory, \`lineup
@@ -35,6 +35,9 @@ Creates the inbox first (with the relay key) if this machine has none on the rel
 Options:
   --json           print exactly one JSON line {"url","expires_at"} on stdout, nothing else there
   --no-qr          do not print the QR code
+  --wait           E2E on: stay until the device opened the link, hand it the key and print the comparison
+                   code (the default in a terminal; exit 1 if the code expires unused, 130 on Ctrl-C)
+  --no-wait        E2E on: print the link and exit; the next \`lineup\` command hands the key over
   --key K          relay key, only needed to create the inbox (LINEUP_RELAY_KEY)
 ${OPTIONS_HELP.slice("Options:\n".length)}`,
   join: `Usage: lineup join CODE [--name NAME] [--relay URL] [--state-dir DIR]

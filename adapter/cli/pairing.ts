@@ -4,13 +4,15 @@
 import { hostname } from "node:os";
 import qrcode from "qrcode-terminal";
 import { INBOX_LIMITS, parseCode, RenameBody, type CodeIssued, type MachineCreated } from "../../shared/contract/inbox.js";
-import { isPairingSecret } from "../../shared/crypto/e2e/index.js";
+import { isPairingSecret, pairingCodeId } from "../../shared/crypto/e2e/index.js";
 import { forTerminal } from "../../shared/text/terminal.js";
 import { InboxApi, machineNameOf } from "../client/inbox.js";
 import { defaultRelayKey, findInbox, forgetInbox, loadState, normalizeUrl, saveInbox, type SavedInbox } from "../client/state.js";
 import { ensureInbox, withInbox } from "../client/ensure.js";
 import { joinKeys, splitJoinCode } from "../e2e/join.js";
 import { armPairing } from "../e2e/switch.js";
+import { Keyring } from "../e2e/keyring.js";
+import { livePending } from "../e2e/saved.js";
 import { distrustPlaintextCache } from "../permissions/policy-store.js";
 import { err, out, str, UsageError } from "./common.js";
 import { clock, fail, parse, shown, whereOf } from "./inbox-common.js";
@@ -35,7 +37,13 @@ inbox, including later ones, and can be revoked on its own (\`lineup devices\`, 
 // ------------------------------------------------------------------ pair
 
 export async function cmdPair(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { json: { type: "boolean" }, "no-qr": { type: "boolean" }, key: { type: "string" } });
+  const { values, positionals } = parse(argv, {
+    json: { type: "boolean" },
+    "no-qr": { type: "boolean" },
+    key: { type: "string" },
+    wait: { type: "boolean" },
+    "no-wait": { type: "boolean" },
+  });
   if (values.help) return (out(INBOX_HELP.pair!), 0);
   if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const w = whereOf(values);
@@ -63,13 +71,51 @@ export async function cmdPair(argv: string[]): Promise<number> {
   }
   if (values.json) return (out(JSON.stringify({ url, expires_at })), 0);
   err(`\n${pairingText(url, expires_at)}\n`);
+  // With E2E on, in a terminal (or with --wait), pair stays until the device opened the link, hands it the key
+  // and prints the comparison code; otherwise the next `lineup` command of this machine does it.
+  const wait = sealed && values["no-wait"] !== true && (values.wait === true || process.stderr.isTTY === true);
   if (sealed)
     err(
-      `End-to-end encryption is on: the link also carries the key exchange's secret (after "&k="; the relay never sees it). The device gets the key when this machine's next \`lineup connect\`, \`call\` or \`mcp\` runs (or a running one notices).\n`,
+      `End-to-end encryption is on: the link also carries the key exchange's secret (after "&k="; the relay never sees it). ${
+        wait
+          ? "Waiting for the device to open it, to hand it the key and show the comparison code (Ctrl-C stops; any later `lineup` command completes it)."
+          : "The device gets the key when this machine's next `lineup` command runs (`lineup e2e status` will do), or a running one notices."
+      }\n`,
     );
   if (!values["no-qr"]) printQr(url, err);
   err(`(inbox ${issued.inbox.inboxId} on ${w.relayUrl}, machine ${issued.inbox.machineId})`);
+  if (wait) return waitForDevice(w, await pairingCodeId(issued.value.code), expires_at);
   return 0;
+}
+
+/** Completes this link's pairing as soon as the device's hello is there (the keyring prints the comparison
+ * code); 0 once done, 1 when the code expired unused, 130 on Ctrl-C. Polls every 1.5 s. */
+async function waitForDevice(w: ReturnType<typeof whereOf>, codeId: string, expiresAt: number): Promise<number> {
+  let stop = false;
+  const onSig = () => (stop = true);
+  process.once("SIGINT", onSig);
+  try {
+    const k = await Keyring.open({ ...w, log: (s) => err(`lineup: ${s}`) });
+    if (!k) return 0;
+    try {
+      for (;;) {
+        await k.sync().catch((e: unknown) => err(`lineup: end-to-end: ${e instanceof Error ? e.message : String(e)}`));
+        const saved = findInbox(w.stateDir, w.relayUrl)?.e2e;
+        if (!saved || !livePending(saved).some((p) => p.code_id === codeId)) {
+          if (Date.now() < expiresAt) return (err("lineup: the device holds the key: compare the code above with the one on its screen"), 0);
+          err("lineup: the pairing code expired before a device opened it: run `lineup pair` again");
+          return 1;
+        }
+        if (stop) return 130;
+        await new Promise((r) => setTimeout(r, 1500));
+        if (stop) return 130;
+      }
+    } finally {
+      k.close();
+    }
+  } finally {
+    process.off("SIGINT", onSig);
+  }
 }
 
 // ------------------------------------------------------------------ join

@@ -8,6 +8,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { DEV_RELAY_KEY, DEV_RELAY_URL } from "../../shared/contract/defaults.js";
 import { randomId } from "../../shared/crypto/bytes.js";
+import { LineUpError } from "../../shared/client/errors.js";
 
 export interface SavedSession {
   relayUrl: string;
@@ -92,9 +93,21 @@ export function defaultRelayUrl(): string {
 export function defaultRelayKey(): string {
   return process.env.LINEUP_RELAY_KEY || DEV_RELAY_KEY;
 }
-/** `http(s)://host[:port]` without a trailing slash; ws(s) URLs are accepted and mapped to http(s). */
+/** `http(s)://host[:port]` without a trailing slash; ws(s) URLs are accepted and mapped to http(s). Anything
+ * else (`relay.example.com`, `localhost:8787`: no scheme) is a `bad_config` LineUpError, one line, no stack. */
 export function normalizeUrl(u: string): string {
-  const url = new URL(u.replace(/^ws/, "http"));
+  const bad = () =>
+    new LineUpError(
+      "bad_config",
+      `the relay URL ${JSON.stringify(u)} is not an http(s):// or ws(s):// URL (LINEUP_RELAY_URL / --relay): write it with its scheme, e.g. https://${u.replace(/^[a-z]+:\/*/i, "") || "relay.example.com"}`,
+    );
+  if (!/^(https?|wss?):\/\//i.test(u.trim())) throw bad();
+  let url: URL;
+  try {
+    url = new URL(u.trim().replace(/^ws/i, "http"));
+  } catch {
+    throw bad();
+  }
   return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}`;
 }
 

@@ -5,7 +5,7 @@
 import type { CallToolResult, Server, Tool } from "@modelcontextprotocol/server";
 import type { ToolDef, ToolResultBody } from "../../shared/contract/protocol.js";
 import { randomId } from "../../shared/edge/tokens.js";
-import { waitBudget } from "../../shared/mcp/budget.js";
+import { capWait, waitBudget } from "../../shared/mcp/budget.js";
 import { mcpCallId } from "../../shared/mcp/call-id.js";
 import { AWAIT_ANSWER, buildCatalog, type PlannedCall } from "../../shared/mcp/catalog.js";
 import { hold, isClientTimeout } from "../../shared/mcp/hold.js";
@@ -178,7 +178,7 @@ export class Bridge {
       case "await": {
         const c = this.calls.get(p.callId);
         if (!c) return errorToMcp("unknown_call", `nothing is waiting under call_id ${p.callId}`, AWAIT_ANSWER);
-        return this.wait(c, extra, "the request");
+        return this.wait(c, extra, "the request", p.waitS);
       }
       case "call": {
         const callId = await mcpCallId(this.identity, p.planned);
@@ -254,15 +254,18 @@ export class Bridge {
   }
 
   /** Holds one MCP request for `c`: its end, the wait budget, or the request's cancellation. */
-  private async wait(c: OpenCall, extra: Extra, label: string): Promise<McpCallResult> {
+  private async wait(c: OpenCall, extra: Extra, label: string, capS?: number): Promise<McpCallResult> {
     const token = extra._meta?.progressToken;
-    const budget = waitBudget({
-      progress: token !== undefined,
-      timeoutS: c.planned.timeoutS,
-      client: [this.server.getClientVersion()?.name],
-      transport: "stdio",
-      noProgressS: this.opts.waitBudgetS,
-    });
+    const budget = capWait(
+      waitBudget({
+        progress: token !== undefined,
+        timeoutS: c.planned.timeoutS,
+        client: [this.server.getClientVersion()?.name],
+        transport: "stdio",
+        noProgressS: this.opts.waitBudgetS,
+      }),
+      capS,
+    );
     const nobody = () => this.conn?.agent.presence.apps === 0;
     const held = await hold(c.end, {
       budgetMs: budget.seconds * 1000,

@@ -72,6 +72,11 @@ export function waitBudget(i: BudgetInput): Budget {
   return b;
 }
 
+/** await_answer's own `timeout` caps the budget (it never lengthens it). */
+export function capWait(b: Budget, capS: number | undefined): Budget {
+  return capS !== undefined && capS < b.seconds ? { seconds: capS, why: "await_answer's timeout" } : b;
+}
+
 /** `Lineup-Wait-Budget: <seconds>` → seconds (1 … 86400), or undefined when absent or not a number. */
 export function parseBudgetHeader(v: string | null | undefined): number | undefined {
   if (v === null || v === undefined || v.trim() === "") return undefined;

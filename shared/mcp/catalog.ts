@@ -141,7 +141,14 @@ export const AWAIT_ANSWER_TOOL: McpTool = {
     "Wait for the human's answer to an earlier request that came back saying the human has not answered yet. Pass the call_id from that result. The question is still on the human's phone: never ask it again, call this instead (as often as it says so).",
   inputSchema: {
     type: "object",
-    properties: { call_id: { type: "string", description: "the call_id of the pending request (mcp_…)" } },
+    properties: {
+      call_id: { type: "string", description: "the call_id of the pending request (mcp_…)" },
+      timeout: {
+        type: "number",
+        minimum: 1,
+        description: "seconds to wait at most this time (default: as long as the server waits for any call); then you get the same 'not answered yet' result",
+      },
+    },
     required: ["call_id"],
   },
 };

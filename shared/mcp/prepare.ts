@@ -14,7 +14,12 @@ export interface CatalogContext {
   maxTimeoutS: number;
 }
 
-export type Prepared = { kind: "list" } | { kind: "await"; callId: string } | { kind: "call"; planned: PlannedCall } | { kind: "done"; result: McpCallResult };
+export type Prepared =
+  | { kind: "list" }
+  /** `waitS`: await_answer's own `timeout`, which caps this request's wait (never the call's deadline). */
+  | { kind: "await"; callId: string; waitS?: number }
+  | { kind: "call"; planned: PlannedCall }
+  | { kind: "done"; result: McpCallResult };
 
 /** True when `name` can be planned from the built-ins alone (no need to fetch the app's catalog first). */
 export function needsAppCatalog(name: string): boolean {
@@ -28,7 +33,11 @@ export function prepareToolCall(name: string, input: Record<string, unknown>, cx
   if (name === AWAIT_ANSWER) {
     const id = input.call_id;
     if (!isMcpCallId(id)) return { kind: "done", result: errorToMcp("invalid_arguments", "`call_id` must be the call_id (mcp_…) from a pending result", name) };
-    return { kind: "await", callId: id };
+    const t = input.timeout;
+    if (t === undefined) return { kind: "await", callId: id };
+    if (typeof t !== "number" || !Number.isFinite(t) || t <= 0)
+      return { kind: "done", result: errorToMcp("invalid_arguments", "`timeout` must be a positive number of seconds", name) };
+    return { kind: "await", callId: id, waitS: Math.min(t, cx.maxTimeoutS) };
   }
   let planned: PlannedCall | string;
   let def: ToolDef | undefined;

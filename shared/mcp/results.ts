@@ -101,6 +101,8 @@ const ADVICE: Record<string, string> = {
     "The LineUp session of this token ended (deleted or expired). Tell the user to create a new session and configure its agent token; do not retry in a loop.",
   auth: "The relay refused this server's credentials. Tell the user to check LINEUP_RELAY_KEY / LINEUP_TOKEN. Do not retry in a loop.",
   not_connected: "The bridge cannot reach the LineUp relay. Tell the user; check LINEUP_RELAY_URL and the network. Do not retry in a loop.",
+  e2e_sealed:
+    "This session is end-to-end encrypted and the relay cannot seal a request for you. Tell the user to configure `lineup mcp` (it seals on their machine) or a plaintext session's token. Do not retry in a loop.",
   unknown_call:
     "Nothing is waiting under this call_id any more: its answer was already returned (possibly to an identical request), or it was cancelled or timed out. Do not call await_answer with it again; if you still need the human, ask again.",
 };

@@ -33,6 +33,11 @@ export class CallRouter extends RouterState {
     return out;
   }
 
+  private registered(peer: Peer): boolean {
+    const key = keyOf(peer);
+    return this.regs(peer.role).some((r) => r.key === key);
+  }
+
   protected serves(peer: Peer, c: CallRow): boolean {
     if (c.target) return c.target === keyOf(peer);
     const key = keyOf(peer);
@@ -139,7 +144,9 @@ export class CallRouter extends RouterState {
     };
     if (this.store.countOpen() >= LIMITS.maxOpenCalls) return refuse("too_many_calls", `the session already has ${LIMITS.maxOpenCalls} open calls`);
     if (!this.fits(row.bytes)) return refuse("over_budget", this.overBudget(`this call's ${row.bytes} bytes of arguments`));
-    const providerPresent = ctx.peers.some((p) => p.role === side && !isInternal(p));
+    // A sealed session counts only providers that registered: a device without the key (paired before E2E, or
+    // still waiting for its key) cannot, so the call waits for one that can, as a plaintext call waits for a phone.
+    const providerPresent = ctx.peers.some((p) => p.role === side && !isInternal(p) && (!this.sealed || this.registered(p)));
     const verdict = this.check(f.name, f.action, "plain" in body ? body.plain : undefined, side, providerPresent);
     if ("error" in verdict) return refuse(verdict.error, verdict.message);
     // Checked before it is stored: one insert, not an insert and an update.

@@ -243,7 +243,9 @@ describe("the PWA as an inbox", () => {
     const page = await ctx.newPage();
     try {
       await page.goto(code.url!);
-      await page.getByText("This pairing link was already used or has expired — run `lineup pair` again.").waitFor({ timeout: 10_000 });
+      // The command is shown as code, not between literal backticks (issue 28).
+      await page.getByText("This pairing link was already used or has expired — run lineup pair again.").waitFor({ timeout: 10_000 });
+      expect(await page.locator(".banner.notice code").textContent()).toBe("lineup pair");
       expect(page.url()).not.toContain("#pair");
       expect(await stored(page)).toEqual([]);
 

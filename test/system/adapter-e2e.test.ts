@@ -123,8 +123,8 @@ describe("a sealed session", () => {
     expect(findInbox(dir, relay)!.e2e!.roster.map((h) => h.id)).toContain(dev.p.deviceId);
     expect((await machineE2E(dir)).holders).toContain(dev.p.deviceId);
 
-    // Joined only once the call waits: a device connected before its sealed tool.list is a provider without
-    // the tool, so a call landing in that instant is rightly unknown_tool (spec §tool.call) — a test race.
+    // Joined once the call waits (a device connected before its sealed tool.list is not counted as a provider
+    // in a sealed session, so the call would wait for it too: issue 28 item 7).
     const s = await waitFor(
       async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0),
       "a sealed session with the call waiting",
@@ -152,6 +152,58 @@ describe("a sealed session", () => {
     const r = await call.done;
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ message: "yes, shipped", confirmed: true });
+  });
+
+  // Issue 28 item 7: a sealed call before any device holds the key waited silently (or failed), and nothing
+  // said why nobody was asked.
+  it("`lineup call` says once, on stderr, that no paired device can read sealed questions yet and how to pair; the call waits", async () => {
+    const dir = tempDir();
+    await cliJson(["e2e", "on", "--json"], dir);
+    const r = await runCli(["call", "confirm", "--args", JSON.stringify({ question: "Anyone?" }), "--timeout", "2"], envFor(dir), dir);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: "timeout" } });
+    expect(r.stderr.split("no paired device can read sealed questions yet")).toHaveLength(2);
+    expect(r.stderr).toContain("Pair a device with `lineup pair`");
+    // Once a device holds the key the line is gone.
+    const dev = await pairedDevice(dir);
+    const again = spawnCli(["call", "confirm", "--args", JSON.stringify({ question: "Now?" }), "--timeout", "2"], envFor(dir), dir);
+    cleanups.push(() => again.exitCode === null && again.kill("SIGKILL"));
+    await waitFor(() => dev.takeReply(), "the sponsor's reply", 20_000);
+    const r2 = await again.done;
+    expect(r2.stderr).not.toContain("no paired device can read sealed questions yet");
+  });
+
+  // Issue 28 item 7: the phone's banner said "any `lineup` command" hands it the key, but `lineup e2e status`
+  // only reported the pairing as pending.
+  it("`lineup e2e status` completes a pending pairing and prints the comparison code", async () => {
+    const dir = tempDir();
+    // Turning on says what happens to an agent already running: it keeps its plaintext session until restarted.
+    const on = await runCli(["e2e", "on"], envFor(dir), dir);
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.stderr).toContain("already running keeps its plaintext session: restart it");
+    const dev = await pairedDevice(dir);
+    const r = await runCli(["e2e", "status"], envFor(dir), dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(new RegExp(`paired ${dev.p.deviceId} \\(comparison code [^)]+\\)`));
+    expect(r.stdout).toContain("pending pairings: none");
+    expect((await dev.takeReply())?.epoch).toBe(1);
+  });
+
+  // Issue 28 item 7: the comparison code was only on the phone (and in a later command's log): `lineup pair`
+  // printed the link and exited.
+  it("`lineup pair --wait` stays until the device opened the link, hands it the key and prints the comparison code", async () => {
+    const dir = tempDir();
+    await cliJson(["e2e", "on", "--json"], dir);
+    const pair = spawnCli(["pair", "--wait", "--no-qr"], envFor(dir), dir);
+    cleanups.push(() => pair.exitCode === null && pair.kill("SIGKILL"));
+    const url = await waitFor(() => /https?:\/\/\S+#pair=[^&\s]+&k=[A-Za-z0-9_-]{43}/.exec(pair.output().stderr)?.[0], "the link", 20_000);
+    const dev = await SimDevice.redeem(relay, url, "waiting phone");
+    expect(await dev.hello()).toBe(201);
+    const r = await pair.done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(new RegExp(`paired ${dev.p.deviceId} \\(comparison code [^)]+\\)`));
+    expect(r.stderr).toContain("compare the code above with the one on its screen");
+    expect((await dev.takeReply())?.epoch).toBe(1);
   });
 
   it("refuses a key substitution during pairing: nothing is wrapped for the tampered hello", async () => {
@@ -368,6 +420,12 @@ describe("sealed sessions in the other adapter processes", () => {
     // connect's own link (printed while no device was paired) carries a secret too; the used one is gone.
     expect(conn.output().stderr).toMatch(/#pair=[^&\s]+&k=/);
     expect(findInbox(dir, relay)!.e2e!.pending.map((p) => p.code_id)).not.toContain(dev.p.codeId);
+    // Issue 28 item 7: a sealed call in its session is logged by its tool's name (it was `confirm ""`).
+    const call = spawnCli(["call", "confirm", "--args", JSON.stringify({ question: "SEALED-Q" }), "--timeout", "20"], envFor(dir), dir);
+    cleanups.push(() => call.exitCode === null && call.kill("SIGKILL"));
+    await waitFor(() => /call waiting for the human: confirm \(sealed/.test(conn.output().stderr), "connect's line for the sealed call", 20_000);
+    expect(conn.output().stderr).not.toContain('confirm ""');
+    expect(conn.output().stderr).not.toContain("SEALED-Q");
   });
 
   it("lineup mcp completes the pairing at start and carries a sealed call", async () => {

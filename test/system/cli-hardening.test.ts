@@ -56,6 +56,18 @@ describe("lineup on the terminal", { timeout: 120_000 }, () => {
     expect(() => checkKeyTransport("http://192.168.1.20:9527")).toThrow(/plain http/);
   });
 
+  // Issue 28 item 9: `new URL("relay.example.com")` threw a TypeError that reached the user as a stack trace.
+  it.each(["relay.example.com", "localhost:8787"])("regression: LINEUP_RELAY_URL=%s (no scheme) is a one-line error and exit 2", async (u) => {
+    const dir = tempDir();
+    for (const args of [["status"], ["call", "confirm", "--args", '{"question":"x"}']]) {
+      const r = await runCli(args, { LINEUP_RELAY_URL: u, LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "" }, dir, 30_000);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toContain(`the relay URL "${u}" is not an http(s):// or ws(s):// URL`);
+      expect(r.stderr).not.toMatch(/\n\s+at |TypeError/);
+    }
+  });
+
   it("warns when a secret is given as a flag rather than in the environment", async () => {
     const dir = tempDir();
     const r = await runCli(

@@ -231,6 +231,31 @@ describe("sealed sessions: frames", () => {
     for (const c of [agent, dev1, dev2]) c.close();
   });
 
+  // Issue 28 item 7: a connected device without the key cannot register sealed tools; the relay answered
+  // unknown_tool at once instead of letting the call wait for a device that can open it.
+  it("a sealed call made while only a keyless device is connected waits, and reaches the first device that registers", async () => {
+    const w = await world();
+    const code: CodeIssued = await (await post("/api/inbox/pairings", w.m.machine_credential)).json();
+    const old: DevicePaired = await (await post("/api/pair", undefined, { code: code.code, name: "old phone" })).json();
+    const s = await sealedSession(w);
+    const sid = s.session_id;
+    const agent = await connect(sid, s.agent_token, { clientId: "agent-1" });
+    const keyless = await connect(sid, old.device_credential, { via: "subprotocol" });
+    const actx = { session_id: sid, sender: "agent:agent-1" };
+    agent.send(await sealFrame(w.ck, actx, { type: "tool.call", call_id: "early", name: "ask_question", arguments: { question: "Q?" } }));
+    const phone = await pairDevice(w, "phone");
+    const dev = await connect(sid, phone.d.device_credential, { via: "subprotocol" });
+    dev.send(await sealFrame(w.ck, { session_id: sid, sender: `app:${phone.d.device_id}` }, { type: "tool.list", tools: [ASK_QUESTION] }));
+    const got = await dev.next("tool.call");
+    expect(got).toMatchObject({ call_id: "early", name: "ask_question", sender: "agent:agent-1" });
+    const pctx = { session_id: sid, sender: `app:${phone.d.device_id}` };
+    dev.send(await sealFrame(w.ck, pctx, { type: "tool.result", call_id: "early", name: "ask_question", result: { message: "yes" } }));
+    const res = await agent.next("tool.result");
+    expect(res).not.toHaveProperty("error");
+    expect((await openFrame(keys(w.ck), sid, res as unknown as E2EFrame)).result).toEqual({ message: "yes" });
+    for (const c of [agent, keyless, dev]) c.close();
+  });
+
   it("after a re-key the old epoch is stale, and the caller re-seals its open call for the peers that got it", async () => {
     const w = await world();
     const phone = await pairDevice(w, "phone");

@@ -5,6 +5,7 @@ import { t } from "./i18n.js";
 import { navigate, path } from "./router.js";
 import { connOf, entryOf, removed } from "./sessions.js";
 import { Icon } from "./ui/Icon.js";
+import { Inline } from "./ui/Inline.js";
 import { Home } from "./ui/Home.js";
 import { SessionView } from "./ui/SessionView.js";
 import { Settings } from "./ui/Settings.js";
@@ -71,7 +72,9 @@ function Banners() {
       )}
       {n && (
         <div class={`banner ${n.tone === "error" ? "stop" : "info"} notice`} role={n.tone === "error" ? "alert" : "status"}>
-          <span>{t(n.key, n.vars)}</span>
+          <span>
+            <Inline text={t(n.key, n.vars)} />
+          </span>
           <span class="actions">
             {n.rename && (
               <button

@@ -5,6 +5,7 @@
 import { signal } from "@preact/signals";
 import type { InboxState } from "../../shared/contract/inbox.js";
 import type { InboxConn } from "./inbox.js";
+import { joining, needsPairing } from "./state.js";
 
 export interface InboxE2E {
   epoch: number;
@@ -18,8 +19,8 @@ export const e2eOf = (s: InboxState | null | undefined): InboxE2E | undefined =>
     : undefined;
 };
 
-/** Inboxes (origin + id) with E2E on for which this device holds no key: it must pair again. */
-export const needsPairing = signal<ReadonlySet<string>>(new Set());
+// In state.ts (no imports of the E2E chunk), so that chunk can clear them without an import cycle.
+export { joining, needsPairing };
 /** Set once this device made a new epoch (the Devices screen says so). */
 export const rekeyedAt = signal(0);
 

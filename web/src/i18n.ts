@@ -20,7 +20,7 @@ const en = {
   paired: "Paired: this device now answers this agent.",
   agent: "Agent",
   you: "You",
-  apps: "{n} app(s) connected",
+  apps: "{n} apps connected", // i28-e2e: shown only from 2 apps on, so always plural
   chat: "Chat",
   log: "Tool log",
   typeMessage: "Message the agent",

@@ -6,6 +6,7 @@ import { deviceName } from "./devname.js";
 import { redeemPairing } from "./inbox.js";
 import { lang, setLang, t } from "./i18n.js";
 import { navigate, path } from "./router.js";
+import { joining } from "./e2e-watch.js";
 import { startPush } from "./push.js";
 import { addInbox, addSession, dropAll, inboxes, pokeAll, reopenSessions, startAll, sweepAll } from "./sessions.js";
 import { parsePairCode, parsePairing } from "./storage.js";
@@ -58,6 +59,8 @@ async function pairDevice(code: string, secret?: string): Promise<void> {
       /* storage off: a reload just does not resume */
     }
     const link = ib;
+    // One banner at a time: the "pair again" one waits while this pairing waits for its key.
+    joining.value++;
     try {
       const m = await import("./e2e/index.js");
       notice.value = { key: "e2eWaitingKey", vars: { name: shown }, tone: "info" };
@@ -68,6 +71,7 @@ async function pairDevice(code: string, secret?: string): Promise<void> {
     } catch (e) {
       notice.value = { key: "e2eKeyFailed", vars: { e: e instanceof Error ? e.message : String(e) }, tone: "error" };
     } finally {
+      joining.value--;
       try {
         localStorage.removeItem(JOINING);
       } catch {

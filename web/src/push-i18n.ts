@@ -13,6 +13,10 @@ const en = {
   noInboxPush: "Pair this device with an inbox first (`lineup pair`): notifications come from the inbox.",
   pushOn: "On: this device gets a notification when an agent waits.",
   pushFailed: "Could not turn notifications on: {e}",
+  // i28-e2e: the browser's own errors ("Registration failed - permission denied") in a sentence.
+  pushRefused:
+    "This browser would not sign up for notifications: they are blocked for this site, or this browser has no push service (some Chromium builds have none). Allow notifications for this site, or use Chrome, Edge, Firefox or Safari.",
+  pushUnavailable: "The browser's push service did not answer. Check the connection, then turn this on again.",
   reminders: "Remind me while a call waits",
   remindEvery: "Every",
   minutes: "{n} min",
@@ -38,6 +42,9 @@ const zh: Record<keyof typeof en, string> = {
   noInboxPush: "请先将本设备与收件箱配对（`lineup pair`）：通知来自收件箱。",
   pushOn: "已开启：Agent 等待你时，本设备会收到通知。",
   pushFailed: "无法开启通知：{e}",
+  pushRefused:
+    "此浏览器无法订阅通知：本站的通知已被阻止，或此浏览器没有推送服务（部分 Chromium 版本没有）。请允许本站的通知，或改用 Chrome、Edge、Firefox 或 Safari。",
+  pushUnavailable: "浏览器的推送服务没有响应。请检查网络连接，然后再次打开此开关。",
   reminders: "调用等待时提醒我",
   remindEvery: "每隔",
   minutes: "{n} 分钟",

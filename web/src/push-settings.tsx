@@ -3,9 +3,17 @@
 import { useEffect } from "preact/hooks";
 import { disablePush, enablePush, loadPushInfo, ownInboxes, pushError, pushPhase, pushSettings, pushSupported, savePushSettings } from "./push.js";
 import { pusht } from "./push-i18n.js";
+import { Inline } from "./ui/Inline.js";
 
 const EVERY = [1, 5, 10, 15, 30, 60];
 const isIos = () => /iPhone|iPad|iPod/.test(navigator.userAgent) || (navigator.platform === "MacIntel" && navigator.maxTouchPoints > 1);
+
+/** The browser's raw subscribe errors as a sentence; the relay's own messages (already sentences) as they are. */
+function failureText(raw: string): string {
+  if (/permission denied|NotAllowedError|not allowed/i.test(raw)) return pusht("pushRefused");
+  if (/registration failed|push service|AbortError/i.test(raw)) return pusht("pushUnavailable");
+  return pusht("pushFailed", { e: raw });
+}
 
 export function PushEntry() {
   useEffect(() => void loadPushInfo(), []);
@@ -21,7 +29,7 @@ export function PushEntry() {
       : phase === "denied"
         ? pusht("denied")
         : pushError.value
-          ? pusht("pushFailed", { e: pushError.value })
+          ? failureText(pushError.value)
           : on
             ? pusht("pushOn")
             : "";
@@ -45,7 +53,7 @@ export function PushEntry() {
         <label for="push">{pusht("notifications")}</label>
       </div>
       <p class="hint" id="push-status" role="status">
-        {status}
+        <Inline text={status} />
       </p>
       {(isIos() || !supported) && <p class="hint">{pusht("iosNote")}</p>}
       {paired && s && (

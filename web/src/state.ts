@@ -14,3 +14,9 @@ export interface Notice {
   rename?: boolean;
 }
 export const notice = signal<Notice | null>(null);
+
+/** Inboxes (origin + id) with E2E on for which this device holds no key: it must pair again. */
+export const needsPairing = signal<ReadonlySet<string>>(new Set());
+/** Pairings with a key under way on this device (main.tsx): while one waits for its key, the "pair again"
+ * banner stays hidden, so the human sees one banner with one instruction (issue 28). */
+export const joining = signal(0);

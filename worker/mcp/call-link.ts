@@ -37,6 +37,10 @@ export interface CallFrame {
  */
 export const PROBE_TOOL = "lineup.mcp.probe";
 
+/** The error of a `POST /mcp` call in a sealed session (docs/mcp.md "Sealed sessions"). */
+export const SEALED_MESSAGE =
+  "this token's session is sealed (end-to-end encryption is on) and the relay cannot seal a call on the agent's behalf; nothing was sent to the human. Use `lineup mcp` on the agent's machine, or a plaintext session's token (POST /api/sessions)";
+
 /** The caller's client id of a call: legal in the contract's client id alphabet, one per call_id. */
 /** The reserved internal caller of one question (`~` ids: no socket of a client can claim them). */
 export const callerIdOf = (callId: string) => `~mcp.${callId.slice(4)}`;
@@ -145,6 +149,9 @@ export class CallLink {
   /** One frame of the current connection: after hello the call (or the probe) goes out; then we wait for its end. */
   private onFrame(f: RelayFrame): void {
     if (f.type === "hello") {
+      // A sealed session takes only envelopes, sealed with a key the relay never holds: it cannot seal this
+      // call for the agent, so the call fails now instead of waiting for a card nobody is shown.
+      if (f.sealed) return this.finish({ kind: "error", code: "e2e_sealed", message: SEALED_MESSAGE });
       this.apps_ = peersApps(f.peers);
       this.state = "waiting";
       if (this.pendingStatus && this.sock.send(this.pendingStatus)) this.pendingStatus = undefined;

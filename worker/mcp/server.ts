@@ -4,7 +4,7 @@
 import { Server, type CallToolResult, type Tool } from "@modelcontextprotocol/server";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/server/validators/cf-worker";
 import { LIMITS, type ToolDef } from "../../shared/contract/protocol.js";
-import { NO_PROGRESS_BUDGET_S, waitBudget } from "../../shared/mcp/budget.js";
+import { capWait, NO_PROGRESS_BUDGET_S, waitBudget } from "../../shared/mcp/budget.js";
 import { mcpCallId } from "../../shared/mcp/call-id.js";
 import { AWAIT_ANSWER, buildCatalog, GENERIC_LIST, SERVER_INSTRUCTIONS, type PlannedCall } from "../../shared/mcp/catalog.js";
 import { hold } from "../../shared/mcp/hold.js";
@@ -129,7 +129,7 @@ export function createRemoteServer(deps: {
               ? undefined
               : (u) => void ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, ...u } }).catch(() => {}),
         };
-        const r = p.kind === "call" ? await runCall(name, p.planned, waiter) : await runAwait(p.callId, waiter);
+        const r = p.kind === "call" ? await runCall(name, p.planned, waiter) : await runAwait(p.callId, waiter, p.waitS);
         return project(r);
       }
     }
@@ -142,20 +142,30 @@ export function createRemoteServer(deps: {
     return wait(name, callId, planned.timeoutS, frame, w);
   }
 
-  async function runAwait(callId: string, w: Waiter): Promise<McpCallResult> {
-    return wait(AWAIT_ANSWER, callId, undefined, "probe", w);
+  async function runAwait(callId: string, w: Waiter, waitS: number | undefined): Promise<McpCallResult> {
+    return wait(AWAIT_ANSWER, callId, undefined, "probe", w, waitS);
   }
 
   /** Holds the request until the call ends, the budget runs out, or the request goes away. */
-  async function wait(name: string, callId: string, timeoutS: number | undefined, first: CallFrame | "probe", w: Waiter): Promise<McpCallResult> {
-    const budget = waitBudget({
-      progress: w.progress !== undefined,
-      timeoutS: timeoutS ?? LIMITS.maxTimeoutS,
-      client: [caller.userAgent, w.clientName],
-      transport: "http",
-      overrideS: caller.budgetOverrideS,
-      noProgressS: opts.noProgressBudgetS,
-    });
+  async function wait(
+    name: string,
+    callId: string,
+    timeoutS: number | undefined,
+    first: CallFrame | "probe",
+    w: Waiter,
+    capS?: number,
+  ): Promise<McpCallResult> {
+    const budget = capWait(
+      waitBudget({
+        progress: w.progress !== undefined,
+        timeoutS: timeoutS ?? LIMITS.maxTimeoutS,
+        client: [caller.userAgent, w.clientName],
+        transport: "http",
+        overrideS: caller.budgetOverrideS,
+        noProgressS: opts.noProgressBudgetS,
+      }),
+      capS,
+    );
     const cl = CallLink.start(link, caller.sid, callId, first, log);
     // Only 2025-era clients cancel with a notification; 2026-07-28 clients close the stream (see docs/mcp.md).
     const cw = deps.era === "legacy" ? CancelWatch.start(link, caller.sid, await rendezvousIdOf(caller.tokenId, caller.userAgent, w.requestId)) : undefined;
@@ -196,6 +206,8 @@ export function createRemoteServer(deps: {
     switch (end.kind) {
       case "result":
       case "error": {
+        // Nothing was sent in a sealed session: nothing to acknowledge.
+        if (end.kind === "error" && end.code === "e2e_sealed") return errorToMcp(end.code, end.message, name);
         // Acked only once the answer is on its way to the client: if the stream is gone first, the kept
         // result waits for await_answer or an identical retry.
         scope.onDelivered(() => {

@@ -26,6 +26,7 @@ import {
 import {} from "../inbox.js";
 import { deleteJoin, deleteSponsor, getKeys, joinPending, putJoin, putKeys, putSponsor, recordId, sponsorSecrets, type DeviceKeys } from "./store.js";
 import { LineUpError } from "../../../shared/client/errors.js";
+import { needsPairing } from "../state.js";
 
 /** What the keyring needs of its inbox: ids and the device credential's requests (InboxConn). */
 export interface InboxLink {
@@ -331,6 +332,9 @@ async function awaitReply(ib: InboxLink, rec: DeviceKeys, codeId: string, secret
       const kr = await keyringFor(ib);
       await kr?.refresh(); // the roster the sponsor published
       comparisons.value = [...comparisons.value, { inbox: rec.inbox_id, code: got.comparisonCode, role: "joiner" }];
+      // The key is here: the "pair again" banner of this inbox goes now, not at the next inbox state.
+      const gone = `${ib.saved.origin} ${rec.inbox_id}`;
+      needsPairing.value = new Set([...needsPairing.value].filter((x) => x !== gone));
       return got.comparisonCode;
     }
     await sleep(wait);

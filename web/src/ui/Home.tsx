@@ -2,7 +2,7 @@
 // the sessions themselves (an inbox's, live from its socket, and guest links), with online state and
 // pending count. A tap on a waiting call opens its session at that card.
 import { AUTOMATIC, type SessionConn } from "../conn.js";
-import { plainLine, waitText } from "../calltext.js";
+import { previewText, waitText } from "../calltext.js";
 import { t } from "../i18n.js";
 import { focusCall, navigate } from "../router.js";
 import { homeRows, tail, twinKey } from "../labels.js";
@@ -10,7 +10,8 @@ import { connOf, entries, forgetSession, inboxes, type Entry } from "../sessions
 import { Presence } from "./SessionView.js";
 import { TailText } from "./Tail.js";
 import { Lock, ToolIcon } from "./Icon.js";
-import { needsPairing } from "../e2e-watch.js";
+import { joining, needsPairing } from "../e2e-watch.js";
+import { Inline } from "./Inline.js";
 import { online } from "../state.js";
 
 export interface WaitItem {
@@ -36,7 +37,7 @@ function waitingOf(e: Entry, c: SessionConn | undefined, label: string): WaitIte
     if (l && l.state !== "pending") continue; // answered or closed here; the inbox follows shortly
     // The relay's text is the agent's markdown on one line: shown without its markers. A sealed session's
     // is "" — one the relay puts there anyway is its own words, never shown as the agent's (issue 26).
-    const relayText = c?.sealed.value || e.info?.sealed === true ? "" : plainLine(w.text, 280);
+    const relayText = c?.sealed.value || e.info?.sealed === true ? "" : previewText(w.text);
     out.push({ sid: e.sid, callId: w.call_id, name: w.name, text: relayText || (l ? waitText(l) : ""), at: w.created_at, label });
   }
   // For an inbox session only a connected session's own list is as fresh as the inbox's.
@@ -193,9 +194,11 @@ export function Home() {
         </p>
       )}
       {/* Paired before E2E was turned on: the relay never hands the key over, so this device must pair again. */}
-      {needsPairing.value.size > 0 && (
+      {needsPairing.value.size > 0 && joining.value === 0 && (
         <p class="banner stop e2e-no-key" role="alert">
-          {t("e2ePairAgain")}
+          <span>
+            <Inline text={t("e2ePairAgain")} />
+          </span>
         </p>
       )}
       <Waiting items={items} />

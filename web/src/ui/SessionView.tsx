@@ -14,6 +14,8 @@ import { Content } from "./Content.js";
 import { ErrorBoundary } from "./ErrorBoundary.js";
 import { Lock } from "./Icon.js";
 import { agentState } from "./Status.js";
+import { Inline } from "./Inline.js";
+import { joining } from "../e2e-watch.js";
 
 /** The agent's presence as this session's socket sees it; `agentOnline` overrides it while the socket is not
  * up (the inbox knows). */
@@ -193,9 +195,11 @@ export function SessionView({ conn }: { conn: SessionConn }) {
           {t(notice.key)}
         </div>
       )}
-      {conn.sealed.value && conn.noKey.value && (
+      {conn.sealed.value && conn.noKey.value && joining.value === 0 && (
         <div class="banner stop e2e-no-key" role="alert">
-          {t("e2ePairAgain")}
+          <span>
+            <Inline text={t("e2ePairAgain")} />
+          </span>
         </div>
       )}
       <div class="tabs" role="tablist">
