@@ -16,16 +16,21 @@ export const SETUP_DEFAULTS = {
   waitMarginS: 10,
   preToolUseTimeoutS: 10,
   reportTimeoutS: 30,
+  /** How long AskUserQuestion and elicitation cards wait for the phone before Claude Code's own dialog
+   * appears in the terminal (--ask-wait; the hooks' `timeout` is this plus waitMarginS). */
+  askWaitS: 120,
   /** Cursor documents no hook timeout we could confirm: the hook's own wait stays under a minute. */
   cursorWaitS: 55,
 } as const;
 
-export const SETUP_HELP = `Usage: lineup setup claude [--project DIR] [--timeout S] [--command CMD] [--dry-run]
+export const SETUP_HELP = `Usage: lineup setup claude [--project DIR] [--timeout S] [--ask-wait S] [--command CMD] [--dry-run]
        lineup setup cursor [--project DIR] [--wait S] [--command CMD] [--dry-run]
        lineup setup codex  [--config FILE] [--command CMD] [--dry-run]
 
 claude  <project>/.claude/settings.json: PreToolUse (policy), PermissionRequest (the phone; "timeout": S,
-        default ${SETUP_DEFAULTS.claudeTimeoutS}, and --wait S-${SETUP_DEFAULTS.waitMarginS}), Notification idle_prompt and Stop (reports);
+        default ${SETUP_DEFAULTS.claudeTimeoutS}, and --wait S-${SETUP_DEFAULTS.waitMarginS}), Notification idle_prompt and Stop (reports),
+        PreToolUse AskUserQuestion and Elicitation (the question on the phone for --ask-wait S, default
+        ${SETUP_DEFAULTS.askWaitS}; then Claude Code's own dialog in the terminal);
         <project>/.mcp.json: the lineup MCP server (for claude -p --permission-prompt-tool mcp__lineup__approve)
 cursor  <project>/.cursor/hooks.json: beforeShellExecution → lineup hook cursor-shell
 codex   $CODEX_HOME/config.toml (default ~/.codex/config.toml): notify → lineup hook codex-notify
@@ -43,6 +48,8 @@ export interface SetupOptions {
   project: string;
   timeoutS: number;
   waitS?: number;
+  /** AskUserQuestion / Elicitation: seconds the phone has before the terminal's dialog */
+  askWaitS: number;
   /** argv that starts lineup, e.g. ["lineup"] or [node, bin] */
   command: string[];
   codexConfig: string;
@@ -116,17 +123,20 @@ function writeAtomic(file: string, text: string): void {
 // ---------------------------------------------------------------- Claude Code
 
 interface ClaudeHookSpec {
-  event: "PreToolUse" | "PermissionRequest" | "Notification" | "Stop";
+  event: "PreToolUse" | "PermissionRequest" | "Notification" | "Stop" | "Elicitation";
   matcher?: string;
   sub: string;
   args: string[];
   timeout: number;
 }
 
-export function claudeSpecs(timeoutS: number): ClaudeHookSpec[] {
+export function claudeSpecs(timeoutS: number, askWaitS: number = SETUP_DEFAULTS.askWaitS): ClaudeHookSpec[] {
   const reportWait = String(SETUP_DEFAULTS.reportTimeoutS - 5);
+  const ask = { args: ["--wait", String(askWaitS)], timeout: askWaitS + SETUP_DEFAULTS.waitMarginS };
   return [
     { event: "PreToolUse", matcher: "*", sub: "pre-tool-use", args: [], timeout: SETUP_DEFAULTS.preToolUseTimeoutS },
+    { event: "PreToolUse", matcher: "AskUserQuestion", sub: "ask-user-question", ...ask },
+    { event: "Elicitation", sub: "elicitation", ...ask },
     {
       event: "PermissionRequest",
       matcher: "*",
@@ -146,11 +156,11 @@ export const isOurs = (command: unknown, sub: string): boolean =>
 const hookCommand = (cmd: string[], sub: string, args: string[]) => [...cmd, "hook", sub, ...args].map(shellQuote).join(" ");
 
 /** Merges LineUp's hooks into a parsed settings object; returns the change lines (empty: nothing to do). */
-export function mergeClaudeHooks(doc: Json, cmd: string[], timeoutS: number): string[] {
+export function mergeClaudeHooks(doc: Json, cmd: string[], timeoutS: number, askWaitS: number = SETUP_DEFAULTS.askWaitS): string[] {
   const changes: string[] = [];
   if (doc.hooks !== undefined && !isObj(doc.hooks)) throw new SetupError(`"hooks" is not an object`);
   const hooks = (doc.hooks ??= {}) as Json;
-  for (const spec of claudeSpecs(timeoutS)) {
+  for (const spec of claudeSpecs(timeoutS, askWaitS)) {
     const command = hookCommand(cmd, spec.sub, spec.args);
     const groups = (hooks[spec.event] ??= []) as unknown;
     if (!Array.isArray(groups)) throw new SetupError(`hooks.${spec.event} is not a list`);
@@ -203,7 +213,7 @@ function planClaude(o: SetupOptions): FileEdit[] {
   const s = readJsonFile(settings);
   let changes: string[];
   try {
-    changes = mergeClaudeHooks(s.doc, o.command, o.timeoutS);
+    changes = mergeClaudeHooks(s.doc, o.command, o.timeoutS, o.askWaitS);
   } catch (e) {
     throw new SetupError(`${settings}: ${(e as Error).message}; it was not changed`);
   }
@@ -374,7 +384,7 @@ function parseSetupArgs(argv: string[], env: Record<string, string | undefined>)
       dryRun = true;
       continue;
     }
-    const m = /^--(project|timeout|wait|command|config)(?:=(.*))?$/.exec(a);
+    const m = /^--(project|timeout|wait|ask-wait|command|config)(?:=(.*))?$/.exec(a);
     if (!m) throw new SetupError(`lineup setup: unknown argument ${JSON.stringify(a)}`);
     const v = m[2] ?? rest[++i];
     if (v === undefined) throw new SetupError(`--${m[1]} needs a value`);
@@ -392,6 +402,7 @@ function parseSetupArgs(argv: string[], env: Record<string, string | undefined>)
   const o: SetupOptions = {
     project: resolve(flags.get("project") ?? process.cwd()),
     timeoutS: num("timeout", 20, 86_400) ?? SETUP_DEFAULTS.claudeTimeoutS,
+    askWaitS: num("ask-wait", 5, 86_400) ?? SETUP_DEFAULTS.askWaitS,
     command: command !== undefined ? command.split(/\s+/).filter(Boolean) : defaultCommand(env),
     codexConfig: resolve(flags.get("config") ?? join(codexHome, "config.toml")),
     dryRun,

@@ -97,8 +97,14 @@ const DENIED = "The human denied this in the LineUp app.";
 
 // ---------------------------------------------------------------- events
 
+/** Claude Code's question tool: `lineup hook ask-user-question` answers it from the phone; the permission
+ * hooks never decide it (Claude Code ranks deny > defer > ask > allow across the hooks of one call, so a
+ * policy "deny" or "ask" here would override the phone's answer). */
+export const QUESTION_TOOL = "AskUserQuestion";
+
 export async function permissionRequest(cx: Ctx, text: string): Promise<number> {
   const input = parseJson(text, PermissionRequestInput, "PermissionRequest");
+  if (input.tool_name === QUESTION_TOOL) return 0;
   const projectDir = projectDirFor(input.cwd, cx.o, cx.env);
   const req: PermissionAsk = { agent: cx.o.agent ?? "Claude Code", toolName: input.tool_name, input: input.tool_input, cwd: input.cwd };
   const pcx: PolicyContext = { projectDir, stateDir: cx.o.stateDir, relayUrl: cx.o.relayUrl, env: cx.env };
@@ -157,6 +163,7 @@ export async function permissionRequest(cx: Ctx, text: string): Promise<number> 
 
 export function preToolUse(cx: Ctx, text: string): number {
   const input = parseJson(text, PreToolUseInput, "PreToolUse");
+  if (input.tool_name === QUESTION_TOOL) return 0;
   const projectDir = projectDirFor(input.cwd, cx.o, cx.env);
   const req: PermissionAsk = { agent: cx.o.agent ?? "Claude Code", toolName: input.tool_name, input: input.tool_input, cwd: input.cwd };
   const pcx: PolicyContext = { projectDir, stateDir: cx.o.stateDir, relayUrl: cx.o.relayUrl, env: cx.env };

@@ -2,10 +2,12 @@
 // only the hook's JSON answer, or nothing; everything human-readable goes to stderr. The exit code is 0
 // unless the input is unusable (1, which Claude Code treats as a non-blocking error) — never 2, which
 // would make Claude Code block the tool call and feed our stderr to the model.
-// The events are in hook-permission.ts (permission-request, pre-tool-use, cursor-shell) and hook-report.ts
+// The events are in hook-permission.ts (permission-request, pre-tool-use, cursor-shell), hook-asks.ts
+// (ask-user-question, elicitation) and hook-report.ts
 // (notify, stop, codex-notify, refresh-policy); what they share in hook-context.ts.
 import { forTerminal } from "../../shared/text/terminal.js";
 import { HookUsage, parseHookArgs, readStdin, type Ctx, type HookIo } from "./hook-context.js";
+import { askUserQuestion, elicitation } from "./hook-asks.js";
 import { cursorShell, permissionRequest, preToolUse } from "./hook-permission.js";
 import { codexNotify, notify, refreshPolicy, stop } from "./hook-report.js";
 
@@ -23,7 +25,12 @@ Events:
   permission-request   Claude Code PermissionRequest: policy, else a permission card on the phone;
                        no answer within --wait → no output (Claude Code's own dialog stays up)
   pre-tool-use         Claude Code PreToolUse: the policy only (allow / deny at once, else no output);
-                       never touches the network
+                       never touches the network; never answers AskUserQuestion
+  ask-user-question    Claude Code PreToolUse for AskUserQuestion: the questions as one card on the phone;
+                       the answers → allow with updatedInput.answers; no answer within --wait → the card
+                       is cancelled and no output (Claude Code's own dialog appears)
+  elicitation          Claude Code Elicitation (an MCP server's form or URL): a card on the phone →
+                       accept with content / decline / cancel; no answer within --wait → no output
   notify               Claude Code Notification: idle_prompt → "waiting for you" in the thread, and a
                        push to the inbox's phones
   stop                 Claude Code Stop: last_assistant_message (and a policy summary) into the thread
@@ -44,7 +51,17 @@ The session: LINEUP_SESSION + LINEUP_TOKEN when set, else the one saved for the 
 
 // ---------------------------------------------------------------- entry
 
-const EVENTS = new Set(["permission-request", "pre-tool-use", "notify", "stop", "cursor-shell", "codex-notify", "refresh-policy"]);
+const EVENTS = new Set([
+  "permission-request",
+  "pre-tool-use",
+  "ask-user-question",
+  "elicitation",
+  "notify",
+  "stop",
+  "cursor-shell",
+  "codex-notify",
+  "refresh-policy",
+]);
 const REPORTS = new Set(["notify", "stop", "codex-notify", "refresh-policy"]);
 
 /** `lineup hook …`; resolves with the exit code. Never throws. */
@@ -75,6 +92,10 @@ export async function runHook(argv: string[], io: HookIo = {}): Promise<number> 
         return await permissionRequest(cx, text);
       case "pre-tool-use":
         return preToolUse(cx, text);
+      case "ask-user-question":
+        return await askUserQuestion(cx, text);
+      case "elicitation":
+        return await elicitation(cx, text);
       case "notify":
         return await notify(cx, text);
       case "stop":

@@ -137,8 +137,76 @@ export const PERMISSION: ToolDef = {
   ),
 };
 
-export const BUILTIN_TOOLS: ToolDef[] = [CHOICE, CONFIRM, INPUT, CALCULATOR, CANVAS, ASK_QUESTION, WORK_REPORT, PERMISSION];
+/** Claude Code's own AskUserQuestion, asked on the phone: sent by `lineup hook ask-user-question` (docs/permissions.md §7.5).
+ * Answer: `{message, answers: {<question text>: <label, labels joined by ", ", or the typed "Other" text>}}`. */
+export const ASK_QUESTIONS: ToolDef = {
+  name: "ask_questions",
+  type: "action",
+  description:
+    "Ask the human a set of multiple-choice questions (each: header, question, options with descriptions, single or multi-select; a typed answer is always allowed). LineUp's AskUserQuestion hook sends this.",
+  inputSchema: obj(
+    {
+      questions: {
+        type: "array",
+        minItems: 1,
+        maxItems: 10,
+        items: obj(
+          {
+            question: { type: "string", minLength: 1 },
+            header: { type: "string" },
+            multiSelect: { type: "boolean" },
+            options: {
+              type: "array",
+              maxItems: 20,
+              items: obj({ label: { type: "string", minLength: 1 }, description: { type: "string" } }, ["label"]),
+            },
+          },
+          ["question", "options"],
+        ),
+      },
+      project_directory: { type: "string", description: "the project directory" },
+      agent: { type: "string", description: "which agent asks, e.g. Claude Code" },
+    },
+    ["questions"],
+  ),
+};
+
+/** An MCP server's elicitation (form or URL mode), asked on the phone: sent by `lineup hook elicitation` (docs/permissions.md §7.6).
+ * Answer: `{message: action, action: "accept"|"decline"|"cancel", values?}` (values: the form's content, accept only). */
+export const ELICITATION: ToolDef = {
+  name: "elicitation",
+  type: "action",
+  description:
+    "Relay an MCP server's elicitation to the human: a form (a flat JSON Schema of strings, numbers, booleans and enums) or a URL to open. Answer accept (with the form's content), decline or cancel. LineUp's Elicitation hook sends this.",
+  inputSchema: obj(
+    {
+      server: { type: "string", description: "the MCP server's name" },
+      message: { type: "string", description: "what the server asks" },
+      mode: { type: "string", enum: ["form", "url"] },
+      requested_schema: { type: "object", description: "form mode: the flat object schema of the answer", additionalProperties: true },
+      url: { type: "string", description: "url mode: the page to open" },
+      elicitation_id: { type: "string" },
+      project_directory: { type: "string", description: "the project directory" },
+      agent: { type: "string", description: "which agent asks, e.g. Claude Code" },
+    },
+    ["server", "message", "mode"],
+  ),
+};
+
+export const BUILTIN_TOOLS: ToolDef[] = [CHOICE, CONFIRM, INPUT, CALCULATOR, CANVAS, ASK_QUESTION, WORK_REPORT, PERMISSION, ASK_QUESTIONS, ELICITATION];
+
+/** Built-in tools only LineUp's hooks send (never offered to an MCP host as its own tools). */
+export const HOOK_TOOL_NAMES: ReadonlySet<string> = new Set(["permission", "ask_questions", "elicitation"]);
 
 /** Built-in tools a human answers. Once one is in a side's catalog, another client cannot register it
  * with a different schema (tool poisoning: what the model reads and what the human is asked must match). */
-export const HUMAN_TOOL_NAMES: ReadonlySet<string> = new Set(["ask_question", "work_report", "choice", "confirm", "input", "permission"]);
+export const HUMAN_TOOL_NAMES: ReadonlySet<string> = new Set([
+  "ask_question",
+  "work_report",
+  "choice",
+  "confirm",
+  "input",
+  "permission",
+  "ask_questions",
+  "elicitation",
+]);

@@ -2,7 +2,7 @@
 // LineUp tool becomes one MCP tool with a FLAT object schema. Some model APIs reject a top-level
 // oneOf/anyOf/allOf, so a toolset/app tool is flattened to `{action: enum, ...every action's properties}` and
 // the relay (or checkArguments before sending) validates the chosen action's real schema.
-import { BUILTIN_TOOLS, HUMAN_TOOL_NAMES } from "../contract/builtin-tools.js";
+import { BUILTIN_TOOLS, HOOK_TOOL_NAMES, HUMAN_TOOL_NAMES } from "../contract/builtin-tools.js";
 import type { ActionDef, ToolDef } from "../contract/protocol.js";
 import { LIMITS } from "../contract/protocol.js";
 
@@ -180,8 +180,8 @@ export function buildCatalog(
   };
   // Built-in names always carry the canonical definition (an app's own registration of one is skipped), so
   // nobody can reword what the model reads about `ask_question`; other tools say where they come from.
-  // `permission` is for an agent's own permission dialogs (hooks, `approve`), not a question for the model.
-  for (const def of BUILTIN_TOOLS) if (def.name !== "permission") add(def);
+  // `permission`, `ask_questions` and `elicitation` carry an agent's own dialogs (hooks, `approve`), not questions for the model.
+  for (const def of BUILTIN_TOOLS) if (!HOOK_TOOL_NAMES.has(def.name)) add(def);
   for (const def of appTools)
     if (!BUILTIN_NAMES.has(def.name)) add({ ...def, description: `${APP_TOOL_LABEL} ${def.description || `LineUp tool ${def.name}`}` });
   tools.push(lineupCallTool(defaultTimeoutS, maxTimeoutS), LINEUP_TOOLS_TOOL, AWAIT_ANSWER_TOOL);

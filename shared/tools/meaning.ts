@@ -11,10 +11,17 @@ export const asArgs = (v: unknown): Args => (v && typeof v === "object" && !Arra
 /** The arguments that say what a call asks, in this order: the first one with text is its one line. */
 export const ASKED_ARGS = ["question", "summary", "title", "prompt", "message"] as const;
 
-/** What a call asks, as the agent wrote it (markdown, untrimmed); "" when no argument says it. */
+/** What a call asks, as the agent wrote it (markdown, untrimmed); "" when no argument says it. A question
+ * set (`ask_questions`) asks its questions, one after the other. */
 export function askedArg(args: unknown): string {
   const a = asArgs(args);
-  return ASKED_ARGS.map((k) => a[k]).find((v): v is string => typeof v === "string" && v.trim() !== "") ?? "";
+  const one = ASKED_ARGS.map((k) => a[k]).find((v): v is string => typeof v === "string" && v.trim() !== "");
+  if (one !== undefined) return one;
+  if (!Array.isArray(a.questions)) return "";
+  return a.questions
+    .map((q) => asArgs(q).question)
+    .filter((q): q is string => typeof q === "string" && q.trim() !== "")
+    .join(" · ");
 }
 
 /** A permission call's tool and what it acts on: the input's command, file, URL or pattern ("" when none). */

@@ -10,6 +10,7 @@ import { Board } from "./Board.js";
 import { Composer } from "./Composer.js";
 import { ErrorBoundary } from "./ErrorBoundary.js";
 import { Lock, ToolIcon } from "./Icon.js";
+import { ElicitationCardLazy, QuestionsCardLazy } from "../tools/asks-lazy.js";
 import { PermissionCardLazy } from "../tools/permission-lazy.js";
 import { kindOf } from "./Status.js";
 import { closeNotification } from "../notif.js";
@@ -170,6 +171,8 @@ const BODIES: Record<string, (p: Props) => preact.JSX.Element> = {
   ask_question: AskCard,
   work_report: ReportCard,
   permission: PermissionCardLazy /* issue 17: tools/permission.tsx */,
+  ask_questions: QuestionsCardLazy /* issue 29: tools/asks.tsx */,
+  elicitation: ElicitationCardLazy,
 };
 
 /** What stands in the way of answering on this device now, said on the card itself. */

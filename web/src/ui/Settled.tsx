@@ -4,7 +4,7 @@
 // winning answer ("Yes — answered on iPhone · Safari"), also when this device's own answer lost (issue 28 §4, §5).
 import { cut } from "../../../shared/text/cut.js";
 import { ANSWERS, permissionLine } from "../../../shared/tools/meaning.js";
-import { plainLine } from "../calltext.js";
+import { callText, plainLine } from "../calltext.js";
 import type { CallEntry, SessionConn } from "../conn.js";
 import { t, type Key } from "../i18n.js";
 import { Markdown } from "../tools/markdown.js";
@@ -30,7 +30,8 @@ export function title(c: CallEntry): string {
   if (c.name === "ask_question") return t("question");
   if (c.name === "work_report") return t("workReport");
   if (c.name === "canvas") return t("canvas");
-  if (c.name === "choice" || c.name === "confirm" || c.name === "input" || c.name === "permission") return t(`t_${c.name}`);
+  if (c.name === "choice" || c.name === "confirm" || c.name === "input" || c.name === "permission" || c.name === "ask_questions") return t(`t_${c.name}`);
+  if (c.name === "elicitation") return t("t_elicitation", { server: str(c.args.server, "MCP") });
   return c.action ? `${c.name} · ${c.action}` : c.name;
 }
 
@@ -41,7 +42,7 @@ export function headline(c: CallEntry): string {
 
 /** A collapsed card's line: what was asked (an ask_question's question too, not just "Question"; a permission as a sentence). */
 function summaryLine(c: CallEntry): string {
-  if (c.name === "ask_question") return plainLine(str(c.args.question));
+  if (c.name === "ask_question" || c.name === "ask_questions" || c.name === "elicitation") return callText(c);
   if (c.name === "work_report") return plainLine(str(c.args.summary));
   if (c.name === "permission") return cut(permissionLine(c.args), 120);
   return plainLine(headline(c));
