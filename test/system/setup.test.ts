@@ -44,6 +44,14 @@ describe("lineup setup claude", () => {
     expect(s.hooks!.PreToolUse).toEqual([
       mine.hooks.PreToolUse[0],
       { matcher: "*", hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook pre-tool-use", timeout: 10 }] },
+      // Issue 29: AskUserQuestion on the phone for 120 s, then the terminal's own dialog.
+      {
+        matcher: "AskUserQuestion",
+        hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook ask-user-question --wait 120", timeout: 130 }],
+      },
+    ]);
+    expect(s.hooks!.Elicitation).toEqual([
+      { hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook elicitation --wait 120", timeout: 130 }] },
     ]);
     // The blocking hook: an explicit timeout, and --wait 10 s below it so the hook cancels the card first.
     expect(s.hooks!.PermissionRequest).toEqual([
@@ -76,7 +84,16 @@ describe("lineup setup claude", () => {
     expect(s2.hooks!.PermissionRequest).toEqual([
       { matcher: "*", hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook permission-request --wait 110", timeout: 120 }] },
     ]);
-    expect(s2.hooks!.PreToolUse).toHaveLength(2);
+    expect(s2.hooks!.PreToolUse).toHaveLength(3);
+
+    // --ask-wait: how long the phone has before the terminal asks; both question hooks follow it in place.
+    const w = run(["claude", "--project", dir, ...cmdFlag, "--timeout", "120", "--ask-wait", "45"]);
+    expect(w.out).toContain("updated PreToolUse hook: node /opt/lineup/adapter/bin/lineup.mjs hook ask-user-question --wait 45 (timeout 55 s)");
+    expect(w.out).toContain("updated Elicitation hook: node /opt/lineup/adapter/bin/lineup.mjs hook elicitation --wait 45 (timeout 55 s)");
+    const s3 = readJson(join(dir, ".claude", "settings.json"));
+    expect(s3.hooks!.PreToolUse).toHaveLength(3);
+    expect(s3.hooks!.Elicitation).toHaveLength(1);
+    expect(run(["claude", "--project", dir, ...cmdFlag, "--ask-wait", "2"]).code).toBe(2);
   });
 
   it("keeps a different lineup MCP entry, and refuses (exit 2, untouched) a settings file that is not JSON", () => {

@@ -11,6 +11,7 @@ import { lang } from "../i18n.js";
 import type { Answer } from "./calculator.js";
 import { Markdown } from "./markdown.js";
 import { SchemaForm } from "./schema-form.js";
+import "./asks.css";
 
 const en = {
   other: "Other",
@@ -132,7 +133,7 @@ export function QuestionsCard({ c, answer }: Props) {
                   onChange={(e) => mark(k, (e.target as HTMLInputElement).checked)}
                 />
                 <span class="opt-text">
-                  {o.label}
+                  <span class="opt-label">{o.label}</span>
                   {o.description && <small class="opt-desc">{o.description}</small>}
                 </span>
               </label>

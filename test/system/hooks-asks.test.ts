@@ -1,0 +1,176 @@
+// Issue 29 items 1 and 2 through the real bin: the permission hooks never answer AskUserQuestion (Claude
+// Code ranks deny > defer > ask > allow across the hooks of one call, so their "deny" would beat the phone's
+// answer), and in a sealed (E2E) session the question set and the elicitation travel sealed, the answers come
+// back in Claude Code's shape, and content that does not fit the requested schema is never returned. The
+// phone is SimDevice (the PWA's own crypto, test/helpers/e2e-device.ts); the relay is the real `wrangler dev`.
+// Stdin as documented at https://code.claude.com/docs/en/hooks (PreToolUse, Elicitation).
+import { describe, expect, inject, it } from "vitest";
+import { ASK_QUESTIONS, ELICITATION } from "../../shared/contract/builtin-tools.js";
+import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
+import { runCli, waitFor } from "../helpers/adapter-helpers.js";
+import { SimDevice } from "../helpers/e2e-device.js";
+import { countingListener, permissionRequest, preToolUse, project, runHook } from "../helpers/hooks-helpers.js";
+
+const relay = inject("relayUrl");
+
+type Project = ReturnType<typeof project>;
+const envFor = (p: Project): Record<string, string> => ({
+  LINEUP_RELAY_URL: relay,
+  LINEUP_RELAY_KEY: DEV_RELAY_KEY,
+  LINEUP_STATE_DIR: p.stateDir,
+  LINEUP_E2E_POLL_MS: "300",
+  HOME: p.stateDir,
+});
+
+const QUESTIONS = [
+  {
+    question: "Which database?",
+    header: "DB",
+    multiSelect: false,
+    options: [
+      { label: "PostgreSQL", description: "A server" },
+      { label: "SQLite", description: "One file" },
+    ],
+  },
+  { question: "Which features?", header: "Features", multiSelect: true, options: [{ label: "Auth" }, { label: "Search" }, { label: "Billing" }] },
+];
+const askStdin = (cwd: string) =>
+  JSON.stringify({
+    session_id: "abc123",
+    transcript_path: "/tmp/t.jsonl",
+    cwd,
+    permission_mode: "default",
+    hook_event_name: "PreToolUse",
+    tool_name: "AskUserQuestion",
+    tool_input: { questions: QUESTIONS },
+    tool_use_id: "toolu_01ask",
+  });
+const SCHEMA = {
+  type: "object",
+  properties: { email: { type: "string", format: "email" }, seats: { type: "integer", minimum: 1, maximum: 10 } },
+  required: ["email"],
+};
+const elicitStdin = (cwd: string) =>
+  JSON.stringify({
+    session_id: "abc123",
+    transcript_path: "/tmp/t.jsonl",
+    cwd,
+    permission_mode: "default",
+    hook_event_name: "Elicitation",
+    mcp_server_name: "billing",
+    message: "Your billing contact",
+    mode: "form",
+    elicitation_id: "el-7",
+    requested_schema: SCHEMA,
+  });
+
+describe("the permission hooks leave AskUserQuestion to the phone", () => {
+  // Regression (issue 29): a policy rule "AskUserQuestion" in deny made pre-tool-use answer deny, which Claude
+  // Code ranks above the ask-user-question hook's allow with the human's answers.
+  it("pre-tool-use answers nothing for AskUserQuestion, even when the policy denies it; permission-request does not ask either", async () => {
+    const p = project({ deny: ["AskUserQuestion", "Bash(rm:*)"] });
+    const nobody = await countingListener();
+    try {
+      const env = { LINEUP_RELAY_URL: nobody.url, LINEUP_STATE_DIR: p.stateDir, HOME: p.stateDir };
+      const pre = await runHook(["pre-tool-use"], preToolUse(p.dir, "AskUserQuestion", { questions: QUESTIONS }), env, p.dir);
+      expect([pre.code, pre.stdout]).toEqual([0, ""]);
+      const perm = await runHook(["permission-request", "--wait", "5"], permissionRequest(p.dir, "AskUserQuestion", { questions: QUESTIONS }), env, p.dir);
+      expect([perm.code, perm.stdout]).toEqual([0, ""]);
+      expect(nobody.connections()).toBe(0);
+      // The same policy still decides other tools.
+      const rm = await runHook(["pre-tool-use"], preToolUse(p.dir, "Bash", { command: "rm -rf build" }), env, p.dir);
+      expect(JSON.parse(rm.stdout).hookSpecificOutput.permissionDecision).toBe("deny");
+    } finally {
+      await nobody.close();
+    }
+  }, 60_000);
+});
+
+/** An E2E machine (lineup e2e on), a phone paired to it, and a hook run whose sealed card the phone opens. */
+async function sealedRun(p: Project, args: string[], stdin: string, tool: typeof ASK_QUESTIONS) {
+  const cli = async (a: string[]) => {
+    const r = await runCli(a, envFor(p), p.dir);
+    expect(r.code, r.stderr).toBe(0);
+    return r;
+  };
+  await cli(["e2e", "on", "--json"]);
+  const { url } = JSON.parse((await cli(["pair", "--json"])).stdout.trim().split("\n").pop()!) as { url: string };
+  const dev = await SimDevice.redeem(relay, url);
+  expect(await dev.hello()).toBe(201);
+  const run = runHook(args, stdin, envFor(p), p.dir, 120_000);
+  await waitFor(() => dev.takeReply(), "the sponsor's reply (the hook pairs the device first)", 30_000);
+  const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0), "the sealed card waiting", 30_000);
+  const { ws, sender } = await dev.join(s.session_id, [tool]);
+  const f = await ws.next("tool.call", 20_000);
+  // Sealed: nothing of the question travels in plaintext.
+  expect(f.arguments).toBeUndefined();
+  const opened = await dev.open(s.session_id, f);
+  const answer = async (result: Record<string, unknown>) =>
+    ws.send(await dev.seal(s.session_id, sender, { type: "tool.result", call_id: String(f.call_id), name: tool.name, result }));
+  return { run, opened, answer, close: () => ws.close() };
+}
+
+describe("sealed sessions", () => {
+  it("AskUserQuestion: the sealed question set opens on the phone and its answers return as updatedInput.answers", async () => {
+    const p = project();
+    const r = await sealedRun(p, ["ask-user-question", "--wait", "90"], askStdin(p.dir), ASK_QUESTIONS);
+    try {
+      expect(r.opened.name).toBe("ask_questions");
+      expect((r.opened.arguments as { questions: unknown }).questions).toEqual(QUESTIONS.map((q) => ({ ...q, multiSelect: q.multiSelect })));
+      const answers = { "Which database?": "SQLite", "Which features?": "Auth, Billing" };
+      await r.answer({ message: "DB: SQLite\nFeatures: Auth, Billing", answers });
+      const out = await r.run;
+      expect([out.code, JSON.parse(out.stdout)]).toEqual([
+        0,
+        {
+          hookSpecificOutput: {
+            hookEventName: "PreToolUse",
+            permissionDecision: "allow",
+            permissionDecisionReason: "Answered in the LineUp app",
+            updatedInput: { questions: QUESTIONS, answers },
+          },
+        },
+      ]);
+    } finally {
+      r.close();
+      if (r.run.child.exitCode === null) r.run.child.kill("SIGKILL");
+    }
+  }, 150_000);
+
+  it("Elicitation: the sealed form opens on the phone; accepted values return as content", async () => {
+    const p = project();
+    const r = await sealedRun(p, ["elicitation", "--wait", "90"], elicitStdin(p.dir), ELICITATION);
+    try {
+      expect(r.opened.arguments).toMatchObject({
+        server: "billing",
+        message: "Your billing contact",
+        mode: "form",
+        requested_schema: SCHEMA,
+        elicitation_id: "el-7",
+      });
+      await r.answer({ message: "accepted", action: "accept", values: { email: "me@example.com", seats: 2 } });
+      const out = await r.run;
+      expect([out.code, JSON.parse(out.stdout)]).toEqual([
+        0,
+        { hookSpecificOutput: { hookEventName: "Elicitation", action: "accept", content: { email: "me@example.com", seats: 2 } } },
+      ]);
+    } finally {
+      r.close();
+      if (r.run.child.exitCode === null) r.run.child.kill("SIGKILL");
+    }
+  }, 150_000);
+
+  it("Elicitation: content that does not fit the requested schema is never returned; the terminal asks instead", async () => {
+    const p = project();
+    const r = await sealedRun(p, ["elicitation", "--wait", "90"], elicitStdin(p.dir), ELICITATION);
+    try {
+      await r.answer({ message: "accepted", action: "accept", values: { email: "not an email", seats: 40 } });
+      const out = await r.run;
+      expect([out.code, out.stdout]).toEqual([0, ""]);
+      expect(out.stderr).toContain("does not fit the requested schema");
+    } finally {
+      r.close();
+      if (r.run.child.exitCode === null) r.run.child.kill("SIGKILL");
+    }
+  }, 150_000);
+});
