@@ -1,4 +1,4 @@
-// Claude Code's own questions on the phone (issue 29, docs/permissions.md §7.5–7.6): `lineup hook
+// Claude Code's own questions on the phone (issue 29, docs/permissions.md §7.10–7.11): `lineup hook
 // ask-user-question` (PreToolUse, matcher AskUserQuestion) and `lineup hook elicitation` (Elicitation).
 // Each puts one card in the project's session and waits until just before its --wait. The phone's answer
 // is returned in the shape Claude Code expects; no answer in time cancels the card and prints nothing, so

@@ -137,7 +137,7 @@ export const PERMISSION: ToolDef = {
   ),
 };
 
-/** Claude Code's own AskUserQuestion, asked on the phone: sent by `lineup hook ask-user-question` (docs/permissions.md §7.5).
+/** Claude Code's own AskUserQuestion, asked on the phone: sent by `lineup hook ask-user-question` (docs/permissions.md §7.10).
  * Answer: `{message, answers: {<question text>: <label, labels joined by ", ", or the typed "Other" text>}}`. */
 export const ASK_QUESTIONS: ToolDef = {
   name: "ask_questions",
@@ -171,7 +171,7 @@ export const ASK_QUESTIONS: ToolDef = {
   ),
 };
 
-/** An MCP server's elicitation (form or URL mode), asked on the phone: sent by `lineup hook elicitation` (docs/permissions.md §7.6).
+/** An MCP server's elicitation (form or URL mode), asked on the phone: sent by `lineup hook elicitation` (docs/permissions.md §7.11).
  * Answer: `{message: action, action: "accept"|"decline"|"cancel", values?}` (values: the form's content, accept only). */
 export const ELICITATION: ToolDef = {
   name: "elicitation",

@@ -1,7 +1,7 @@
-// Claude Code's own questions, answered on the phone (issue 29, docs/permissions.md §7.5–7.6): the
+// Claude Code's own questions, answered on the phone (issue 29, docs/permissions.md §7.10–7.11): the
 // AskUserQuestion tool input (through PreToolUse) and the Elicitation hook, their stdin parsed with zod and
 // their stdout built here, and the PWA's answers to `ask_questions` / `elicitation` read back into them.
-// Sources: https://code.claude.com/docs/en/hooks (PreToolUse decision control: `updatedInput`; Elicitation
+// Sources: https://code.claude.com/docs/en/hooks (AskUserQuestion; "allow with updatedInput"; Elicitation
 // input and output) and https://code.claude.com/docs/en/agent-sdk/user-input (AskUserQuestion: `answers`
 // keyed by question text, several labels of a multi-select question joined with ", ").
 import { z } from "zod";
