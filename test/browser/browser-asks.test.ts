@@ -160,7 +160,7 @@ describe("AskUserQuestion on the phone", () => {
   it("nobody answers within --wait: the card is cancelled and the hook prints nothing, so the terminal's dialog asks (never both answers)", async () => {
     const { page, p, env, close } = await phone("zh-CN");
     try {
-      const run = runHook(["ask-user-question", "--wait", "4"], askInput(p.dir, [FOUR[2]]), env, p.dir, 60_000);
+      const run = runHook(["ask-user-question", "--wait", "10"], askInput(p.dir, [FOUR[2]]), env, p.dir, 60_000);
       await asks(page).waitFor({ timeout: 20_000 });
       expect(await asks(page).locator(".opt-text").last().textContent()).toBe("其他");
       const r = await run;

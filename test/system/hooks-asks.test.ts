@@ -173,4 +173,20 @@ describe("sealed sessions", () => {
       if (r.run.child.exitCode === null) r.run.child.kill("SIGKILL");
     }
   }, 150_000);
+
+  it("Elicitation, URL mode: the URL travels sealed; Done accepts", async () => {
+    const p = project();
+    const url = "https://pay.example.com/checkout?session=cs_123";
+    const stdin = JSON.stringify({ ...JSON.parse(elicitStdin(p.dir)), mode: "url", url, requested_schema: undefined });
+    const r = await sealedRun(p, ["elicitation", "--wait", "90"], stdin, ELICITATION);
+    try {
+      expect(r.opened.arguments).toMatchObject({ server: "billing", mode: "url", url });
+      await r.answer({ message: "accepted", action: "accept" });
+      const out = await r.run;
+      expect([out.code, JSON.parse(out.stdout)]).toEqual([0, { hookSpecificOutput: { hookEventName: "Elicitation", action: "accept" } }]);
+    } finally {
+      r.close();
+      if (r.run.child.exitCode === null) r.run.child.kill("SIGKILL");
+    }
+  }, 150_000);
 });
