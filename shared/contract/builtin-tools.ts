@@ -137,60 +137,27 @@ export const PERMISSION: ToolDef = {
   ),
 };
 
+// The two below are kept small: the PWA registers every built-in tool from its first load (a 60 KB budget), and
+// the hook that sends them parses its input fully (shared/policy/ask-hooks.ts).
+
 /** Claude Code's own AskUserQuestion, asked on the phone: sent by `lineup hook ask-user-question` (docs/permissions.md §7.10).
- * Answer: `{message, answers: {<question text>: <label, labels joined by ", ", or the typed "Other" text>}}`. */
+ * Each question: `question`, `header`, `options` of `{label, description}`, `multiSelect`. Answer:
+ * `{message, answers: {<question text>: <label, labels joined by ", ", or the typed "Other" text>}}`. */
 export const ASK_QUESTIONS: ToolDef = {
   name: "ask_questions",
   type: "action",
-  description:
-    "Ask the human a set of multiple-choice questions (each: header, question, options with descriptions, single or multi-select; a typed answer is always allowed). LineUp's AskUserQuestion hook sends this.",
-  inputSchema: obj(
-    {
-      questions: {
-        type: "array",
-        minItems: 1,
-        maxItems: 10,
-        items: obj(
-          {
-            question: { type: "string", minLength: 1 },
-            header: { type: "string" },
-            multiSelect: { type: "boolean" },
-            options: {
-              type: "array",
-              maxItems: 20,
-              items: obj({ label: { type: "string", minLength: 1 }, description: { type: "string" } }, ["label"]),
-            },
-          },
-          ["question", "options"],
-        ),
-      },
-      project_directory: { type: "string", description: "the project directory" },
-      agent: { type: "string", description: "which agent asks, e.g. Claude Code" },
-    },
-    ["questions"],
-  ),
+  description: "AskUserQuestion on the phone.",
+  inputSchema: obj({}, ["questions"]),
 };
 
-/** An MCP server's elicitation (form or URL mode), asked on the phone: sent by `lineup hook elicitation` (docs/permissions.md §7.11).
- * Answer: `{message: action, action: "accept"|"decline"|"cancel", values?}` (values: the form's content, accept only). */
+/** An MCP server's elicitation, asked on the phone: sent by `lineup hook elicitation` (docs/permissions.md §7.11).
+ * Also `requested_schema` (form), `url` (url mode), `elicitation_id`, `project_directory`, `agent`. Answer:
+ * `{message, action: "accept"|"decline"|"cancel", values?}` (values: the form's content, accept only). */
 export const ELICITATION: ToolDef = {
   name: "elicitation",
   type: "action",
-  description:
-    "Relay an MCP server's elicitation to the human: a form (a flat JSON Schema of strings, numbers, booleans and enums) or a URL to open. Answer accept (with the form's content), decline or cancel. LineUp's Elicitation hook sends this.",
-  inputSchema: obj(
-    {
-      server: { type: "string", description: "the MCP server's name" },
-      message: { type: "string", description: "what the server asks" },
-      mode: { type: "string", enum: ["form", "url"] },
-      requested_schema: { type: "object", description: "form mode: the flat object schema of the answer", additionalProperties: true },
-      url: { type: "string", description: "url mode: the page to open" },
-      elicitation_id: { type: "string" },
-      project_directory: { type: "string", description: "the project directory" },
-      agent: { type: "string", description: "which agent asks, e.g. Claude Code" },
-    },
-    ["server", "message", "mode"],
-  ),
+  description: "An MCP elicitation on the phone.",
+  inputSchema: obj({}, ["server", "message", "mode"]),
 };
 
 export const BUILTIN_TOOLS: ToolDef[] = [CHOICE, CONFIRM, INPUT, CALCULATOR, CANVAS, ASK_QUESTION, WORK_REPORT, PERMISSION, ASK_QUESTIONS, ELICITATION];

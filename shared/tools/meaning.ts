@@ -15,13 +15,8 @@ export const ASKED_ARGS = ["question", "summary", "title", "prompt", "message"] 
  * set (`ask_questions`) asks its questions, one after the other. */
 export function askedArg(args: unknown): string {
   const a = asArgs(args);
-  const one = ASKED_ARGS.map((k) => a[k]).find((v): v is string => typeof v === "string" && v.trim() !== "");
-  if (one !== undefined) return one;
-  if (!Array.isArray(a.questions)) return "";
-  return a.questions
-    .map((q) => asArgs(q).question)
-    .filter((q): q is string => typeof q === "string" && q.trim() !== "")
-    .join(" · ");
+  const set = Array.isArray(a.questions) ? a.questions.map((q) => asArgs(q).question).join(" · ") : 0;
+  return [...ASKED_ARGS.map((k) => a[k]), set].find((v): v is string => typeof v === "string" && v.trim() !== "") ?? "";
 }
 
 /** A permission call's tool and what it acts on: the input's command, file, URL or pattern ("" when none). */

@@ -244,7 +244,7 @@ describe("MCP elicitations on the phone", () => {
       const c = elicit(page);
       expect(await c.locator(".elicit-who").textContent()).toBe("billing (an MCP server of Claude Code) asks:");
       expect(await c.locator("strong").first().textContent()).toBe("billing");
-      expect(await page.locator('article.card.pending header span[id^="h-"]').textContent()).toBe("Request from billing");
+      expect(await page.locator('article.card.pending header span[id^="h-"]').textContent()).toBe("billing");
       await c.getByLabel("Email").fill("me@example.com");
       await c.getByLabel("Start date").fill("2026-12-24");
       await c.getByLabel("Note").fill("hi");

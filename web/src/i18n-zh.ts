@@ -103,8 +103,6 @@ export const zh: Dict = {
   t_confirm: "确认",
   t_input: "输入",
   t_permission: "权限请求",
-  t_ask_questions: "问题",
-  t_elicitation: "{server} 的请求",
   blockFailed: "无法显示此内容块",
   mdTooLong: "内容过长，无法排版，按纯文本显示。",
   mdTooDeep: "嵌套层级过深，无法排版，按纯文本显示。",

@@ -108,8 +108,6 @@ const en = {
   t_confirm: "Confirm",
   t_input: "Input",
   t_permission: "Permission",
-  t_ask_questions: "Questions",
-  t_elicitation: "Request from {server}",
   blockFailed: "This block could not be shown",
   mdTooLong: "Too long to format: shown as plain text.",
   mdTooDeep: "Nested too deeply to format: shown as plain text.",

@@ -1,17 +1,15 @@
-// The cards of Claude Code's own questions (issue 29, docs/pwa.md "Questions and MCP requests"), a lazily
-// loaded chunk (asks-lazy.tsx): `ask_questions` — AskUserQuestion's whole set on one card, each question's
+// The cards of Claude Code's own questions (issue 29, docs/pwa.md "Questions and MCP requests"), in the lazily
+// loaded chunk of ui/GenericCard.tsx (styles: the end of styles.css): `ask_questions` — AskUserQuestion's whole set on one card, each question's
 // header and text, its options with their descriptions, single or multi-select, and a typed "Other" answer —
 // and `elicitation` — an MCP server's form (the schema form) or a URL shown in full with its domain, opened
 // only by a tap, then Done / Decline.
 import { useState } from "preact/hooks";
-import { checkArguments } from "../../../shared/contract/schema.js";
 import { asArgs } from "../../../shared/tools/meaning.js";
 import type { CallEntry } from "../conn.js";
 import { lang } from "../i18n.js";
 import type { Answer } from "./calculator.js";
 import { Markdown } from "./markdown.js";
 import { SchemaForm } from "./schema-form.js";
-import "./asks.css";
 
 const en = {
   other: "Other",
@@ -225,7 +223,6 @@ export function ElicitationCard({ c, answer }: Props) {
             initial={{}}
             idPrefix={`el-${c.call_id}`}
             submitLabel={at("accept")}
-            validate={(values) => checkArguments(schema, values)}
             onSubmit={(values) => answer(ended("accept", values))}
           />
           <button class="btn" type="button" onClick={() => answer(ended("cancel"))}>

@@ -64,8 +64,6 @@ export function SchemaForm(p: {
   idPrefix: string;
   submitLabel: string;
   onSubmit: (values: Record<string, unknown>) => void;
-  /** a last check of the values (e.g. against the schema); its message is shown and nothing is sent */
-  validate?: (values: Record<string, unknown>) => string | null;
 }) {
   const schema = p.schema as Schema;
   const props = Object.entries(schema.properties ?? {});
@@ -139,11 +137,6 @@ export function SchemaForm(p: {
         setErr(`${k}: ${t("required")}`);
         return;
       }
-    }
-    const bad = p.validate?.(out);
-    if (bad) {
-      setErr(bad);
-      return;
     }
     setErr("");
     p.onSubmit(out);

@@ -10,7 +10,6 @@ import { Board } from "./Board.js";
 import { Composer } from "./Composer.js";
 import { ErrorBoundary } from "./ErrorBoundary.js";
 import { Lock, ToolIcon } from "./Icon.js";
-import { ElicitationCardLazy, QuestionsCardLazy } from "../tools/asks-lazy.js";
 import { PermissionCardLazy } from "../tools/permission-lazy.js";
 import { kindOf } from "./Status.js";
 import { closeNotification } from "../notif.js";
@@ -155,7 +154,8 @@ function ReportCard({ c, answer, draft }: Props) {
 type GenericMod = typeof import("./GenericCard.js");
 let generic: GenericMod | undefined;
 
-/** A tool without a card of its own: a form from its schema, in a chunk of its own (the initial JavaScript budget). */
+/** A tool without a card of its own: a form from its schema, in a chunk of its own (the initial JavaScript budget);
+ * Claude Code's question sets and MCP requests (issue 29: tools/asks.tsx) come with it. */
 function GenericLazy(p: Props) {
   const [m, setM] = useState(generic);
   useEffect(() => {
@@ -171,8 +171,6 @@ const BODIES: Record<string, (p: Props) => preact.JSX.Element> = {
   ask_question: AskCard,
   work_report: ReportCard,
   permission: PermissionCardLazy /* issue 17: tools/permission.tsx */,
-  ask_questions: QuestionsCardLazy /* issue 29: tools/asks.tsx */,
-  elicitation: ElicitationCardLazy,
 };
 
 /** What stands in the way of answering on this device now, said on the card itself. */

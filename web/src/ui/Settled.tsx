@@ -27,11 +27,11 @@ export const STATE_KEY: Record<CallEntry["state"], Key> = {
 };
 
 export function title(c: CallEntry): string {
-  if (c.name === "ask_question") return t("question");
+  if (c.name.startsWith("ask_question")) return t("question"); // ask_question, ask_questions
+  if (c.name === "elicitation") return str(c.args.server, c.name); // the MCP server that asks
   if (c.name === "work_report") return t("workReport");
   if (c.name === "canvas") return t("canvas");
-  if (c.name === "choice" || c.name === "confirm" || c.name === "input" || c.name === "permission" || c.name === "ask_questions") return t(`t_${c.name}`);
-  if (c.name === "elicitation") return t("t_elicitation", { server: str(c.args.server, "MCP") });
+  if (c.name === "choice" || c.name === "confirm" || c.name === "input" || c.name === "permission") return t(`t_${c.name}`);
   return c.action ? `${c.name} · ${c.action}` : c.name;
 }
 
@@ -42,10 +42,10 @@ export function headline(c: CallEntry): string {
 
 /** A collapsed card's line: what was asked (an ask_question's question too, not just "Question"; a permission as a sentence). */
 function summaryLine(c: CallEntry): string {
-  if (c.name === "ask_question" || c.name === "ask_questions" || c.name === "elicitation") return callText(c);
   if (c.name === "work_report") return plainLine(str(c.args.summary));
   if (c.name === "permission") return cut(permissionLine(c.args), 120);
-  return plainLine(headline(c));
+  // What the call asks: its question (or summary, title, prompt, message; a question set's questions).
+  return callText(c);
 }
 
 /** How a settled call ended, in words; `kind` gives approved / changes requested / declined their own look. */
