@@ -406,6 +406,7 @@ const scaleSessions: Awaited<ReturnType<typeof createSession>>[] = [];
 const argv = process.argv.slice(2);
 /** `--startup`: only the agent package's start-up, then the page re-rendered from the last results.json. */
 async function startupOnly(): Promise<void> {
+  if (!existsSync("dist/web/index.html")) execFileSync("npx", ["vite", "build", "--logLevel", "warn"], { stdio: "inherit" }); // the package ships it
   await runStartup();
   const r = JSON.parse(readFileSync("bench/results.json", "utf8")) as Results;
   writeFileSync("docs/benchmarks.md", renderMarkdown(r, loadExtra()));

@@ -186,9 +186,11 @@ async function main() {
       session_id: "s",
       transcript_path: "/tmp/t.jsonl",
       cwd: project,
+      permission_mode: "default",
       hook_event_name: "PreToolUse",
       tool_name: "Bash",
       tool_input: { command },
+      tool_use_id: "toolu_01",
     });
   const allow = await run("sh", ["-c", pre], { input: event("ls -la"), env: userEnv({ CLAUDE_PROJECT_DIR: project }) });
   check(

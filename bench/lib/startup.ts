@@ -78,9 +78,11 @@ export async function runStartup(): Promise<StartupResults> {
     session_id: "s",
     transcript_path: "/tmp/t.jsonl",
     cwd: project,
+    permission_mode: "default",
     hook_event_name: "PreToolUse",
     tool_name: "Bash",
     tool_input: { command: "ls -la" },
+    tool_use_id: "toolu_01",
   });
   const env = { ...process.env, HOME: join(dir, "home"), LINEUP_STATE_DIR: join(dir, "state"), CLAUDE_PROJECT_DIR: project };
   const bin = join(installed, "dist", "bin", "lineup.mjs");

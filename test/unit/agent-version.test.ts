@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { VERSION_LINE } from "../../adapter/cli/main.js";
+import { isOurs } from "../../adapter/cli/setup.js";
 import { AGENT_PACKAGE, AGENT_VERSION, protocolNumber, protocolWarner, UPGRADE_COMMAND } from "../../adapter/client/version.js";
 
 const json = (f: string) => JSON.parse(readFileSync(new URL(f, import.meta.url), "utf8")) as { name: string; version: string };
@@ -37,5 +38,13 @@ describe("a relay speaking a newer protocol", () => {
     expect(warn("lineup/2", "https://a.example")).toBeUndefined(); // the next hello, after a reconnect
     expect(warn("lineup/3", "https://a.example")).toBeUndefined();
     expect(warn("lineup/2", "https://b.example")).toContain("https://b.example");
+  });
+});
+
+describe("lineup setup finds its own hooks however the package was started", () => {
+  it("regression (package renamed): `npx -y lineup-agent hook stop` is LineUp's, updated in place rather than added twice", () => {
+    for (const c of ["lineup hook stop", "npx -y lineup-agent hook stop", "npx lineup-relay hook stop --wait 25", "node '/opt/x/dist/bin/lineup.mjs' hook stop"])
+      expect(isOurs(c, "stop"), c).toBe(true);
+    for (const c of ["lineup-agentx hook stop", "lineup hook stopper", "mylineup-agent-tool run"]) expect(isOurs(c, "stop"), c).toBe(false);
   });
 });
