@@ -43,7 +43,12 @@ describe("a relay speaking a newer protocol", () => {
 
 describe("lineup setup finds its own hooks however the package was started", () => {
   it("regression (package renamed): `npx -y lineup-agent hook stop` is LineUp's, updated in place rather than added twice", () => {
-    for (const c of ["lineup hook stop", "npx -y lineup-agent hook stop", "npx lineup-relay hook stop --wait 25", "node '/opt/x/dist/bin/lineup.mjs' hook stop"])
+    for (const c of [
+      "lineup hook stop",
+      "npx -y lineup-agent hook stop",
+      "npx lineup-relay hook stop --wait 25",
+      "node '/opt/x/dist/bin/lineup.mjs' hook stop",
+    ])
       expect(isOurs(c, "stop"), c).toBe(true);
     for (const c of ["lineup-agentx hook stop", "lineup hook stopper", "mylineup-agent-tool run"]) expect(isOurs(c, "stop"), c).toBe(false);
   });
