@@ -245,5 +245,6 @@ ${rows}
 **Goal: hook p50 ≤ ${s.goal.goal.replace("≤ ", "")}× the floor's p50 — ${s.goal.p50_ratio}×, ${s.goal.met ? "met" : "**not met**"}.** The bundle is split at
 every \`import()\` of the command table (esbuild \`splitting\`), so \`lineup hook pre-tool-use\` loads the CLI's entry, the hook
 entry and the policy code (zod and the policy engine) — not \`ws\`, the MCP SDK, the LAN server, Hono or the QR code.
+
 `;
 }

@@ -219,9 +219,7 @@ docs/reliability.md) makes it write more, each for a rule:
 
 ${extrasSection(x)}
 
-${startupSection(x)}
-
-## Scale
+${startupSection(x)}## Scale
 
 ${r.scale.relay.sessions} sessions × (1 agent + ${r.config.scale_apps_per_session} apps) = ${r.scale.relay.sockets} sockets on one relay process, one call per session,
 all at once; the same on the durable floor (rooms need no creating). Both apps answer every call; on the relay
