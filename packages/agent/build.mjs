@@ -26,6 +26,27 @@ const fail = (msg) => {
   process.exit(1);
 };
 
+/**
+ * npm packages bundled into dist/lib rather than imported from node_modules: zod, because loading it as ~100
+ * ESM files costs more than the rest of the hook path (the PreToolUse budget, issue 30). Nothing of ours hands a
+ * zod schema to a package that would need to share zod's instance: @hono/zod-validator only calls the schema's
+ * own methods, and the MCP SDK brings its own zod (bench/startup.json, docs/adapter.md).
+ */
+export const BUNDLED = ["zod"];
+
+/** A bare specifier's package name (`@scope/name/deep` → `@scope/name`). */
+const packageOf = (spec) => (spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]);
+
+/** Every npm package stays an import (a dependency of the package), except the BUNDLED ones. */
+const externals = {
+  name: "lineup-externals",
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (a) =>
+      a.path.startsWith("node:") || !BUNDLED.includes(packageOf(a.path)) ? { path: a.path, external: true } : undefined,
+    );
+  },
+};
+
 /** The bundle's esbuild options (test/unit/agent-bundle.test.ts builds with them too, in memory). */
 export const BUNDLE = {
   absWorkingDir: root,
@@ -35,7 +56,7 @@ export const BUNDLE = {
   format: "esm",
   platform: "node",
   target: "node20.6",
-  packages: "external",
+  plugins: [externals],
   chunkNames: "[name]-[hash]",
   minifySyntax: true,
   minifyWhitespace: true,
@@ -46,9 +67,7 @@ export const BUNDLE = {
 /** The npm packages the given outputs (default: all) import, by name (a deep import counts for its package). */
 export function importedPackages(metafile, files = Object.keys(metafile.outputs)) {
   const used = new Set();
-  for (const f of files)
-    for (const i of metafile.outputs[f].imports)
-      if (i.external && !i.path.startsWith("node:")) used.add(i.path.startsWith("@") ? i.path.split("/").slice(0, 2).join("/") : i.path.split("/")[0]);
+  for (const f of files) for (const i of metafile.outputs[f].imports) if (i.external && !i.path.startsWith("node:")) used.add(packageOf(i.path));
   return [...used].sort();
 }
 

@@ -1,7 +1,7 @@
 // The agent package's bundle (issue 30, packages/agent/build.mjs): built in memory with the package's own
 // esbuild options, then read from esbuild's metafile — which npm packages and how much of our code each command
 // loads before it runs. Regression: the command table imported every command statically, so `lineup --version`
-// and every Claude Code PreToolUse hook loaded `ws`, the MCP SDK's neighbours, the QR code and the whole client.
+// and every Claude Code PreToolUse hook loaded `ws`, the QR code and the whole client (and zod as ~100 files).
 import { readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -13,6 +13,7 @@ const OUT = join(ROOT, "packages", "agent", "dist", "lib");
 
 interface AgentBuild {
   BUNDLE: BuildOptions;
+  BUNDLED: string[];
   importedPackages: (m: Metafile, files?: string[]) => string[];
   staticClosure: (m: Metafile, file: string) => string[];
 }
@@ -38,8 +39,11 @@ describe("the agent package's bundle loads what a command needs", () => {
     expect(packagesAt("adapter/cli/main.ts")).toEqual([]);
   });
 
-  it("regression (static command table): lineup hook loads only zod besides our policy code — no ws, MCP SDK, Hono or QR code", () => {
-    expect(packagesAt("adapter/cli/main.ts", "adapter/permissions/hooks.ts")).toEqual(["zod"]);
+  it("regression (static command table): lineup hook imports no npm package — no ws, MCP SDK, Hono or QR code; zod is bundled in", () => {
+    expect(packagesAt("adapter/cli/main.ts", "adapter/permissions/hooks.ts")).toEqual([]);
+    expect(b.BUNDLED).toEqual(["zod"]);
+    const hookInputs = b.staticClosure(meta, outputOf("adapter/permissions/hooks.ts")).flatMap((f) => Object.keys(meta.outputs[f]!.inputs));
+    expect(hookInputs.some((src) => src.includes("node_modules/zod/"))).toBe(true);
   });
 
   it("the commands that need them still get ws, the MCP SDK and the LAN server's Hono", () => {
@@ -54,6 +58,7 @@ describe("the agent package's bundle loads what a command needs", () => {
     expect(b.importedPackages(meta)).toEqual(Object.keys(pkg.dependencies).sort());
     for (const [name, range] of Object.entries(pkg.dependencies)) expect(range, name).toBe(root.dependencies[name]);
     expect(Object.keys(pkg.dependencies)).not.toContain("tsx");
+    expect(Object.keys(pkg.dependencies)).not.toContain("zod"); // bundled; the MCP SDK brings its own
   });
 
   it("keeps every output in dist/lib, so the sources' paths relative to themselves land on what the build writes", () => {

@@ -6,6 +6,14 @@ if (major < 20 || (major === 20 && minor < 6)) {
   process.stderr.write(`lineup needs Node.js 20.6 or newer (this is ${process.versions.node}).\n`);
   process.exit(2);
 }
+// Node >= 22.1 keeps the compiled code of these modules between runs (module.enableCompileCache: a cache in the
+// OS temp directory; NODE_DISABLE_COMPILE_CACHE=1 turns it off). Older Node has no such function: nothing happens.
+const { enableCompileCache } = await import("node:module");
+try {
+  enableCompileCache?.();
+} catch {
+  /* an unwritable temp directory: run without the cache */
+}
 const { main } = await import("../lib/cli.js");
 const code = await main(process.argv.slice(2));
 process.exitCode = code;
