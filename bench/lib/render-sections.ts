@@ -247,7 +247,7 @@ command table (esbuild \`splitting\`), so \`lineup hook pre-tool-use\` loads the
 policy code with zod — not \`ws\`, the MCP SDK, the LAN server, Hono or the QR code. zod is bundled into the package's
 chunks (\`BUNDLED\` in packages/agent/build.mjs): loaded from node_modules as its ~100 ESM files it took about 70 ms
 here, more than everything else on the hook path. On Node ≥ 22.1 the bin also turns on Node's compile cache
-(\`module.enableCompileCache()\`, in the OS temp directory). The load figures above are the machine's (other jobs
+(\`module.enableCompileCache()\`, kept in \`<state dir>/compile-cache\`). The load figures above are the machine's (other jobs
 shared its 2 CPUs): every ratio is taken within a round, so both sides of it ran under the same load.
 
 `;
