@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Builds the agent package `lineup-agent` (issue 30) from the repository's sources into packages/agent/dist:
-//   dist/lib/    the CLI (cli.js) and the library (index.js), bundled ESM for Node >= 20.6 by esbuild, split at
-//                every dynamic import() so a command loads only its own code (the hook path loads no `ws`, no
-//                MCP SDK, no LAN server, no QR code); npm packages stay imports (the package's dependencies)
+//   dist/lib/    the CLI (cli.js) and the library (index.js), bundled and minified ESM for Node >= 20.6 by
+//                esbuild, split at every dynamic import() so a command loads only its own code (the hook path
+//                loads no `ws`, no MCP SDK, no LAN server, no QR code); npm packages stay imports (the package's
+//                dependencies), except BUNDLED (zod)
 //   dist/bin/    lineup.mjs, the `bin` (from src/lineup.mjs)
 //   dist/types/  the library's declarations, emitted by tsc from the sources (never written by hand)
 //   dist/web/    the built PWA for `lineup serve` (copied from the repository's dist/web: `npm run build` first)
