@@ -5,10 +5,11 @@
 //   lineup --version · npx <tarball> --version · lineup serve (the PWA from the package, /healthz and its version
 //   header) · lineup connect against it, a first question answered by a phone (a raw app socket) · lineup mcp
 //   (initialize and tools/list over stdio) · lineup setup claude (the hook commands name the global `lineup`)
-//   and the written PreToolUse command run through a shell · the library's entry and its declarations.
+//   and the written PreToolUse command run through a shell · the library's entry, and a TypeScript file using it
+//   type-checked against the shipped declarations.
 // Exit 0 when every check passes, else 1 with what failed. Prints its wall time. Usage: node scripts/pack-check.mjs
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -205,6 +206,33 @@ async function main() {
   const lib = await import(pathToFileURL(join(installed, "dist", "lib", "index.js")).href);
   check(typeof lib.connectAgent === "function" && typeof lib.LineUpError === "function", "the library entry exports connectAgent and LineUpError");
   check(existsSync(join(installed, pkg.types)), `its declarations ship (${pkg.types})`);
+  // A TypeScript user of the library: `import … from "lineup-agent"` type-checks against the shipped declarations.
+  const consumer = join(tmp, "consumer");
+  mkdirSync(join(consumer, "node_modules"), { recursive: true });
+  symlinkSync(installed, join(consumer, "node_modules", pkg.name));
+  writeFileSync(join(consumer, "package.json"), '{"type":"module"}');
+  writeFileSync(
+    join(consumer, "use.ts"),
+    `import { connectAgent, LineUpError, type AgentClient } from "${pkg.name}";\nexport const open = (): Promise<AgentClient> => connectAgent({ relayUrl: "http://127.0.0.1:1" });\nexport const isIt = (e: unknown): boolean => e instanceof LineUpError;\n`,
+  );
+  const tsc = await run(
+    process.execPath,
+    [
+      join(root, "node_modules", "typescript", "bin", "tsc"),
+      "--noEmit",
+      "--strict",
+      "--skipLibCheck",
+      "--module",
+      "nodenext",
+      "--moduleResolution",
+      "nodenext",
+      "--target",
+      "es2022",
+      "use.ts",
+    ],
+    { cwd: consumer, env: process.env },
+  );
+  check(tsc.code === 0, "a TypeScript file importing the package type-checks against its declarations", tsc.out + tsc.err);
 }
 
 try {
