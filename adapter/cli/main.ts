@@ -3,72 +3,62 @@
 // exactly one JSON document on stdout.
 // The command table is here; each command is in its own file (call.ts, connect.ts, status.ts, serve.ts,
 // the inbox commands behind inbox.ts), what they share in common.ts, the help texts in help.ts.
-import { existsSync } from "node:fs";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { LineUpError } from "../client/index.js";
-import { cmdCall } from "./call.js";
-import { err, failConnect, out, UsageError } from "./common.js";
-import { cmdConnect } from "./connect.js";
-import { HELP } from "./help.js";
-import { INBOX_COMMANDS, runInboxCommand } from "./inbox.js";
-import { cmdServe } from "./serve.js";
-import { cmdSessions, cmdStatus } from "./status.js";
+// Every command is loaded on demand (issue 30): `lineup --version` and `lineup hook pre-tool-use` must not
+// pay for `ws`, the MCP SDK, the LAN server or the QR code; the package's bundle splits at each import().
+import { LineUpError } from "../../shared/client/errors.js";
+import { PROTOCOL } from "../../shared/contract/limits.js";
+import { AGENT_VERSION } from "../client/version.js";
 
-// ------------------------------------------------------------------ mcp
+const write = (s: string, to: NodeJS.WriteStream) => to.write(s.endsWith("\n") ? s : `${s}\n`);
 
-async function cmdMcp(argv: string[]): Promise<number> {
-  const file = fileURLToPath(new URL("../mcp/server.ts", import.meta.url));
-  if (!existsSync(file)) {
-    err("lineup mcp: the MCP server (adapter/mcp/server.ts) is not part of this build");
-    return 2;
-  }
-  const mod = (await import(pathToFileURL(file).href)) as { runMcp?: (argv: string[]) => Promise<void> };
-  if (typeof mod.runMcp !== "function") {
-    err("lineup mcp: adapter/mcp/server.ts does not export runMcp(argv)");
-    return 2;
-  }
-  await mod.runMcp(argv);
-  return 0;
-}
-
-// ------------------------------------------------------------------ main
+/** The inbox commands (inbox.ts INBOX_COMMANDS), named here so the table loads none of them. */
+export const INBOX_COMMAND_NAMES = ["e2e", "pair", "join", "devices", "machines"] as const;
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
-  connect: cmdConnect,
-  call: cmdCall,
-  status: cmdStatus,
-  sessions: cmdSessions,
-  serve: cmdServe,
-  mcp: cmdMcp,
+  connect: async (argv) => (await import("./connect.js")).cmdConnect(argv),
+  call: async (argv) => (await import("./call.js")).cmdCall(argv),
+  status: async (argv) => (await import("./status.js")).cmdStatus(argv),
+  sessions: async (argv) => (await import("./status.js")).cmdSessions(argv),
+  serve: async (argv) => (await import("./serve.js")).cmdServe(argv),
+  mcp: async (argv) => {
+    await (await import("../mcp/server.js")).runMcp(argv);
+    return 0;
+  },
   // Issue 17 (permissions): loaded on demand, so other commands do not pay for them.
   hook: async (argv) => (await import("../permissions/hooks.js")).runHook(argv),
   setup: async (argv) => (await import("./setup.js")).runSetup(argv),
   permissions: async (argv) => (await import("../permissions/log.js")).runPermissionsLog(argv),
-  ...Object.fromEntries(Object.keys(INBOX_COMMANDS).map((name) => [name, (argv: string[]) => runInboxCommand(name, argv)])),
+  ...Object.fromEntries(INBOX_COMMAND_NAMES.map((name) => [name, async (argv: string[]) => (await import("./inbox.js")).runInboxCommand(name, argv)])),
 };
+
+/** What `lineup --version` prints: the package's version and the protocol it speaks. */
+export const VERSION_LINE = `lineup ${AGENT_VERSION} (protocol ${PROTOCOL})`;
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  if (cmd === "--version" || cmd === "-v" || cmd === "version") return (write(VERSION_LINE, process.stdout), 0);
   if (!cmd || cmd === "--help" || cmd === "-h" || cmd === "help") {
+    const { HELP } = await import("./help.js");
     const topic = cmd === "help" ? rest[0] : undefined;
-    out(topic && HELP[topic] ? HELP[topic] : HELP.main!);
+    write(topic && HELP[topic] ? HELP[topic] : HELP.main!, process.stdout);
     return cmd ? 0 : 2;
   }
-  if (cmd === "--version" || cmd === "-v") return (out("lineup 0.1.0 (protocol lineup/1)"), 0);
   const run = COMMANDS[cmd];
   if (!run) {
-    err(`lineup: unknown command ${JSON.stringify(cmd)}\n\n${HELP.main}`);
+    const { HELP } = await import("./help.js");
+    write(`lineup: unknown command ${JSON.stringify(cmd)}\n\n${HELP.main}`, process.stderr);
     return 2;
   }
   try {
     return await run(rest);
   } catch (e) {
+    const { UsageError, failConnect } = await import("./common.js");
     if (e instanceof UsageError) {
-      err(`lineup ${cmd}: ${e.message}\n(see \`lineup ${cmd} --help\`)`);
+      write(`lineup ${cmd}: ${e.message}\n(see \`lineup ${cmd} --help\`)`, process.stderr);
       return 2;
     }
     if (e instanceof LineUpError) return failConnect(e);
-    err(`lineup ${cmd}: ${(e as Error).stack ?? String(e)}`);
+    write(`lineup ${cmd}: ${(e as Error).stack ?? String(e)}`, process.stderr);
     return 2;
   }
 }

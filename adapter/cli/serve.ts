@@ -65,9 +65,9 @@ export async function cmdServe(argv: string[]): Promise<number> {
   if (generated) err(`\npre-shared token (generated; set LINEUP_LAN_TOKEN to keep it across restarts — a flag would show in the process list):\n  ${token}`);
   err(`\nLAN URLs:\n${(ips.length ? ips : ["127.0.0.1"]).map((ip) => `  http://${ip}:${server.port}/`).join("\n")}`);
   err(
-    `\nagent, on this machine (the line carries the agent token — a credential):\n  LINEUP_RELAY_URL=${local} LINEUP_SESSION=${created.session_id} LINEUP_TOKEN=${created.agent_token} npx lineup connect`,
+    `\nagent, on this machine (the line carries the agent token — a credential):\n  LINEUP_RELAY_URL=${local} LINEUP_SESSION=${created.session_id} LINEUP_TOKEN=${created.agent_token} lineup connect`,
   );
-  err(`  (or just LINEUP_RELAY_URL=${local} npx lineup call … from ${process.cwd()})`);
+  err(`  (or just LINEUP_RELAY_URL=${local} lineup call … from ${process.cwd()}; in a clone without the package: npx lineup …)`);
   const link = links[0] ?? `${local}/${frag}`;
   printLink(link, !values["no-qr"]);
   for (const l of links.slice(1)) err(`  also: ${l}`);

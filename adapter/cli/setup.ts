@@ -151,7 +151,7 @@ export function claudeSpecs(timeoutS: number, askWaitS: number = SETUP_DEFAULTS.
 
 /** Whether a hook command is LineUp's `hook <sub>` (however lineup is started). */
 export const isOurs = (command: unknown, sub: string): boolean =>
-  typeof command === "string" && new RegExp(`lineup(?:-relay|\\.mjs)?['"]?\\s+hook\\s+${sub}(?:\\s|$)`).test(command);
+  typeof command === "string" && new RegExp(`lineup(?:-relay|-agent|\\.mjs)?['"]?\\s+hook\\s+${sub}(?:\\s|$)`).test(command);
 
 const hookCommand = (cmd: string[], sub: string, args: string[]) => [...cmd, "hook", sub, ...args].map(shellQuote).join(" ");
 

@@ -21,6 +21,10 @@ import { Provider } from "./provider.js";
 import { dialRelay, peersToPresence, refusalOf, type HttpRefusal } from "./dial.js";
 import { normalizeUrl } from "./state.js";
 import type { AgentClient, CallOptions, ClientOptions, Events, Presence, ToolHandler } from "./types.js";
+import { protocolWarner } from "./version.js";
+
+/** One warning per process and relay when the relay speaks a newer protocol (issue 30), however many clients. */
+const warnProtocol = protocolWarner();
 
 interface Waiting {
   resolve: (r: ToolResultBody) => void;
@@ -41,6 +45,8 @@ export class Client implements AgentClient {
   private readonly connectTimeoutMs: number;
   private readonly graceS: number;
   private readonly log: (line: string) => void;
+  /** Warnings the user must see even when no log was given (Node's own warning channel, stderr). */
+  private readonly warn: (line: string) => void;
   private readonly sock: ReconnectingSocket;
   private readonly codec: Codec;
   private readonly book = new CallBook();
@@ -72,6 +78,7 @@ export class Client implements AgentClient {
     const heartbeatMs = o.heartbeatMs ?? 20_000;
     this.graceS = o.localGraceS ?? 15;
     this.log = o.log ?? (() => {});
+    this.warn = o.log ?? ((line) => process.emitWarning(line, { code: "LINEUP_PROTOCOL" }));
     for (const t of o.tools ?? []) this.provider.define(t);
     if (this.provider.defs.size > 0) this.book.provide([...this.provider.defs.values()]);
     const keyring = o.keyring;
@@ -158,6 +165,8 @@ export class Client implements AgentClient {
       // The role comes from the token: an app token would make this process a "human".
       return this.refuse(new LineUpError("auth", `this token is for the ${f.role} role; the adapter needs the session's agent token`), "wrong role");
     }
+    const newer = warnProtocol(f.protocol, this.relayUrl);
+    if (newer) this.warn(newer);
     const v = this.codec.hello(f);
     if (!v.ok && v.code === "e2e_downgrade") {
       // A relay that drops `sealed` would get every frame in plaintext: refused before anything is sent.

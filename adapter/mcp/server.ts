@@ -14,6 +14,7 @@ import { DEV_RELAY_URL } from "../../shared/contract/defaults.js";
 import { SERVER_INSTRUCTIONS } from "../../shared/mcp/catalog.js";
 import { Bridge, type Connection } from "./bridge.js";
 import { approveConfig } from "./approve.js"; // issue 17: the headless permission prompt tool
+import { AGENT_VERSION } from "../client/version.js";
 
 export const MCP_DEFAULTS = {
   timeoutS: LIMITS.defaultTimeoutS,
@@ -198,7 +199,7 @@ export async function runMcp(argv: string[]): Promise<void> {
     throw u;
   }
   const server = new Server(
-    { name: "lineup", version: "0.1.0" },
+    { name: "lineup", version: AGENT_VERSION },
     {
       capabilities: { tools: { listChanged: true } },
       instructions: SERVER_INSTRUCTIONS,

@@ -5,6 +5,7 @@ import type { AbResults } from "./ab.js";
 import type { SystemName } from "./clients.js";
 import type { ExtrasResults } from "./extras.js";
 import type { SavedProfile } from "./profile.js";
+import type { StartupResults } from "./startup.js";
 import type { RoundRatio } from "./stats.js";
 
 export const LABEL: Record<SystemName, string> = {
@@ -23,6 +24,8 @@ export interface Extra {
   ab?: AbResults;
   /** The A/B of the relay with no alarm writes against the relay (bench/ab-noalarm.json), if measured. */
   abNoAlarm?: AbResults;
+  /** The agent package's start-up and install size (bench/startup.json, issue 30). */
+  startup?: StartupResults;
 }
 
 /** The side files of the other modes, when they exist. */
@@ -33,6 +36,8 @@ export function loadExtra(): Extra {
   const extras = read<ExtrasResults>("bench/extras.json");
   const ab = read<AbResults>("bench/ab.json");
   const abNoAlarm = read<AbResults>("bench/ab-noalarm.json");
+  const startup = read<StartupResults>("bench/startup.json");
+  if (startup) x.startup = startup;
   if (profile) x.profile = profile;
   if (extras) x.extras = extras;
   if (ab) x.ab = ab;

@@ -3,6 +3,7 @@
 import type { EventCount } from "./count.js";
 import { esc, fmt, rr, us, type Extra } from "./render-common.js";
 import type { Results } from "./results.js";
+import { STARTUP_LABEL } from "./startup.js";
 
 // ------------------------------------------------------------------ pricing (cited in the cost model)
 
@@ -210,6 +211,44 @@ export function reopenNote(r: Results): string {
     .map(([k, v]) => `${k} ${v}`)
     .join(", ")}) — \`wrangler dev\` reloads the Worker, dropping every socket, when a source file changes — and were
 measured again on a new connection.
+
+`;
+}
+
+/** The agent package's start-up (bench/startup.json, `--startup`; issue 30). */
+export function startupSection(x: Extra): string {
+  const s = x.startup;
+  if (!s) return "";
+  const rows = (Object.keys(STARTUP_LABEL) as (keyof typeof STARTUP_LABEL)[])
+    .map((c) => {
+      const d = s.commands[c];
+      return `| ${STARTUP_LABEL[c]} | ${fmt(d.p50)} | ${fmt(d.p95)} | ${fmt(d.min)}–${fmt(d.max)} | ${c === "floor" ? "1×" : rr(d.vs_floor)} |`;
+    })
+    .join("\n");
+  const p = s.package;
+  return `## The agent package: install and start-up
+
+_Measured by \`npm run bench -- --startup\` (bench/lib/startup.ts, also the first step of \`npm run bench\`) on
+${s.generated_at.slice(0, 16).replace("T", " ")} UTC, Node ${s.node}, ${s.runs} runs of each command in interleaved rounds (the order rotates each
+round); 1-minute load ${s.load_avg_1m.join(" → ")}; raw figures in [bench/startup.json](../bench/startup.json)._
+
+\`${p.name}@${p.version}\` packed by \`npm pack\` (${p.tarball_kib} KiB) and installed with \`npm install -g --prefix <tmp> <tarball> --omit=dev\`
+from the warm npm cache in ${p.install_s} s: **${p.packages} packages, ${p.installed_kib} KiB on disk** (${p.dependencies.length} direct
+dependencies: ${p.dependencies.map((d) => `\`${d}\``).join(", ")}). Each command is a fresh \`node\` process started by the
+bench (\`spawnSync\`, wall time to exit, stdin given); the hook answers \`allow\` from a project
+\`.lineup/policy.json\` rule — disk only, no network, no inbox copy to refresh.
+
+| command | p50 ms | p95 ms | min–max ms | ÷ floor (median of rounds, spread) |
+|---|---:|---:|---:|---:|
+${rows}
+
+**Goal: hook p50 ≤ ${s.goal.goal.replace("≤ ", "")}× the floor's p50: ${s.goal.p50_ratio}×, ${s.goal.met ? "met" : "not met"}.** The bundle is split at every \`import()\` of the
+command table (esbuild \`splitting\`), so \`lineup hook pre-tool-use\` loads the CLI's entry, the hook entry and the
+policy code with zod — not \`ws\`, the MCP SDK, the LAN server, Hono or the QR code. zod is bundled into the package's
+chunks (\`BUNDLED\` in packages/agent/build.mjs): loaded from node_modules as its ~100 ESM files it took about 70 ms
+here, more than everything else on the hook path. On Node ≥ 22.1 the bin also turns on Node's compile cache
+(\`module.enableCompileCache()\`, kept in \`<state dir>/compile-cache\`). The load figures above are the machine's (other jobs
+shared its 2 CPUs): every ratio is taken within a round, so both sides of it ran under the same load.
 
 `;
 }

@@ -5,7 +5,7 @@
 // The parts: render-common.ts (labels, side files, formats), render-svg.ts (the CDF), render-sections.ts
 // (cost model, counts, profile, extras, A/B); the page's template is here.
 import { esc, fmt, kib, LABEL, mib, rr, SYSTEMS, us, type Extra } from "./render-common.js";
-import { abSection, costModel, counts, extrasSection, profileSection, reopenNote } from "./render-sections.js";
+import { abSection, costModel, counts, extrasSection, profileSection, reopenNote, startupSection } from "./render-sections.js";
 import type { Results } from "./results.js";
 
 export { loadExtra, type Extra } from "./render-common.js";
@@ -219,7 +219,7 @@ docs/reliability.md) makes it write more, each for a rule:
 
 ${extrasSection(x)}
 
-## Scale
+${startupSection(x)}## Scale
 
 ${r.scale.relay.sessions} sessions × (1 agent + ${r.config.scale_apps_per_session} apps) = ${r.scale.relay.sockets} sockets on one relay process, one call per session,
 all at once; the same on the durable floor (rooms need no creating). Both apps answer every call; on the relay
@@ -275,6 +275,7 @@ ${costModel(r, x)}
 npm ci && npm run bench          # about 3 minutes; BENCH_CALLS, BENCH_SECONDS, BENCH_SESSIONS override the sizes
 npm run bench -- --profile       # CPU profile of the relay's frame path → bench/relay.cpuprofile (gitignored) + bench/profile.json
 PROFILE_TARGET=durable npm run bench -- --profile   # the same for the durable floor
+npm run bench -- --startup       # only the agent package's install size and start-up → bench/startup.json
 npm run bench -- --extras        # the contract's extra writes, one by one, on the durable floor → bench/extras.json
 npm run bench -- --ab [dir]      # A/B: a relay snapshot (default bench/.tmp/relay-before) vs the work tree → bench/ab.json
 \`\`\`

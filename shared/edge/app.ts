@@ -15,6 +15,7 @@ import { inboxRoutes } from "./inbox.js";
 import { pushRoutes } from "./push.js";
 import { e2eRoutes } from "./e2e.js";
 import { PROTOCOL } from "../contract/protocol.js";
+import { version as RELAY_VERSION } from "../../package.json";
 
 // The edge's modules, for the servers and the Worker's own routes (worker/oauth, worker/mcp, worker/wukongim).
 export type { Authed, EdgeEnv, EdgeHost, EdgePush, EdgeSession, Holder, HostVars, SocketAuth } from "./host.js";
@@ -54,7 +55,8 @@ export function createEdge<B extends object>(hostOf: (c: Context<EdgeEnv<B>>) =>
     return c.req.header("upgrade") ? next() : crossOrigin(c, next);
   });
 
-  app.get("/healthz", (c) => c.json({ ok: true, protocol: PROTOCOL }));
+  // The body is the wire contract's, exactly; the relay's own version rides in a header (issue 30).
+  app.get("/healthz", (c) => c.json({ ok: true, protocol: PROTOCOL }, 200, { "x-lineup-version": RELAY_VERSION }));
 
   app.route("/", sessionRoutes);
   app.route("/", inboxRoutes);

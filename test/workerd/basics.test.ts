@@ -1,5 +1,6 @@
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { version as RELAY_VERSION } from "../../package.json";
 import { connect, createSession, fetchWorker, stubOf } from "./helpers.js";
 
 const CHOICE = {
@@ -18,6 +19,12 @@ describe("basics", () => {
     const res = await fetchWorker("/healthz");
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ ok: true, protocol: "lineup/1" });
+  });
+
+  it("reports the relay's version on /healthz in x-lineup-version, leaving the contract's body as it is", async () => {
+    const res = await fetchWorker("/healthz");
+    expect(res.headers.get("x-lineup-version")).toBe(RELAY_VERSION);
+    expect(await res.text()).toBe('{"ok":true,"protocol":"lineup/1"}');
   });
 
   it("routes a call to the app and its result back to the agent, across eviction", async () => {

@@ -15,8 +15,9 @@ import { CancelWatch, rendezvousIdOf } from "./cancel.js";
 import { LineupSocket } from "./lineup-socket.js";
 import { LinkError, type SessionLink } from "./port.js";
 import type { RequestScope } from "./scope.js";
+import { version } from "../../package.json";
 
-export const SERVER_INFO = { name: "lineup-relay", version: "0.1.0" } as const;
+export const SERVER_INFO = { name: "lineup-relay", version } as const;
 
 /** Tunables of `POST /mcp`; tests shorten the periods. */
 export interface RemoteOptions {

@@ -1,0 +1,248 @@
+#!/usr/bin/env node
+// The agent package, installed like a user would (issue 30; CI runs it after the tests, which build the PWA):
+// `npm pack` of packages/agent (its prepack builds it), `npm install -g --prefix <tmp> <tarball> --omit=dev` in a
+// fresh temporary directory, then with nothing but that prefix and Node on PATH and a temporary HOME:
+//   lineup --version · npx <tarball> --version · lineup serve (the PWA from the package, /healthz and its version
+//   header) · lineup connect against it, a first question answered by a phone (a raw app socket) · lineup mcp
+//   (initialize and tools/list over stdio) · lineup setup claude (the hook commands name the global `lineup`)
+//   and the written PreToolUse command run through a shell · the library's entry, and a TypeScript file using it
+//   type-checked against the shipped declarations.
+// Exit 0 when every check passes, else 1 with what failed. Prints its wall time. Usage: node scripts/pack-check.mjs
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const started = Date.now();
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const agentDir = join(root, "packages", "agent");
+const pkg = JSON.parse(readFileSync(join(agentDir, "package.json"), "utf8"));
+const tmp = mkdtempSync(join(tmpdir(), "lineup-pack-"));
+const prefix = join(tmp, "prefix");
+const home = join(tmp, "home");
+const project = join(tmp, "project");
+for (const d of [prefix, home, project]) mkdirSync(d, { recursive: true });
+const npmCache = execFileSync("npm", ["config", "get", "cache"], { encoding: "utf8" }).trim();
+const children = new Set();
+let failed = false;
+
+const log = (s) => process.stdout.write(`${s}\n`);
+const check = (ok, what, detail = "") => {
+  log(`${ok ? "ok  " : "FAIL"} ${what}${ok || !detail ? "" : `\n     ${String(detail).slice(0, 2000).replace(/\n/g, "\n     ")}`}`);
+  if (!ok) failed = true;
+  return ok;
+};
+
+/** What the installed `lineup` sees: the prefix's bin and this Node only, a temporary HOME, no LINEUP_* of ours. */
+const userEnv = (extra = {}) => {
+  const env = { PATH: [join(prefix, "bin"), dirname(process.execPath), "/usr/bin", "/bin"].join(":"), HOME: home, LANG: "C.UTF-8", npm_config_cache: npmCache };
+  return { ...env, ...extra };
+};
+
+/** Starts a command; resolves with {code, out, err} when it exits or after timeoutMs (then killed). */
+function run(cmd, args, { env = userEnv(), input, timeoutMs = 30_000, cwd = project } = {}) {
+  return new Promise((resolve) => {
+    const p = spawn(cmd, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.stderr.on("data", (d) => (err += d));
+    const t = setTimeout(() => p.kill("SIGKILL"), timeoutMs);
+    p.on("error", (e) => (err += String(e)));
+    p.on("close", (code) => (clearTimeout(t), resolve({ code, out, err })));
+    p.stdin.end(input ?? "");
+  });
+}
+
+/** A long-running command: its output so far, and a wait for a pattern in it. */
+function start(cmd, args, { env = userEnv(), cwd = project } = {}) {
+  const p = spawn(cmd, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+  children.add(p);
+  const h = { p, out: "", err: "", exited: undefined };
+  const waiters = [];
+  const poke = () => {
+    for (const w of [...waiters]) if (w.re.test(h.out + h.err) || h.exited !== undefined) waiters.splice(waiters.indexOf(w), 1), w.done();
+  };
+  p.stdout.on("data", (d) => ((h.out += d), poke()));
+  p.stderr.on("data", (d) => ((h.err += d), poke()));
+  p.on("close", (code) => ((h.exited = code), children.delete(p), poke()));
+  h.waitFor = (re, ms = 20_000) =>
+    new Promise((resolve) => {
+      const w = { re, done: () => (clearTimeout(t), resolve(re.test(h.out + h.err))) };
+      const t = setTimeout(() => (waiters.splice(waiters.indexOf(w), 1), resolve(false)), ms);
+      waiters.push(w);
+      poke();
+    });
+  h.exit = (ms = 10_000) =>
+    new Promise((resolve) => {
+      if (h.exited !== undefined) return resolve(h.exited);
+      const t = setTimeout(() => (p.kill("SIGKILL"), resolve("killed")), ms);
+      p.on("close", (code) => (clearTimeout(t), resolve(code)));
+    });
+  return h;
+}
+
+async function main() {
+  // 1. The tarball (prepack builds dist/), installed globally into an empty prefix, runtime dependencies only.
+  const packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", tmp], { cwd: agentDir, encoding: "utf8" }).trim().split("\n").pop();
+  const tarball = join(tmp, packed);
+  if (!check(existsSync(tarball), `npm pack → ${packed}`)) return;
+  const inst = await run("npm", ["install", "-g", "--prefix", prefix, tarball, "--omit=dev", "--no-audit", "--no-fund"], {
+    env: { ...process.env, npm_config_cache: npmCache },
+    timeoutMs: 120_000,
+    cwd: tmp,
+  });
+  if (!check(inst.code === 0, "npm install -g --prefix <tmp> <tarball> --omit=dev", inst.err)) return;
+  const installed = join(prefix, "lib", "node_modules", pkg.name);
+  const deps = readdirSync(join(installed, "node_modules")).flatMap((n) =>
+    n.startsWith("@") ? readdirSync(join(installed, "node_modules", n)).map((m) => `${n}/${m}`) : [n],
+  );
+  log(`     installed ${pkg.name}@${pkg.version} with ${deps.filter((d) => !d.startsWith(".")).length} packages`);
+  check(
+    !deps.some((d) => /^(tsx|preact|vite|wrangler|vitest|typescript|esbuild)$/.test(d)),
+    "no tsx, preact, vite, wrangler or test tooling installed",
+    deps.join(", "),
+  );
+
+  // 2. lineup --version, and the same through npx <tarball>.
+  const v = await run("lineup", ["--version"]);
+  check(v.code === 0 && v.out.trim() === `lineup ${pkg.version} (protocol lineup/1)`, "lineup --version prints the package version", v.out + v.err);
+  const nv = await run("npm", ["exec", "--yes", `--package=${tarball}`, "--", "lineup", "--version"], { timeoutMs: 60_000 });
+  check(nv.code === 0 && nv.out.includes(`lineup ${pkg.version}`), "npx <tarball> lineup --version", nv.out + nv.err);
+
+  // 3. lineup serve: the relay contract and the PWA from the package.
+  const serve = start("lineup", ["serve", "--port", "0", "--host", "127.0.0.1", "--no-qr"], {
+    env: userEnv({ LINEUP_LAN_TOKEN: "pack-check-lan-token-0123456789" }),
+  });
+  if (!check(await serve.waitFor(/"agent_token"/), "lineup serve starts", serve.err)) return;
+  const s = JSON.parse(serve.out.split("\n").find((l) => l.includes('"agent_token"')));
+  const health = await fetch(`${s.local_url}/healthz`);
+  check(
+    JSON.stringify(await health.json()) === '{"ok":true,"protocol":"lineup/1"}' && health.headers.get("x-lineup-version") === pkg.version,
+    "lineup serve answers /healthz with the contract's body and x-lineup-version",
+  );
+  const page = await fetch(`${s.local_url}/`);
+  check(page.ok && (await page.text()).includes("<html"), "lineup serve serves the PWA from the package");
+
+  // 4. lineup connect: a first question, answered by the "phone" (a raw app socket with the app token).
+  const WebSocket = createRequire(join(installed, "package.json"))("ws");
+  const phone = new WebSocket(`${s.local_url.replace(/^http/, "ws")}/api/sessions/${s.session_id}/ws`, ["lineup.v1", `lineup.token.${s.app_token}`]);
+  let asked = "";
+  phone.on("message", (data) => {
+    const f = JSON.parse(String(data));
+    if (f.type === "hello") phone.send(JSON.stringify({ type: "tool.list", tools: [{ name: "confirm", type: "action", description: "yes/no" }] }));
+    if (f.type === "tool.call" && f.name === "confirm") {
+      asked = f.arguments?.question ?? "";
+      phone.send(JSON.stringify({ type: "tool.result", call_id: f.call_id, name: "confirm", result: { message: "yes", confirmed: true } }));
+    }
+  });
+  await new Promise((r, j) => (phone.once("open", r), phone.once("error", j)));
+  const connect = start("lineup", ["connect", "--no-qr"], {
+    env: userEnv({ LINEUP_RELAY_URL: s.local_url, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token }),
+  });
+  if (check(await connect.waitFor(/connected to session|app(s)? connected/), "lineup connect connects to the relay", connect.err)) {
+    connect.p.stdin.write('/call confirm {"question":"Deploy to staging?"}\n');
+    check(
+      (await connect.waitFor(/result: .*"confirmed":true/)) && asked === "Deploy to staging?",
+      "lineup connect puts a question on the phone and gets its answer",
+      connect.err,
+    );
+    connect.p.stdin.write("/quit\n");
+    check((await connect.exit()) === 0, "lineup connect quits with exit 0", connect.err);
+  }
+  phone.close();
+
+  // 5. lineup mcp: initialize and tools/list over stdio.
+  const mcp = start("lineup", ["mcp"], { env: userEnv({ LINEUP_RELAY_URL: s.local_url, LINEUP_RELAY_KEY: "pack-check-lan-token-0123456789" }) });
+  const rpc = (id, method, params) => mcp.p.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+  rpc(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pack-check", version: "1" } });
+  const init = await mcp.waitFor(/"id":1/);
+  const initAnswer = init && JSON.parse(mcp.out.split("\n").find((l) => l.includes('"id":1')));
+  check(
+    initAnswer?.result?.serverInfo?.name === "lineup" && initAnswer.result.serverInfo.version === pkg.version,
+    "lineup mcp answers initialize",
+    mcp.out + mcp.err,
+  );
+  mcp.p.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+  rpc(2, "tools/list", {});
+  check((await mcp.waitFor(/"id":2.*ask_question|ask_question.*"id":2/)) === true, "lineup mcp lists ask_question", mcp.out + mcp.err);
+  mcp.p.stdin.end();
+  mcp.p.kill("SIGTERM");
+  await mcp.exit();
+  serve.p.kill("SIGTERM");
+  check((await serve.exit()) === 0, "lineup serve stops on SIGTERM", serve.err);
+
+  // 6. lineup setup claude: hook commands naming the global `lineup`, and the written PreToolUse run by a shell.
+  writeFileSync(join(project, ".lineup", "policy.json"), JSON.stringify({ permissions: { allow: ["Bash(ls *)"], deny: ["Bash(rm -rf *)"] } }), { flag: "w" });
+  const setup = await run("lineup", ["setup", "claude", "--project", project]);
+  check(setup.code === 0, "lineup setup claude", setup.out + setup.err);
+  const settings = JSON.parse(readFileSync(join(project, ".claude", "settings.json"), "utf8"));
+  const commands = Object.values(settings.hooks).flatMap((list) => list.flatMap((m) => m.hooks.map((h) => h.command)));
+  check(commands.length >= 4 && commands.every((c) => /^lineup hook /.test(c)), "every hook command written names the global lineup", commands.join("\n"));
+  const pre = settings.hooks.PreToolUse?.[0]?.hooks?.[0]?.command;
+  const event = (command) =>
+    JSON.stringify({
+      session_id: "s",
+      transcript_path: "/tmp/t.jsonl",
+      cwd: project,
+      permission_mode: "default",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command },
+      tool_use_id: "toolu_01",
+    });
+  const allow = await run("sh", ["-c", pre], { input: event("ls -la"), env: userEnv({ CLAUDE_PROJECT_DIR: project }) });
+  check(
+    allow.code === 0 && /"permissionDecision":"allow"/.test(allow.out),
+    `the written PreToolUse hook allows ls by the project policy (${pre})`,
+    allow.out + allow.err,
+  );
+  const deny = await run("sh", ["-c", pre], { input: event("rm -rf build"), env: userEnv({ CLAUDE_PROJECT_DIR: project }) });
+  check(deny.code === 0 && /"permissionDecision":"deny"/.test(deny.out), "… and denies rm -rf", deny.out + deny.err);
+
+  // 7. The library: its entry loads with Node alone and its declarations ship.
+  const lib = await import(pathToFileURL(join(installed, "dist", "lib", "index.js")).href);
+  check(typeof lib.connectAgent === "function" && typeof lib.LineUpError === "function", "the library entry exports connectAgent and LineUpError");
+  check(existsSync(join(installed, pkg.types)), `its declarations ship (${pkg.types})`);
+  // A TypeScript user of the library: `import … from "lineup-agent"` type-checks against the shipped declarations.
+  const consumer = join(tmp, "consumer");
+  mkdirSync(join(consumer, "node_modules"), { recursive: true });
+  symlinkSync(installed, join(consumer, "node_modules", pkg.name));
+  writeFileSync(join(consumer, "package.json"), '{"type":"module"}');
+  writeFileSync(
+    join(consumer, "use.ts"),
+    `import { connectAgent, LineUpError, type AgentClient } from "${pkg.name}";\nexport const open = (): Promise<AgentClient> => connectAgent({ relayUrl: "http://127.0.0.1:1" });\nexport const isIt = (e: unknown): boolean => e instanceof LineUpError;\n`,
+  );
+  const tsc = await run(
+    process.execPath,
+    [
+      join(root, "node_modules", "typescript", "bin", "tsc"),
+      "--noEmit",
+      "--strict",
+      "--skipLibCheck",
+      "--module",
+      "nodenext",
+      "--moduleResolution",
+      "nodenext",
+      "--target",
+      "es2022",
+      "use.ts",
+    ],
+    { cwd: consumer, env: process.env },
+  );
+  check(tsc.code === 0, "a TypeScript file importing the package type-checks against its declarations", tsc.out + tsc.err);
+}
+
+try {
+  mkdirSync(join(project, ".lineup"), { recursive: true });
+  await main();
+} catch (e) {
+  check(false, "pack check crashed", e instanceof Error ? e.stack : String(e));
+} finally {
+  for (const p of children) p.kill("SIGKILL");
+  rmSync(tmp, { recursive: true, force: true });
+  log(`pack check: ${failed ? "FAILED" : "ok"} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  process.exit(failed ? 1 : 0);
+}

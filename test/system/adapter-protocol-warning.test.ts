@@ -1,0 +1,48 @@
+// Versions that tell the truth (issue 30, item 4): when the relay's `hello` names a newer protocol than the
+// adapter knows, the adapter says so once — with the upgrade command — not at every reconnect or call. The real
+// `wrangler dev` relay behind a proxy (test/helpers/lying-relay.ts) that only rewrites `hello.protocol`.
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { connectAgent, type Client } from "../../adapter/client/index.js";
+import { UPGRADE_COMMAND } from "../../adapter/client/version.js";
+import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
+import { LyingRelay } from "../helpers/lying-relay.js";
+import { tempDir, waitFor } from "../helpers/adapter-helpers.js";
+
+const relay = inject("relayUrl");
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function agentVia(lr: LyingRelay, lines: string[]): Promise<Client> {
+  const client = await connectAgent({ relayUrl: lr.url, relayKey: DEV_RELAY_KEY, stateDir: tempDir(), cwd: tempDir(), log: (l) => lines.push(l) });
+  cleanups.push(() => client.close());
+  return client;
+}
+
+describe("a relay that speaks a newer protocol", () => {
+  it("is named once, with the upgrade command, across reconnects and a second client of the same relay", async () => {
+    const lr = await LyingRelay.start(relay);
+    cleanups.push(() => lr.close());
+    lr.toClient = (f) => (f.type === "hello" ? { ...f, protocol: "lineup/2" } : f);
+    const lines: string[] = [];
+    await agentVia(lr, lines);
+    const warnings = () => lines.filter((l) => l.includes("speaks lineup/2"));
+    expect(warnings()).toHaveLength(1);
+    expect(warnings()[0]).toContain(UPGRADE_COMMAND);
+    lr.sockets[0]!.cut();
+    await waitFor(() => (lines.filter((l) => l.startsWith("connected to session")).length >= 2 ? true : undefined), "the reconnect's hello");
+    const other: string[] = [];
+    await agentVia(lr, other);
+    expect(warnings()).toHaveLength(1);
+    expect(other.filter((l) => l.includes("speaks lineup/2"))).toEqual([]);
+  });
+
+  it("is not mentioned when the relay speaks the adapter's own protocol", async () => {
+    const lr = await LyingRelay.start(relay);
+    cleanups.push(() => lr.close());
+    const lines: string[] = [];
+    await agentVia(lr, lines);
+    expect(lines.filter((l) => l.includes("speaks"))).toEqual([]);
+  });
+});
