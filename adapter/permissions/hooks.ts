@@ -7,7 +7,6 @@
 // (notify, stop, codex-notify, refresh-policy); what they share in hook-context.ts.
 import { forTerminal } from "../../shared/text/terminal.js";
 import { HookUsage, parseHookArgs, readStdin, type Ctx, type HookIo } from "./hook-context.js";
-import { askUserQuestion, elicitation } from "./hook-asks.js";
 import { cursorShell, permissionRequest, preToolUse } from "./hook-permission.js";
 import { codexNotify, notify, refreshPolicy, stop } from "./hook-report.js";
 
@@ -93,9 +92,9 @@ export async function runHook(argv: string[], io: HookIo = {}): Promise<number> 
       case "pre-tool-use":
         return preToolUse(cx, text);
       case "ask-user-question":
-        return await askUserQuestion(cx, text);
+        return await (await import("./hook-asks.js")).askUserQuestion(cx, text); // loaded when used: the hook path stays light
       case "elicitation":
-        return await elicitation(cx, text);
+        return await (await import("./hook-asks.js")).elicitation(cx, text);
       case "notify":
         return await notify(cx, text);
       case "stop":
