@@ -144,6 +144,12 @@ function toolsHelp(): string {
     ask_question: [`ask_question --args '{"project_directory":"/srv/app","question":"Which **migration**?\\n1. shadow table\\n2. window"}'`],
     work_report: [`work_report --args '{"project_directory":"/srv/app","summary":"Added the currency column; tests pass."}'`],
     permission: [`permission --args '{"tool_name":"Bash","input":{"command":"npm test"}}'`],
+    ask_questions: [
+      `ask_questions --args '{"questions":[{"question":"Which database?","header":"DB","multiSelect":false,"options":[{"label":"Postgres","description":"managed"},{"label":"SQLite","description":"a file"}]}]}'`,
+    ],
+    elicitation: [
+      `elicitation --args '{"server":"github","message":"Your e-mail for the report?","mode":"form","requested_schema":{"type":"object","properties":{"email":{"type":"string","format":"email"}}}}'`,
+    ],
     calculator: [`calculator add --args '{"a":2,"b":3}'`],
     canvas: [`canvas open --args '{"width":400,"height":300}'`, `canvas draw --args '{"instance_id":"<from open>","path":"M10 10 L200 120"}'`],
   };

@@ -19,7 +19,18 @@ describe("the PWA pairs and answers", () => {
       expect(page.url()).toMatch(new RegExp(`/s/${s.session_id}$`));
       const list = await agent.appTools();
       const names = (list.tools as Array<{ name: string }>).map((t) => t.name).sort();
-      expect(names).toEqual(["ask_question", "calculator", "canvas", "choice", "confirm", "input", "permission", "work_report"]);
+      expect(names).toEqual([
+        "ask_question",
+        "ask_questions",
+        "calculator",
+        "canvas",
+        "choice",
+        "confirm",
+        "elicitation",
+        "input",
+        "permission",
+        "work_report",
+      ]);
       const saved = await page.evaluate(() => localStorage.getItem("lineup.sessions"));
       expect(saved).toContain(s.app_token);
       await expect.poll(() => page.locator("h1").textContent(), { timeout: 10_000 }).toBe("Pairing agent");
