@@ -328,6 +328,34 @@ describe("sealed sessions: state survives evictions", () => {
     expect(await agent.none("error")).toBe(true);
     agent.close();
   });
+
+  // The eviction variant of "a sealed call made while only a keyless device is connected waits": the waiting
+  // call is the session's storage, so a hibernation between the call and the keyed device loses nothing.
+  it("a sealed call waiting for a keyed device survives a hibernation and reaches the device that registers after it", async () => {
+    const w = await world();
+    const code: CodeIssued = await (await post("/api/inbox/pairings", w.m.machine_credential)).json();
+    const old: DevicePaired = await (await post("/api/pair", undefined, { code: code.code, name: "old phone" })).json();
+    const s = await sealedSession(w);
+    const sid = s.session_id;
+    const agent = await connect(sid, s.agent_token, { clientId: "agent-1" });
+    const keyless = await connect(sid, old.device_credential, { via: "subprotocol" });
+    const actx = { session_id: sid, sender: "agent:agent-1" };
+    agent.send(await sealFrame(w.ck, actx, { type: "tool.call", call_id: "early", name: "ask_question", arguments: { question: "Q?" } }));
+    expect(await agent.none("tool.result")).toBe(true);
+    await evictDurableObject(stubOf(sid), { webSockets: "hibernate" });
+    const phone = await pairDevice(w, "phone");
+    const dev = await connect(sid, phone.d.device_credential, { via: "subprotocol" });
+    dev.send(await sealFrame(w.ck, { session_id: sid, sender: `app:${phone.d.device_id}` }, { type: "tool.list", tools: [ASK_QUESTION] }));
+    const got = await dev.next("tool.call");
+    expect(got).toMatchObject({ call_id: "early", name: "ask_question", sender: "agent:agent-1" });
+    expect((await openFrame(keys(w.ck), sid, got as unknown as E2EFrame)).arguments).toEqual({ question: "Q?" });
+    const pctx = { session_id: sid, sender: `app:${phone.d.device_id}` };
+    dev.send(await sealFrame(w.ck, pctx, { type: "tool.result", call_id: "early", name: "ask_question", result: { message: "yes" } }));
+    const res = await agent.next("tool.result");
+    expect(res).not.toHaveProperty("error");
+    expect((await openFrame(keys(w.ck), sid, res as unknown as E2EFrame)).result).toEqual({ message: "yes" });
+    for (const c of [agent, keyless, dev]) c.close();
+  });
 });
 
 describe("the inbox's key state", () => {
