@@ -14,6 +14,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { preToolUse } from "./lib/claude-events.mjs";
 
 const started = Date.now();
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -182,17 +183,7 @@ async function main() {
   const commands = Object.values(settings.hooks).flatMap((list) => list.flatMap((m) => m.hooks.map((h) => h.command)));
   check(commands.length >= 4 && commands.every((c) => /^lineup hook /.test(c)), "every hook command written names the global lineup", commands.join("\n"));
   const pre = settings.hooks.PreToolUse?.[0]?.hooks?.[0]?.command;
-  const event = (command) =>
-    JSON.stringify({
-      session_id: "s",
-      transcript_path: "/tmp/t.jsonl",
-      cwd: project,
-      permission_mode: "default",
-      hook_event_name: "PreToolUse",
-      tool_name: "Bash",
-      tool_input: { command },
-      tool_use_id: "toolu_01",
-    });
+  const event = (command) => preToolUse(project, "Bash", { command });
   const allow = await run("sh", ["-c", pre], { input: event("ls -la"), env: userEnv({ CLAUDE_PROJECT_DIR: project }) });
   check(
     allow.code === 0 && /"permissionDecision":"allow"/.test(allow.out),

@@ -12,6 +12,7 @@ import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { log } from "./harness.js";
 import { dist, ratio, roundRatio, type RoundRatio } from "./stats.js";
+import { preToolUse } from "../../scripts/lib/claude-events.mjs";
 
 export const STARTUP_GOAL = 2.5;
 const RUNS = Number(process.env.STARTUP_RUNS ?? 25);
@@ -74,16 +75,7 @@ export async function runStartup(): Promise<StartupResults> {
   const pkg = JSON.parse(readFileSync("packages/agent/package.json", "utf8")) as { name: string; version: string; dependencies: Record<string, string> };
   const installed = join(prefix, "lib", "node_modules", pkg.name);
   writeFileSync(join(project, ".lineup", "policy.json"), JSON.stringify({ permissions: { allow: ["Bash(ls *)"] } }));
-  const event = JSON.stringify({
-    session_id: "s",
-    transcript_path: "/tmp/t.jsonl",
-    cwd: project,
-    permission_mode: "default",
-    hook_event_name: "PreToolUse",
-    tool_name: "Bash",
-    tool_input: { command: "ls -la" },
-    tool_use_id: "toolu_01",
-  });
+  const event = preToolUse(project, "Bash", { command: "ls -la" });
   const env = { ...process.env, HOME: join(dir, "home"), LINEUP_STATE_DIR: join(dir, "state"), CLAUDE_PROJECT_DIR: project };
   const bin = join(installed, "dist", "bin", "lineup.mjs");
   const repoBin = resolve("adapter/bin/lineup.mjs");

@@ -5,21 +5,14 @@
 // https://code.claude.com/docs/en/hooks (PreToolUse with AskUserQuestion; Elicitation).
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import { runCli } from "../helpers/adapter-helpers.js";
 import { useBrowser } from "../helpers/browser.js";
-import { project, runHook } from "../helpers/hooks-helpers.js";
+import { askUserQuestion, e2eHookEnv, elicitation, project, runHook, TWO_QUESTIONS as QUESTIONS } from "../helpers/hooks-helpers.js";
 
 const fx = useBrowser();
 
 type Project = ReturnType<typeof project>;
-const envFor = (p: Project): Record<string, string> => ({
-  LINEUP_RELAY_URL: fx.relay(),
-  LINEUP_RELAY_KEY: DEV_RELAY_KEY,
-  LINEUP_STATE_DIR: p.stateDir,
-  LINEUP_E2E_POLL_MS: "300",
-  HOME: p.stateDir,
-});
+const envFor = (p: Project): Record<string, string> => e2eHookEnv(fx.relay(), p);
 
 /** An E2E machine, a phone page paired to it from its link, and the hook run (which sponsors the page). */
 async function sealedPhone(p: Project, args: string[], stdin: string) {
@@ -39,32 +32,12 @@ async function sealedPhone(p: Project, args: string[], stdin: string) {
   return { page, run, close: () => ctx.close() };
 }
 
-const common = (cwd: string) => ({ session_id: "abc123", transcript_path: "/tmp/t.jsonl", cwd, permission_mode: "default" });
-const QUESTIONS = [
-  {
-    question: "Which database?",
-    header: "DB",
-    multiSelect: false,
-    options: [
-      { label: "PostgreSQL", description: "A server" },
-      { label: "SQLite", description: "One file" },
-    ],
-  },
-  { question: "Which features?", header: "Features", multiSelect: true, options: [{ label: "Auth" }, { label: "Search" }, { label: "Billing" }] },
-];
-
 const asks = (page: Page) => page.locator("article.card.pending .asks").last();
 
 describe("sealed sessions in the browser", () => {
   it("AskUserQuestion: the sealed question set opens and is answered on the paired page", async () => {
     const p = project();
-    const stdin = JSON.stringify({
-      ...common(p.dir),
-      hook_event_name: "PreToolUse",
-      tool_name: "AskUserQuestion",
-      tool_input: { questions: QUESTIONS },
-      tool_use_id: "toolu_01",
-    });
+    const stdin = askUserQuestion(p.dir, QUESTIONS, "toolu_01");
     const { page, run, close } = await sealedPhone(p, ["ask-user-question", "--wait", "90"], stdin);
     try {
       await asks(page).waitFor({ timeout: 30_000 });
@@ -93,10 +66,7 @@ describe("sealed sessions in the browser", () => {
 
   it("Elicitation: the sealed form opens and is answered on the paired page", async () => {
     const p = project();
-    const stdin = JSON.stringify({
-      ...common(p.dir),
-      hook_event_name: "Elicitation",
-      mcp_server_name: "billing",
+    const stdin = elicitation(p.dir, {
       message: "Your billing contact",
       mode: "form",
       requested_schema: { type: "object", properties: { email: { type: "string", format: "email", title: "Email" } }, required: ["email"] },

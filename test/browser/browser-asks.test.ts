@@ -13,7 +13,7 @@ import { pair, shot, useBrowser } from "../helpers/browser.js";
 import { connect, wsUrl } from "../helpers/raw-client.js";
 import { freePort } from "../helpers/relay.js";
 import { newSession } from "../helpers/adapter-helpers.js";
-import { project, runHook } from "../helpers/hooks-helpers.js";
+import { askUserQuestion as askInput, elicitation as elicitInput, project, runHook } from "../helpers/hooks-helpers.js";
 
 const TOKEN = "browser-asks-token-0123456789abcdef";
 let lan: LanServer;
@@ -56,16 +56,6 @@ async function phone(locale = "en-US") {
     },
   };
 }
-
-const common = (cwd: string) => ({ session_id: "abc123", transcript_path: "/home/me/.claude/projects/app/abc123.jsonl", cwd, permission_mode: "default" });
-
-/** PreToolUse stdin for AskUserQuestion, as Claude Code writes it. */
-const askInput = (cwd: string, questions: unknown[]) =>
-  JSON.stringify({ ...common(cwd), hook_event_name: "PreToolUse", tool_name: "AskUserQuestion", tool_input: { questions }, tool_use_id: "toolu_01ask" });
-
-/** Elicitation stdin, as Claude Code writes it. */
-const elicitInput = (cwd: string, fields: Record<string, unknown>) =>
-  JSON.stringify({ ...common(cwd), hook_event_name: "Elicitation", mcp_server_name: "billing", message: "Set up the **billing** account", ...fields });
 
 const asks = (page: Page) => page.locator("article.card.pending .asks").last();
 const elicit = (page: Page) => page.locator("article.card.pending .elicit").last();

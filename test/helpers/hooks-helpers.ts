@@ -7,6 +7,7 @@ import { createServer as createHttpServer, type IncomingMessage } from "node:htt
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import { BIN } from "./adapter-helpers.js";
 
 export interface HookRun {
@@ -119,26 +120,28 @@ export function project(rules?: { allow?: string[]; ask?: string[]; deny?: strin
 /** A machine credential of the documented shape (docs/inbox.md). */
 export const MACHINE_CREDENTIAL = `lum1.inboxABCDEFG.mc_machine001.${"s".repeat(43)}`;
 
-export const permissionRequest = (cwd: string, tool_name: string, tool_input: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({
-    session_id: "abc123",
-    transcript_path: "/tmp/t.jsonl",
-    cwd,
-    permission_mode: "default",
-    hook_event_name: "PermissionRequest",
-    tool_name,
-    tool_input,
-    ...extra,
-  });
+/** Claude Code's documented hook stdin (scripts/lib/claude-events.mjs, shared with the bench and the package check). */
+export { askUserQuestion, elicitation, permissionRequest, preToolUse } from "../../scripts/lib/claude-events.mjs";
 
-export const preToolUse = (cwd: string, tool_name: string, tool_input: Record<string, unknown>) =>
-  JSON.stringify({
-    session_id: "abc123",
-    transcript_path: "/tmp/t.jsonl",
-    cwd,
-    permission_mode: "default",
-    hook_event_name: "PreToolUse",
-    tool_name,
-    tool_input,
-    tool_use_id: "toolu_01",
-  });
+/** A two-question AskUserQuestion set: one single-select with descriptions, one multi-select without. */
+export const TWO_QUESTIONS = [
+  {
+    question: "Which database?",
+    header: "DB",
+    multiSelect: false,
+    options: [
+      { label: "PostgreSQL", description: "A server" },
+      { label: "SQLite", description: "One file" },
+    ],
+  },
+  { question: "Which features?", header: "Features", multiSelect: true, options: [{ label: "Auth" }, { label: "Search" }, { label: "Billing" }] },
+];
+
+/** The environment of a hook or CLI run whose machine turns E2E on itself against `relay` (the dev relay key). */
+export const e2eHookEnv = (relay: string, p: { stateDir: string }): Record<string, string> => ({
+  LINEUP_RELAY_URL: relay,
+  LINEUP_RELAY_KEY: DEV_RELAY_KEY,
+  LINEUP_STATE_DIR: p.stateDir,
+  LINEUP_E2E_POLL_MS: "300",
+  HOME: p.stateDir,
+});

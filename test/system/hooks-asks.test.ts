@@ -6,58 +6,33 @@
 // Stdin as documented at https://code.claude.com/docs/en/hooks (PreToolUse, Elicitation).
 import { describe, expect, inject, it } from "vitest";
 import { ASK_QUESTIONS, ELICITATION } from "../../shared/contract/builtin-tools.js";
-import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import { runCli, waitFor } from "../helpers/adapter-helpers.js";
 import { SimDevice } from "../helpers/e2e-device.js";
-import { countingListener, permissionRequest, preToolUse, project, runHook } from "../helpers/hooks-helpers.js";
+import {
+  askUserQuestion,
+  countingListener,
+  e2eHookEnv,
+  elicitation,
+  permissionRequest,
+  preToolUse,
+  project,
+  runHook,
+  TWO_QUESTIONS as QUESTIONS,
+} from "../helpers/hooks-helpers.js";
 
 const relay = inject("relayUrl");
 
 type Project = ReturnType<typeof project>;
-const envFor = (p: Project): Record<string, string> => ({
-  LINEUP_RELAY_URL: relay,
-  LINEUP_RELAY_KEY: DEV_RELAY_KEY,
-  LINEUP_STATE_DIR: p.stateDir,
-  LINEUP_E2E_POLL_MS: "300",
-  HOME: p.stateDir,
-});
+const envFor = (p: Project): Record<string, string> => e2eHookEnv(relay, p);
+const askStdin = (cwd: string) => askUserQuestion(cwd, QUESTIONS);
 
-const QUESTIONS = [
-  {
-    question: "Which database?",
-    header: "DB",
-    multiSelect: false,
-    options: [
-      { label: "PostgreSQL", description: "A server" },
-      { label: "SQLite", description: "One file" },
-    ],
-  },
-  { question: "Which features?", header: "Features", multiSelect: true, options: [{ label: "Auth" }, { label: "Search" }, { label: "Billing" }] },
-];
-const askStdin = (cwd: string) =>
-  JSON.stringify({
-    session_id: "abc123",
-    transcript_path: "/tmp/t.jsonl",
-    cwd,
-    permission_mode: "default",
-    hook_event_name: "PreToolUse",
-    tool_name: "AskUserQuestion",
-    tool_input: { questions: QUESTIONS },
-    tool_use_id: "toolu_01ask",
-  });
 const SCHEMA = {
   type: "object",
   properties: { email: { type: "string", format: "email" }, seats: { type: "integer", minimum: 1, maximum: 10 } },
   required: ["email"],
 };
 const elicitStdin = (cwd: string) =>
-  JSON.stringify({
-    session_id: "abc123",
-    transcript_path: "/tmp/t.jsonl",
-    cwd,
-    permission_mode: "default",
-    hook_event_name: "Elicitation",
-    mcp_server_name: "billing",
+  elicitation(cwd, {
     message: "Your billing contact",
     mode: "form",
     elicitation_id: "el-7",
