@@ -80,9 +80,10 @@ async function sealedRun(p: Project, args: string[], stdin: string, tool: typeof
   // Sealed: nothing of the question travels in plaintext.
   expect(f.arguments).toBeUndefined();
   const opened = await dev.open(s.session_id, f);
-  const answer = async (result: Record<string, unknown>) =>
-    ws.send(await dev.seal(s.session_id, sender, { type: "tool.result", call_id: String(f.call_id), name: tool.name, result }));
-  return { run, opened, answer, close: () => ws.close() };
+  const reply = async (body: { result: Record<string, unknown> } | { error: { code: string; message: string } }) =>
+    ws.send(await dev.seal(s.session_id, sender, { type: "tool.result", call_id: String(f.call_id), name: tool.name, ...body }));
+  const answer = (result: Record<string, unknown>) => reply({ result });
+  return { run, opened, answer, reply, close: () => ws.close() };
 }
 
 describe("sealed sessions", () => {
@@ -148,6 +149,45 @@ describe("sealed sessions", () => {
       if (r.run.child.exitCode === null) r.run.child.kill("SIGKILL");
     }
   }, 150_000);
+
+  it("AskUserQuestion: Decline on the sealed card denies the tool with a reason, never a made-up answer", async () => {
+    const p = project();
+    const r = await sealedRun(p, ["ask-user-question", "--wait", "90"], askStdin(p.dir), ASK_QUESTIONS);
+    try {
+      // What the card's Decline button sends (web/src/ui/Cards.tsx), sealed like every answer.
+      await r.reply({ error: { code: "declined", message: "the human declined" } });
+      const out = await r.run;
+      expect([out.code, JSON.parse(out.stdout)]).toEqual([
+        0,
+        {
+          hookSpecificOutput: {
+            hookEventName: "PreToolUse",
+            permissionDecision: "deny",
+            permissionDecisionReason: "The human declined to answer these questions in the LineUp app.",
+          },
+        },
+      ]);
+    } finally {
+      r.close();
+      if (r.run.child.exitCode === null) r.run.child.kill("SIGKILL");
+    }
+  }, 150_000);
+
+  for (const action of ["decline", "cancel"] as const) {
+    it(`Elicitation: ${action} on the sealed card answers ${action}, with no content`, async () => {
+      const p = project();
+      const r = await sealedRun(p, ["elicitation", "--wait", "90"], elicitStdin(p.dir), ELICITATION);
+      try {
+        // What the elicitation card's buttons send (web/src/tools/asks.tsx `ended`).
+        await r.answer({ message: action === "decline" ? "declined" : "cancelled", action });
+        const out = await r.run;
+        expect([out.code, JSON.parse(out.stdout)]).toEqual([0, { hookSpecificOutput: { hookEventName: "Elicitation", action } }]);
+      } finally {
+        r.close();
+        if (r.run.child.exitCode === null) r.run.child.kill("SIGKILL");
+      }
+    }, 150_000);
+  }
 
   it("Elicitation, URL mode: the URL travels sealed; Done accepts", async () => {
     const p = project();
