@@ -38,6 +38,26 @@ describe("a relay that speaks a newer protocol", () => {
     expect(other.filter((l) => l.includes("speaks lineup/2"))).toEqual([]);
   });
 
+  it("reaches a library user who gave no log through Node's warning channel (code LINEUP_PROTOCOL), once", async () => {
+    const lr = await LyingRelay.start(relay);
+    cleanups.push(() => lr.close());
+    lr.toClient = (f) => (f.type === "hello" ? { ...f, protocol: "lineup/3" } : f);
+    const seen: Error[] = [];
+    const onWarning = (w: Error) => seen.push(w);
+    process.on("warning", onWarning);
+    cleanups.push(() => process.off("warning", onWarning));
+    const client = await connectAgent({ relayUrl: lr.url, relayKey: DEV_RELAY_KEY, stateDir: tempDir(), cwd: tempDir() });
+    cleanups.push(() => client.close());
+    const ours = () => seen.filter((w) => (w as Error & { code?: string }).code === "LINEUP_PROTOCOL");
+    await waitFor(() => (ours().length > 0 ? true : undefined), "the protocol warning");
+    expect(ours()[0]!.message).toContain("speaks lineup/3");
+    expect(ours()[0]!.message).toContain(UPGRADE_COMMAND);
+    lr.sockets[0]!.cut();
+    await waitFor(() => (lr.sockets.length >= 2 ? true : undefined), "the reconnect");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ours()).toHaveLength(1);
+  });
+
   it("is not mentioned when the relay speaks the adapter's own protocol", async () => {
     const lr = await LyingRelay.start(relay);
     cleanups.push(() => lr.close());
