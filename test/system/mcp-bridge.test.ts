@@ -237,6 +237,22 @@ describe("lineup mcp: pending handles for capped hosts (await_answer)", () => {
     expect(firstText(await mcp.client.callTool({ name: "await_answer", arguments: { call_id: call.call_id } }))).toMatch(/unknown_call/);
   });
 
+  it("await_answer's own timeout returns pending again before the answer, leaves the card open, and a later await_answer still gets the answer", async () => {
+    const { mcp, app } = await setup({ args: ["--wait-budget", "2"] });
+    const r = await mcp.client.callTool({ name: "ask_question", arguments: { project_directory: "/p", question: "Later?" } });
+    const call = await app!.call("ask_question");
+    expect(r.structuredContent).toMatchObject({ status: "pending", call_id: call.call_id });
+    const again = await mcp.client.callTool({ name: "await_answer", arguments: { call_id: call.call_id, timeout: 1 } });
+    expect(again.isError).toBeFalsy();
+    expect(again.structuredContent).toMatchObject({ status: "pending", call_id: call.call_id });
+    expect(firstText(again)).toMatch(/Call await_answer/);
+    // The card was neither cancelled nor sent again.
+    expect(app!.frames.filter((f) => f.type === "tool.cancel" || f.type === "tool.call")).toEqual([]);
+    const w = mcp.client.callTool({ name: "await_answer", arguments: { call_id: call.call_id } });
+    app!.answer(call, { result: { message: "later, yes" } });
+    expect(firstText(await w)).toBe("later, yes");
+  });
+
   it("the same question while it is open joins it: one card, one answer for both requests", async () => {
     const { mcp, app } = await setup({ args: ["--wait-budget", "30"] });
     const args = { name: "confirm", arguments: { question: "Ship it?" } };
