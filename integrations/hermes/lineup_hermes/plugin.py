@@ -54,6 +54,7 @@ class LineUpPlugin:
         if isinstance(rid, str) and isinstance(key, str) and key:
             with self._lock:
                 self._request_session[rid] = key
+                self._current_session = key
                 while len(self._request_session) > MAX_MAPPED_REQUESTS:
                     self._request_session.pop(next(iter(self._request_session)))
 
@@ -63,10 +64,14 @@ class LineUpPlugin:
             with self._lock:
                 self._current_session = key
 
-    def _session_key(self, request_id: str | None = None) -> str:
+    def _session_key(self, request_id: str | None = None, hint: Any = None) -> str:
+        """The Hermes session of a request (mapped by pre_approval_request), else `hint` (a tool call's
+        session_id / task_id keyword), else the session a hook named last, else one default session."""
         with self._lock:
             if request_id is not None and request_id in self._request_session:
                 return self._request_session.pop(request_id)
+            if isinstance(hint, str) and hint:
+                return hint
             return self._current_session or DEFAULT_SESSION
 
     def _lineup_session(self, key: str) -> dict[str, Any]:
@@ -113,7 +118,8 @@ class LineUpPlugin:
         return request.respond(choice)
 
     # --- the lineup_ask tool -------------------------------------------------------------------------------------
-    def ask(self, args: dict[str, Any], **_kw: Any) -> str:
+    def ask(self, args: dict[str, Any], **kw: Any) -> str:
+        """Hermes dispatches a tool as `handler(args, **kwargs)` (tools/registry.py `dispatch`) and wants a string."""
         question = args.get("question")
         if not isinstance(question, str) or not question.strip():
             return json.dumps({"error": "lineup_ask needs a `question` (markdown)"})
@@ -127,7 +133,7 @@ class LineUpPlugin:
         else:
             name, call_args = "ask_question", {"project_directory": os.getcwd(), "question": question}
         try:
-            res = self._call(self._session_key(), name, call_args, t, time.monotonic() + t + 5)
+            res = self._call(self._session_key(hint=kw.get("session_id") or kw.get("task_id")), name, call_args, t, time.monotonic() + t + 5)
         except LineUpHermesError as e:
             return json.dumps({"error": str(e), "code": e.code})
         out: dict[str, Any] = {"question": question, "choices_offered": choices or []}

@@ -77,9 +77,8 @@ class Inbox:
     def app(self, session_id: str) -> WsApp:
         a = WsApp(RELAY, session_id, self.device)
         assert a.wait_for(lambda f: f.get("type") == "hello", 10)
-        perm = {"name": "permission", "type": "action", "description": "", "inputSchema": {"type": "object"}}
-        choice = {"name": "choice", "type": "action", "description": "", "inputSchema": {"type": "object"}}
-        a.send({"type": "tool.list", "tools": [perm, choice]})
+        tools = [{"name": n, "type": "action", "description": "", "inputSchema": {"type": "object"}} for n in ("permission", "choice", "ask_question")]
+        a.send({"type": "tool.list", "tools": tools})
         return a
 
 
@@ -176,7 +175,7 @@ class HermesPluginTest(unittest.TestCase):
     def test_lineup_ask_puts_a_six_choice_question_on_the_phone_and_returns_the_pick(self) -> None:
         handler = self.ctx.tools["lineup_ask"]["handler"]
         six = ["eu-west", "eu-north", "us-east", "us-west", "ap-south", "ap-east"]
-        out = in_thread(lambda: handler({"question": "Which **region**?", "choices": six}))
+        out = in_thread(lambda: handler({"question": "Which **region**?", "choices": six}, task_id="hermes-session-1"))
         sid, listed = self.inbox.waiting()
         app = self.inbox.app(sid)
         call = app.wait_for(lambda f: f.get("type") == "tool.call", 10)
@@ -188,6 +187,41 @@ class HermesPluginTest(unittest.TestCase):
         self.assertEqual(got["user_response"], "ap-east")
         self.assertEqual(got["choices_offered"], six)
         app.close()
+
+    def test_an_approval_and_a_question_of_one_hermes_session_share_one_lineup_session(self) -> None:
+        req, out = self.ask()
+        sid, _ = self.inbox.waiting()
+        app = self.inbox.app(sid)
+        call = app.wait_for(lambda f: f.get("type") == "tool.call", 10)
+        app.send({"type": "tool.result", "call_id": call["call_id"], "result": {"message": "allow", "behavior": "allow"}})
+        out["thread"].join(30)
+        self.assertEqual(out["value"], ("once", None))
+        asked = in_thread(lambda: self.ctx.tools["lineup_ask"]["handler"]({"question": "Anything else?"}, task_id="hermes-session-1"))
+        q = app.wait_for(lambda f: f.get("type") == "tool.call" and f.get("name") == "ask_question", 15)
+        self.assertIsNotNone(q, "the question did not reach the same LineUp session")
+        app.send({"type": "tool.result", "call_id": q["call_id"], "result": {"message": "no, ship it"}})
+        asked["thread"].join(30)
+        self.assertEqual(json.loads(asked["value"])["user_response"], "no, ship it")
+        self.assertEqual(len(http("GET", "/api/inbox", self.inbox.device)["sessions"]), 1)
+        app.close()
+
+    def test_hermes_lineup_join_redeems_a_code_from_the_app_and_the_plugin_then_uses_it(self) -> None:
+        code = http("POST", "/api/inbox/join-codes", self.inbox.device, {})["code"]
+        d = tempfile.mkdtemp(prefix="lineup-hermes-join-")
+        ctx = plugin_for({"LINEUP_RELAY_URL": RELAY, "LINEUP_STATE_DIR": d})
+        import argparse
+
+        parser = argparse.ArgumentParser(prog="hermes lineup")
+        ctx.cli["lineup"]["setup_fn"](parser)
+        ns = parser.parse_args(["join", code, "--name", "build box"])
+        self.assertEqual(ctx.cli["lineup"]["handler_fn"](ns), 0)
+        saved = json.loads(Path(d, "hermes.json").read_text())
+        self.assertTrue(saved["inbox"]["machineCredential"].startswith("lum1."))
+        self.assertEqual(os.stat(Path(d, "hermes.json")).st_mode & 0o777, 0o600)
+        machines = {m["name"] for m in http("GET", "/api/inbox", self.inbox.device)["machines"]}
+        self.assertIn("build box", machines)
+        # A second use of the code is refused clearly.
+        self.assertEqual(ctx.cli["lineup"]["handler_fn"](parser.parse_args(["join", code])), 1)
 
     def test_a_revoked_machine_credential_fails_clearly_and_hermes_denies(self) -> None:
         req, out = self.ask()  # makes the session first
