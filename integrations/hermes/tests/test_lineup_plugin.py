@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -222,6 +223,19 @@ class HermesPluginTest(unittest.TestCase):
         self.assertIn("build box", machines)
         # A second use of the code is refused clearly.
         self.assertEqual(ctx.cli["lineup"]["handler_fn"](parser.parse_args(["join", code])), 1)
+
+    def test_an_inbox_another_machine_turned_e2e_on_is_refused_instead_of_sent_plaintext(self) -> None:
+        # The adapter of the repository turns E2E on for the inbox (a key epoch on the relay); the plugin, with the
+        # same inbox's credential but no keys, must not create a plaintext session in it.
+        bin_ = HERE.parents[2] / "adapter" / "bin" / "lineup.mjs"
+        env = {**os.environ, "LINEUP_RELAY_URL": RELAY, "LINEUP_STATE_DIR": self.inbox.dir}
+        done = subprocess.run(["node", str(bin_), "e2e", "on"], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=90)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        ctx = plugin_for({"LINEUP_RELAY_URL": RELAY, "LINEUP_STATE_DIR": tempfile.mkdtemp(), "LINEUP_MACHINE_CREDENTIAL": self.inbox.machine})
+        choice, failure = invoke(ctx.transports["lineup"], ApprovalRequest.make("ls", "k", 30))
+        self.assertEqual(choice, "deny")
+        self.assertIn("end-to-end encryption is on for this LineUp inbox", failure or "")
+        self.assertEqual(http("GET", "/api/inbox", self.inbox.device)["sessions"], [])
 
     def test_a_revoked_machine_credential_fails_clearly_and_hermes_denies(self) -> None:
         req, out = self.ask()  # makes the session first
