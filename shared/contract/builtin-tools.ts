@@ -118,7 +118,7 @@ export const PERMISSION: ToolDef = {
   name: "permission",
   type: "action",
   description:
-    "Ask the human whether the agent may run one of its own tools (e.g. Claude Code's Bash or Edit) with this input. Answer: allow, deny (with optional feedback for the model) or always (allow and keep `rule` from now on). LineUp's permission hooks send this; prefer them to calling it directly.",
+    "May the agent run its own tool (e.g. Bash) with this input? Answer: allow, deny (+feedback) or always (+rule); with choices, one of those. Sent by LineUp's hooks and the Hermes plugin.",
   inputSchema: obj(
     {
       tool_name: { type: "string", description: "the agent's tool, e.g. Bash, Edit, mcp__github__create_issue" },
@@ -130,8 +130,10 @@ export const PERMISSION: ToolDef = {
         type: "array",
         items: { type: "string" },
         maxItems: 10,
-        description: "rules in Claude Code's permission syntax (e.g. Bash(npm test:*)) the human may always allow",
+        description: "Claude Code permission rules (e.g. Bash(npm test:*)) the human may always allow",
       },
+      // i34-hermes: the answers the caller accepts (docs/permissions.md §14); absent: Claude Code's card.
+      choices: { type: "array", items: { enum: ["once", "session", "always", "deny"] } },
     },
     ["tool_name", "input"],
   ),

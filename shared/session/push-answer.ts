@@ -11,7 +11,7 @@ import { tapResult } from "../tools/meaning.js";
 
 /** What the PWA's cards send for the same tap (shared/tools/meaning.ts), from the call's own arguments. */
 export function resultFor(name: string, args: Record<string, unknown>, action: string): ToolResultBody | undefined {
-  return tapResult(name, action, args.options, args.multiple === true);
+  return tapResult(name, action, name === "permission" ? args.choices : args.options, args.multiple === true);
 }
 
 function closedOf(store: Store, callId: string): SessionPushAnswer {

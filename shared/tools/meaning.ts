@@ -3,6 +3,7 @@
 // PWA's cards and one-line texts, the service worker, push answers, the inbox report and the WuKongIM text.
 // Imports nothing at run time, so the service worker bundles it alone; push extras are ./push-extras.ts.
 import type { ToolResultBody } from "../contract/protocol.js";
+import { choiceResult, permissionChoices, type PermissionChoice } from "./choices.js";
 
 type Args = Record<string, unknown>;
 
@@ -54,7 +55,10 @@ export const ANSWERS = {
   approved: (): ToolResultBody => ({ message: "approved", approved: true }),
 };
 
-/** A notification action: `yes`/`no` (confirm), `allow`/`deny` (permission), `opt:<i>` (a single choice). */
+/** The notification action of a permission choice (`once` keeps the old `allow`). */
+const choiceAction = (c: PermissionChoice): string => (c === "once" ? "allow" : c);
+
+/** A notification action: `yes`/`no` (confirm), `allow`/`deny` (permission; with `choices` also `session`/`always`), `opt:<i>` (a single choice). */
 export type TapAction = { action: string; title: string };
 
 /**
@@ -63,7 +67,12 @@ export type TapAction = { action: string; title: string };
  */
 export function tapResult(name: string, action: string, options?: unknown, multiple = false): ToolResultBody | undefined {
   if (name === "confirm") return action === "yes" ? ANSWERS.yes() : action === "no" ? ANSWERS.no() : undefined;
-  if (name === "permission") return action === "allow" ? ANSWERS.allow() : action === "deny" ? ANSWERS.deny() : undefined;
+  if (name === "permission") {
+    // With `choices` (passed here as `options`): exactly those; without: Allow / Deny.
+    const offered = permissionChoices(options) ?? (["once", "deny"] as PermissionChoice[]);
+    const c = offered.find((x) => choiceAction(x) === action);
+    return c === undefined ? undefined : choiceResult(c);
+  }
   const m = /^opt:(\d{1,2})$/.exec(action);
   if (name !== "choice" || !m || multiple || !Array.isArray(options)) return undefined;
   const o: unknown = options[Number(m[1])];
@@ -76,6 +85,9 @@ export interface TapLabels {
   no: string;
   allow: string;
   deny: string;
+  /** A permission's "allow for this session" and "always allow" (only with `choices`). */
+  session?: string;
+  always?: string;
 }
 
 /** The taps a notification offers (at most `max`, the browser's Notification.maxActions): none when they do not fit. */
@@ -85,12 +97,14 @@ export function tapActions(tool: string, extras: { confirm?: { yes?: string; no?
       { action: "yes", title: extras.confirm?.yes || L.yes },
       { action: "no", title: extras.confirm?.no || L.no },
     ];
-  // A permission: Allow / Deny here; "Always allow" (choosing a rule) needs the card.
-  if (tool === "permission" && max >= 2)
-    return [
-      { action: "allow", title: L.allow },
-      { action: "deny", title: L.deny },
-    ];
+  // A permission: Allow / Deny here; "Always allow" (choosing a rule) needs the card. With `choices` (the
+  // extras' options): those choices; when more than `max`, deny and the first others (the rest on the card).
+  if (tool === "permission" && max >= 2) {
+    const cs = permissionChoices(extras.options) ?? (["once", "deny"] as PermissionChoice[]);
+    const kept = cs.includes("deny") ? [...cs.filter((c) => c !== "deny").slice(0, max - 1), "deny" as const] : cs.slice(0, max);
+    const title = (c: PermissionChoice) => (c === "once" ? L.allow : c === "deny" ? L.deny : (L[c] ?? c));
+    return kept.map((c) => ({ action: choiceAction(c), title: title(c) }));
+  }
   const o = extras.options;
   if (Array.isArray(o) && o.length > 0 && o.length <= max) return o.map((x, i) => ({ action: `opt:${i}`, title: String(x) }));
   return [];

@@ -134,6 +134,8 @@ const STRINGS = {
     attention: "The agent is waiting for you",
     allow: "Allow",
     deny: "Deny",
+    session: "Allow this session",
+    always: "Always allow",
   },
   zh: {
     yes: "是",
@@ -153,6 +155,8 @@ const STRINGS = {
     attention: "Agent 在等你回复",
     allow: "允许",
     deny: "拒绝",
+    session: "本会话内允许",
+    always: "始终允许",
   },
 };
 type Strings = (typeof STRINGS)["en"];
@@ -291,7 +295,7 @@ async function sealedCall(m: Msg & { sealed: Record<string, unknown> }): Promise
     call: s.call,
     tool: s.name,
     body: p ? p.text : L.fallback,
-    options: p && s.name === "choice" ? p.options : undefined,
+    options: p && (s.name === "choice" || s.name === "permission") ? p.options : undefined,
     confirm: p && s.name === "confirm" ? { yes: p.yes_label, no: p.no_label } : undefined,
   };
   const n = notificationOf(plain);

@@ -13,10 +13,10 @@ export type InputView =
 
 const s = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
-/** Claude Code's tool inputs (and Cursor's shell command, sent as Bash) shown for what they are. */
+/** Claude Code's tool inputs (and Cursor's shell command, sent as Bash; Hermes' `terminal` command) shown for what they are. */
 export function viewOf(tool: string, input: Record<string, unknown>): InputView {
   const path = s(input.file_path) ?? s(input.notebook_path);
-  if ((tool === "Bash" || tool === "PowerShell") && s(input.command) !== undefined) {
+  if ((tool === "Bash" || tool === "PowerShell" || tool === "terminal") && s(input.command) !== undefined) {
     const d = s(input.description);
     return d ? { kind: "bash", command: s(input.command)!, description: d } : { kind: "bash", command: s(input.command)! };
   }

@@ -8,6 +8,8 @@ import type { CallEntry } from "../conn.js";
 import type { Answer } from "./calculator.js";
 import { pt } from "./permission-i18n.js";
 import { ANSWERS } from "../../../shared/tools/meaning.js";
+import { permissionChoices } from "../../../shared/tools/choices.js";
+import { ChoiceButtons } from "./permission-choices.js";
 import { codeSpans, lineDiff, ruleError, rulesToOffer, viewOf, withContext, type DiffLine, type InputView } from "./permission-view.js";
 import "./permission.css";
 
@@ -137,17 +139,8 @@ export function PermissionCard({ c, answer }: PermissionProps) {
   const input = (args.input && typeof args.input === "object" && !Array.isArray(args.input) ? args.input : {}) as Record<string, unknown>;
   const view = useMemo(() => viewOf(tool, input), [c.call_id]);
   const rules = useMemo(() => rulesToOffer(args), [c.call_id]);
-  const [feedback, setFeedback] = useState("");
-  const [picked, setPicked] = useState<string>(rules[0] ?? "__other");
-  const [other, setOther] = useState("");
+  const choices = useMemo(() => permissionChoices(args.choices), [c.call_id]);
   const id = `perm-${c.call_id}`;
-  const chosen = picked === "__other" ? other.trim() : picked;
-  const otherError = picked === "__other" && other.trim() !== "" ? ruleError(other.trim()) : undefined;
-  const canAlways = chosen !== "" && otherError === undefined && ruleError(chosen) === undefined;
-
-  const allow = () => answer({ result: ANSWERS.allow() });
-  const deny = () => answer({ result: { ...ANSWERS.deny(), ...(feedback.trim() ? { feedback: feedback.trim() } : {}) } });
-  const always = () => canAlways && answer({ result: { message: "always", behavior: "allow", rule: chosen } });
 
   return (
     <div class="perm">
@@ -168,6 +161,37 @@ export function PermissionCard({ c, answer }: PermissionProps) {
         </p>
       )}
 
+      {choices ? <ChoiceButtons choices={choices} answer={answer} id={id} /> : <ClaudeAnswers {...{ args, tool, id, rules, answer }} />}
+    </div>
+  );
+}
+
+/** Claude Code's answers: Allow / Deny (with a message) / Always allow a rule. */
+function ClaudeAnswers({
+  args,
+  tool,
+  id,
+  rules,
+  answer,
+}: {
+  args: Record<string, unknown>;
+  tool: string;
+  id: string;
+  rules: string[];
+  answer: (a: Answer) => void;
+}) {
+  const [feedback, setFeedback] = useState("");
+  const [picked, setPicked] = useState<string>(rules[0] ?? "__other");
+  const [other, setOther] = useState("");
+  const chosen = picked === "__other" ? other.trim() : picked;
+  const otherError = picked === "__other" && other.trim() !== "" ? ruleError(other.trim()) : undefined;
+  const canAlways = chosen !== "" && otherError === undefined && ruleError(chosen) === undefined;
+
+  const allow = () => answer({ result: ANSWERS.allow() });
+  const deny = () => answer({ result: { ...ANSWERS.deny(), ...(feedback.trim() ? { feedback: feedback.trim() } : {}) } });
+  const always = () => canAlways && answer({ result: { message: "always", behavior: "allow", rule: chosen } });
+  return (
+    <>
       <div class="options two perm-main" role="group" aria-label={pt("wants", { agent: str(args.agent) ?? pt("anAgent"), tool })}>
         <button class="btn primary perm-allow" type="button" onClick={allow}>
           {pt("allow")}
@@ -232,6 +256,6 @@ export function PermissionCard({ c, answer }: PermissionProps) {
           </span>
         </button>
       </fieldset>
-    </div>
+    </>
   );
 }

@@ -1,0 +1,94 @@
+// Issue 34 item 2 in real Chromium: a `permission` call with `choices` (Hermes' allowed_choices) shows exactly
+// those buttons — no rule picker — and "Allow this session" answers `{message: "session", behavior: "allow"}`;
+// a deny carries the typed message. Claude Code's card (no `choices`) is browser-permission.test.ts.
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
+import { pair, useBrowser } from "../helpers/browser.js";
+import { connect, wsUrl, type RawClient } from "../helpers/raw-client.js";
+import { freePort } from "../helpers/relay.js";
+import { newSession } from "../helpers/adapter-helpers.js";
+
+const TOKEN = "browser-perm-choices-token-0123456789";
+let lan: LanServer;
+
+const fx = useBrowser({
+  relay: false,
+  setup: async () => {
+    lan = await startLanServer({
+      port: await freePort(),
+      host: "127.0.0.1",
+      token: TOKEN,
+      ...(process.env.LINEUP_TEST_WEB_DIR ? { webDir: process.env.LINEUP_TEST_WEB_DIR } : {}),
+    });
+  },
+  teardown: async () => {
+    await lan?.close();
+  },
+});
+
+async function phone(): Promise<{ agent: RawClient; page: Page; close: () => Promise<void> }> {
+  const s = await newSession(lan.url, TOKEN);
+  const agent = await connect(wsUrl(lan.url, s.session_id), { token: s.agent_token, clientId: "hermes" });
+  await agent.next("hello");
+  const ctx = await fx.context("phone", "en-US");
+  const page = await ctx.newPage();
+  await pair(page, s);
+  await agent.next((f) => f.type === "tool.list" && Array.isArray(f.tools) && f.tools.some((t) => (t as { name: string }).name === "permission"), 15_000);
+  return {
+    agent,
+    page,
+    close: async () => {
+      await agent.close();
+      await ctx.close();
+    },
+  };
+}
+
+const card = (page: Page) => page.locator("article.card.pending .perm").last();
+const hermesCall = (call_id: string, choices: string[]) => ({
+  type: "tool.call",
+  call_id,
+  name: "permission",
+  arguments: {
+    tool_name: "terminal",
+    input: { command: "rm -rf build", description: "recursive delete" },
+    project_directory: "/home/me/api",
+    agent: "Hermes",
+    reason: "recursive delete",
+    choices,
+  },
+});
+
+describe("the permission card with the caller's choices", () => {
+  it("offers exactly Hermes' choices and answers Allow this session as session", async () => {
+    const { agent, page, close } = await phone();
+    try {
+      agent.send(hermesCall("h1", ["once", "session", "deny"]));
+      await card(page).waitFor({ timeout: 20_000 });
+      await expect.poll(() => card(page).locator(".perm-cmd").textContent()).toBe("rm -rf build");
+      expect(await card(page).locator(".perm-choices button").allTextContents()).toEqual(["Allow once", "Allow this session", "Deny"]);
+      expect(await card(page).locator(".perm-always").count()).toBe(0);
+      await card(page).getByRole("button", { name: "Allow this session" }).click();
+      const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "h1", 15_000);
+      expect(r.result).toEqual({ message: "session", behavior: "allow" });
+    } finally {
+      await close();
+    }
+  });
+
+  it("offers Always allow only when passed, and a deny carries the typed message", async () => {
+    const { agent, page, close } = await phone();
+    try {
+      agent.send(hermesCall("h2", ["deny", "always", "once"]));
+      await card(page).waitFor({ timeout: 20_000 });
+      expect(await card(page).locator(".perm-choices button").allTextContents()).toEqual(["Allow once", "Always allow", "Deny"]);
+      await card(page).locator(".perm-feedback textarea").fill("use git clean instead");
+      await card(page).getByRole("button", { name: "Deny" }).click();
+      const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "h2", 15_000);
+      expect(r.result).toEqual({ message: "deny", behavior: "deny", feedback: "use git clean instead" });
+    } finally {
+      await close();
+    }
+  });
+});
