@@ -4,7 +4,7 @@
 // is `Authorization: Bearer $LINEUP_MACHINE_CREDENTIAL`, which Claude Code fills from its environment because
 // `allowedEnvVars` lists that one name (unlisted names become empty strings). Merged like the command hooks
 // (setup.ts): LineUp's own entries are replaced in place, everything else is kept.
-import { HTTP_HOOK_CREDENTIAL_ENV, httpHookUrl, type HttpHookEvent } from "../../shared/contract/http-hooks.js";
+import { HTTP_HOOK_CREDENTIAL_ENV, HTTP_HOOK_LIMITS, httpHookUrl, type HttpHookEvent } from "../../shared/contract/http-hooks.js";
 import { LineUpError } from "../../shared/client/errors.js";
 
 type Json = Record<string, unknown>;
@@ -21,12 +21,25 @@ interface HttpSpec {
   timeout: number;
 }
 
-/** The http hooks, with the same timeouts and waits as their command twins (setup.ts `claudeSpecs`). */
+/** The http hooks, with the same timeouts and waits as their command twins (setup.ts `claudeSpecs`), the waits at most
+ * HTTP_HOOK_LIMITS.setupMaxWaitS (a held request must end before Cloudflare drops the idle connection). */
 export function claudeHttpSpecs(timeoutS: number, askWaitS: number, o: { preToolUseTimeoutS: number; waitMarginS: number }): HttpSpec[] {
   return [
     { event: "PreToolUse", matcher: "*", sub: "pre-tool-use", timeout: o.preToolUseTimeoutS },
-    { event: "PreToolUse", matcher: "AskUserQuestion", sub: "ask-user-question", waitS: askWaitS, timeout: askWaitS + o.waitMarginS },
-    { event: "PermissionRequest", matcher: "*", sub: "permission-request", waitS: Math.max(5, timeoutS - o.waitMarginS), timeout: timeoutS },
+    {
+      event: "PreToolUse",
+      matcher: "AskUserQuestion",
+      sub: "ask-user-question",
+      waitS: Math.min(askWaitS, HTTP_HOOK_LIMITS.setupMaxWaitS),
+      timeout: askWaitS + o.waitMarginS,
+    },
+    {
+      event: "PermissionRequest",
+      matcher: "*",
+      sub: "permission-request",
+      waitS: Math.min(Math.max(5, timeoutS - o.waitMarginS), HTTP_HOOK_LIMITS.setupMaxWaitS),
+      timeout: timeoutS,
+    },
   ];
 }
 

@@ -17,6 +17,11 @@ export const HTTP_HOOK_LIMITS = {
   minWaitS: 1,
   maxWaitS: 86_400,
   defaultWaitS: 50,
+  /**
+   * The longest wait `lineup setup claude --http` writes: Cloudflare closes a client connection idle for 400 s
+   * (https://developers.cloudflare.com/fundamentals/reference/connection-limits/), and a held request sends nothing.
+   */
+  setupMaxWaitS: 380,
   /** The card's own deadline at the relay is this much later than the wait: our cancel is what closes it. */
   cardGraceS: 5,
 } as const;
