@@ -150,6 +150,6 @@ export async function runHttpHook(): Promise<HttpHookResults> {
     return res;
   } finally {
     await relay.stop();
-    rmSync(dir, { recursive: true, force: true });
+    for (const d of [dir, "bench/.tmp/http-hook-relay", "bench/.tmp/state-http-hook"]) rmSync(d, { recursive: true, force: true });
   }
 }

@@ -122,6 +122,13 @@ describe("the inbox policy decides at once", () => {
     expect([q.status, await q.text()]).toEqual([200, ""]);
     expect((await state(m)).sessions).toEqual([]);
   });
+
+  it("resolves ~/ rules against the home directory read from transcript_path", async () => {
+    const m = await inbox();
+    await setPolicy(m, { deny: ["Read(~/.ssh/**)"] });
+    const r = await hook(m, "pre-tool-use", preToolUse("Read", { file_path: "/home/dev/.ssh/id_ed25519" }));
+    expect(((await r.json()) as { hookSpecificOutput: { permissionDecision: string } }).hookSpecificOutput.permissionDecision).toBe("deny");
+  });
 });
 
 describe("ask: a card on the phone, held while the human answers", () => {
@@ -273,7 +280,7 @@ describe("refusals change nothing", () => {
     expect(none.status).toBe(401);
   });
 
-  it("bad JSON is 400 bad_json, a body of the wrong shape 400 bad_request, a bad wait 400, an unknown event 404; no session is made", async () => {
+  it("bad JSON is 400 bad_json, a body of the wrong shape 400 bad_request, a bad wait 400, an unknown event 404, over 1 MiB 413; no session is made", async () => {
     const m = await inbox();
     const bad = await hook(m, "permission-request", "{not json");
     expect([bad.status, ((await bad.json()) as { error: { code: string } }).error.code]).toEqual([400, "bad_json"]);
@@ -281,6 +288,8 @@ describe("refusals change nothing", () => {
     expect([shape.status, ((await shape.json()) as { error: { message: string } }).error.message]).toEqual([400, expect.stringContaining("tool_name")]);
     expect((await hook(m, "permission-request", permissionRequest("Bash", { command: "x" }), 0)).status).toBe(400);
     expect((await hook(m, "post-tool-use", preToolUse("Bash", { command: "x" }))).status).toBe(404);
+    const big = await hook(m, "permission-request", permissionRequest("Write", { file_path: `${DIR}/big.txt`, content: "x".repeat(1024 * 1024) }));
+    expect([big.status, ((await big.json()) as { error: { code: string } }).error.code]).toEqual([413, "too_large"]);
     expect((await state(m)).sessions).toEqual([]);
   });
 
