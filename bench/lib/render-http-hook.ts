@@ -27,8 +27,10 @@ inbox policy; as a command hook it is a fresh \`node\` running the installed \`l
 |---|---:|---:|---:|
 ${rows}
 
-**The command hook takes ${rr(h.command_vs_http.pre_tool_use)} the http hook's time for PreToolUse and
-${rr(h.command_vs_http.permission_request)} for PermissionRequest** (median of the per-round ratios, spread). Against a
+The command hook takes ${rr(h.command_vs_http.pre_tool_use)} the http hook's time for PreToolUse and
+${rr(h.command_vs_http.permission_request)} for PermissionRequest (median of the per-round ratios, spread); the machine's
+load above is other jobs sharing its 2 CPUs, which slows a process start far more than a request to a running
+relay, and both ways of a round ran under the same load. Against a
 deployed relay the http hook adds the network: one round trip to the nearest Cloudflare location on a reused
 connection, plus the TCP and TLS handshakes on a new one — while the command hook needs no network when the
 policy on disk decides. A decision the policy leaves to the human is a held request on the relay either way.
