@@ -269,6 +269,29 @@ describe("ask: a card on the phone, held while the human answers", () => {
   });
 });
 
+describe("a deploy while a request is held", () => {
+  it("when the object closes every socket, the link reconnects and the one card's answer arrives", async () => {
+    const m = await inbox();
+    const s = await projectSession(m, DIR);
+    const a = await app(s);
+    const input = { command: "git push" };
+    const held = track(hook(m, "permission-request", permissionRequest("Bash", input), 30));
+    const card = await a.next(isPermissionCard);
+    await evictDurableObject(stubOf(s.session_id), { webSockets: "close" });
+    await a.closedWith();
+    const a2 = await app(s);
+    // The open call comes to the app again on its new connection (never a second card); the human answers there.
+    const again = await a2.next((f) => isPermissionCard(f) && f.call_id === card.call_id);
+    expect(held.settled()).toBe(false);
+    a2.send({ type: "tool.result", call_id: again.call_id, result: { message: "deny", behavior: "deny" } });
+    expect(await (await held.p).json()).toEqual({
+      hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "The human denied this in the LineUp app." } },
+    });
+    expect(await a2.none(isPermissionCard)).toBe(true);
+    a2.close();
+  });
+});
+
 describe("refusals change nothing", () => {
   it("a revoked machine credential is refused 401, and so is a made-up one", async () => {
     const m = await inbox();
