@@ -219,6 +219,20 @@ describe("ask: a card on the phone, held while the human answers", () => {
     a.close();
   });
 
+  it("a hook from a subdirectory goes to the session of the nearest project directory above it, not a new one", async () => {
+    const m = await inbox();
+    const s = await projectSession(m, DIR);
+    await projectSession(m, "/home/dev/shop-other");
+    const a = await app(s);
+    const held = hook(m, "permission-request", { ...permissionRequest("Bash", { command: "make" }), cwd: `${DIR}/src/app` }, 30);
+    const card = await a.next(isPermissionCard);
+    expect(card.arguments).toMatchObject({ project_directory: DIR });
+    a.send({ type: "tool.result", call_id: card.call_id, result: { message: "allow", behavior: "allow" } });
+    expect((await held).status).toBe(200);
+    expect((await state(m)).sessions).toHaveLength(2);
+    a.close();
+  });
+
   it("with no session for the project yet, makes one (named after the directory) in the machine's inbox, as lineup would", async () => {
     const m = await inbox();
     const held = hook(m, "permission-request", permissionRequest("Bash", { command: "make deploy" }), 30);
