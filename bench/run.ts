@@ -14,6 +14,7 @@ import { runExtras } from "./lib/extras.js";
 import { elapsedS, latencyRounds, log, openSystems, RELAY_VARS, saturate, sleep, WARMUP, type Systems } from "./lib/harness.js";
 import { runProfile } from "./lib/profile.js";
 import { runStartup } from "./lib/startup.js";
+import { runHttpHook } from "./lib/http-hook.js";
 import { loadExtra, renderMarkdown, renderSvg } from "./lib/render.js";
 import { cpuMsOf, memOf, sampleRss, snapshotRelay, startNodeBaselineProc, startWrangler, workerdOf, type Proc } from "./lib/proc.js";
 import type { Cpu, Results, Scale, Throughput, Wake } from "./lib/results.js";
@@ -186,6 +187,8 @@ async function main() {
   }
   // First, while nothing else loads the machine: the agent package's start-up (bench/startup.json).
   await runStartup();
+  // Then the http hook against the command hook (bench/http-hook.json, issue 29 item 6): its own relay, stopped after.
+  await runHttpHook();
   log("starting the relay (wrangler dev), the Durable Object baselines (wrangler dev) and the Node baseline…");
   let relay: Proc | undefined;
   let floor: Proc | undefined;
@@ -413,15 +416,26 @@ async function startupOnly(): Promise<void> {
   log("startup: bench/startup.json and docs/benchmarks.md written");
 }
 
+/** `--http-hook`: only the http hook against the command hook, then the page re-rendered (issue 29 item 6). */
+async function httpHookOnly(): Promise<void> {
+  if (!existsSync("dist/web/index.html")) execFileSync("npx", ["vite", "build", "--logLevel", "warn"], { stdio: "inherit" });
+  await runHttpHook();
+  const r = JSON.parse(readFileSync("bench/results.json", "utf8")) as Results;
+  writeFileSync("docs/benchmarks.md", renderMarkdown(r, loadExtra()));
+  log("http-hook: bench/http-hook.json and docs/benchmarks.md written");
+}
+
 const mode = argv.includes("--startup")
   ? startupOnly
-  : argv.includes("--profile") || process.env.BENCH_PROFILE === "1"
-    ? runProfile
-    : argv.includes("--extras")
-      ? runExtras
-      : argv.includes("--ab")
-        ? () => runAb(...argv.slice(argv.indexOf("--ab") + 1).filter((a) => !a.startsWith("-")))
-        : main;
+  : argv.includes("--http-hook")
+    ? httpHookOnly
+    : argv.includes("--profile") || process.env.BENCH_PROFILE === "1"
+      ? runProfile
+      : argv.includes("--extras")
+        ? runExtras
+        : argv.includes("--ab")
+          ? () => runAb(...argv.slice(argv.indexOf("--ab") + 1).filter((a) => !a.startsWith("-")))
+          : main;
 mode().then(
   () => process.exit(0),
   (e: unknown) => {

@@ -3,6 +3,7 @@
 import { createEdge } from "../shared/edge/app.js";
 import type { Env } from "./env.js";
 import { workerHost } from "./host.js";
+import { hooksRoutes } from "./hooks/routes.js";
 import { mcpRoutes } from "./mcp/routes.js";
 import { oauthRoutes } from "./oauth/routes.js";
 import { wukongimRoutes } from "./wukongim/routes.js";
@@ -14,6 +15,8 @@ export { Session } from "./session.js";
 
 const app = createEdge<Env>(workerHost, (app) => {
   app.route("/mcp", mcpRoutes);
+  // Claude Code's http hooks (issue 29 item 6, docs/permissions.md §7.12): the machine credential, the inbox policy, a held card.
+  app.route("/api/hooks", hooksRoutes);
   // OAuth for MCP connectors: discovery, /oauth/*, and the PWA's /api/inbox/oauth/* (worker/oauth/routes.ts).
   oauthRoutes(app);
   app.route("/webhooks/wukongim", wukongimRoutes);

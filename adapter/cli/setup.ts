@@ -8,6 +8,9 @@ import { homedir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { randomId } from "../../shared/edge/tokens.js";
+import { DEV_RELAY_URL } from "../../shared/contract/defaults.js";
+// i29-http: `--http` (Claude Code's http hooks to the relay) lives in its own file.
+import { checkHttpHookUrl, claudeHttpSpecs, dropClaudeHttpHooks, HTTP_SUBS, httpNextSteps, mergeClaudeHttpHooks } from "./setup-http.js";
 
 export const SETUP_DEFAULTS = {
   /** Claude Code's PermissionRequest hook timeout we write (s); current versions default to 600, old ones to 60. */
@@ -23,7 +26,7 @@ export const SETUP_DEFAULTS = {
   cursorWaitS: 55,
 } as const;
 
-export const SETUP_HELP = `Usage: lineup setup claude [--project DIR] [--timeout S] [--ask-wait S] [--command CMD] [--dry-run]
+export const SETUP_HELP = `Usage: lineup setup claude [--project DIR] [--timeout S] [--ask-wait S] [--command CMD] [--http [--relay URL]] [--dry-run]
        lineup setup cursor [--project DIR] [--wait S] [--command CMD] [--dry-run]
        lineup setup codex  [--config FILE] [--command CMD] [--dry-run]
 
@@ -32,6 +35,9 @@ claude  <project>/.claude/settings.json: PreToolUse (policy), PermissionRequest 
         PreToolUse AskUserQuestion and Elicitation (the question on the phone for --ask-wait S, default
         ${SETUP_DEFAULTS.askWaitS}; then Claude Code's own dialog in the terminal);
         <project>/.mcp.json: the lineup MCP server (for claude -p --permission-prompt-tool mcp__lineup__approve)
+        --http: PreToolUse, PermissionRequest and AskUserQuestion as "type": "http" hooks that POST to the relay
+        (--relay URL, default LINEUP_RELAY_URL) with Bearer $LINEUP_MACHINE_CREDENTIAL from the environment —
+        no Node start per tool call; the credential is never written (docs/permissions.md §7.12)
 cursor  <project>/.cursor/hooks.json: beforeShellExecution → lineup hook cursor-shell
 codex   $CODEX_HOME/config.toml (default ~/.codex/config.toml): notify → lineup hook codex-notify
         (an existing notify program keeps running: it is chained with --then)
@@ -54,6 +60,8 @@ export interface SetupOptions {
   command: string[];
   codexConfig: string;
   dryRun: boolean;
+  /** i29-http: the relay URL the http hooks POST to (`--http`), when wanted */
+  http?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -156,11 +164,18 @@ export const isOurs = (command: unknown, sub: string): boolean =>
 const hookCommand = (cmd: string[], sub: string, args: string[]) => [...cmd, "hook", sub, ...args].map(shellQuote).join(" ");
 
 /** Merges LineUp's hooks into a parsed settings object; returns the change lines (empty: nothing to do). */
-export function mergeClaudeHooks(doc: Json, cmd: string[], timeoutS: number, askWaitS: number = SETUP_DEFAULTS.askWaitS): string[] {
+export function mergeClaudeHooks(
+  doc: Json,
+  cmd: string[],
+  timeoutS: number,
+  askWaitS: number = SETUP_DEFAULTS.askWaitS,
+  except: readonly string[] = [],
+): string[] {
   const changes: string[] = [];
   if (doc.hooks !== undefined && !isObj(doc.hooks)) throw new SetupError(`"hooks" is not an object`);
   const hooks = (doc.hooks ??= {}) as Json;
   for (const spec of claudeSpecs(timeoutS, askWaitS)) {
+    if (except.includes(spec.sub)) continue;
     const command = hookCommand(cmd, spec.sub, spec.args);
     const groups = (hooks[spec.event] ??= []) as unknown;
     if (!Array.isArray(groups)) throw new SetupError(`hooks.${spec.event} is not a list`);
@@ -213,7 +228,14 @@ function planClaude(o: SetupOptions): FileEdit[] {
   const s = readJsonFile(settings);
   let changes: string[];
   try {
-    changes = mergeClaudeHooks(s.doc, o.command, o.timeoutS, o.askWaitS);
+    // i29-http: with --http three hooks are http ones (setup-http.ts); without, earlier http ones go back to commands.
+    changes =
+      o.http !== undefined
+        ? [
+            ...mergeClaudeHooks(s.doc, o.command, o.timeoutS, o.askWaitS, HTTP_SUBS),
+            ...mergeClaudeHttpHooks(s.doc, o.http, claudeHttpSpecs(o.timeoutS, o.askWaitS, SETUP_DEFAULTS), isOurs),
+          ]
+        : [...dropClaudeHttpHooks(s.doc), ...mergeClaudeHooks(s.doc, o.command, o.timeoutS, o.askWaitS)];
   } catch (e) {
     throw new SetupError(`${settings}: ${(e as Error).message}; it was not changed`);
   }
@@ -378,13 +400,18 @@ function parseSetupArgs(argv: string[], env: Record<string, string | undefined>)
     throw new SetupError(`lineup setup: which agent? claude, cursor or codex\n\n${SETUP_HELP}`);
   const flags = new Map<string, string>();
   let dryRun = false;
+  let http = false;
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i]!;
     if (a === "--dry-run") {
       dryRun = true;
       continue;
     }
-    const m = /^--(project|timeout|wait|ask-wait|command|config)(?:=(.*))?$/.exec(a);
+    if (a === "--http" && target === "claude") {
+      http = true;
+      continue;
+    }
+    const m = /^--(project|timeout|wait|ask-wait|command|config|relay)(?:=(.*))?$/.exec(a);
     if (!m) throw new SetupError(`lineup setup: unknown argument ${JSON.stringify(a)}`);
     const v = m[2] ?? rest[++i];
     if (v === undefined) throw new SetupError(`--${m[1]} needs a value`);
@@ -409,6 +436,13 @@ function parseSetupArgs(argv: string[], env: Record<string, string | undefined>)
   };
   const w = num("wait", 5, 86_400);
   if (w !== undefined) o.waitS = w;
+  if (http) {
+    try {
+      o.http = checkHttpHookUrl(flags.get("relay") ?? (env.LINEUP_RELAY_URL || DEV_RELAY_URL), env);
+    } catch (e) {
+      throw new SetupError((e as Error).message);
+    }
+  } else if (flags.has("relay")) throw new SetupError("--relay is for --http");
   if (o.command.length === 0) throw new SetupError("--command is empty");
   return { target, o };
 }
@@ -433,6 +467,7 @@ export function runSetup(argv: string[], io: { out?: (s: string) => void; err?: 
     if (!all.some((c) => !note(c))) out(`lineup setup ${target}: already set up, nothing changed`);
     for (const c of all) out(`${note(c) ? "note" : o.dryRun ? "would change" : "changed"} ${c.file}: ${c.what}`);
     out(NEXT_STEPS[target]!);
+    if (o.http !== undefined) out(httpNextSteps(o.http, io.env ?? process.env));
     return 0;
   } catch (e) {
     err(e instanceof SetupError ? e.message : `lineup setup: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);

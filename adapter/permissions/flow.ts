@@ -2,25 +2,15 @@
 // human's phone and read the answer; "always" records the rule locally (so it applies at once) and in the
 // inbox policy. Used by `lineup hook permission-request` / `cursor-shell` and by `approve` in `lineup mcp`.
 import { homedir } from "node:os";
-import { evaluate, proposeRules, validatePolicyFile, type PolicyDecision } from "../../shared/policy/index.js";
+import { evaluate, type PolicyDecision } from "../../shared/policy/index.js";
+import { readAnswer, suggestionList, type HumanAnswer, type PermissionAsk } from "../../shared/policy/permission-answer.js";
 import type { ToolResultBody } from "../../shared/contract/protocol.js";
 import { logDecision, subjectOf } from "./log.js";
 import { holdsKeys } from "./policy-seal.js";
 import { addInboxRule, addLocalRule, gatherPolicy, type GatheredPolicy, type PolicyContext } from "./policy-store.js";
 
-export interface PermissionAsk {
-  agent: string;
-  toolName: string;
-  input: Record<string, unknown>;
-  /** the request's working directory (relative paths and `./` rules resolve from it) */
-  cwd: string;
-}
-
-export type HumanAnswer =
-  | { kind: "allow"; rule?: string }
-  | { kind: "deny"; feedback?: string; declined?: boolean }
-  | { kind: "timeout" }
-  | { kind: "error"; code: string; message: string };
+// The card and its answer are written once, in shared code (the relay's http hook route uses them too).
+export { permissionArgs, readAnswer, type HumanAnswer, type PermissionAsk } from "../../shared/policy/permission-answer.js";
 
 /** What `call()` of the adapter's agent client offers (structural, so the MCP bridge's agent fits too). */
 export interface CallingAgent {
@@ -55,31 +45,7 @@ export function decideByPolicy(req: PermissionAsk, cx: PolicyContext): { decisio
 
 /** The agent's own proposals first (Claude Code's `permission_suggestions`), then LineUp's; at most 5. */
 export function suggestionsFor(req: PermissionAsk, agentRules: readonly string[], cx: PolicyContext, gathered: GatheredPolicy): string[] {
-  const ours = proposeRules(req.toolName, req.input, { projectDir: cx.projectDir, homeDir: homedir(), cwd: req.cwd, sources: gathered.sources });
-  const valid = (r: string) => validatePolicyFile({ permissions: { allow: [r] } }).ok;
-  return [...new Set([...agentRules, ...ours])].filter(valid).slice(0, 5);
-}
-
-/** The `permission` tool's arguments (../shared/spec/builtin-tools.md). */
-export function permissionArgs(req: PermissionAsk, projectDir: string, suggestions: readonly string[], reason?: string): Record<string, unknown> {
-  return {
-    tool_name: req.toolName,
-    input: req.input,
-    project_directory: projectDir,
-    agent: req.agent,
-    ...(reason !== undefined ? { reason } : {}),
-    ...(suggestions.length > 0 ? { suggestions: [...suggestions] } : {}),
-  };
-}
-
-/** Reads the card's result `{message: allow|deny|always, behavior, rule?, feedback?}`. */
-export function readAnswer(r: ToolResultBody): HumanAnswer {
-  const behavior = typeof r.behavior === "string" ? r.behavior : r.message === "always" ? "allow" : r.message;
-  const feedback = typeof r.feedback === "string" && r.feedback.trim() !== "" ? r.feedback.trim() : undefined;
-  if (behavior === "deny") return feedback !== undefined ? { kind: "deny", feedback } : { kind: "deny" };
-  if (behavior !== "allow") return { kind: "error", code: "bad_answer", message: `the app answered ${JSON.stringify(r.message)}, not allow/deny/always` };
-  const rule = r.message === "always" && typeof r.rule === "string" && validatePolicyFile({ permissions: { allow: [r.rule] } }).ok ? r.rule : undefined;
-  return rule !== undefined ? { kind: "allow", rule } : { kind: "allow" };
+  return suggestionList(req, agentRules, { projectDir: cx.projectDir, homeDir: homedir(), sources: gathered.sources });
 }
 
 /** Asks the human; a relay timeout or our own abort (the hook's limit) is "timeout", never an answer. */

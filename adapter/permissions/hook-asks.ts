@@ -10,10 +10,12 @@ import {
   askQuestionsArgs,
   elicitationArgs,
   elicitationOutput,
+  questionAnswerOutput,
+  questionDeclinedOutput,
   readElicitationAnswer,
   readQuestionAnswers,
 } from "../../shared/policy/ask-hooks.js";
-import { PreToolUseInput, preToolUseOutput } from "../../shared/policy/hooks.js";
+import { PreToolUseInput } from "../../shared/policy/hooks.js";
 import { connectSession, leftMs, parseJson, projectDirFor, type Ctx } from "./hook-context.js";
 
 type Asked = { kind: "result"; result: ToolResultBody } | { kind: "declined" } | { kind: "timeout" } | { kind: "error"; code: string; message: string };
@@ -82,13 +84,13 @@ export async function askUserQuestion(cx: Ctx, text: string): Promise<number> {
     `question: ${n === 1 ? input.questions[0]!.question : `${n} questions`}`,
   );
   if (a.kind === "declined") {
-    cx.out(JSON.stringify(preToolUseOutput("deny", { reason: "The human declined to answer these questions in the LineUp app." })));
+    cx.out(JSON.stringify(questionDeclinedOutput()));
     return 0;
   }
   if (a.kind !== "result") return giveBack(cx, a);
   const read = readQuestionAnswers(a.result, input);
   if ("error" in read) return giveBack(cx, { kind: "bad", message: read.error });
-  cx.out(JSON.stringify(preToolUseOutput("allow", { reason: "Answered in the LineUp app", updatedInput: { ...hook.tool_input, answers: read.answers } })));
+  cx.out(JSON.stringify(questionAnswerOutput(hook.tool_input, read.answers)));
   return 0;
 }
 

@@ -4,16 +4,11 @@ import {
   CursorBeforeShellInput,
   PermissionRequestInput,
   PreToolUseInput,
-  addRulesUpdate,
   cursorPermissionOutput,
   cursorShellRequest,
-  permissionRequestAllow,
-  permissionRequestDeny,
-  preToolUseOutput,
   rulesFromSuggestions,
-  ruleToValue,
-  type PermissionUpdate,
 } from "../../shared/policy/hooks.js";
+import { DENIED, permissionRequestOutputFor, permissionRequestPolicyOutput, preToolUsePolicyOutput } from "../../shared/policy/permission-answer.js";
 import { askHuman, decideByPolicy, logIt, permissionArgs, recordAlways, suggestionsFor, type HumanAnswer, type PermissionAsk } from "./flow.js";
 import { beforeDeadline, connectSession, leftMs, parseJson, projectDirFor, type Ctx } from "./hook-context.js";
 import { cacheIsStale, findInboxAccess, readInboxPolicyCache, refreshInBackground, refreshInboxPolicy, type PolicyContext } from "./policy-store.js";
@@ -82,19 +77,6 @@ async function askThroughSession(cx: Ctx, req: PermissionAsk, pcx: PolicyContext
   }
 }
 
-/** The suggestion entry to echo in `updatedPermissions` for a rule the human chose. */
-function updateFor(rule: string, suggestions: unknown): PermissionUpdate[] {
-  const v = ruleToValue(rule);
-  if (Array.isArray(suggestions) && !("error" in v)) {
-    for (const s of suggestions as unknown[]) {
-      if (rulesFromSuggestions([s]).includes(rule)) return [s as PermissionUpdate];
-    }
-  }
-  return [addRulesUpdate([rule], "allow", "localSettings")];
-}
-
-const DENIED = "The human denied this in the LineUp app.";
-
 // ---------------------------------------------------------------- events
 
 /** Claude Code's question tool: `lineup hook ask-user-question` answers it from the phone; the permission
@@ -113,42 +95,29 @@ export async function permissionRequest(cx: Ctx, text: string): Promise<number> 
   const meta = { ...(decision.rule ? { rule: decision.rule } : {}), ...(decision.source ? { source: decision.source } : {}) };
   if (decision.decision === "allow") {
     logIt(pcx, req, "allow", "policy", meta);
-    cx.out(JSON.stringify(permissionRequestAllow({ updatedInput: input.tool_input })));
+    cx.out(JSON.stringify(permissionRequestPolicyOutput("allow", decision.reason, input.tool_input)));
     return 0;
   }
   if (decision.decision === "deny") {
     logIt(pcx, req, "deny", "policy", meta);
-    cx.out(JSON.stringify(permissionRequestDeny({ message: `LineUp policy: ${decision.reason}` })));
+    cx.out(JSON.stringify(permissionRequestPolicyOutput("deny", decision.reason, input.tool_input)));
     return 0;
   }
   const asked = await askThroughSession(cx, req, pcx, rulesFromSuggestions(input.permission_suggestions), decision.reason);
   if (asked.policy) {
-    cx.out(
-      JSON.stringify(
-        asked.policy.decision === "allow"
-          ? permissionRequestAllow({ updatedInput: input.tool_input })
-          : permissionRequestDeny({ message: `LineUp policy: ${asked.policy.reason}` }),
-      ),
-    );
+    cx.out(JSON.stringify(permissionRequestPolicyOutput(asked.policy.decision, asked.policy.reason, input.tool_input)));
     return 0;
   }
   const a = asked.answer;
+  // The answer's JSON is built by the shared code the relay's http hook route returns too (one implementation).
+  const output = permissionRequestOutputFor(a, input);
+  if (output) cx.out(JSON.stringify(output));
   switch (a.kind) {
     case "allow":
       logIt(pcx, req, "allow", "human", a.rule !== undefined ? { rule: a.rule } : {});
-      // Always send updatedInput: recent Claude Code versions reject an allow without it.
-      cx.out(
-        JSON.stringify(
-          permissionRequestAllow({
-            updatedInput: input.tool_input,
-            ...(a.rule !== undefined ? { updatedPermissions: updateFor(a.rule, input.permission_suggestions) } : {}),
-          }),
-        ),
-      );
       return 0;
     case "deny":
       logIt(pcx, req, "deny", "human");
-      cx.out(JSON.stringify(permissionRequestDeny({ message: a.feedback ?? (a.declined ? "The human declined this in the LineUp app." : DENIED) })));
       return 0;
     case "timeout":
       logIt(pcx, req, "ask", "timeout");
@@ -173,7 +142,7 @@ export function preToolUse(cx: Ctx, text: string): number {
   if (gathered.access && cacheIsStale(gathered.inbox, gathered.access)) refreshInBackground(pcx.stateDir, pcx.relayUrl, cx.env);
   if (decision.decision === "ask") return 0;
   logIt(pcx, req, decision.decision, "policy", { ...(decision.rule ? { rule: decision.rule } : {}), ...(decision.source ? { source: decision.source } : {}) });
-  cx.out(JSON.stringify(preToolUseOutput(decision.decision, { reason: `LineUp policy: ${decision.reason}` })));
+  cx.out(JSON.stringify(preToolUsePolicyOutput(decision.decision, decision.reason)));
   return 0;
 }
 

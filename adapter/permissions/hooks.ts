@@ -46,7 +46,9 @@ Options:
   --relay URL    relay (LINEUP_RELAY_URL)      --state-dir DIR  (LINEUP_STATE_DIR, default ~/.lineup)
   --agent NAME   how the card names the agent
 The session: LINEUP_SESSION + LINEUP_TOKEN when set, else the one saved for the project directory
-(created like \`lineup mcp\` does). Exit 0 always, except 1 for unusable input.`;
+(created like \`lineup mcp\` does). Exit 0 always, except 1 for unusable input.
+With \`lineup setup claude --http\` the relay answers pre-tool-use, permission-request and ask-user-question
+itself (Claude Code's "type": "http" hooks, no local process; docs/permissions.md §7.12).`;
 
 // ---------------------------------------------------------------- entry
 

@@ -218,6 +218,8 @@ export function snapshotRelay(dir: string): string {
   rmSync(dir, { recursive: true, force: true });
   for (const d of ["worker", "shared", "web/src", "dist/web"]) if (existsSync(d)) cpSync(d, `${dir}/${d}`, { recursive: true });
   cpSync("wrangler.toml", `${dir}/wrangler.toml`);
+  // The edge and the MCP server import the relay's version from it (issue 30): without it the snapshot does not build.
+  cpSync("package.json", `${dir}/package.json`);
   return `${dir}/wrangler.toml`;
 }
 

@@ -6,6 +6,7 @@ import type { SystemName } from "./clients.js";
 import type { ExtrasResults } from "./extras.js";
 import type { SavedProfile } from "./profile.js";
 import type { StartupResults } from "./startup.js";
+import type { HttpHookResults } from "./http-hook.js";
 import type { RoundRatio } from "./stats.js";
 
 export const LABEL: Record<SystemName, string> = {
@@ -26,6 +27,8 @@ export interface Extra {
   abNoAlarm?: AbResults;
   /** The agent package's start-up and install size (bench/startup.json, issue 30). */
   startup?: StartupResults;
+  /** The http hook against the command hook (bench/http-hook.json, issue 29 item 6). */
+  httpHook?: HttpHookResults;
 }
 
 /** The side files of the other modes, when they exist. */
@@ -38,6 +41,8 @@ export function loadExtra(): Extra {
   const abNoAlarm = read<AbResults>("bench/ab-noalarm.json");
   const startup = read<StartupResults>("bench/startup.json");
   if (startup) x.startup = startup;
+  const httpHook = read<HttpHookResults>("bench/http-hook.json");
+  if (httpHook) x.httpHook = httpHook;
   if (profile) x.profile = profile;
   if (extras) x.extras = extras;
   if (ab) x.ab = ab;

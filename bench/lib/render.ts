@@ -6,6 +6,7 @@
 // (cost model, counts, profile, extras, A/B); the page's template is here.
 import { esc, fmt, kib, LABEL, mib, rr, SYSTEMS, us, type Extra } from "./render-common.js";
 import { abSection, costModel, counts, extrasSection, profileSection, reopenNote, startupSection } from "./render-sections.js";
+import { httpHookSection } from "./render-http-hook.js";
 import type { Results } from "./results.js";
 
 export { loadExtra, type Extra } from "./render-common.js";
@@ -219,7 +220,7 @@ docs/reliability.md) makes it write more, each for a rule:
 
 ${extrasSection(x)}
 
-${startupSection(x)}## Scale
+${startupSection(x)}${httpHookSection(x)}## Scale
 
 ${r.scale.relay.sessions} sessions × (1 agent + ${r.config.scale_apps_per_session} apps) = ${r.scale.relay.sockets} sockets on one relay process, one call per session,
 all at once; the same on the durable floor (rooms need no creating). Both apps answer every call; on the relay
@@ -276,6 +277,7 @@ npm ci && npm run bench          # about 3 minutes; BENCH_CALLS, BENCH_SECONDS, 
 npm run bench -- --profile       # CPU profile of the relay's frame path → bench/relay.cpuprofile (gitignored) + bench/profile.json
 PROFILE_TARGET=durable npm run bench -- --profile   # the same for the durable floor
 npm run bench -- --startup       # only the agent package's install size and start-up → bench/startup.json
+npm run bench -- --http-hook     # only Claude Code's http hook against the command hook → bench/http-hook.json
 npm run bench -- --extras        # the contract's extra writes, one by one, on the durable floor → bench/extras.json
 npm run bench -- --ab [dir]      # A/B: a relay snapshot (default bench/.tmp/relay-before) vs the work tree → bench/ab.json
 \`\`\`

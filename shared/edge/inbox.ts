@@ -3,6 +3,7 @@
 // inbox's object, before any session object is touched; secrets are hashed there and only their SHA-256 travels further.
 import { Hono, type Context } from "hono";
 import { validator } from "hono/validator";
+import type { z } from "zod";
 import type { SessionMeta } from "../session/engine.js";
 import type { Attach, PolicyRefusal, PolicyWrite } from "../inbox/core.js";
 import {
@@ -23,12 +24,12 @@ import {
   type MachineCreated,
   type ParsedCredential,
 } from "../contract/inbox.js";
-import { CreateSessionBody, describeIssues, LIMITS } from "../contract/protocol.js";
+import { CreateSessionBody, describeIssues, LIMITS, type SessionCreated } from "../contract/protocol.js";
 import { randomId, signToken } from "./tokens.js";
 import { plainName } from "../text/cut.js";
 import { braked, checkCredential, holder, INBOX_BRAKE, relayKey, sessionObject, sha256 } from "./credential.js";
 import { codeIdOf } from "./e2e.js";
-import type { HostVars } from "./host.js";
+import type { Holder, HostVars } from "./host.js";
 import { body, cappedJson, fail } from "./http.js";
 
 /** The 409 answers of `PUT /api/inbox/policy` (docs/inbox.md, docs/e2e.md "The inbox policy"). */
@@ -72,11 +73,20 @@ inboxRoutes.get("/api/inbox/ws", holder("device"), async (c) => {
   return c.var.host.inboxes!.connect(who.inbox, c.req.raw, who.id, offered.includes("lineup.v1"));
 });
 
-inboxRoutes.post("/api/inbox/sessions", holder("machine"), ...body(InboxSessionBody), async (c) => {
-  const who = c.var.holder;
-  const b = c.req.valid("json");
+/** A refusal of `makeInboxSession`, in the edge's error envelope. */
+export type SessionRefusal = { status: 400 | 401 | 409; code: string; message: string };
+
+/**
+ * A new session of machine `who`'s inbox (`POST /api/inbox/sessions`; the relay's http hooks, worker/hooks, make one
+ * the same way): created, attached to the inbox, its tokens and links. A refusal changes nothing.
+ */
+export async function makeInboxSession<E extends HostVars>(
+  c: Context<E>,
+  who: Holder,
+  b: z.infer<typeof InboxSessionBody>,
+): Promise<{ made: SessionMeta; created: SessionCreated } | SessionRefusal> {
   const ttl = CreateSessionBody.shape.ttl_s.safeParse(b.ttl_s);
-  if (!ttl.success) return fail(c, 400, "bad_request", `ttl_s: ${describeIssues(ttl.error)}`);
+  if (!ttl.success) return { status: 400, code: "bad_request", message: `ttl_s: ${describeIssues(ttl.error)}` };
   const h = c.var.host;
   const now = Date.now();
   const sid = randomId(16);
@@ -97,11 +107,15 @@ inboxRoutes.post("/api/inbox/sessions", holder("machine"), ...body(InboxSessionB
   if (b.sealed === true) {
     const e2eEpoch = await inboxOf(c, who.inbox).e2eEpoch();
     if (e2eEpoch === 0)
-      return fail(c, 409, "e2e_off", "end-to-end encryption is off for this inbox: publish its first key (PUT /api/inbox/e2e) before making sealed sessions");
+      return {
+        status: 409,
+        code: "e2e_off",
+        message: "end-to-end encryption is off for this inbox: publish its first key (PUT /api/inbox/e2e) before making sealed sessions",
+      };
     Object.assign(meta, { sealed: true, e2e_epoch: e2eEpoch });
   }
   const made = await h.session(sid).init(meta);
-  if (made === "exists") return fail(c, 409, "conflict", "session id collision; try again");
+  if (made === "exists") return { status: 409, code: "conflict", message: "session id collision; try again" };
   const attach: Attach = { session_id: sid, label, machine_id: who.id, created_at: now, expires_at: made.expires_at, epoch: made.epoch };
   if (b.project_dir !== undefined) attach.project_dir = b.project_dir;
   if (b.host !== undefined) attach.host = b.host;
@@ -112,14 +126,21 @@ inboxRoutes.post("/api/inbox/sessions", holder("machine"), ...body(InboxSessionB
       .session(sid)
       .destroy(made.epoch)
       .catch(() => false);
-    return fail(c, 401, "unauthorized", "this machine was revoked");
+    return { status: 401, code: "unauthorized", message: "this machine was revoked" };
   }
   // A re-key between reading the epoch and attaching did not reach this session yet: tell it now.
   if (made.sealed) {
     const after = await inboxOf(c, who.inbox).e2eEpoch();
     if (after > (made.e2e_epoch ?? 0)) await h.session(sid).setE2eEpoch(after);
   }
-  return c.json({ ...(await sessionObject(c, h, made)), inbox_id: who.inbox, ...(made.sealed ? { sealed: true } : {}) }, 201);
+  return { made, created: await sessionObject(c, h, made) };
+}
+
+inboxRoutes.post("/api/inbox/sessions", holder("machine"), ...body(InboxSessionBody), async (c) => {
+  const who = c.var.holder;
+  const r = await makeInboxSession(c, who, c.req.valid("json"));
+  if ("status" in r) return fail(c, r.status, r.code, r.message);
+  return c.json({ ...r.created, inbox_id: who.inbox, ...(r.made.sealed ? { sealed: true } : {}) }, 201);
 });
 
 inboxRoutes.post("/api/inbox/sessions/:sid/token", holder("machine"), async (c) => {

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { ToolResultBody } from "../contract/protocol.js";
 import { checkArguments } from "../contract/schema.js";
+import { preToolUseOutput, type PreToolUseOutput } from "./hooks.js";
 
 // ---------------------------------------------------------------- AskUserQuestion
 
@@ -50,6 +51,15 @@ export function readQuestionAnswers(r: ToolResultBody, input: AskUserQuestionInp
   }
   return { answers };
 }
+
+/** The answers as Claude Code's PreToolUse output: allow with `updatedInput.answers` (the command hook and the relay's http hook). */
+export function questionAnswerOutput(toolInput: Record<string, unknown>, answers: Record<string, string>): PreToolUseOutput {
+  return preToolUseOutput("allow", { reason: "Answered in the LineUp app", updatedInput: { ...toolInput, answers } });
+}
+
+/** The human declined the question set on the phone: the tool call is denied with that reason. */
+export const questionDeclinedOutput = (): PreToolUseOutput =>
+  preToolUseOutput("deny", { reason: "The human declined to answer these questions in the LineUp app." });
 
 // ---------------------------------------------------------------- Elicitation
 
