@@ -5,6 +5,7 @@
 // per process, so these tests run in order on one client; the refused-token case comes last because the
 // SDK then reconnects every 3 s until told to stop. Issue 31 item 5 (groundwork).
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import WebSocket from "ws";
 import WKSDK from "wukongimjssdk";
 import { ConnectStatus } from "wukongimjssdk/lib/connect_manager";
 import type { SendackPacket } from "wukongimjssdk/lib/proto";
@@ -224,6 +225,31 @@ describe("the fake WuKongIM server, driven by the real wukongimjssdk 1.0.4", () 
     expect(new Set(copies().map((m) => m.clientMsgNo))).toEqual(new Set([stored.clientMsgNo]));
     await fake.until(() => fake.recvacks.some((a) => a.messageId === stored.messageId), 5000, "the RECVACK at last");
     expect(fake.redeliverUnacked()).toBe(0);
+  });
+
+  it("delivers a group message to the group's members only, with the group as the channel", async () => {
+    fake.setGroup("g_other", ["u_bob", "u_carol"]);
+    fake.setGroup("g_team1", [ME, "u_bob", BOT]);
+    const notMine = fake.push({ fromUid: "u_bob", channelId: "g_other", channelType: 2, payload: { type: 1, content: "not for alice" } });
+    const mine = fake.push({
+      fromUid: "u_bob",
+      channelId: "g_team1",
+      channelType: 2,
+      payload: { type: 1, content: "@lineup_bot hi", mention: { uids: [BOT] } },
+    });
+    const m = await fake.until(() => inbound().find((x) => x.clientMsgNo === mine.clientMsgNo), 5000, "the group message");
+    expect({ id: m.channel.channelID, type: m.channel.channelType, from: m.fromUID }).toEqual({ id: "g_team1", type: 2, from: "u_bob" });
+    expect((m.content as MessageText).mention?.uids).toEqual([BOT]);
+    // One socket keeps order: had the other group's message been sent to alice, it would be here already.
+    expect(inbound().some((x) => x.clientMsgNo === notMine.clientMsgNo)).toBe(false);
+  });
+
+  it("closes a socket whose first packet is not CONNECT, without a close frame", async () => {
+    const raw = new WebSocket(fake.wsUrl);
+    await new Promise((r) => raw.once("open", r));
+    const closed = new Promise<number>((r) => raw.once("close", (code: number) => r(code)));
+    raw.send(Uint8Array.of(0x70)); // a PING before CONNECT
+    expect(await closed).toBe(1006);
   });
 
   it("gives a wrong token NO CONNACK (v2.2.5 behaviour, not v1's reason 2): the socket dies on the 4 s auth timer with no close frame", async () => {
