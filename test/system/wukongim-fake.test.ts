@@ -244,6 +244,17 @@ describe("the fake WuKongIM server, driven by the real wukongimjssdk 1.0.4", () 
     expect(inbound().some((x) => x.clientMsgNo === notMine.clientMsgNo)).toBe(false);
   });
 
+  it("kicks a connection with DISCONNECT reason 12, after which the SDK stays off until told to connect", async () => {
+    const seen = statuses.length;
+    fake.kick(ME);
+    await fake.until(() => statuses.slice(seen).find((s) => s.status === ConnectStatus.ConnectKick), 5000, "the SDK to see the kick");
+    expect(statuses.slice(seen).find((s) => s.status === ConnectStatus.ConnectKick)?.reason).toBe(12);
+    await fake.until(() => fake.connections(ME) === 0, 5000, "the kicked socket to close");
+    expect(sdk.connectManager.needReconnect).toBe(false);
+    sdk.connect();
+    await fake.until(() => connected() && fake.connections(ME) === 1, 10_000, "the SDK to connect again");
+  });
+
   it("closes a socket whose first packet is not CONNECT, without a close frame", async () => {
     const raw = new WebSocket(fake.wsUrl);
     await new Promise((r) => raw.once("open", r));
