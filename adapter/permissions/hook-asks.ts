@@ -74,13 +74,19 @@ export async function askUserQuestion(cx: Ctx, text: string): Promise<number> {
   const projectDir = projectDirFor(hook.cwd, cx.o, cx.env);
   const agent = cx.o.agent ?? "Claude Code";
   const n = input.questions.length;
-  const a = await askOnPhone(
-    cx,
-    projectDir,
-    "ask_questions",
-    askQuestionsArgs(input, projectDir, agent),
-    `question: ${n === 1 ? input.questions[0]!.question : `${n} questions`}`,
-  );
+  const what = `question: ${n === 1 ? input.questions[0]!.question : `${n} questions`}`;
+  const args = askQuestionsArgs(input, projectDir, agent);
+  // i29-defer: in a headless run the card outlives the hook (hook-defer.ts, docs/permissions.md §9.2).
+  const { askOrDefer, canDefer, DEFER_LINE } = await import("./hook-defer.js");
+  const { isHeadless } = await import("./defer.js");
+  const a = canDefer(cx, hook, isHeadless(cx.env))
+    ? await askOrDefer(cx, { projectDir, tool: "ask_questions", args, what, event: "ask-user-question", hook })
+    : await askOnPhone(cx, projectDir, "ask_questions", args, what);
+  if (a.kind === "defer") {
+    cx.say(DEFER_LINE);
+    cx.out(JSON.stringify(preToolUseOutput("defer")));
+    return 0;
+  }
   if (a.kind === "declined") {
     cx.out(JSON.stringify(preToolUseOutput("deny", { reason: "The human declined to answer these questions in the LineUp app." })));
     return 0;
