@@ -9,7 +9,9 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { ASK_QUESTIONS, PERMISSION } from "../../shared/contract/builtin-tools.js";
-import { appClient, BIN, newSession, spawnCli, waitFor } from "../helpers/adapter-helpers.js";
+import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
+import { appClient, BIN, newSession, runCli, spawnCli, waitFor } from "../helpers/adapter-helpers.js";
+import { SimDevice } from "../helpers/e2e-device.js";
 import { countingListener, project, runHook } from "../helpers/hooks-helpers.js";
 import type { RawClient } from "../helpers/raw-client.js";
 
@@ -211,4 +213,102 @@ describe("a headless run defers an unanswered card and resumes when it is answer
       await app.close();
     }
   }, 60_000);
+
+  it("a claude that does not re-run the deferred call: the thread says it could not resume, and the record stays", async () => {
+    const x = await setup("ask-user-question", (dir) => preToolUseStdin(dir, "AskUserQuestion", { questions: QUESTIONS }, "toolu_05broken"));
+    // This claude exits 1 at once, as a claude without the session (or one that ignores defer) would.
+    writeFileSync(x.claude.bin, `#!${process.execPath}\nprocess.stderr.write("No conversation found with session ID: sess-defer-1\\n");\nprocess.exit(1);\n`);
+    const daemon = spawnCli(["daemon"], x.env, x.p.dir);
+    try {
+      const run = await runHook(["ask-user-question", "--defer", "--wait", "5"], x.stdin, { ...x.env, CLAUDE_CODE_ENTRYPOINT: "sdk-cli" }, x.p.dir);
+      expect(JSON.parse(run.stdout).hookSpecificOutput.permissionDecision).toBe("defer");
+      const card = await x.app.next("tool.call", 10_000);
+      x.app.send({
+        type: "tool.result",
+        call_id: card.call_id,
+        name: "ask_questions",
+        result: { message: "DB: SQLite", answers: { "Which database?": "SQLite" } },
+      });
+      const msg = await x.app.next((f) => f.type === "message" && JSON.stringify(f.content).includes("Could not resume"), 30_000);
+      expect(JSON.stringify(msg.content)).toContain("No conversation found with session ID: sess-defer-1");
+      expect(JSON.stringify(msg.content)).toContain("claude -p --resume sess-defer-1");
+      const rec = JSON.parse(readFileSync(join(x.p.stateDir, "deferred", "toolu_05broken.json"), "utf8")) as { state: string };
+      expect(rec.state).toBe("failed");
+    } finally {
+      daemon.kill("SIGTERM");
+      await daemon.done;
+      await x.app.close();
+    }
+  }, 60_000);
+
+  it("sealed (E2E): the deferred question set stays sealed on the phone, and its sealed answer resumes the run", async () => {
+    const p = project();
+    const claude = fakeClaude(join(p.stateDir, "..", "bin"));
+    const call = join(p.stateDir, "..", "call.json");
+    const stdin = preToolUseStdin(p.dir, "AskUserQuestion", { questions: QUESTIONS }, "toolu_06sealed");
+    writeFileSync(call, stdin);
+    const env = {
+      LINEUP_RELAY_URL: relay,
+      LINEUP_RELAY_KEY: DEV_RELAY_KEY,
+      LINEUP_STATE_DIR: p.stateDir,
+      LINEUP_E2E_POLL_MS: "300",
+      HOME: p.stateDir,
+      LINEUP_CLAUDE_BIN: claude.bin,
+      FAKE_HOOK: "ask-user-question",
+      FAKE_CALL: call,
+    };
+    const cli = async (a: string[]) => {
+      const r = await runCli(a, env, p.dir);
+      expect(r.code, r.stderr).toBe(0);
+      return r;
+    };
+    await cli(["e2e", "on", "--json"]);
+    const { url } = JSON.parse((await cli(["pair", "--json"])).stdout.trim().split("\n").pop()!) as { url: string };
+    const dev = await SimDevice.redeem(relay, url);
+    expect(await dev.hello()).toBe(201);
+    const run = runHook(["ask-user-question", "--defer", "--wait", "20"], stdin, { ...env, CLAUDE_CODE_ENTRYPOINT: "sdk-cli" }, p.dir, 60_000);
+    await waitFor(() => dev.takeReply(), "the sponsor's reply (the hook pairs the device first)", 30_000);
+    const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0), "the sealed card waiting", 30_000);
+    const first = await dev.join(s.session_id, [ASK_QUESTIONS]);
+    const f = await first.ws.next("tool.call", 20_000);
+    expect(f.arguments).toBeUndefined();
+    const out = await run;
+    expect(JSON.parse(out.stdout).hookSpecificOutput.permissionDecision).toBe("defer");
+    await first.ws.close();
+    const daemon = spawnCli(["daemon"], env, p.dir);
+    try {
+      await waitFor(() => (daemon.output().stderr.includes("waiting for the answer") ? true : undefined), "the daemon watching", 20_000);
+      // Later, the phone opens the session again: the card is still there, still sealed.
+      const { ws, sender } = await dev.join(s.session_id, [ASK_QUESTIONS]);
+      const again = await ws.next((g) => g.type === "tool.call" && g.call_id === f.call_id, 20_000);
+      expect(again.arguments).toBeUndefined();
+      expect((await dev.open(s.session_id, again)).name).toBe("ask_questions");
+      const answers = { "Which database?": "PostgreSQL" };
+      ws.send(
+        await dev.seal(s.session_id, sender, {
+          type: "tool.result",
+          call_id: String(f.call_id),
+          name: "ask_questions",
+          result: { message: "DB: PostgreSQL", answers },
+        }),
+      );
+      const said = await waitFor(
+        async () => {
+          const m = await ws.next("message", 30_000);
+          const opened = await dev.open(s.session_id, m);
+          return JSON.stringify(opened).includes("Resumed") ? opened : undefined;
+        },
+        "the sealed 'Resumed' message",
+        40_000,
+      );
+      expect(JSON.stringify(said)).toContain("with your answer to question: Which database?");
+      const calls = claude.calls();
+      expect(calls.map((c) => [c.argv, c.cwd])).toEqual([[["-p", "--resume", "sess-defer-1", "--output-format", "json"], p.dir]]);
+      expect(JSON.parse(calls[0]!.hook.stdout).hookSpecificOutput.updatedInput).toEqual({ questions: QUESTIONS, answers });
+      await ws.close();
+    } finally {
+      daemon.kill("SIGTERM");
+      await daemon.done;
+    }
+  }, 120_000);
 });
