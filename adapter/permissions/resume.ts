@@ -16,6 +16,9 @@ export interface WatchOptions {
   pollMs?: number;
 }
 
+/** How long a record whose watch failed rests before the next try. */
+const RETRY_MS = 30_000;
+
 /** Most of a resumed run's output kept for the report (its JSON result is small). */
 const OUTPUT_CAP = 256 * 1024;
 
@@ -23,12 +26,14 @@ const OUTPUT_CAP = 256 * 1024;
 export function watchDeferred(o: WatchOptions): () => Promise<void> {
   const env = o.env ?? process.env;
   const held = new Map<string, { client?: Client; busy?: Promise<void> }>();
+  /** A record whose watch failed (relay unreachable, session ended, token revoked) is tried again after this. */
+  const retryAt = new Map<string, number>();
   let stopped = false;
 
   const scan = () => {
     if (stopped) return;
     for (const name of listRecords(o.stateDir)) {
-      if (held.has(name)) continue;
+      if (held.has(name) || (retryAt.get(name) ?? 0) > Date.now()) continue;
       const rec = readRecord(o.stateDir, name);
       if (!rec || rec.state === "failed" || rec.state === "expired") continue;
       if (!lockRecord(o.stateDir, name)) continue;
@@ -43,7 +48,8 @@ export function watchDeferred(o: WatchOptions): () => Promise<void> {
         continue;
       }
       h.busy = watch(name, rec, h).catch((e: unknown) => {
-        o.log(`deferred ${name}: ${e instanceof Error ? e.message : String(e)}`);
+        o.log(`deferred ${name}: ${e instanceof Error ? e.message : String(e)}; trying again in ${RETRY_MS / 1000} s`);
+        retryAt.set(name, Date.now() + RETRY_MS);
         release(name);
       });
     }
@@ -90,7 +96,11 @@ export function watchDeferred(o: WatchOptions): () => Promise<void> {
         writeRecord(o.stateDir, next);
         rec = next;
         done();
-      }).then((c) => (h.client = c), fail);
+      }).then((c) => {
+        h.client = c;
+        // A connection that ends for good (session ended, token revoked) fails the watch; it is tried again later.
+        c.on("connection", (st) => st === "closed" && !stopped && fail(new Error(`connection closed: ${c.lastError?.message ?? "closed"}`)));
+      }, fail);
     });
     if (rec.state === "expired") {
       const why = rec.outcome && "error" in rec.outcome ? rec.outcome.error.message : "no answer";
