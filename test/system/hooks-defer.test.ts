@@ -121,8 +121,8 @@ describe("a headless run defers an unanswered card and resumes when it is answer
       await waitFor(() => (first.output().stderr.includes("waiting for the answer") ? true : undefined), "the first daemon watching", 20_000);
       first.kill("SIGTERM");
       await first.done;
-      // Two watchers at once (two `lineup connect`s, or connect and daemon): one resumes.
-      daemons.push(spawnCli(["daemon"], x.env, x.p.dir), spawnCli(["daemon"], x.env, x.p.dir));
+      // Two watchers at once — `lineup connect` (which runs the same watcher) and a daemon: one resumes.
+      daemons.push(spawnCli(["connect", "--no-qr"], x.env, x.p.dir), spawnCli(["daemon"], x.env, x.p.dir));
       await waitFor(() => (daemons.slice(1).some((d) => d.output().stderr.includes("waiting for the answer")) ? true : undefined), "a daemon watching", 20_000);
       expect(x.claude.calls()).toEqual([]);
 
