@@ -36,7 +36,10 @@ export async function askOrDefer(cx: Ctx, a: DeferrableAsk): Promise<PhoneAsked>
   const name = recordName(toolUseId);
   const rec = readRecord(cx.o.stateDir, name);
   if (rec && rec.claude.session_id === a.hook.session_id) {
-    if (rec.outcome) {
+    // A card that ended unanswered (its 24 h deadline): asked anew, with a new card.
+    if (rec.state === "expired") removeRecord(cx.o.stateDir, name);
+    // "answered"/"resuming": the watcher's resume; "failed": the human resumed by hand after "Could not resume".
+    else if (rec.outcome) {
       // The resumed run: the human's answer, applied once; the record goes (its watcher reads that as "resumed").
       removeRecord(cx.o.stateDir, name);
       cx.say(`answering ${a.what} from the answer given in the LineUp app (deferred ${new Date(rec.createdAt).toISOString()})`);

@@ -214,7 +214,7 @@ describe("a headless run defers an unanswered card and resumes when it is answer
     }
   }, 60_000);
 
-  it("a claude that does not re-run the deferred call: the thread says it could not resume, and the record stays", async () => {
+  it("a claude that does not re-run the deferred call: the thread says it could not resume, and a resume by hand still gets the answer", async () => {
     const x = await setup("ask-user-question", (dir) => preToolUseStdin(dir, "AskUserQuestion", { questions: QUESTIONS }, "toolu_05broken"));
     // This claude exits 1 at once, as a claude without the session (or one that ignores defer) would.
     writeFileSync(x.claude.bin, `#!${process.execPath}\nprocess.stderr.write("No conversation found with session ID: sess-defer-1\\n");\nprocess.exit(1);\n`);
@@ -234,6 +234,10 @@ describe("a headless run defers an unanswered card and resumes when it is answer
       expect(JSON.stringify(msg.content)).toContain("claude -p --resume sess-defer-1");
       const rec = JSON.parse(readFileSync(join(x.p.stateDir, "deferred", "toolu_05broken.json"), "utf8")) as { state: string };
       expect(rec.state).toBe("failed");
+      // Resumed by hand (`claude -p --resume`), the run's PreToolUse still gets the human's answer, once.
+      const byHand = await runHook(["ask-user-question", "--defer", "--wait", "5"], x.stdin, { ...x.env, CLAUDE_CODE_ENTRYPOINT: "sdk-cli" }, x.p.dir);
+      expect(JSON.parse(byHand.stdout).hookSpecificOutput.updatedInput.answers).toEqual({ "Which database?": "SQLite" });
+      expect(deferred(x.p.stateDir)).toEqual([]);
     } finally {
       daemon.kill("SIGTERM");
       await daemon.done;
