@@ -66,6 +66,7 @@ export async function askOrDefer(cx: Ctx, a: DeferrableAsk): Promise<PhoneAsked>
   }
   const callId = `d_${randomId(12)}`;
   cx.say(`asking the human on their phone: ${a.what}${client.presence.apps === 0 ? " (no app connected yet)" : ""}`);
+  const before = client.presence.agent.status;
   client.setStatus("waiting", a.what);
   let ended: PhoneAsked | undefined;
   // The card's deadline is the contract's maximum: it outlives this hook and is never cancelled by it.
@@ -80,7 +81,9 @@ export async function askOrDefer(cx: Ctx, a: DeferrableAsk): Promise<PhoneAsked>
   const waited = await Promise.race([call, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), Math.max(0, leftMs(cx)))))]);
   clearTimeout(timer);
   if (waited) {
-    client.setStatus("idle");
+    // Another agent's status comes back; a hook's left-over one does not (as in hook-asks.ts).
+    if (before && !/^(permission|question|deferred): /.test(before.detail ?? "")) client.setStatus(before.state, before.detail);
+    else client.setStatus("idle");
     await client.close();
     return waited;
   }

@@ -270,7 +270,7 @@ describe("a headless run defers an unanswered card and resumes when it is answer
     const { url } = JSON.parse((await cli(["pair", "--json"])).stdout.trim().split("\n").pop()!) as { url: string };
     const dev = await SimDevice.redeem(relay, url);
     expect(await dev.hello()).toBe(201);
-    const run = runHook(["ask-user-question", "--defer", "--wait", "20"], stdin, { ...env, CLAUDE_CODE_ENTRYPOINT: "sdk-cli" }, p.dir, 60_000);
+    const run = runHook(["ask-user-question", "--defer", "--wait", "15"], stdin, { ...env, CLAUDE_CODE_ENTRYPOINT: "sdk-cli" }, p.dir, 60_000);
     await waitFor(() => dev.takeReply(), "the sponsor's reply (the hook pairs the device first)", 30_000);
     const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0), "the sealed card waiting", 30_000);
     const first = await dev.join(s.session_id, [ASK_QUESTIONS]);
