@@ -4,6 +4,7 @@
 // acking it, then runs `claude -p --resume <session>` in the run's directory exactly once and says in the
 // session's thread whether it resumed. One process per record (its lock); a restarted one takes over.
 import { spawn } from "node:child_process";
+import { z } from "zod";
 import { Client } from "../client/agent.js";
 import { openKeyring, resolveSession } from "../client/session.js";
 import type { ToolResultOut } from "../../shared/contract/protocol.js";
@@ -120,7 +121,7 @@ export function watchDeferred(o: WatchOptions): () => Promise<void> {
     // No prompt: Claude Code re-runs the deferred tool call itself (hooks reference, "Defer a tool call for later").
     const args = ["-p", "--resume", rec.claude.session_id, "--output-format", "json"];
     o.log(`deferred ${name}: answered; resuming: ${bin} ${args.join(" ")} (in ${rec.claude.cwd})`);
-    const run = await runClaude(bin, args, rec.claude.cwd, { ...env, LINEUP_STATE_DIR: o.stateDir } as NodeJS.ProcessEnv);
+    const run = await runClaude(bin, args, rec.claude.cwd, { ...env, LINEUP_STATE_DIR: o.stateDir });
     const consumed = readRecord(o.stateDir, name) === undefined;
     const summary = summarize(run.stdout);
     if (consumed) {
@@ -182,10 +183,15 @@ function runClaude(
   });
 }
 
+/** The fields LineUp reads of `claude -p --output-format json`'s result (hooks reference, "Defer a tool call for later"). */
+const ClaudeResult = z.looseObject({ stop_reason: z.unknown().optional(), is_error: z.unknown().optional(), result: z.unknown().optional() });
+
 /** What the resumed run's JSON result says (claude -p --output-format json), in a few words. */
 function summarize(stdout: string): string {
   try {
-    const r = JSON.parse(stdout.trim().split("\n").pop() ?? "") as { stop_reason?: unknown; is_error?: unknown; result?: unknown };
+    const p = ClaudeResult.safeParse(JSON.parse(stdout.trim().split("\n").pop() ?? ""));
+    if (!p.success) return "";
+    const r = p.data;
     if (r.stop_reason === "tool_deferred") return "it stopped again at another question (on your phone now)";
     if (r.is_error === true) return `it ended with an error${typeof r.result === "string" ? `: ${r.result.slice(0, 200)}` : ""}`;
     return "the run finished";
