@@ -13,7 +13,12 @@ import { HELP } from "./help.js";
 import { announceSession } from "./pairing.js";
 
 export async function cmdConnect(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { label: { type: "string" }, "no-qr": { type: "boolean" }, "guest-link": { type: "boolean" } });
+  const { values } = parse(argv, {
+    label: { type: "string" },
+    "no-qr": { type: "boolean" },
+    "guest-link": { type: "boolean" },
+    "no-resume": { type: "boolean" },
+  });
   if (values.help) return (out(HELP.connect!), 0);
   const opts = connectOptions(values, (s) => say(s));
   const label = str(values, "label");
@@ -52,6 +57,10 @@ export async function cmdConnect(argv: string[]): Promise<number> {
     shown = now;
   });
   const unwatch = watchWaiting(client, opts.stateDir ?? defaultStateDir());
+  // i29-defer: resume headless Claude Code runs whose deferred card was answered (docs/permissions.md §9.2).
+  const stopResuming = values["no-resume"]
+    ? undefined
+    : (await import("../permissions/resume.js")).watchDeferred({ stateDir: opts.stateDir ?? defaultStateDir(), log: say });
   let tools = "";
   client.on("tools", (t) => {
     const now = t.map((x) => x.name).join(", ") || "(none)";
@@ -70,6 +79,7 @@ export async function cmdConnect(argv: string[]): Promise<number> {
       if (finished) return;
       finished = true;
       unwatch();
+      await stopResuming?.();
       rl?.close();
       await client.close();
       done(code);

@@ -33,6 +33,7 @@ Commands:
   hook <event>                  Claude Code / Cursor / Codex hooks: permission-request, pre-tool-use,
                                 notify, stop (docs/permissions.md)
   setup claude|cursor|codex     write the hooks and MCP entry into this project (merging, never clobbering)
+  daemon                        resume headless Claude Code runs deferred on a question once it is answered
   permissions                   the permission decisions logged here: allow/deny/ask, by which rule or by whom
   serve                         direct LAN mode: the relay contract + the app on this machine (port ${LAN_PORT})
   mcp                           run the MCP server (stdio) for MCP hosts
@@ -63,7 +64,16 @@ Options:
   --no-qr          do not print the QR code
   --guest-link     also print the session's app link (LINEUP_GUEST_LINK=1): a shared credential for this
                    one session that cannot be revoked without ending it — prefer pairing
+  --no-resume      do not resume deferred headless Claude Code runs here (see \`lineup daemon --help\`)
 ${commonHelp()}`,
+  daemon: `Usage: lineup daemon [--state-dir DIR]
+
+Resumes headless Claude Code runs (claude -p, the Agent SDK) that stopped with "defer" because nobody had
+answered their question on the phone yet (docs/permissions.md §9.2). It watches <state dir>/deferred/, waits
+for each card's answer (however late, up to the card's 24 h deadline), then runs
+\`claude -p --resume <session> --output-format json\` in the run's directory, once, and says in the session's
+thread whether it resumed. \`lineup connect\` does the same while it runs; one process handles each run.
+The claude binary: LINEUP_CLAUDE_BIN, else \`claude\` on PATH. Stops on Ctrl-C / SIGTERM.`,
   call: `Usage: lineup call <tool> [action] [--args '<json>'] [--timeout S] [--call-id ID] [common options]
 
 Makes one call and waits for its result. stdout: the result object as JSON, or {"error":{"code","message"}}.

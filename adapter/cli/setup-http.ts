@@ -21,11 +21,14 @@ interface HttpSpec {
   timeout: number;
 }
 
-/** The http hooks, with the same timeouts and waits as their command twins (setup.ts `claudeSpecs`), the waits at most
+/** The http PreToolUse answers from the inbox policy alone and never waits (it does not defer: docs/permissions.md §7.12). */
+const HTTP_PRE_TOOL_USE_TIMEOUT_S = 10;
+
+/** The http hooks, with the same waits as their command twins (setup.ts `claudeSpecs`), the waits at most
  * HTTP_HOOK_LIMITS.setupMaxWaitS (a held request must end before Cloudflare drops the idle connection). */
-export function claudeHttpSpecs(timeoutS: number, askWaitS: number, o: { preToolUseTimeoutS: number; waitMarginS: number }): HttpSpec[] {
+export function claudeHttpSpecs(timeoutS: number, askWaitS: number, o: { waitMarginS: number }): HttpSpec[] {
   return [
-    { event: "PreToolUse", matcher: "*", sub: "pre-tool-use", timeout: o.preToolUseTimeoutS },
+    { event: "PreToolUse", matcher: "*", sub: "pre-tool-use", timeout: HTTP_PRE_TOOL_USE_TIMEOUT_S },
     {
       event: "PreToolUse",
       matcher: "AskUserQuestion",

@@ -17,7 +17,6 @@ export const SETUP_DEFAULTS = {
   claudeTimeoutS: 600,
   /** The hook gives up this long before its timeout, so it can cancel the card and exit cleanly. */
   waitMarginS: 10,
-  preToolUseTimeoutS: 10,
   reportTimeoutS: 30,
   /** How long AskUserQuestion and elicitation cards wait for the phone before Claude Code's own dialog
    * appears in the terminal (--ask-wait; the hooks' `timeout` is this plus waitMarginS). */
@@ -33,7 +32,8 @@ export const SETUP_HELP = `Usage: lineup setup claude [--project DIR] [--timeout
 claude  <project>/.claude/settings.json: PreToolUse (policy), PermissionRequest (the phone; "timeout": S,
         default ${SETUP_DEFAULTS.claudeTimeoutS}, and --wait S-${SETUP_DEFAULTS.waitMarginS}), Notification idle_prompt and Stop (reports),
         PreToolUse AskUserQuestion and Elicitation (the question on the phone for --ask-wait S, default
-        ${SETUP_DEFAULTS.askWaitS}; then Claude Code's own dialog in the terminal);
+        ${SETUP_DEFAULTS.askWaitS}; then Claude Code's own dialog in the terminal; with --defer, in a headless
+        run, the run stops and \`lineup connect\` / \`lineup daemon\` resume it when the phone answers);
         <project>/.mcp.json: the lineup MCP server (for claude -p --permission-prompt-tool mcp__lineup__approve)
         --http: PreToolUse, PermissionRequest and AskUserQuestion as "type": "http" hooks that POST to the relay
         (--relay URL, default LINEUP_RELAY_URL) with Bearer $LINEUP_MACHINE_CREDENTIAL from the environment —
@@ -141,9 +141,12 @@ interface ClaudeHookSpec {
 export function claudeSpecs(timeoutS: number, askWaitS: number = SETUP_DEFAULTS.askWaitS): ClaudeHookSpec[] {
   const reportWait = String(SETUP_DEFAULTS.reportTimeoutS - 5);
   const ask = { args: ["--wait", String(askWaitS)], timeout: askWaitS + SETUP_DEFAULTS.waitMarginS };
+  // i29-defer: --defer is inert in interactive sessions; in a headless run (claude -p, the Agent SDK) an
+  // unanswered card ends with PreToolUse "defer" and the run resumes when it is answered (docs/permissions.md §9.2).
+  const defer = { args: ["--defer", ...ask.args], timeout: ask.timeout };
   return [
-    { event: "PreToolUse", matcher: "*", sub: "pre-tool-use", args: [], timeout: SETUP_DEFAULTS.preToolUseTimeoutS },
-    { event: "PreToolUse", matcher: "AskUserQuestion", sub: "ask-user-question", ...ask },
+    { event: "PreToolUse", matcher: "*", sub: "pre-tool-use", ...defer },
+    { event: "PreToolUse", matcher: "AskUserQuestion", sub: "ask-user-question", ...defer },
     { event: "Elicitation", sub: "elicitation", ...ask },
     {
       event: "PermissionRequest",

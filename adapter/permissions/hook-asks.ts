@@ -15,7 +15,7 @@ import {
   readElicitationAnswer,
   readQuestionAnswers,
 } from "../../shared/policy/ask-hooks.js";
-import { PreToolUseInput } from "../../shared/policy/hooks.js";
+import { PreToolUseInput, preToolUseOutput } from "../../shared/policy/hooks.js";
 import { connectSession, leftMs, parseJson, projectDirFor, type Ctx } from "./hook-context.js";
 
 type Asked = { kind: "result"; result: ToolResultBody } | { kind: "declined" } | { kind: "timeout" } | { kind: "error"; code: string; message: string };
@@ -76,13 +76,19 @@ export async function askUserQuestion(cx: Ctx, text: string): Promise<number> {
   const projectDir = projectDirFor(hook.cwd, cx.o, cx.env);
   const agent = cx.o.agent ?? "Claude Code";
   const n = input.questions.length;
-  const a = await askOnPhone(
-    cx,
-    projectDir,
-    "ask_questions",
-    askQuestionsArgs(input, projectDir, agent),
-    `question: ${n === 1 ? input.questions[0]!.question : `${n} questions`}`,
-  );
+  const what = `question: ${n === 1 ? input.questions[0]!.question : `${n} questions`}`;
+  const args = askQuestionsArgs(input, projectDir, agent);
+  // i29-defer: in a headless run the card outlives the hook (hook-defer.ts, docs/permissions.md §9.2).
+  const { askOrDefer, canDefer, DEFER_LINE } = await import("./hook-defer.js");
+  const { isHeadless } = await import("./defer.js");
+  const a = canDefer(cx, hook, isHeadless(cx.env))
+    ? await askOrDefer(cx, { projectDir, tool: "ask_questions", args, what, event: "ask-user-question", hook })
+    : await askOnPhone(cx, projectDir, "ask_questions", args, what);
+  if (a.kind === "defer") {
+    cx.say(DEFER_LINE);
+    cx.out(JSON.stringify(preToolUseOutput("defer")));
+    return 0;
+  }
   if (a.kind === "declined") {
     cx.out(JSON.stringify(questionDeclinedOutput()));
     return 0;

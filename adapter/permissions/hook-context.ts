@@ -18,6 +18,8 @@ export interface HookOptions {
   stateDir: string;
   project?: string;
   agent?: string;
+  /** i29-defer: in a headless Claude Code run, an unanswered card ends with PreToolUse "defer" (defer.ts) */
+  defer: boolean;
   /** codex-notify: the previous notify program, run with the same payload */
   then: string[];
   positionals: string[];
@@ -38,6 +40,7 @@ export function parseHookArgs(argv: string[], env: Env): HookOptions {
   const o: HookOptions = {
     relayUrl: normalizeUrl(env.LINEUP_RELAY_URL || DEV_RELAY_URL),
     stateDir: env.LINEUP_STATE_DIR || defaultStateDir(),
+    defer: false,
     then: [],
     positionals: [],
   };
@@ -48,6 +51,10 @@ export function parseHookArgs(argv: string[], env: Env): HookOptions {
       o.then = argv.slice(i + 1, argv.length - 1);
       o.positionals.push(argv[argv.length - 1]!);
       break;
+    }
+    if (a === "--defer") {
+      o.defer = true;
+      continue;
     }
     const m = /^--(wait|relay|state-dir|project|agent)(?:=(.*))?$/.exec(a);
     if (!m) {
@@ -134,29 +141,33 @@ export interface Ctx {
 
 export const leftMs = (cx: Ctx) => cx.deadline - Date.now();
 
+/** The project's session and its agent token: LINEUP_SESSION + LINEUP_TOKEN, else the saved one (created if needed). */
+export async function sessionFor(cx: Ctx, projectDir: string): Promise<{ sessionId: string; token: string }> {
+  const sessionId = cx.env.LINEUP_SESSION || undefined;
+  const token = cx.env.LINEUP_TOKEN || undefined;
+  if (sessionId && token) return { sessionId, token };
+  const { ensureSession } = await import("../client/index.js");
+  const saved = await ensureSession({
+    relayUrl: cx.o.relayUrl,
+    stateDir: cx.o.stateDir,
+    cwd: sessionDirFor(cx.o.stateDir, cx.o.relayUrl, projectDir),
+    ...(cx.env.LINEUP_RELAY_KEY ? { relayKey: cx.env.LINEUP_RELAY_KEY } : {}),
+  });
+  return { sessionId: saved.sessionId, token: saved.agentToken };
+}
+
 /** Connects as a fresh agent client of the project's session (its own client id: hooks run side by side). */
-export async function connectSession(cx: Ctx, projectDir: string) {
-  const { connectAgent, ensureSession } = await import("../client/index.js");
+export async function connectSession(cx: Ctx, projectDir: string, s?: { sessionId: string; token: string; clientId: string }) {
+  const { connectAgent } = await import("../client/index.js");
   const log = cx.env.LINEUP_HOOK_DEBUG ? cx.say : () => {};
-  let sessionId = cx.env.LINEUP_SESSION || undefined;
-  let token = cx.env.LINEUP_TOKEN || undefined;
-  if (!sessionId || !token) {
-    const saved = await ensureSession({
-      relayUrl: cx.o.relayUrl,
-      stateDir: cx.o.stateDir,
-      cwd: sessionDirFor(cx.o.stateDir, cx.o.relayUrl, projectDir),
-      ...(cx.env.LINEUP_RELAY_KEY ? { relayKey: cx.env.LINEUP_RELAY_KEY } : {}),
-    });
-    sessionId = saved.sessionId;
-    token = saved.agentToken;
-  }
+  const { sessionId, token } = s ?? (await sessionFor(cx, projectDir));
   return connectAgent({
     relayUrl: cx.o.relayUrl,
     sessionId,
     token,
     stateDir: cx.o.stateDir,
     cwd: projectDir,
-    clientId: `hook_${randomId(6)}`,
+    clientId: s?.clientId ?? `hook_${randomId(6)}`,
     connectTimeoutMs: Math.max(1000, Math.min(10_000, leftMs(cx))),
     log,
   });

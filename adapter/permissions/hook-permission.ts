@@ -9,6 +9,7 @@ import {
   rulesFromSuggestions,
 } from "../../shared/policy/hooks.js";
 import { DENIED, permissionRequestOutputFor, permissionRequestPolicyOutput, preToolUsePolicyOutput } from "../../shared/policy/permission-answer.js";
+import { isHeadless } from "./defer.js";
 import { askHuman, decideByPolicy, logIt, permissionArgs, recordAlways, suggestionsFor, type HumanAnswer, type PermissionAsk } from "./flow.js";
 import { beforeDeadline, connectSession, leftMs, parseJson, projectDirFor, type Ctx } from "./hook-context.js";
 import { cacheIsStale, findInboxAccess, readInboxPolicyCache, refreshInBackground, refreshInboxPolicy, type PolicyContext } from "./policy-store.js";
@@ -130,7 +131,7 @@ export async function permissionRequest(cx: Ctx, text: string): Promise<number> 
   }
 }
 
-export function preToolUse(cx: Ctx, text: string): number {
+export function preToolUse(cx: Ctx, text: string): number | Promise<number> {
   const input = parseJson(text, PreToolUseInput, "PreToolUse");
   if (input.tool_name === QUESTION_TOOL) return 0;
   const projectDir = projectDirFor(input.cwd, cx.o, cx.env);
@@ -140,7 +141,12 @@ export function preToolUse(cx: Ctx, text: string): number {
   for (const n of gathered.notes ?? []) cx.say(n);
   // Disk only: a stale inbox copy is refreshed by a detached process for the calls after this one.
   if (gathered.access && cacheIsStale(gathered.inbox, gathered.access)) refreshInBackground(pcx.stateDir, pcx.relayUrl, cx.env);
-  if (decision.decision === "ask") return 0;
+  if (decision.decision === "ask") {
+    // i29-defer: with --defer in a headless run the phone is asked here (PermissionRequest cannot defer).
+    if (cx.o.defer && isHeadless(cx.env) && input.tool_use_id && input.permission_mode !== "bypassPermissions")
+      return import("./hook-defer-permission.js").then((m) => m.deferrablePermission(cx, input, req, pcx, decision.reason));
+    return 0;
+  }
   logIt(pcx, req, decision.decision, "policy", { ...(decision.rule ? { rule: decision.rule } : {}), ...(decision.source ? { source: decision.source } : {}) });
   cx.out(JSON.stringify(preToolUsePolicyOutput(decision.decision, decision.reason)));
   return 0;

@@ -15,7 +15,7 @@ export { projectDirFor, type HookIo } from "./hook-context.js";
 /** Defaults, in seconds: below Claude Code's old 60 s hook limit when no `--wait` is given. */
 export const HOOK_DEFAULTS = { waitS: 55, reportWaitS: 20, marginMs: 1200 } as const;
 
-export const HOOK_HELP = `Usage: lineup hook <event> [--wait S] [--relay URL] [--state-dir DIR] [--project DIR]
+export const HOOK_HELP = `Usage: lineup hook <event> [--wait S] [--defer] [--relay URL] [--state-dir DIR] [--project DIR]
 
 Hook commands for coding agents (docs/permissions.md). Each reads its agent's documented JSON on stdin
 and writes only its JSON answer (or nothing) to stdout.
@@ -30,6 +30,10 @@ Events:
                        is cancelled and no output (Claude Code's own dialog appears)
   elicitation          Claude Code Elicitation (an MCP server's form or URL): a card on the phone →
                        accept with content / decline / cancel; no answer within --wait → no output
+  --defer (pre-tool-use, ask-user-question; i29-defer): in a headless run (claude -p, the Agent SDK:
+                       CLAUDE_CODE_ENTRYPOINT sdk-…, or LINEUP_HEADLESS=1) pre-tool-use asks the phone for
+                       what the policy leaves to the human, and an unanswered card stays open while the
+                       hook answers "defer"; \`lineup connect\` / \`lineup daemon\` resume the run later
   notify               Claude Code Notification: idle_prompt → "waiting for you" in the thread, and a
                        push to the inbox's phones
   stop                 Claude Code Stop: last_assistant_message (and a policy summary) into the thread

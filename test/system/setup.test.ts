@@ -43,11 +43,12 @@ describe("lineup setup claude", () => {
     expect(s.hooks!.PostToolUse).toEqual(mine.hooks.PostToolUse);
     expect(s.hooks!.PreToolUse).toEqual([
       mine.hooks.PreToolUse[0],
-      { matcher: "*", hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook pre-tool-use", timeout: 10 }] },
+      // Issue 29 item 4: --defer (inert in interactive sessions) lets a headless run stop and resume later.
+      { matcher: "*", hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook pre-tool-use --defer --wait 120", timeout: 130 }] },
       // Issue 29: AskUserQuestion on the phone for 120 s, then the terminal's own dialog.
       {
         matcher: "AskUserQuestion",
-        hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook ask-user-question --wait 120", timeout: 130 }],
+        hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook ask-user-question --defer --wait 120", timeout: 130 }],
       },
     ]);
     expect(s.hooks!.Elicitation).toEqual([
@@ -88,7 +89,7 @@ describe("lineup setup claude", () => {
 
     // --ask-wait: how long the phone has before the terminal asks; both question hooks follow it in place.
     const w = run(["claude", "--project", dir, ...cmdFlag, "--timeout", "120", "--ask-wait", "45"]);
-    expect(w.out).toContain("updated PreToolUse hook: node /opt/lineup/adapter/bin/lineup.mjs hook ask-user-question --wait 45 (timeout 55 s)");
+    expect(w.out).toContain("updated PreToolUse hook: node /opt/lineup/adapter/bin/lineup.mjs hook ask-user-question --defer --wait 45 (timeout 55 s)");
     expect(w.out).toContain("updated Elicitation hook: node /opt/lineup/adapter/bin/lineup.mjs hook elicitation --wait 45 (timeout 55 s)");
     const s3 = readJson(join(dir, ".claude", "settings.json"));
     expect(s3.hooks!.PreToolUse).toHaveLength(3);
