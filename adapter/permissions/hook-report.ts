@@ -1,12 +1,21 @@
 // The report events of `lineup hook`: Claude Code's Notification and Stop, Codex's notify, and the
 // background refresh of the inbox policy — messages into the session's thread, a push when the agent waits.
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { closeSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync } from "node:fs";
+import { basename, join } from "node:path";
 import { CodexNotifyPayload, NotificationInput, StopInput } from "../../shared/policy/hooks.js";
 import { beforeDeadline, connectSession, HookUsage, leftMs, parseJson, projectDirFor, type Ctx } from "./hook-context.js";
 import { unreportedPolicyDecisions, summarize } from "./log.js";
 import { findInboxAccess, refreshInboxPolicy } from "./policy-store.js";
 
-async function report(cx: Ctx, projectDir: string, texts: string[], attention?: string): Promise<boolean> {
+/** What a report pushes: `plain` for a plaintext session, `sealed` (no words of the agent) for a sealed one. */
+interface Attention {
+  plain: string;
+  sealed?: string;
+}
+
+async function report(cx: Ctx, projectDir: string, texts: string[], attention?: Attention): Promise<boolean> {
   try {
     const client = await beforeDeadline(cx, connectSession(cx, projectDir));
     try {
@@ -15,7 +24,7 @@ async function report(cx: Ctx, projectDir: string, texts: string[], attention?: 
       await client.close();
     }
     // A sealed session's push carries no words of the agent: the relay must not read them (docs/e2e.md).
-    if (attention !== undefined) await pushAttention(cx, client.sessionId, client.sealed ? undefined : attention);
+    if (attention !== undefined) await pushAttention(cx, client.sessionId, client.sealed ? attention.sealed : attention.plain);
     return true;
   } catch (e) {
     cx.say(`could not report to the thread: ${e instanceof Error ? e.message : String(e)}`);
@@ -50,33 +59,78 @@ async function pushAttention(cx: Ctx, sessionId: string, text: string | undefine
 }
 
 /** Notification types that mean "the agent waits for the human" (docs/permissions.md §7.3). */
-const WAITING = new Set(["idle_prompt", "elicitation_dialog", "agent_needs_input"]);
+const WAITING = new Set(["idle_prompt", "elicitation_dialog"]);
+
+/**
+ * i29-agents (issue 29 item 3): `agent_needs_input` and `agent_completed` get words of their own, in the thread
+ * and in the push ("Claude needs you in my-app"). The push names only the agent and the project (the session's
+ * label already carries the project: no words of the agent), so a sealed session gets the same sentence,
+ * without Claude's message. One attention push per session a minute, shared with idle_prompt (docs/push.md).
+ */
+const KINDS: Record<string, { thread: string; push: string }> = {
+  agent_needs_input: { thread: "⏳ **{agent} needs you**", push: "{short} needs you in {project}" },
+  agent_completed: { thread: "✅ **{agent} finished**", push: "{short} finished in {project}" },
+};
 
 export async function notify(cx: Ctx, text: string): Promise<number> {
   const input = parseJson(text, NotificationInput, "Notification");
-  if (input.notification_type !== undefined && !WAITING.has(input.notification_type)) return 0;
+  const kind = input.notification_type !== undefined ? KINDS[input.notification_type] : undefined;
+  if (input.notification_type !== undefined && !WAITING.has(input.notification_type) && !kind) return 0;
   const agent = cx.o.agent ?? "Claude Code";
   const detail = input.message && input.message.trim() !== "" ? `\n\n> ${input.message.trim().replace(/\n/g, "\n> ")}` : "";
   const msg = input.message?.trim();
-  await report(
-    cx,
-    projectDirFor(input.cwd, cx.o, cx.env),
-    [`⏳ **${agent} is waiting for you** in \`${input.cwd}\`.${detail}`],
-    `${agent}: ${msg || "waiting for you"}`,
-  );
+  const projectDir = projectDirFor(input.cwd, cx.o, cx.env);
+  if (kind) {
+    const fill = (t: string) =>
+      t
+        .replaceAll("{agent}", agent)
+        .replaceAll("{short}", cx.o.agent ?? "Claude")
+        .replaceAll("{project}", basename(projectDir) || projectDir);
+    const head = fill(kind.push);
+    await report(cx, projectDir, [`${fill(kind.thread)} in \`${input.cwd}\`.${detail}`], { plain: msg ? `${head}: ${msg}` : head, sealed: head });
+    return 0;
+  }
+  await report(cx, projectDir, [`⏳ **${agent} is waiting for you** in \`${input.cwd}\`.${detail}`], { plain: `${agent}: ${msg || "waiting for you"}` });
   return 0;
+}
+
+/** A finished turn into the thread: `last` (the agent's words) and the project's unreported policy decisions. */
+export async function reportTurn(cx: Ctx, projectDir: string, last: string | undefined): Promise<void> {
+  const pending = unreportedPolicyDecisions(cx.o.stateDir, projectDir);
+  const summary = summarize(pending.decisions);
+  const texts = [...(last ? [last] : []), ...(summary ? [summary] : [])];
+  if (texts.length === 0) return;
+  if (await report(cx, projectDir, texts)) pending.markReported();
 }
 
 export async function stop(cx: Ctx, text: string): Promise<number> {
   const input = parseJson(text, StopInput, "Stop");
-  const projectDir = projectDirFor(input.cwd, cx.o, cx.env);
-  const last = input.last_assistant_message?.trim();
-  const pending = unreportedPolicyDecisions(cx.o.stateDir, projectDir);
-  const summary = summarize(pending.decisions);
-  const texts = [...(last ? [last] : []), ...(summary ? [summary] : [])];
-  if (texts.length === 0) return 0;
-  if (await report(cx, projectDir, texts)) pending.markReported();
+  await reportTurn(cx, projectDirFor(input.cwd, cx.o, cx.env), input.last_assistant_message?.trim() || undefined);
   return 0;
+}
+
+/**
+ * Whether this process is the first to report Codex turn `turnId` (the Stop hook and the older `notify` both
+ * see every turn; whichever comes first reports it). Markers older than a day are removed.
+ */
+export function claimCodexTurn(stateDir: string, turnId: string | undefined): boolean {
+  if (!turnId) return true;
+  const dir = join(stateDir, "codex-turns");
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const now = Date.now();
+    for (const f of readdirSync(dir)) {
+      try {
+        if (now - statSync(join(dir, f)).mtimeMs > 86_400_000) unlinkSync(join(dir, f));
+      } catch {
+        /* another hook removed it */
+      }
+    }
+    closeSync(openSync(join(dir, createHash("sha256").update(turnId).digest("hex").slice(0, 32)), "wx"));
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== "EEXIST";
+  }
 }
 
 export async function codexNotify(cx: Ctx): Promise<number> {
@@ -92,6 +146,8 @@ export async function codexNotify(cx: Ctx): Promise<number> {
   if (raw === undefined) throw new HookUsage("codex-notify expects Codex's JSON payload as its last argument");
   const payload = parseJson(raw, CodexNotifyPayload, "Codex notify");
   if (payload.type !== "agent-turn-complete") return 0;
+  // Codex with lifecycle hooks also runs `lineup hook codex-stop` for this turn: one report per turn.
+  if (!claimCodexTurn(cx.o.stateDir, payload["turn-id"])) return 0;
   const msg = payload["last-assistant-message"]?.trim();
   const cwd = payload.cwd ?? process.cwd();
   const agent = cx.o.agent ?? "Codex";
