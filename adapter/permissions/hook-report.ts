@@ -4,15 +4,16 @@ import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { basename, join } from "node:path";
+import type { AttentionReason } from "../../shared/contract/push.js";
 import { CodexNotifyPayload, NotificationInput, StopInput } from "../../shared/policy/hooks.js";
 import { beforeDeadline, connectSession, HookUsage, leftMs, parseJson, projectDirFor, type Ctx } from "./hook-context.js";
 import { unreportedPolicyDecisions, summarize } from "./log.js";
 import { findInboxAccess, refreshInboxPolicy } from "./policy-store.js";
 
-/** What a report pushes: `plain` for a plaintext session, `sealed` (no words of the agent) for a sealed one. */
+/** What a report pushes: `plain` in a plaintext session; a sealed one sends no text, only `reason`. */
 interface Attention {
   plain: string;
-  sealed?: string;
+  reason?: AttentionReason;
 }
 
 async function report(cx: Ctx, projectDir: string, texts: string[], attention?: Attention): Promise<boolean> {
@@ -24,7 +25,7 @@ async function report(cx: Ctx, projectDir: string, texts: string[], attention?: 
       await client.close();
     }
     // A sealed session's push carries no words of the agent: the relay must not read them (docs/e2e.md).
-    if (attention !== undefined) await pushAttention(cx, client.sessionId, client.sealed ? attention.sealed : attention.plain);
+    if (attention !== undefined) await pushAttention(cx, client.sessionId, client.sealed ? undefined : attention.plain, attention.reason);
     return true;
   } catch (e) {
     cx.say(`could not report to the thread: ${e instanceof Error ? e.message : String(e)}`);
@@ -43,14 +44,19 @@ function upTo(s: string, n: number): string {
 }
 
 /** The push of a "waiting for you" report, when this machine is in an inbox: best effort, never fails the hook. */
-async function pushAttention(cx: Ctx, sessionId: string, text: string | undefined): Promise<void> {
+async function pushAttention(cx: Ctx, sessionId: string, text: string | undefined, reason: AttentionReason | undefined): Promise<void> {
   const access = findInboxAccess(cx.o.stateDir, cx.o.relayUrl, cx.env);
   if (!access) return; // a v1 session: no paired devices to push to
   const [{ InboxApi }, { PUSH_LIMITS }] = await Promise.all([import("../client/inbox.js"), import("../../shared/contract/push.js")]);
   try {
     const r = await beforeDeadline(
       cx,
-      new InboxApi(access.relayUrl).pushAttention(access.credential, sessionId, text === undefined ? undefined : upTo(text, PUSH_LIMITS.maxAttentionText)),
+      new InboxApi(access.relayUrl).pushAttention(
+        access.credential,
+        sessionId,
+        text === undefined ? undefined : upTo(text, PUSH_LIMITS.maxAttentionText),
+        reason,
+      ),
     );
     cx.say(`pushed "waiting for you" to ${r.queued} device${r.queued === 1 ? "" : "s"}`);
   } catch (e) {
@@ -63,13 +69,13 @@ const WAITING = new Set(["idle_prompt", "elicitation_dialog"]);
 
 /**
  * i29-agents (issue 29 item 3): `agent_needs_input` and `agent_completed` get words of their own, in the thread
- * and in the push ("Claude needs you in my-app"). The push names only the agent and the project (the session's
- * label already carries the project: no words of the agent), so a sealed session gets the same sentence,
- * without Claude's message. One attention push per session a minute, shared with idle_prompt (docs/push.md).
+ * and in the push ("Claude needs you in my-app: <Claude's message>"). A sealed session's push carries no text at
+ * all, only the reason: the service worker says "The agent needs you" / "The agent finished" under the session's
+ * label. One attention push per session a minute, shared with idle_prompt (docs/push.md).
  */
-const KINDS: Record<string, { thread: string; push: string }> = {
-  agent_needs_input: { thread: "⏳ **{agent} needs you**", push: "{short} needs you in {project}" },
-  agent_completed: { thread: "✅ **{agent} finished**", push: "{short} finished in {project}" },
+const KINDS: Record<string, { thread: string; push: string; reason: AttentionReason }> = {
+  agent_needs_input: { thread: "⏳ **{agent} needs you**", push: "{short} needs you in {project}", reason: "needs_input" },
+  agent_completed: { thread: "✅ **{agent} finished**", push: "{short} finished in {project}", reason: "completed" },
 };
 
 export async function notify(cx: Ctx, text: string): Promise<number> {
@@ -87,7 +93,7 @@ export async function notify(cx: Ctx, text: string): Promise<number> {
         .replaceAll("{short}", cx.o.agent ?? "Claude")
         .replaceAll("{project}", basename(projectDir) || projectDir);
     const head = fill(kind.push);
-    await report(cx, projectDir, [`${fill(kind.thread)} in \`${input.cwd}\`.${detail}`], { plain: msg ? `${head}: ${msg}` : head, sealed: head });
+    await report(cx, projectDir, [`${fill(kind.thread)} in \`${input.cwd}\`.${detail}`], { plain: msg ? `${head}: ${msg}` : head, reason: kind.reason });
     return 0;
   }
   await report(cx, projectDir, [`⏳ **${agent} is waiting for you** in \`${input.cwd}\`.${detail}`], { plain: `${agent}: ${msg || "waiting for you"}` });
