@@ -351,6 +351,7 @@ function toMsg(m: Record<string, unknown>, sid: string, call: string): Msg {
     outcome: strOf(m.outcome),
     by: strOf(m.by),
     answer: strOf(m.answer),
+    reason: strOf(m.reason),
     sealed: m.sealed,
   };
 }
