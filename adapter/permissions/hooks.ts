@@ -31,8 +31,9 @@ Events:
                        is cancelled and no output (Claude Code's own dialog appears)
   elicitation          Claude Code Elicitation (an MCP server's form or URL): a card on the phone →
                        accept with content / decline / cancel; no answer within --wait → no output
-  notify               Claude Code Notification: idle_prompt → "waiting for you" in the thread, and a
-                       push to the inbox's phones
+  notify               Claude Code Notification: idle_prompt → "waiting for you", agent_needs_input →
+                       "needs you", agent_completed → "finished" in the thread, and a push to the inbox's
+                       phones (one per session a minute)
   stop                 Claude Code Stop: last_assistant_message (and a policy summary) into the thread
   cursor-shell         Cursor beforeShellExecution: like permission-request; no answer → "ask"
   cursor-mcp           Cursor beforeMCPExecution: mcp__server__tool rules, else the phone; no answer → "ask"
