@@ -48,15 +48,16 @@ async function pushAttention(cx: Ctx, sessionId: string, text: string | undefine
   const access = findInboxAccess(cx.o.stateDir, cx.o.relayUrl, cx.env);
   if (!access) return; // a v1 session: no paired devices to push to
   const [{ InboxApi }, { PUSH_LIMITS }] = await Promise.all([import("../client/inbox.js"), import("../../shared/contract/push.js")]);
+  const api = new InboxApi(access.relayUrl);
+  const body = text === undefined ? undefined : upTo(text, PUSH_LIMITS.maxAttentionText);
   try {
     const r = await beforeDeadline(
       cx,
-      new InboxApi(access.relayUrl).pushAttention(
-        access.credential,
-        sessionId,
-        text === undefined ? undefined : upTo(text, PUSH_LIMITS.maxAttentionText),
-        reason,
-      ),
+      api.pushAttention(access.credential, sessionId, body, reason).catch((e: unknown) => {
+        // A relay older than `reason` refuses the field (400, a strict body): the same push without it.
+        if (reason !== undefined && (e as { status?: number }).status === 400) return api.pushAttention(access.credential, sessionId, body);
+        throw e;
+      }),
     );
     cx.say(`pushed "waiting for you" to ${r.queued} device${r.queued === 1 ? "" : "s"}`);
   } catch (e) {
