@@ -4,6 +4,8 @@
 // that session is spared; one push per session a minute, shared with idle_prompt; a sealed session's push
 // carries no words of Claude's message. The LAN server's shared push code, a fake push service on 127.0.0.1.
 // Stdin as documented at https://code.claude.com/docs/en/hooks#notification (docs/permissions.md §7.3).
+import { createServer, type IncomingMessage } from "node:http";
+import { connect as tcp } from "node:net";
 import { basename } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
@@ -62,6 +64,56 @@ async function world(names: string[]) {
     devices.push({ d, sub: await subscribe(d.device_credential, `notify-${name}`) });
   }
   return { m, s, devices };
+}
+
+/**
+ * A relay from before `reason`: the LAN server behind a proxy that answers a push/attention body carrying
+ * `reason` with 400, as a strict zod body did (everything else, WebSocket upgrades included, passes through).
+ */
+async function olderRelay(target: string) {
+  const t = new URL(target);
+  const seen: unknown[] = [];
+  const read = (req: IncomingMessage) =>
+    new Promise<string>((r) => {
+      let b = "";
+      req.on("data", (d: Buffer) => (b += d.toString()));
+      req.on("end", () => r(b));
+    });
+  const server = createServer((req, res) => {
+    void (async () => {
+      const body = await read(req);
+      if (req.url === "/api/inbox/push/attention") {
+        seen.push(JSON.parse(body));
+        if ("reason" in (JSON.parse(body) as object)) {
+          res.writeHead(400, { "content-type": "application/json" });
+          return res.end(JSON.stringify({ error: { code: "bad_request", message: "Unrecognized key: reason" } }));
+        }
+      }
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== "host" && k !== "content-length")) as Record<string, string>;
+      const r = await fetch(`${target}${req.url}`, { method: req.method!, headers, ...(body ? { body } : {}) });
+      const back: Record<string, string> = {};
+      r.headers.forEach((v, k) => {
+        if (k !== "content-encoding" && k !== "transfer-encoding" && k !== "content-length") back[k] = v;
+      });
+      res.writeHead(r.status, back);
+      res.end(Buffer.from(await r.arrayBuffer()));
+    })();
+  });
+  server.on("upgrade", (req, socket, head) => {
+    const up = tcp(Number(t.port), t.hostname, () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2)
+        lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i]!.toLowerCase() === "host" ? t.host : req.rawHeaders[i + 1]}`);
+      up.write(`${lines.join("\r\n")}\r\n\r\n`);
+      up.write(head);
+      socket.pipe(up).pipe(socket);
+    });
+    up.on("error", () => socket.destroy());
+    socket.on("error", () => up.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const a = server.address();
+  return { url: `http://127.0.0.1:${typeof a === "object" && a ? a.port : 0}`, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 const notification = (cwd: string, type: string, message: string) =>
@@ -162,4 +214,30 @@ describe("lineup hook notify: needs input and finished", () => {
     expect(msg).toMatchObject({ kind: "attention", sid: s.session_id, body: "", reason: "needs_input" });
     expect(JSON.stringify(fake.for(sub.endpoint)[0]!.msg)).not.toContain("secret plan");
   }, 90_000);
+
+  it("a relay from before `reason` refuses the field: the same push goes again without it", async () => {
+    const { m, s, devices } = await world(["Tablet"]);
+    const old = await olderRelay(lan.url);
+    try {
+      const p = project();
+      const env = {
+        LINEUP_RELAY_URL: old.url,
+        LINEUP_SESSION: s.session_id,
+        LINEUP_TOKEN: s.agent_token,
+        LINEUP_STATE_DIR: p.stateDir,
+        LINEUP_MACHINE_CREDENTIAL: m.machine_credential,
+      };
+      const run = await runHook(["notify"], notification(p.dir, "agent_completed", "Shipped"), env, p.dir);
+      expect([run.code, run.stdout]).toEqual([0, ""]);
+      expect(run.stderr).toMatch(/pushed "waiting for you" to 1 device/);
+      await expect.poll(() => fake.for(devices[0]!.sub.endpoint).length, { timeout: 10_000 }).toBe(1);
+      expect((fake.for(devices[0]!.sub.endpoint)[0]!.msg as PushAttentionMessage).body).toBe(`Claude finished in ${basename(p.dir)}: Shipped`);
+      expect(old.seen).toEqual([
+        { session_id: s.session_id, text: `Claude finished in ${basename(p.dir)}: Shipped`, reason: "completed" },
+        { session_id: s.session_id, text: `Claude finished in ${basename(p.dir)}: Shipped` },
+      ]);
+    } finally {
+      await old.close();
+    }
+  }, 60_000);
 });
