@@ -1,5 +1,5 @@
 // i29-agents (issue 29 item 5): Codex's lifecycle hooks and Cursor's MCP and stop hooks get the same policy,
-// `permission` cards, pushes and log as Claude Code's (docs/permissions.md §7.12, §7.13, §8.3, §8.4, §9).
+// `permission` cards, pushes and log as Claude Code's (docs/permissions.md §7.14, §7.15, §8.3, §8.4, §9).
 import {
   CodexPermissionRequestInput,
   CodexPreToolUseInput,

@@ -1,5 +1,5 @@
 // Codex's lifecycle hooks and Cursor's MCP and stop hooks, in and out (i29-agents, issue 29 item 5;
-// docs/permissions.md §7.12–7.13). Parsers accept unknown fields: agents add them.
+// docs/permissions.md §7.14–7.15). Parsers accept unknown fields: agents add them.
 import { z } from "zod";
 
 // ---------------------------------------------------------------- Codex (hooks.json)
@@ -83,7 +83,7 @@ export const CursorStopInput = z.looseObject({
 export type CursorMcpInput = z.infer<typeof CursorMcpInput>;
 export type CursorStopInput = z.infer<typeof CursorStopInput>;
 
-/** The server Cursor's MCP tools are named under when Cursor sends a bare tool name (docs/permissions.md §7.13). */
+/** The server Cursor's MCP tools are named under when Cursor sends a bare tool name (docs/permissions.md §7.15). */
 export const CURSOR_UNNAMED_SERVER = "cursor";
 
 /**

@@ -1,9 +1,9 @@
 // i29-agents (issue 29 item 5): Codex's lifecycle hooks and Cursor's MCP and stop hooks through the real bin,
 // fed the payloads their sources document, answered by a paired app on the in-process LAN relay, with exact
 // stdout JSON. Codex: the hook input schemas codex-rs/hooks/schema/generated/*.command.input.schema.json and
-// the PermissionRequest example of https://github.com/openai/codex/pull/17563 (docs/permissions.md §7.12).
+// the PermissionRequest example of https://github.com/openai/codex/pull/17563 (docs/permissions.md §7.14).
 // Cursor: https://cursor.com/docs/agent/hooks as quoted in https://cupcake.eqtylab.io/reference/harnesses/cursor
-// (beforeMCPExecution with a string tool_input, stop with status; docs/permissions.md §7.13).
+// (beforeMCPExecution with a string tool_input, stop with status; docs/permissions.md §7.15).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
