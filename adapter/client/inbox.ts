@@ -15,6 +15,7 @@ import {
   type MachineCreated,
 } from "../../shared/contract/inbox.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
+import type { AttentionReason } from "../../shared/contract/push.js";
 import { LineUpError } from "../../shared/client/errors.js";
 
 export type InboxSessionCreated = SessionCreated & { inbox_id: string };
@@ -156,10 +157,10 @@ export class InboxApi {
   }
 
   /** POST /api/inbox/push/attention: "the agent is waiting for you" pushed to the inbox's devices (docs/push.md). */
-  pushAttention(credential: string, sessionId: string, text?: string): Promise<{ queued: number }> {
+  pushAttention(credential: string, sessionId: string, text?: string, reason?: AttentionReason): Promise<{ queued: number }> {
     return request(this.base, "POST", "/api/inbox/push/attention", {
       bearer: credential,
-      body: { session_id: sessionId, ...(text ? { text } : {}) },
+      body: { session_id: sessionId, ...(text ? { text } : {}), ...(reason !== undefined ? { reason } : {}) },
       expect: 202,
       shape: z.object({ queued: z.number() }),
     });

@@ -16,7 +16,7 @@ import { cacheIsStale, findInboxAccess, readInboxPolicyCache, refreshInBackgroun
 
 // ---------------------------------------------------------------- asking the human
 
-interface Asked {
+export interface Asked {
   answer: HumanAnswer;
   /** set when the fresh inbox policy decided after all */
   policy?: { decision: "allow" | "deny"; reason: string };
@@ -26,7 +26,7 @@ interface Asked {
  * The shared part of permission-request and cursor-shell: refresh the inbox policy while connecting (the
  * relay is needed anyway), decide again with it, else ask and wait until just before the deadline.
  */
-async function askThroughSession(cx: Ctx, req: PermissionAsk, pcx: PolicyContext, agentRules: string[], firstReason: string): Promise<Asked> {
+export async function askThroughSession(cx: Ctx, req: PermissionAsk, pcx: PolicyContext, agentRules: string[], firstReason: string): Promise<Asked> {
   const access = findInboxAccess(pcx.stateDir, pcx.relayUrl, cx.env);
   const refreshed =
     access && cacheIsStale(readInboxPolicyCache(pcx.stateDir), access)

@@ -4,7 +4,8 @@
 // would make Claude Code block the tool call and feed our stderr to the model.
 // The events are in hook-permission.ts (permission-request, pre-tool-use, cursor-shell), hook-asks.ts
 // (ask-user-question, elicitation) and hook-report.ts
-// (notify, stop, codex-notify, refresh-policy); what they share in hook-context.ts.
+// (notify, stop, codex-notify, refresh-policy); Codex's lifecycle hooks and Cursor's MCP and stop hooks in
+// hook-agents.ts (i29-agents); what they share in hook-context.ts.
 import { forTerminal } from "../../shared/text/terminal.js";
 import { HookUsage, parseHookArgs, readStdin, type Ctx, type HookIo } from "./hook-context.js";
 import { cursorShell, permissionRequest, preToolUse } from "./hook-permission.js";
@@ -34,10 +35,18 @@ Events:
                        CLAUDE_CODE_ENTRYPOINT sdk-…, or LINEUP_HEADLESS=1) pre-tool-use asks the phone for
                        what the policy leaves to the human, and an unanswered card stays open while the
                        hook answers "defer"; \`lineup connect\` / \`lineup daemon\` resume the run later
-  notify               Claude Code Notification: idle_prompt → "waiting for you" in the thread, and a
-                       push to the inbox's phones
+  notify               Claude Code Notification: idle_prompt → "waiting for you", agent_needs_input →
+                       "needs you", agent_completed → "finished" in the thread, and a push to the inbox's
+                       phones (one per session a minute)
   stop                 Claude Code Stop: last_assistant_message (and a policy summary) into the thread
   cursor-shell         Cursor beforeShellExecution: like permission-request; no answer → "ask"
+  cursor-mcp           Cursor beforeMCPExecution: mcp__server__tool rules, else the phone; no answer → "ask"
+  cursor-stop          Cursor stop: "finished" and a policy summary into the thread
+  codex-pre-tool-use   Codex PreToolUse: the policy only; deny at once, else no output (Codex acts on deny only)
+  codex-permission-request
+                       Codex PermissionRequest: policy, else the phone → {"decision":{"behavior":…}};
+                       no answer within --wait → no output (Codex's own approval prompt)
+  codex-stop           Codex Stop: last_assistant_message (and a policy summary) into the thread
   codex-notify [--then PROG ARGS…] JSON
                        Codex notify (payload as the last argument): the turn's last message into the
                        thread; --then runs your previous notify program with the same payload
@@ -66,8 +75,24 @@ const EVENTS = new Set([
   "cursor-shell",
   "codex-notify",
   "refresh-policy",
+  // i29-agents (issue 29 item 5): Codex lifecycle hooks, Cursor MCP and stop
+  "cursor-mcp",
+  "cursor-stop",
+  "codex-pre-tool-use",
+  "codex-permission-request",
+  "codex-stop",
 ]);
-const REPORTS = new Set(["notify", "stop", "codex-notify", "refresh-policy"]);
+const REPORTS = new Set(["notify", "stop", "codex-notify", "refresh-policy", "cursor-stop", "codex-stop"]);
+
+/** Codex's and Cursor's newer hooks (hook-agents.ts, loaded when used). */
+async function agentHook(event: string, cx: Ctx, text: string): Promise<number> {
+  const m = await import("./hook-agents.js");
+  if (event === "cursor-mcp") return m.cursorMcp(cx, text);
+  if (event === "cursor-stop") return m.cursorStop(cx, text);
+  if (event === "codex-pre-tool-use") return m.codexPreToolUse(cx, text);
+  if (event === "codex-permission-request") return m.codexPermissionRequest(cx, text);
+  return m.codexStop(cx, text);
+}
 
 /** `lineup hook …`; resolves with the exit code. Never throws. */
 export async function runHook(argv: string[], io: HookIo = {}): Promise<number> {
@@ -105,6 +130,12 @@ export async function runHook(argv: string[], io: HookIo = {}): Promise<number> 
         return await notify(cx, text);
       case "stop":
         return await stop(cx, text);
+      case "cursor-mcp":
+      case "cursor-stop":
+      case "codex-pre-tool-use":
+      case "codex-permission-request":
+      case "codex-stop":
+        return await agentHook(event, cx, text);
       default:
         return await cursorShell(cx, text);
     }

@@ -98,12 +98,18 @@ export const PushSettingsBody = z
   })
   .strict();
 
+/** Why an agent wants the human with no call: waiting (default), needs input, finished (docs/push.md). */
+export const ATTENTION_REASONS = ["waiting", "needs_input", "completed"] as const;
+export type AttentionReason = (typeof ATTENTION_REASONS)[number];
+
 /** `POST /api/inbox/push/attention` (a machine of the inbox): "the agent is waiting for you" in that session. */
 export const PushAttentionBody = z
   .object({
     session_id: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/),
     /** Shown as the notification's body in a plaintext session; a sealed session's push never carries it. */
     text: z.string().max(PUSH_LIMITS.maxAttentionText).optional(),
+    /** i29-agents (issue 29 item 3): why — the service worker's own words when there is no text (a sealed session). */
+    reason: z.enum(ATTENTION_REASONS).optional(),
   })
   .strict();
 export type PushAttentionResult = { status: "queued"; devices: number } | { status: "throttled"; retry_after_s: number } | { status: "unknown_session" };
@@ -218,5 +224,7 @@ export interface PushUpdateMessage extends PushMessageBase {
 export interface PushAttentionMessage extends PushMessageBase {
   kind: "attention";
   body: string;
+  /** Set when not "waiting": the service worker's words for an empty body ("The agent finished"). */
+  reason?: AttentionReason;
 }
 export type PushMessage = PushCallMessage | PushUpdateMessage | PushAttentionMessage;

@@ -87,7 +87,7 @@ pushRoutes.put("/api/inbox/push/settings", holder("device", "machine"), ...body(
 // An agent's "waiting for you" with no call (lineup hook notify): a machine of the inbox, for a session of it.
 pushRoutes.post("/api/inbox/push/attention", holder("machine"), ...body(PushAttentionBody), async (c) => {
   const b = c.req.valid("json");
-  const r = await c.var.host.inboxes!.inbox(c.var.holder.inbox).pushAttention(b.session_id, b.text);
+  const r = await c.var.host.inboxes!.inbox(c.var.holder.inbox).pushAttention(b.session_id, b.text, b.reason);
   if (r.status === "unknown_session") return fail(c, 404, "not_found", "no live session of this inbox has that id");
   if (r.status === "throttled") {
     c.header("retry-after", String(r.retry_after_s));

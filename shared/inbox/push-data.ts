@@ -3,6 +3,7 @@
 import type { InboxData } from "./core.js";
 import type { WaitingCall } from "../contract/inbox.js";
 import {
+  type AttentionReason,
   DEFAULT_PUSH_SETTINGS,
   PUSH_LIMITS,
   type ClosedCall,
@@ -58,6 +59,8 @@ export interface Item {
   reminder?: number;
   /** An attention push (no job): its text, "" for the service worker's own words. */
   text?: string;
+  /** An attention push: why, when not "waiting". */
+  reason?: AttentionReason;
 }
 export interface PushData {
   subs: Record<string, PushSub>;

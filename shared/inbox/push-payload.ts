@@ -2,6 +2,7 @@
 // aes128gcm record holds: a long question is cut, never refused.
 import type { WaitingCall } from "../contract/inbox.js";
 import {
+  type AttentionReason,
   PUSH_LIMITS,
   type ClosedCall,
   type PushAttentionMessage,
@@ -76,7 +77,14 @@ export function updateMessage(i: { inbox: string; sid: string; label: string; la
   return m;
 }
 
-export function attentionMessage(i: { inbox: string; sid: string; label: string; lang: PushLang; text: string }): PushAttentionMessage {
+export function attentionMessage(i: {
+  inbox: string;
+  sid: string;
+  label: string;
+  lang: PushLang;
+  text: string;
+  reason?: AttentionReason | undefined;
+}): PushAttentionMessage {
   return {
     v: 1,
     kind: "attention",
@@ -86,6 +94,7 @@ export function attentionMessage(i: { inbox: string; sid: string; label: string;
     title: cut(i.label, PUSH_LIMITS.maxTitle),
     lang: i.lang,
     body: cut(i.text, PUSH_LIMITS.maxAttentionText),
+    ...(i.reason !== undefined && i.reason !== "waiting" ? { reason: i.reason } : {}),
   };
 }
 

@@ -7,6 +7,7 @@
 import type { SessionReport, WaitingCall } from "../contract/inbox.js";
 import { attentionMessage, callMessage, encodeMessage, updateMessage } from "./push-payload.js";
 import {
+  type AttentionReason,
   AUTOMATIC_TOOLS,
   DEFAULT_PUSH_SETTINGS,
   PUSH_LIMITS,
@@ -160,7 +161,7 @@ export class PushCore {
    * list. At most one per session a minute; a newer one replaces one still queued. A sealed session's push
    * carries no text (the relay must not put an agent's words into a notification it cannot read).
    */
-  attention(sid: string, text: string | undefined, now = Date.now()): PushAttentionResult {
+  attention(sid: string, text: string | undefined, reason?: AttentionReason, now = Date.now()): PushAttentionResult {
     const s = this.ports.inbox()?.sessions[sid];
     if (!s || s.expires_at <= now) return { status: "unknown_session" };
     const d = this.load();
@@ -172,7 +173,9 @@ export class PushCore {
     const devices = Object.keys(d.subs);
     for (const dev of devices) {
       this.enqueue(d, job, dev, "attention", now);
-      d.queue.at(-1)!.text = s.sealed === true ? "" : (text ?? "").trim();
+      const item = d.queue.at(-1)!;
+      item.text = s.sealed === true ? "" : (text ?? "").trim();
+      if (reason !== undefined && reason !== "waiting") item.reason = reason;
     }
     d.attention = Object.fromEntries([...Object.entries(d.attention ?? {}).filter(([, t]) => now - t < PUSH_LIMITS.attentionGapMs), [sid, now]]);
     this.save(d);
@@ -283,7 +286,9 @@ export class PushCore {
       if (!sub || !s || s.expires_at <= now) return drop();
       if (this.showing(item.device, jobSid, now)) return drop({ outcome: "suppressed" });
       if (sub.key !== vapid.keys.publicKey) return drop({ outcome: "failed", error: "stale_key" });
-      const payload = encodeMessage(attentionMessage({ inbox: inbox?.inbox_id ?? "", sid: jobSid, label: s.label, lang: sub.lang, text: item.text ?? "" }));
+      const payload = encodeMessage(
+        attentionMessage({ inbox: inbox?.inbox_id ?? "", sid: jobSid, label: s.label, lang: sub.lang, text: item.text ?? "", reason: item.reason }),
+      );
       return this.post(id, item, sub, vapid, d, drop, payload, PUSH_LIMITS.attentionTtlS, "normal");
     }
     if (!job || !sub || (item.kind !== "update" && job.ended)) return drop();

@@ -4,7 +4,7 @@
 // stub is an InboxService as it stands (worker/host.ts); the LAN server holds an InboxOps per inbox
 // (adapter/lan/inbox.ts). A new operation is added here, in the logic, and in its route — nowhere else.
 import type { CredentialKind, DeviceInfo, InboxPolicy, InboxState, MachineInfo, SessionReport } from "../contract/inbox.js";
-import type { PushAnswerInput, PushAnswerResult, PushAttentionResult, PushInfo, PushSettings } from "../contract/push.js";
+import type { AttentionReason, PushAnswerInput, PushAnswerResult, PushAttentionResult, PushInfo, PushSettings } from "../contract/push.js";
 import type { AuthAnswer, Attach, InboxCore, PolicyRefusal, PolicyWrite } from "./core.js";
 import type { E2EAnswer, E2ERequest } from "./e2e.js";
 import type { PushCore } from "./push.js";
@@ -35,7 +35,7 @@ export interface InboxService {
   pushInfo(deviceId: string | undefined, sid?: string): Promise<PushInfo>;
   pushSettings(p: Partial<PushSettings>): Promise<PushSettings>;
   pushAnswer(hash: string, answer: PushAnswerInput): Promise<PushAnswerResult>;
-  pushAttention(sid: string, text: string | undefined): Promise<PushAttentionResult>;
+  pushAttention(sid: string, text: string | undefined, reason?: AttentionReason): Promise<PushAttentionResult>;
 }
 
 /** The object's whole RPC surface: the edge's operations, and a session's report of what changed (shared/session/report.ts). */
@@ -113,8 +113,8 @@ export class InboxOps implements InboxRpc, InboxParts {
   async pushAnswer(hash: string, answer: PushAnswerInput) {
     return this.push.answer(hash, answer);
   }
-  async pushAttention(sid: string, text: string | undefined) {
-    return this.push.attention(sid, text);
+  async pushAttention(sid: string, text: string | undefined, reason?: AttentionReason) {
+    return this.push.attention(sid, text, reason);
   }
 }
 

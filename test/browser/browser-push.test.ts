@@ -149,6 +149,26 @@ describe("Web Push in Chromium", () => {
         tag: `lineup:${s.session_id}/attention`,
         actions: [],
       });
+    // i29-agents (issue 29 item 3): a needs-input / finished push with no text (a sealed session's) carries its
+    // reason, and the service worker says which in its own words; same tag, so a tap still opens the session.
+    for (const [reason, body] of [
+      ["needs_input", "The agent needs you"],
+      ["completed", "The agent finished"],
+    ] as const) {
+      const data = {
+        v: 1,
+        kind: "attention",
+        inbox: m.inbox_id,
+        sid: s.session_id,
+        call: "attention",
+        title: "api-server · laptop",
+        lang: "en",
+        body: "",
+        reason,
+      };
+      await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: JSON.stringify(data) });
+      await expect.poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/attention"))?.body, { timeout: 15_000 }).toBe(body);
+    }
 
     // A permission request (Claude Code's dialog): Allow / Deny on the notification; Allow answers the hook's card.
     agent.call("p3", "permission", { tool_name: "Bash", input: { command: "git push --force" } });

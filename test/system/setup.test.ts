@@ -59,7 +59,10 @@ describe("lineup setup claude", () => {
       { matcher: "*", hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook permission-request --wait 590", timeout: 600 }] },
     ]);
     expect(s.hooks!.Notification).toEqual([
-      { matcher: "idle_prompt", hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook notify --wait 25", timeout: 30 }] },
+      {
+        matcher: "idle_prompt|agent_needs_input|agent_completed",
+        hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook notify --wait 25", timeout: 30 }],
+      },
     ]);
     expect(s.hooks!.Stop).toEqual([{ hooks: [{ type: "command", command: "node /opt/lineup/adapter/bin/lineup.mjs hook stop --wait 25", timeout: 30 }] }]);
     expect(readJson(join(dir, ".mcp.json"))).toEqual({
@@ -139,7 +142,7 @@ describe("lineup setup claude", () => {
 });
 
 describe("lineup setup cursor", () => {
-  it("adds beforeShellExecution to .cursor/hooks.json (version 1), keeping other hooks", () => {
+  it("adds beforeShellExecution, beforeMCPExecution and stop to .cursor/hooks.json (version 1), keeping other hooks", () => {
     const dir = tmp();
     mkdirSync(join(dir, ".cursor"));
     writeFileSync(
@@ -152,7 +155,10 @@ describe("lineup setup cursor", () => {
       version: 1,
       hooks: {
         afterFileEdit: [{ command: "./format.sh" }],
-        beforeShellExecution: [{ command: "./audit.sh" }, { command: "node /opt/lineup/adapter/bin/lineup.mjs hook cursor-shell --wait 55" }],
+        beforeShellExecution: [{ command: "./audit.sh" }, { command: "node /opt/lineup/adapter/bin/lineup.mjs hook cursor-shell --wait 55", timeout: 65000 }],
+        // i29-agents (issue 29 item 5): MCP tools on the phone, and a report when the agent loop ends.
+        beforeMCPExecution: [{ command: "node /opt/lineup/adapter/bin/lineup.mjs hook cursor-mcp --wait 55", timeout: 65000 }],
+        stop: [{ command: "node /opt/lineup/adapter/bin/lineup.mjs hook cursor-stop --wait 25", timeout: 35000 }],
       },
     });
     expect(run(["cursor", "--project", dir, ...cmdFlag]).out).toContain("nothing changed");

@@ -396,6 +396,19 @@ describe("Web Push from the inbox object", () => {
     w.agent.close();
   });
 
+  // i29-agents (issue 29 item 3): needs-input and finished pushes say why, so a push without text still says which.
+  it("an attention push carries its reason (needs_input / completed) through the inbox object; an unknown reason is refused", async () => {
+    const w = await world();
+    const pixel = await device(w, "Pixel");
+    const r = await json("POST", "/api/inbox/push/attention", w.m.machine_credential, { session_id: w.s.session_id, reason: "completed" });
+    expect(r.status, await r.clone().text()).toBe(202);
+    await until(w.m.inbox_id, () => fake.for(pixel.endpoint).length >= 1, "the attention push");
+    expect(fake.for(pixel.endpoint)[0]!.msg).toMatchObject({ kind: "attention", call: "attention", body: "", reason: "completed" });
+    const bad = await json("POST", "/api/inbox/push/attention", w.m.machine_credential, { session_id: w.s.session_id, reason: "bored" });
+    expect(bad.status).toBe(400);
+    w.agent.close();
+  });
+
   it("the inbox object evicted right after the call: the push still goes, exactly once", async () => {
     const w = await world();
     const pixel = await device(w, "Pixel");

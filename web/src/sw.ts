@@ -132,6 +132,9 @@ const STRINGS = {
     notSent: "Your answer could not be sent. Tap to open LineUp.",
     fallback: "An agent is waiting for you",
     attention: "The agent is waiting for you",
+    // i29-agents: an attention push's reason, for a sealed session's push (no text)
+    needsInput: "The agent needs you",
+    completed: "The agent finished",
     allow: "Allow",
     deny: "Deny",
     session: "Allow this session",
@@ -153,6 +156,8 @@ const STRINGS = {
     notSent: "你的回答未能发送。点按打开 LineUp。",
     fallback: "有 Agent 在等你",
     attention: "Agent 在等你回复",
+    needsInput: "Agent 需要你",
+    completed: "Agent 已完成",
     allow: "允许",
     deny: "拒绝",
     session: "本会话内允许",
@@ -178,6 +183,8 @@ interface Msg {
   lang?: string;
   tool?: string;
   body?: string;
+  /** attention: "needs_input" | "completed" (i29-agents) */
+  reason?: string;
   token?: string;
   created_at?: number;
   reminder?: unknown;
@@ -251,7 +258,8 @@ function notificationOf(m: Msg): Shown {
   // An agent waiting with no call (lineup hook notify): no actions, a tap opens the session.
   if (m.kind === "attention") {
     data.url = `/s/${m.sid}`;
-    return { title, options: { ...base, body: typeof m.body === "string" && m.body ? m.body : L.attention, renotify: true } };
+    const own = m.reason === "completed" ? L.completed : m.reason === "needs_input" ? L.needsInput : L.attention;
+    return { title, options: { ...base, body: typeof m.body === "string" && m.body ? m.body : own, renotify: true } };
   }
   const actions = tapActions(m.tool ?? "", { confirm: m.confirm, options: m.options }, L, maxActions());
   data.tool = m.tool;
@@ -347,6 +355,7 @@ function toMsg(m: Record<string, unknown>, sid: string, call: string): Msg {
     outcome: strOf(m.outcome),
     by: strOf(m.by),
     answer: strOf(m.answer),
+    reason: strOf(m.reason),
     sealed: m.sealed,
   };
 }

@@ -3,12 +3,10 @@
 // round trip per tool call, no Node start. The machine credential never enters the settings file: the header
 // is `Authorization: Bearer $LINEUP_MACHINE_CREDENTIAL`, which Claude Code fills from its environment because
 // `allowedEnvVars` lists that one name (unlisted names become empty strings). Merged like the command hooks
-// (setup.ts): LineUp's own entries are replaced in place, everything else is kept.
-import { HTTP_HOOK_CREDENTIAL_ENV, HTTP_HOOK_LIMITS, httpHookUrl, type HttpHookEvent } from "../../shared/contract/http-hooks.js";
-import { LineUpError } from "../../shared/client/errors.js";
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+// (claude.ts): LineUp's own entries are replaced in place, everything else is kept.
+import { HTTP_HOOK_CREDENTIAL_ENV, HTTP_HOOK_LIMITS, httpHookUrl, type HttpHookEvent } from "../../../shared/contract/http-hooks.js";
+import { LineUpError } from "../../../shared/client/errors.js";
+import { isObj, type Json } from "./common.js";
 
 /** The `lineup hook` events the relay answers over http (the others stay command hooks). */
 export const HTTP_SUBS: readonly HttpHookEvent[] = ["pre-tool-use", "permission-request", "ask-user-question"];
@@ -24,7 +22,7 @@ interface HttpSpec {
 /** The http PreToolUse answers from the inbox policy alone and never waits (it does not defer: docs/permissions.md §7.12). */
 const HTTP_PRE_TOOL_USE_TIMEOUT_S = 10;
 
-/** The http hooks, with the same waits as their command twins (setup.ts `claudeSpecs`), the waits at most
+/** The http hooks, with the same waits as their command twins (claude.ts `claudeSpecs`), the waits at most
  * HTTP_HOOK_LIMITS.setupMaxWaitS (a held request must end before Cloudflare drops the idle connection). */
 export function claudeHttpSpecs(timeoutS: number, askWaitS: number, o: { waitMarginS: number }): HttpSpec[] {
   return [

@@ -1,0 +1,243 @@
+// i29-agents (issue 29 item 3): Claude Code's Notification kinds `agent_needs_input` and `agent_completed`
+// through the real bin — the thread says the agent needs you / finished, and the inbox's phones get a push
+// "Claude needs you in <project>" / "Claude finished in <project>" that opens the session; the device showing
+// that session is spared; one push per session a minute, shared with idle_prompt; a sealed session's push
+// carries no words of Claude's message. The LAN server's shared push code, a fake push service on 127.0.0.1.
+// Stdin as documented at https://code.claude.com/docs/en/hooks#notification (docs/permissions.md §7.3).
+import { createServer, type IncomingMessage } from "node:http";
+import { connect as tcp } from "node:net";
+import { basename } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
+import type { CodeIssued, DevicePaired, MachineCreated } from "../../shared/contract/inbox.js";
+import type { PushAttentionMessage } from "../../shared/contract/push.js";
+import type { SessionCreated } from "../../shared/contract/protocol.js";
+import type { FakePushService } from "../helpers/fake-push.js";
+import { startFakePush } from "../helpers/fake-push-server.js";
+import { freePort } from "../helpers/relay.js";
+import { appClient, runCli, waitFor } from "../helpers/adapter-helpers.js";
+import { SimDevice } from "../helpers/e2e-device.js";
+import { project, runHook } from "../helpers/hooks-helpers.js";
+import { connect } from "../helpers/raw-client.js";
+
+const TOKEN = "hooks-notify-lan-token-0123456789";
+let lan: LanServer;
+let fakePush: Awaited<ReturnType<typeof startFakePush>> | undefined;
+let fake: FakePushService;
+
+beforeAll(async () => {
+  lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN, allowLocalPush: true });
+  fakePush = await startFakePush();
+  fake = fakePush.fake;
+});
+afterAll(async () => {
+  await lan?.close();
+  await fakePush?.close();
+});
+
+async function call<T>(method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const r = await fetch(`${lan.url}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await r.text();
+  return { status: r.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+/** Subscribes a device of the inbox to Web Push at the fake service. */
+async function subscribe(credential: string, name: string) {
+  const key = (await call<{ public_key: string }>("GET", "/api/push/key")).body.public_key;
+  const sub = fake.subscriber(name);
+  expect((await call("PUT", "/api/inbox/push", credential, { subscription: sub, application_server_key: key, lang: "en" })).status).toBe(200);
+  return sub;
+}
+
+/** An inbox with one machine and session, and `names` paired and subscribed devices. */
+async function world(names: string[]) {
+  const m = (await call<MachineCreated>("POST", "/api/inboxes", TOKEN, {})).body;
+  const s = (await call<SessionCreated>("POST", "/api/inbox/sessions", m.machine_credential, { project_dir: "/p/notify", host: "box" })).body;
+  const devices: { d: DevicePaired; sub: ReturnType<FakePushService["subscriber"]> }[] = [];
+  for (const name of names) {
+    const code = (await call<CodeIssued>("POST", "/api/inbox/pairings", m.machine_credential)).body;
+    const d = (await call<DevicePaired>("POST", "/api/pair", undefined, { code: code.code, name })).body;
+    devices.push({ d, sub: await subscribe(d.device_credential, `notify-${name}`) });
+  }
+  return { m, s, devices };
+}
+
+/**
+ * A relay from before `reason`: the LAN server behind a proxy that answers a push/attention body carrying
+ * `reason` with 400, as a strict zod body did (everything else, WebSocket upgrades included, passes through).
+ */
+async function olderRelay(target: string) {
+  const t = new URL(target);
+  const seen: unknown[] = [];
+  const read = (req: IncomingMessage) =>
+    new Promise<string>((r) => {
+      let b = "";
+      req.on("data", (d: Buffer) => (b += d.toString()));
+      req.on("end", () => r(b));
+    });
+  const server = createServer((req, res) => {
+    void (async () => {
+      const body = await read(req);
+      if (req.url === "/api/inbox/push/attention") {
+        seen.push(JSON.parse(body));
+        if ("reason" in (JSON.parse(body) as object)) {
+          res.writeHead(400, { "content-type": "application/json" });
+          return res.end(JSON.stringify({ error: { code: "bad_request", message: "Unrecognized key: reason" } }));
+        }
+      }
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== "host" && k !== "content-length")) as Record<string, string>;
+      const r = await fetch(`${target}${req.url}`, { method: req.method!, headers, ...(body ? { body } : {}) });
+      const back: Record<string, string> = {};
+      r.headers.forEach((v, k) => {
+        if (k !== "content-encoding" && k !== "transfer-encoding" && k !== "content-length") back[k] = v;
+      });
+      res.writeHead(r.status, back);
+      res.end(Buffer.from(await r.arrayBuffer()));
+    })();
+  });
+  server.on("upgrade", (req, socket, head) => {
+    const up = tcp(Number(t.port), t.hostname, () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2)
+        lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i]!.toLowerCase() === "host" ? t.host : req.rawHeaders[i + 1]}`);
+      up.write(`${lines.join("\r\n")}\r\n\r\n`);
+      up.write(head);
+      socket.pipe(up).pipe(socket);
+    });
+    up.on("error", () => socket.destroy());
+    socket.on("error", () => up.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const a = server.address();
+  return { url: `http://127.0.0.1:${typeof a === "object" && a ? a.port : 0}`, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+const notification = (cwd: string, type: string, message: string) =>
+  JSON.stringify({ session_id: "abc123", transcript_path: "/tmp/t.jsonl", cwd, hook_event_name: "Notification", message, notification_type: type });
+
+describe("lineup hook notify: needs input and finished", () => {
+  it("agent_needs_input: the thread says Claude needs you, the phone gets 'Claude needs you in <project>' with Claude's words; a completion within the minute shares the limit", async () => {
+    const { m, s, devices } = await world(["Phone"]);
+    const sub = devices[0]!.sub;
+    const app = await appClient(lan.url, s.session_id, devices[0]!.d.device_credential, []);
+    try {
+      const p = project();
+      const env = {
+        LINEUP_RELAY_URL: lan.url,
+        LINEUP_SESSION: s.session_id,
+        LINEUP_TOKEN: s.agent_token,
+        LINEUP_STATE_DIR: p.stateDir,
+        LINEUP_MACHINE_CREDENTIAL: m.machine_credential,
+      };
+      const run = await runHook(["notify"], notification(p.dir, "agent_needs_input", "Claude needs your input to continue"), env, p.dir);
+      expect([run.code, run.stdout]).toEqual([0, ""]);
+      const text = ((await app.next("message", 10_000)).content as { text: string }[])[0]!.text;
+      expect(text).toBe(`⏳ **Claude Code needs you** in \`${p.dir}\`.\n\n> Claude needs your input to continue`);
+      await expect.poll(() => fake.for(sub.endpoint).length, { timeout: 10_000 }).toBe(1);
+      expect(fake.problems).toEqual([]);
+      const msg = fake.for(sub.endpoint)[0]!.msg as PushAttentionMessage;
+      // The tag names the session: a tap opens it (docs/push.md).
+      expect(msg).toMatchObject({
+        kind: "attention",
+        sid: s.session_id,
+        call: "attention",
+        title: "notify · box",
+        body: `Claude needs you in ${basename(p.dir)}: Claude needs your input to continue`,
+      });
+      // Finished within the minute: the thread hears it, the phone is not buzzed again (one limit per session).
+      const done = await runHook(["notify"], notification(p.dir, "agent_completed", "Done: 3 files changed"), env, p.dir);
+      expect([done.code, done.stdout]).toEqual([0, ""]);
+      expect(done.stderr).toMatch(/no push: .*one attention push per session a minute/);
+      expect(((await app.next("message", 10_000)).content as { text: string }[])[0]!.text).toBe(
+        `✅ **Claude Code finished** in \`${p.dir}\`.\n\n> Done: 3 files changed`,
+      );
+      expect(fake.for(sub.endpoint)).toHaveLength(1);
+      // Other kinds stay local: no thread message, no push.
+      const auth = await runHook(["notify"], notification(p.dir, "auth_success", "Signed in"), env, p.dir);
+      expect([auth.code, auth.stdout, auth.stderr]).toEqual([0, "", ""]);
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
+
+  it("agent_completed: the device looking at that session is spared (logged as suppressed); another device gets 'Claude finished in <project>'", async () => {
+    const { m, s, devices } = await world(["Pixel", "iPad"]);
+    const [pixel, ipad] = devices as [(typeof devices)[0], (typeof devices)[0]];
+    const live = await connect(`${lan.url.replace(/^http/, "ws")}/api/inbox/ws`, { token: ipad.d.device_credential, via: "subprotocol" });
+    try {
+      await live.next("inbox");
+      live.send({ type: "visible", view: "session", session_id: s.session_id });
+      await live.sync();
+      const p = project();
+      const env = {
+        LINEUP_RELAY_URL: lan.url,
+        LINEUP_SESSION: s.session_id,
+        LINEUP_TOKEN: s.agent_token,
+        LINEUP_STATE_DIR: p.stateDir,
+        LINEUP_MACHINE_CREDENTIAL: m.machine_credential,
+      };
+      const run = await runHook(["notify", "--agent", "Claude"], notification(p.dir, "agent_completed", "All tests pass"), env, p.dir);
+      expect([run.code, run.stdout]).toEqual([0, ""]);
+      await expect.poll(() => fake.for(pixel.sub.endpoint).length, { timeout: 10_000 }).toBe(1);
+      expect((fake.for(pixel.sub.endpoint)[0]!.msg as PushAttentionMessage).body).toBe(`Claude finished in ${basename(p.dir)}: All tests pass`);
+      const log = async () =>
+        (await call<{ log: { kind: string; outcome: string; device_id?: string }[] }>("GET", "/api/inbox/push", ipad.d.device_credential)).body.log;
+      await expect.poll(async () => (await log()).filter((e) => e.kind === "attention").map((e) => e.outcome), { timeout: 10_000 }).toContain("suppressed");
+      expect(fake.for(ipad.sub.endpoint)).toHaveLength(0);
+    } finally {
+      await live.close();
+    }
+  }, 60_000);
+
+  it("a sealed session: the push carries no text, only the reason (the service worker's own words), never Claude's message", async () => {
+    const p = project();
+    const env = { LINEUP_RELAY_URL: lan.url, LINEUP_RELAY_KEY: TOKEN, LINEUP_STATE_DIR: p.stateDir, HOME: p.stateDir, LINEUP_E2E_POLL_MS: "300" };
+    const cli = async (a: string[]) => {
+      const r = await runCli(a, env, p.dir);
+      expect(r.code, r.stderr).toBe(0);
+      return r;
+    };
+    await cli(["e2e", "on", "--json"]);
+    const { url } = JSON.parse((await cli(["pair", "--json"])).stdout.trim().split("\n").pop()!) as { url: string };
+    const dev = await SimDevice.redeem(lan.url, url);
+    expect(await dev.hello()).toBe(201);
+    const sub = await subscribe(dev.p.credential, "notify-sealed");
+    const run = await runHook(["notify"], notification(p.dir, "agent_needs_input", "The secret plan needs a decision"), env, p.dir);
+    expect([run.code, run.stdout]).toEqual([0, ""]);
+    const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true), "the sealed session", 20_000);
+    await expect.poll(() => fake.for(sub.endpoint).length, { timeout: 10_000 }).toBe(1);
+    const msg = fake.for(sub.endpoint)[0]!.msg as PushAttentionMessage;
+    expect(msg).toMatchObject({ kind: "attention", sid: s.session_id, body: "", reason: "needs_input" });
+    expect(JSON.stringify(fake.for(sub.endpoint)[0]!.msg)).not.toContain("secret plan");
+  }, 90_000);
+
+  it("a relay from before `reason` refuses the field: the same push goes again without it", async () => {
+    const { m, s, devices } = await world(["Tablet"]);
+    const old = await olderRelay(lan.url);
+    try {
+      const p = project();
+      const env = {
+        LINEUP_RELAY_URL: old.url,
+        LINEUP_SESSION: s.session_id,
+        LINEUP_TOKEN: s.agent_token,
+        LINEUP_STATE_DIR: p.stateDir,
+        LINEUP_MACHINE_CREDENTIAL: m.machine_credential,
+      };
+      const run = await runHook(["notify"], notification(p.dir, "agent_completed", "Shipped"), env, p.dir);
+      expect([run.code, run.stdout]).toEqual([0, ""]);
+      expect(run.stderr).toMatch(/pushed "waiting for you" to 1 device/);
+      await expect.poll(() => fake.for(devices[0]!.sub.endpoint).length, { timeout: 10_000 }).toBe(1);
+      expect((fake.for(devices[0]!.sub.endpoint)[0]!.msg as PushAttentionMessage).body).toBe(`Claude finished in ${basename(p.dir)}: Shipped`);
+      expect(old.seen).toEqual([
+        { session_id: s.session_id, text: `Claude finished in ${basename(p.dir)}: Shipped`, reason: "completed" },
+        { session_id: s.session_id, text: `Claude finished in ${basename(p.dir)}: Shipped` },
+      ]);
+    } finally {
+      await old.close();
+    }
+  }, 60_000);
+});
