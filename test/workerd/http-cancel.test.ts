@@ -2,7 +2,10 @@
 // call, so the phone shows "cancelled" at once instead of a card that waits for the relay-side timeout.
 import { describe, expect, it } from "vitest";
 import { ASK, authed, closeAll, errorBody, evict, getStatus, isCall, isCancel, isResult, pair, reconnect, sync } from "./contract-fixtures.js";
-import { fetchWorker } from "./helpers.js";
+import type { MachineCreated } from "../../shared/contract/inbox.js";
+import type { SessionCreated } from "../../shared/contract/protocol.js";
+import { generateContentKey, generateHolderKeyPair, holderSelf, sealRoster, wrapContentKey } from "../../shared/crypto/e2e/index.js";
+import { fetchWorker, RELAY_KEY } from "./helpers.js";
 
 function post(sid: string, token: string, body: unknown): Promise<Response> {
   return fetchWorker(
@@ -106,5 +109,29 @@ describe("DELETE /api/sessions/:sid/calls/:call_id", () => {
     expect(res.status).toBe(404);
     expect((await errorBody(res)).code).toBe("session_not_found");
     closeAll(agent, app);
+  });
+
+  it("a sealed session takes no HTTP calls, so DELETE has nothing to cancel: 404 unknown_call", async () => {
+    // An inbox with E2E on (docs/e2e.md), as e2e-relay.test.ts makes it: the machine publishes epoch 1.
+    const json = { "content-type": "application/json" };
+    const m = (await (
+      await fetchWorker("/api/inboxes", authed(RELAY_KEY, { method: "POST", headers: json, body: JSON.stringify({ machine_name: "laptop" }) }))
+    ).json()) as MachineCreated;
+    const machine = await holderSelf(m.machine_id, await generateHolderKeyPair({ extractable: false }));
+    const ck = await generateContentKey(1);
+    const wrap = await wrapContentKey({ inboxId: m.inbox_id, sender: machine, recipient: machine, key: ck });
+    const roster = await sealRoster(ck, m.inbox_id, machine.id, [{ id: machine.id, publicKey: machine.publicKey }]);
+    const e2e = { base_epoch: 0, epoch: 1, wraps: { [machine.id]: wrap }, roster };
+    expect((await fetchWorker("/api/inbox/e2e", authed(m.machine_credential, { method: "PUT", headers: json, body: JSON.stringify(e2e) }))).status).toBe(200);
+    const made = await fetchWorker(
+      "/api/inbox/sessions",
+      authed(m.machine_credential, { method: "POST", headers: json, body: JSON.stringify({ project_dir: "/p", sealed: true }) }),
+    );
+    expect(made.status).toBe(201);
+    const s = (await made.json()) as SessionCreated;
+    expect((await post(s.session_id, s.agent_token, { call_id: "hs1", name: "input", arguments: { prompt: "PLAIN" } })).status).toBe(400);
+    const res = await del(s.session_id, s.agent_token, "hs1");
+    expect(res.status).toBe(404);
+    expect((await errorBody(res)).code).toBe("unknown_call");
   });
 });

@@ -16,7 +16,7 @@ from unittest import mock
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from fake_hermes import ApprovalRequest, invoke  # noqa: E402
-from test_lineup_plugin import RELAY, Inbox, in_thread, plugin_for  # noqa: E402
+from test_lineup_plugin import RELAY, Inbox, http, in_thread, plugin_for  # noqa: E402
 
 # Far longer than each test runs: a "timeout" cancel cannot be what the phone sees.
 LONG_S = 120
@@ -74,6 +74,11 @@ class WithdrawTest(unittest.TestCase):
         self.assertIsNone(out["value"], "the call should have given up without a result")
         self.assertIsNotNone(cancel, "the card stayed on the phone after the plugin gave up")
         self.assertEqual(cancel["reason"], "cancelled")
+        # The inbox's waiting list (what the notifications follow) drops it too.
+        end = time.monotonic() + 10
+        while any(x.get("waiting") for x in http("GET", "/api/inbox", self.inbox.device)["sessions"]) and time.monotonic() < end:
+            time.sleep(0.2)
+        self.assertEqual([x["waiting"] for x in http("GET", "/api/inbox", self.inbox.device)["sessions"] if x.get("waiting")], [])
         app.close()
 
     def test_a_hermes_process_that_exits_with_an_approval_open_withdraws_it(self) -> None:
