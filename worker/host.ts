@@ -95,6 +95,7 @@ function sessionStub(env: Env, sid: string): EdgeSession {
     },
     httpCall: async (epoch, body, waitS) => (await stub.httpCall(epoch, body, waitS)) as HttpCallAnswer,
     httpResult: async (epoch, callId, waitS) => (await stub.httpResult(epoch, callId, waitS)) as HttpCallAnswer,
+    httpCancel: (epoch, callId) => stub.httpCancel(epoch, callId),
     setE2eEpoch: (epoch) => stub.setE2eEpoch(epoch),
     connect(req, a) {
       // Only the edge speaks to the object about who a socket is (x-lineup-* headers; a client's own are dropped).

@@ -3,7 +3,7 @@
 // tags and attachments), `transactionSync` and the one alarm. Memory is only a cache.
 import { DurableObject } from "cloudflare:workers";
 import { parseConfig } from "../shared/edge/config.js";
-import type { HistoryPage, HttpCallAnswer, HttpCallBody, SessionEngine, SessionMeta } from "../shared/session/engine.js";
+import type { HistoryPage, HttpCallAnswer, HttpCallBody, HttpCancelAnswer, SessionEngine, SessionMeta } from "../shared/session/engine.js";
 import { SessionHost } from "../shared/session/host.js";
 import { identityOf } from "../shared/session/identity.js";
 import type { PushAnswerInput, SessionPushAnswer } from "../shared/contract/push.js";
@@ -109,6 +109,10 @@ export class Session extends DurableObject<Env> {
 
   async httpResult(epoch: number, callId: string, waitS: number): Promise<HttpCallAnswer> {
     return this.host.httpResult(epoch, callId, waitS);
+  }
+
+  async httpCancel(epoch: number, callId: string): Promise<HttpCancelAnswer> {
+    return this.host.httpCancel(epoch, callId);
   }
 
   // The hibernation entry points.

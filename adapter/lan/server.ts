@@ -216,6 +216,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
           destroy: (e) => s.destroy(e),
           httpCall: (e, body, w) => s.host.httpCall(e, body, w),
           httpResult: (e, id, w) => s.host.httpResult(e, id, w),
+          httpCancel: async (e, id) => s.host.httpCancel(e, id),
           setE2eEpoch: async (e) => s.host.setE2eEpoch(e),
           connect: (_req, a) => s.connect(a, c.env.upgrade),
         };

@@ -5,7 +5,7 @@ import type { AuthBrake } from "./auth-brake.js";
 import type { InboxService } from "../inbox/service.js";
 import type { AuthAnswer } from "../inbox/core.js";
 import type { ParsedCredential } from "../contract/inbox.js";
-import type { HistoryPage, HttpCallAnswer, HttpCallBody as EngineCallBody, SessionMeta } from "../session/engine.js";
+import type { HistoryPage, HttpCallAnswer, HttpCallBody as EngineCallBody, HttpCancelAnswer, SessionMeta } from "../session/engine.js";
 import type { Role, SessionStatus } from "../contract/protocol.js";
 import type { SocketIdentity } from "../session/identity.js";
 
@@ -20,6 +20,8 @@ export interface EdgeSession {
   destroy(epoch: number): Promise<boolean>;
   httpCall(epoch: number, body: EngineCallBody, waitS: number): Promise<HttpCallAnswer>;
   httpResult(epoch: number, callId: string, waitS: number): Promise<HttpCallAnswer>;
+  /** DELETE of an open HTTP call (docs/protocol.md §7). */
+  httpCancel(epoch: number, callId: string): Promise<HttpCancelAnswer>;
   connect(req: Request, auth: SocketAuth): Promise<Response>;
   /** A sealed session learns the inbox's new epoch (docs/e2e.md); only ever forward. */
   setE2eEpoch(epoch: number): Promise<boolean>;

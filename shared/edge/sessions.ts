@@ -1,5 +1,5 @@
 // The session endpoints of the shared edge (spec/lineup-relay-v1.md): create, list (LAN), status, history, delete, the
-// WebSocket, and HTTP calls. Middleware has checked the key or the token before a handler runs (shared/edge/credential.ts);
+// WebSocket, and HTTP calls (with their cancel). Middleware has checked the key or the token before a handler runs (shared/edge/credential.ts);
 // the session's object answers only the 404s it alone knows.
 import { Hono, type Context } from "hono";
 import { DEVICE_ID_PREFIX } from "../contract/inbox.js";
@@ -120,4 +120,15 @@ sessionRoutes.post("/api/sessions/:sid/calls", sessionToken(["agent"]), ...body(
 sessionRoutes.get("/api/sessions/:sid/calls/:call_id", sessionToken(["agent"]), async (c) => {
   const a = c.var.authed;
   return answer(c, await c.var.host.session(a.sid).httpResult(a.epoch, c.req.param("call_id"), waitOf(c)), "unknown_call");
+});
+
+// The HTTP caller stops waiting (docs/protocol.md §7): its open call is withdrawn from every holder at once.
+sessionRoutes.delete("/api/sessions/:sid/calls/:call_id", sessionToken(["agent"]), async (c) => {
+  const a = c.var.authed;
+  const callId = c.req.param("call_id");
+  const r = await c.var.host.session(a.sid).httpCancel(a.epoch, callId);
+  if (r === "cancelled") return c.json({ call_id: callId, status: "cancelled" }, 200);
+  if (r === "rate_limited") return fail(c, 429, "rate_limited", "this token is over its rate of frames and HTTP calls; slow down");
+  if (r === "unknown_call") return fail(c, 404, "unknown_call", "no open HTTP call by that id (unknown, another caller's, already ended or cancelled)");
+  return gone(c);
 });

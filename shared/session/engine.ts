@@ -20,7 +20,7 @@ import {
   type ToolResultOut,
 } from "../contract/protocol.js";
 import { TokenBucket } from "./rate-limit.js";
-import { keyOf, Router, type Ctx, type Out, type Peer } from "./router.js";
+import { HTTP_PEER, keyOf, Router, type Ctx, type Out, type Peer } from "./router.js";
 import type { Store } from "./store.js";
 
 /** What a session is, in its store under meta key "session". */
@@ -84,6 +84,10 @@ export interface EngineOptions {
 export type HttpCallAnswer = { status: 200; result: ToolResultOut } | { status: 202; call_id: string } | { status: 400 | 404 | 409 | 429; call_id?: string };
 
 export type HttpCallBody = Parameters<Router["httpCall"]>[0];
+
+/** `DELETE /api/sessions/:sid/calls/:call_id`: withdrawn; no open call of the HTTP caller by that id; over the rate;
+ * the session is gone (null). */
+export type HttpCancelAnswer = "cancelled" | "unknown_call" | "rate_limited" | null;
 
 /** `GET /api/sessions/:sid/messages`: `before` is the cursor for the next (older) page, null at the start. */
 export interface HistoryPage {
@@ -385,6 +389,21 @@ export class SessionEngine {
     await this.ports.schedule();
     this.opts.changed?.();
     return this.httpResult(call_id, waitS);
+  }
+
+  /** The HTTP caller withdraws its open call (an agent that stopped waiting): the socket caller's own cancel
+   * transition (tool.cancel reason "cancelled" to every holder), no second path. Long-polls on it wake (404). */
+  async httpCancel(callId: string, cred = "agent"): Promise<HttpCancelAnswer> {
+    if (!this.live()) return null;
+    if (!this.tokenAllows(cred)) return "rate_limited";
+    const out = this.ports.txn(() => this.router().handle(HTTP_PEER, { type: "tool.cancel", call_id: callId }, this.ctx()));
+    // The router refuses with an error frame to the caller: nothing changed, and no waiter is woken by it.
+    if (out.some((o) => o.to === HTTP_KEY && o.frame.type === "error")) return "unknown_call";
+    this.flush(out);
+    this.waiters.get(callId)?.forEach((wake) => wake());
+    await this.ports.schedule();
+    this.opts.changed?.();
+    return "cancelled";
   }
 
   async httpResult(callId: string, waitS: number): Promise<HttpCallAnswer> {

@@ -12,6 +12,7 @@ import {
   type HistoryPage,
   type HttpCallAnswer,
   type HttpCallBody,
+  type HttpCancelAnswer,
   type SessionMeta,
   type SocketPort,
 } from "./engine.js";
@@ -68,6 +69,10 @@ export class SessionHost {
 
   async httpResult(epoch: number, callId: string, waitS: number): Promise<HttpCallAnswer> {
     return this.engine.current(epoch) ? this.engine.httpResult(callId, waitS) : { status: 404 };
+  }
+
+  async httpCancel(epoch: number, callId: string): Promise<HttpCancelAnswer> {
+    return this.engine.current(epoch) ? this.engine.httpCancel(callId) : null;
   }
 
   /** The inbox moved to a new e2e epoch (docs/e2e.md): a sealed session refuses older envelopes from now on. */

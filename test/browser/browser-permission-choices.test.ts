@@ -1,6 +1,6 @@
 // Issue 34 item 2 in real Chromium: a `permission` call with `choices` (Hermes' allowed_choices) shows exactly
 // those buttons — no rule picker — and "Allow this session" answers `{message: "session", behavior: "allow"}`;
-// a deny carries the typed message. Claude Code's card (no `choices`) is browser-permission.test.ts.
+// a deny carries the typed message; the settled card says "Allowed for this session" (zh too). Claude Code's card (no `choices`) is browser-permission.test.ts.
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
@@ -27,11 +27,11 @@ const fx = useBrowser({
   },
 });
 
-async function phone(): Promise<{ agent: RawClient; page: Page; close: () => Promise<void> }> {
+async function phone(locale = "en-US"): Promise<{ agent: RawClient; page: Page; close: () => Promise<void> }> {
   const s = await newSession(lan.url, TOKEN);
   const agent = await connect(wsUrl(lan.url, s.session_id), { token: s.agent_token, clientId: "hermes" });
   await agent.next("hello");
-  const ctx = await fx.context("phone", "en-US");
+  const ctx = await fx.context("phone", locale);
   const page = await ctx.newPage();
   await pair(page, s);
   await agent.next((f) => f.type === "tool.list" && Array.isArray(f.tools) && f.tools.some((t) => (t as { name: string }).name === "permission"), 15_000);
@@ -46,6 +46,7 @@ async function phone(): Promise<{ agent: RawClient; page: Page; close: () => Pro
 }
 
 const card = (page: Page) => page.locator("article.card.pending .perm").last();
+const settled = (page: Page, id: string) => page.locator(`article.card.done[data-call="${id}"] .outcome b`);
 const hermesCall = (call_id: string, choices: string[]) => ({
   type: "tool.call",
   call_id,
@@ -72,6 +73,21 @@ describe("the permission card with the caller's choices", () => {
       await card(page).getByRole("button", { name: "Allow this session" }).click();
       const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "h1", 15_000);
       expect(r.result).toEqual({ message: "session", behavior: "allow" });
+      // The settled card says what was allowed: for this session, not just "Allowed".
+      await expect.poll(() => settled(page, "h1").textContent(), { timeout: 10_000 }).toBe("Allowed for this session");
+    } finally {
+      await close();
+    }
+  });
+
+  it("in Chinese, a settled session answer reads 已允许（本会话）", async () => {
+    const { agent, page, close } = await phone("zh-CN");
+    try {
+      agent.send(hermesCall("h3", ["once", "session", "deny"]));
+      await card(page).waitFor({ timeout: 20_000 });
+      await card(page).locator(".perm-choices button.perm-session").click();
+      await agent.next((f) => f.type === "tool.result" && f.call_id === "h3", 15_000);
+      await expect.poll(() => settled(page, "h3").textContent(), { timeout: 10_000 }).toBe("已允许（本会话）");
     } finally {
       await close();
     }

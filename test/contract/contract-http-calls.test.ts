@@ -57,6 +57,22 @@ describe.each(TARGETS)("$name", (tc) => {
       expect((await get(s, "h2", 0)).status).toBe(404);
     });
 
+    // i34-more: an extension beside v1 (docs/protocol.md §7), on both servers: DELETE withdraws an open HTTP call.
+    it("DELETE withdraws an open HTTP call: the app gets tool.cancel cancelled; a second DELETE is 404 unknown_call", async () => {
+      const { s, app } = await withApp();
+      expect((await post(s, { call_id: "hd", name: "echo", arguments: { text: "x" } }, 0)).status).toBe(202);
+      await app.next(callOf("hd"));
+      const del = () => http(`${run.T.url}/api/sessions/${s.session_id}/calls/hd`, { method: "DELETE", token: s.agent_token });
+      const r = await del();
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ call_id: "hd", status: "cancelled" });
+      expect(await app.next((f) => f.type === "tool.cancel" && f.call_id === "hd")).toMatchObject({ reason: "cancelled" });
+      const again = await del();
+      expect(again.status).toBe(404);
+      expect(again.json).toMatchObject({ error: { code: "unknown_call" } });
+      expect((await get(s, "hd", 0)).status).toBe(404);
+    });
+
     it("GET ?wait= returns 200 as soon as the result arrives during the wait", async () => {
       const { s, app } = await withApp();
       expect((await post(s, { call_id: "h3", name: "echo", arguments: { text: "x" } }, 0)).status).toBe(202);

@@ -9,7 +9,7 @@ import { describe, expect, inject, it } from "vitest";
 const DIR = join(process.cwd(), "integrations/hermes");
 
 describe("the Hermes plugin (Python, stdlib) against the relay", () => {
-  it("passes its unittest suite: session, deny, unanswered (withdrawn), six choices, revoked, relay down, sealed refused", () => {
+  it("passes its unittest suite: session, deny, unanswered (withdrawn), interrupted (cancelled), clarify on the phone, six choices, revoked, relay down, sealed refused", () => {
     const r = spawnSync("python3", ["-m", "unittest", "discover", "-s", "tests", "-v"], {
       cwd: DIR,
       env: { ...process.env, LINEUP_TEST_RELAY: inject("relayUrl"), PYTHONDONTWRITEBYTECODE: "1" },

@@ -4,10 +4,11 @@ session hooks and `hermes lineup join CODE` (README.md). Python 3.11+, standard 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Any
 
-from .plugin import LineUpPlugin
+from .plugin import ClarifyOnPhone, LineUpPlugin
 from .identity import settings_from
 from .relay import LineUpHermesError
 
@@ -45,6 +46,14 @@ def register(ctx: Any) -> None:
         description=ASK_SCHEMA["description"],
         emoji="📱",
     )
+    if ctx.get_config("clarify_on_phone", False) is True:
+        # Hermes' own clarify on the phone (README "What reaches the phone"): a tool_execution middleware. A Hermes
+        # without middleware keeps its own clarify (an exception here would unload the whole plugin).
+        add = getattr(ctx, "register_middleware", None)
+        if callable(add):
+            add("tool_execution", ClarifyOnPhone(plugin))
+        else:
+            logging.getLogger("lineup_hermes").warning("clarify_on_phone: this Hermes has no register_middleware; clarify stays in Hermes")
     ctx.register_cli_command(
         name="lineup",
         help="LineUp: join this machine to your LineUp inbox",

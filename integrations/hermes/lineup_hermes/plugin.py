@@ -150,6 +150,30 @@ class LineUpPlugin:
         return json.dumps(out, ensure_ascii=False)
 
 
+class ClarifyOnPhone:
+    """Hermes' own `clarify` answered on the phone, through a `tool_execution` middleware
+    (`ctx.register_middleware`; hermes_cli/middleware.py `_run_execution_chain`: a middleware's return value is
+    the tool's result, and one that does not call `next_call` replaces the execution). `clarify` is an inline
+    agent-level tool, but its sequential dispatch runs through that chain (agent/tool_executor.py
+    `_run_sequential_call` → `_run_sequential_tool_execution_middleware`). Opt-in: setting `clarify_on_phone`."""
+
+    def __init__(self, plugin: LineUpPlugin) -> None:
+        self.plugin = plugin
+
+    def __call__(self, *, tool_name: str = "", args: Any = None, next_call: Any = None, **kw: Any) -> Any:
+        # Any other tool, and clarify's batch form (`questions`), run as Hermes would.
+        if tool_name != "clarify" or not isinstance(args, dict) or args.get("questions") or not isinstance(args.get("question"), str):
+            return next_call(args)
+        choices = args.get("choices") or None
+        ask = {"question": args["question"], "choices": choices, "multi_select": args.get("multi_select") is True}
+        out = self.plugin.ask(ask, session_id=kw.get("session_id"), task_id=kw.get("task_id"))
+        # The relay cannot be used (down, revoked, sealed): Hermes' own prompt asks instead.
+        if "code" in json.loads(out):
+            log.warning("LineUp clarify: %s; Hermes asks in its own UI", json.loads(out).get("error"))
+            return next_call(args)
+        return out
+
+
 def choice_of(res: dict[str, Any] | None, allowed: list[str]) -> str:
     """The Hermes choice a `permission` result gives (docs/permissions.md §14): allow → once, session, always,
     deny; anything else — no answer, an error, a declined card, a choice not offered — is deny."""

@@ -96,6 +96,7 @@ class FakeContext:
         self.hooks: dict[str, list[Callable]] = {}
         self.tools: dict[str, dict[str, Any]] = {}
         self.cli: dict[str, dict[str, Any]] = {}
+        self.middleware: dict[str, list[Callable]] = {}
 
     def register_approval_transport(self, name: str, present_fn: Callable) -> None:
         name = name.lower()
@@ -123,6 +124,11 @@ class FakeContext:
                              description: str = "") -> None:
         self.cli[name] = {"help": help, "setup_fn": setup_fn, "handler_fn": handler_fn}
 
+    def register_middleware(self, kind: str, callback: Callable) -> None:
+        if not callable(callback):
+            raise ValueError("non-callable middleware")
+        self.middleware.setdefault(kind, []).append(callback)
+
     def get_config(self, key: str, default: Any = None) -> Any:
         return self._settings.get(key, default)
 
@@ -131,6 +137,28 @@ class FakeContext:
 
     def inject_message(self, content: str, role: str = "user", *, session_key: str | None = None) -> bool:
         return False
+
+    # Host side: run a tool through the tool_execution middleware chain as hermes_cli/middleware.py
+    # `_run_execution_chain` does: keyword arguments, single-use `next_call`, the callback's return is the result.
+    def run_tool(self, tool_name: str, args: dict[str, Any], terminal: Callable[[dict[str, Any]], Any], **context: Any) -> Any:
+        callbacks = self.middleware.get("tool_execution", [])
+
+        def call_at(i: int, payload: dict[str, Any]) -> Any:
+            if i >= len(callbacks):
+                return terminal(payload)
+            used = False
+
+            def next_call(next_payload: Any = None) -> Any:
+                nonlocal used
+                if used:
+                    raise RuntimeError("next_call() more than once")
+                used = True
+                return call_at(i + 1, payload if next_payload is None else next_payload)
+
+            kw = {"telemetry_schema_version": "hermes.observer.v1", "middleware_schema_version": "hermes.middleware.v1", **context}
+            return callbacks[i](tool_name=tool_name, args=payload, original_args=args, next_call=next_call, **kw)
+
+        return call_at(0, args)
 
     # Host side: fire a hook the way Hermes does (keyword arguments; return values ignored).
     def fire(self, hook_name: str, **kwargs: Any) -> None:

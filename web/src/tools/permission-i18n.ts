@@ -28,6 +28,7 @@ const en = {
   truncated: "… {n} more lines",
   loading: "Loading…",
   answeredAllow: "Allowed",
+  answeredSession: "Allowed for this session",
   answeredDeny: "Denied",
   answeredAlways: "Always allowed: {rule}",
   // the policy screen
@@ -86,6 +87,7 @@ const zh: typeof en = {
   truncated: "… 还有 {n} 行",
   loading: "加载中…",
   answeredAllow: "已允许",
+  answeredSession: "已允许（本会话）",
   answeredDeny: "已拒绝",
   answeredAlways: "已始终允许：{rule}",
   policy: "权限策略",

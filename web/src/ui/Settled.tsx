@@ -87,6 +87,7 @@ export function outcomeOf(c: CallEntry): Outcome | undefined {
     case "permission": {
       const rule = r && typeof r.rule === "string" ? r.rule : undefined;
       if (msg === "always" || rule) return { kind: "allowed", text: rule ? pt("answeredAlways", { rule }) : pt("answeredAllow") };
+      if (msg === "session") return { kind: "allowed", text: pt("answeredSession") };
       // Denied: with the message that went to the model, when the human wrote one.
       const told = typeof r?.feedback === "string" && r.feedback ? ` · “${r.feedback}”` : "";
       return msg === "deny" || r?.behavior === "deny" ? { kind: "denied", text: pt("answeredDeny") + told } : { kind: "allowed", text: pt("answeredAllow") };
