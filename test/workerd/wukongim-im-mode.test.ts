@@ -3,7 +3,7 @@
 // bound person, only for a call of this conversation, first answer wins (text reply, card, relay-mode device),
 // re-deliveries and SDK re-sends never double an answer. Real Worker route and session Durable Object;
 // WuKongIM's HTTP API is the fake in test/fixtures/wukongim/fake.ts.
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { INPUT } from "../../shared/contract/builtin-tools.js";
 import { FakeWuKongIM, newIdstr, notifyBody, type NotifyMessage, type SentMessage } from "../fixtures/wukongim/fake.js";
@@ -109,6 +109,24 @@ describe("IM mode: the structured call beside the readable text", () => {
 });
 
 describe("IM mode: the relay judges structured answers", () => {
+  it("tells the card a call timed out, and answers a card that comes after the timeout with reason timeout", async () => {
+    const { session_id: sid, agent } = await imSession({ channel_id: "u_oda", channel_type: 1 });
+    await call(agent, "u_oda", "o1");
+    // The deadline passes: made due now, then the session's alarm runs (no waiting on real time).
+    await runInDurableObject(stubOf(sid), (_i, st) => {
+      st.storage.sql.exec("UPDATE calls SET deadline = 1 WHERE call_id = 'o1'");
+    });
+    await runDurableObjectAlarm(stubOf(sid));
+    expect(await agent.next("tool.result")).toMatchObject({ call_id: "o1", error: { code: "timeout" } });
+    const closed = await fake.until(() => cards("u_oda", "tool.cancel").find((s) => s.payload.call_id === "o1"));
+    expect(closed.payload).toEqual({ type: 10100, v: 1, kind: "tool.cancel", call_id: "o1", reason: "timeout" });
+    await hook(notifyBody([cardAnswer("u_oda", "o1", "too late", { cmn: "cmn-o1" })]));
+    const update = await fake.until(() => cards("u_oda", "tool.cancel").find((s) => s.payload.in_reply_to === "cmn-o1"));
+    expect(update.payload).toEqual({ type: 10100, v: 1, kind: "tool.cancel", call_id: "o1", reason: "timeout", in_reply_to: "cmn-o1" });
+    expect(await results(agent, "o1")).toBe(true);
+    agent.close();
+  });
+
   it("resolves a call exactly once from the bound person's card, though the webhook comes twice and the SDK re-sends its client_msg_no", async () => {
     const { session_id: sid, agent } = await imSession({ channel_id: "u_jon", channel_type: 1 });
     await call(agent, "u_jon", "a1");
