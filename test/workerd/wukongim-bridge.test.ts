@@ -10,7 +10,7 @@ import toolResultNotify from "../fixtures/wukongim/msg.notify.tool-result.json?r
 import offlineBot from "../fixtures/wukongim/msg.offline.bot.json?raw";
 import onlineStatus from "../fixtures/wukongim/user.onlinestatus.json?raw";
 import type { SessionCreated, SessionStatus } from "../../shared/contract/protocol.js";
-import { FakeWuKongIM, notifyBody, type NotifyMessage, type SentMessage } from "../fixtures/wukongim/fake.js";
+import { encodePayload, FakeWuKongIM, notifyBody, type NotifyMessage, type SentMessage } from "../fixtures/wukongim/fake.js";
 import { connect, createSession, fetchWorker, stubOf, type Client, type Frame } from "./helpers.js";
 
 const SECRET = "test-webhook-secret";
@@ -82,7 +82,11 @@ describe("WuKongIM bridge: outbound", () => {
     agent.send(FIXTURE_CALL);
     await fake.until(() => sentTo("u_alice").length >= 2, 5000, "two sends");
     const [lineup, readable] = sentTo("u_alice") as [SentMessage, SentMessage];
-    expect(lineup.raw).toBe(toolCallRequest.trim());
+    // IM mode (issue 31) adds the card's deadline and the text rendering's code after the fixture's fields.
+    const { deadline, code, ...fixtureFields } = lineup.payload;
+    expect(deadline).toBeTypeOf("number");
+    expect(`#${String(code)} `).toBe(`#${codeOf(readable)} `);
+    expect(JSON.stringify({ ...lineup.body, payload: encodePayload(fixtureFields) })).toBe(toolCallRequest.trim());
     expect(lineup.token).toBe("test-manager-token");
     expect(readable.payload.type).toBe(1);
     expect(readable.body).toMatchObject({ from_uid: BOT, channel_id: "u_alice", channel_type: 1, header: { no_persist: 0, sync_once: 0 } });

@@ -40,6 +40,8 @@ export interface ImMessage {
   /** `message_idstr` (the int64 id as a string, never a JS number). */
   id: string;
   from_uid: string;
+  /** The sender's `client_msg_no`: an SDK re-send after a reconnect repeats it under a new message id. */
+  client_msg_no?: string;
   payload: Record<string, unknown>;
 }
 export type ImInbound = { kind: "messages"; messages: ImMessage[] } | { kind: "presence"; online: boolean };
@@ -58,6 +60,7 @@ CREATE TABLE IF NOT EXISTS im_outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, call
 CREATE INDEX IF NOT EXISTS im_outbox_due ON im_outbox (next_at);
 CREATE TABLE IF NOT EXISTS im_codes (code TEXT PRIMARY KEY, call_id TEXT NOT NULL UNIQUE, at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS im_seen (id TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS im_answers (call_id TEXT PRIMARY KEY, client_msg_no TEXT, from_uid TEXT NOT NULL, at INTEGER NOT NULL);
 `;
 
 interface OutboxRow {
@@ -173,6 +176,9 @@ export class WuKongImBridge implements Bridge {
         const lineup: Record<string, unknown> = { type: LINEUP_TYPE, v: 1, kind: "tool.call", call_id: frame.call_id, name: frame.name };
         if (frame.action !== undefined) lineup.action = frame.action;
         lineup.arguments = frame.arguments;
+        // IM mode (issue 31): the card's deadline and the code of the text rendering sent beside it.
+        lineup.deadline = frame.deadline;
+        lineup.code = code;
         this.enqueue(
           [this.body(`lineup-${frame.call_id}`, lineup), this.body(`lineup-${frame.call_id}-text`, { type: TEXT_TYPE, content: renderCall(frame, code) })],
           frame.call_id,
@@ -185,9 +191,10 @@ export class WuKongImBridge implements Bridge {
         if (row) this.sql.exec("DELETE FROM im_outbox WHERE id = ?", row.id);
         // Never sent: the conversation never saw the call, so it needs no cancel either.
         if (row && row.sent === 0 && !this.inflight.has(row.id)) return;
-        this.enqueue([
-          this.body(`lineup-${frame.call_id}-cancel`, { type: LINEUP_TYPE, v: 1, kind: "tool.cancel", call_id: frame.call_id, reason: frame.reason }),
-        ]);
+        const update: Record<string, unknown> = { type: LINEUP_TYPE, v: 1, kind: "tool.cancel", call_id: frame.call_id, reason: frame.reason };
+        if (frame.answered_by !== undefined) update.answered_by = frame.answered_by;
+        if (frame.answer !== undefined) update.answer = frame.answer;
+        this.enqueue([this.body(`lineup-${frame.call_id}-cancel`, update)]);
         return;
       }
       case "tool.list":
@@ -350,7 +357,7 @@ export class WuKongImBridge implements Bridge {
 
   private handle(m: ImMessage): void {
     const p = m.payload;
-    if (p.type === LINEUP_TYPE) return this.lineupFrame(p, m.from_uid);
+    if (p.type === LINEUP_TYPE) return this.lineupFrame(p, m);
     if (p.type === TEXT_TYPE && typeof p.content === "string") {
       const reply = parseCodeReply(p.content);
       const code = reply && this.one<{ call_id: string }>("SELECT call_id FROM im_codes WHERE code = ?", reply.code);
@@ -364,25 +371,64 @@ export class WuKongImBridge implements Bridge {
   }
 
   /** A type-10100 frame from a LineUp-aware IM client: validated like a WebSocket frame, then routed. */
-  private lineupFrame(p: Record<string, unknown>, from: string): void {
+  private lineupFrame(p: Record<string, unknown>, m: ImMessage): void {
+    const from = m.from_uid;
     if (p.kind === "tool.result") {
       const f: Record<string, unknown> = { type: "tool.result" };
       for (const k of ["call_id", "name", "action", "result", "error"]) if (p[k] !== undefined) f[k] = p[k];
       const d = parseFrameValue(f);
-      if (!d.ok) return this.notice(`LineUp: ${d.error.message}`);
-      return this.route(d.frame);
+      if (!d.ok || d.frame.type !== "tool.result") return this.notice(`LineUp: ${d.ok ? "bad tool.result" : d.error.message}`);
+      return this.structuredAnswer(d.frame, m);
     }
     if (p.kind === "tool.list") {
       // Only the bound human registers tools: in a person chat the user it is with, in a group the
       // owner named at creation (none named: nobody, the plain-text tools stay). Any group member could
       // otherwise change what the agent's calls show to everyone.
-      const bound = this.channel.channel_type === 1 ? this.channel.channel_id : this.channel.owner_uid;
-      if (p.tools !== undefined && from !== bound) return this.notice("LineUp: only the conversation's bound person may register tools here.");
+      if (p.tools !== undefined && from !== this.boundUid()) return this.notice("LineUp: only the conversation's bound person may register tools here.");
       const d = parseFrameValue(p.tools === undefined ? { type: "tool.list" } : { type: "tool.list", tools: p.tools });
       if (!d.ok || d.frame.type !== "tool.list") return this.notice(`LineUp: ${d.ok ? "bad tool.list" : d.error.message}`);
       return d.frame.tools ? this.register(d.frame.tools) : this.route(d.frame);
     }
     // tool.call / tool.cancel from IM are not part of the bridge; other kinds are ignored.
+  }
+
+  /**
+   * A structured answer (IM mode, issue 31), judged here before the router sees it: only from the bound
+   * person, only for a call this conversation was sent, and the first answer wins. A re-send of the answer
+   * that won (same `client_msg_no`, new message id) is dropped silently; any other late answer gets the
+   * structured "answered elsewhere" update so its card closes (docs/wukongim.md, IM mode).
+   */
+  private structuredAnswer(frame: ClientFrame & { type: "tool.result" }, m: ImMessage): void {
+    if (m.from_uid !== this.boundUid()) {
+      return this.notice("LineUp: only the conversation's bound person may answer with a LineUp card here; reply to the call's #code instead.");
+    }
+    if (!this.one("SELECT 1 AS x FROM im_codes WHERE call_id = ?", frame.call_id)) {
+      return this.notice(`LineUp: no call "${frame.call_id.slice(0, 64)}" was sent to this conversation.`);
+    }
+    const c = this.store.getCall(frame.call_id);
+    if (c?.status === "open") {
+      this.sql.exec(
+        "INSERT OR REPLACE INTO im_answers (call_id, client_msg_no, from_uid, at) VALUES (?, ?, ?, ?)",
+        frame.call_id,
+        m.client_msg_no ?? null,
+        m.from_uid,
+        Date.now(),
+      );
+      this.sql.exec("DELETE FROM im_answers WHERE rowid <= (SELECT MAX(rowid) FROM im_answers) - ?", WK_LIMITS.maxCodes);
+      return this.route(frame);
+    }
+    const won = this.one<{ client_msg_no: string | null }>("SELECT client_msg_no FROM im_answers WHERE call_id = ?", frame.call_id);
+    if (won && m.client_msg_no !== undefined && won.client_msg_no === m.client_msg_no) return; // the SDK re-sent the winner
+    const update: Record<string, unknown> = { type: LINEUP_TYPE, v: 1, kind: "tool.cancel", call_id: frame.call_id, reason: closedReason(c) };
+    const by = c?.result ? (JSON.parse(c.result) as { answered_by?: unknown }).answered_by : undefined;
+    if (typeof by === "string") update.answered_by = by;
+    if (m.client_msg_no !== undefined) update.in_reply_to = m.client_msg_no;
+    this.enqueue([this.body(`lineup-${frame.call_id}-late-${m.id}`, update)]);
+  }
+
+  /** Who may answer with a card: the user of a person chat, a group's named owner (none named: nobody). */
+  private boundUid(): string | undefined {
+    return this.channel.channel_type === 1 ? this.channel.channel_id : this.channel.owner_uid;
   }
 
   /** A text reply naming a call's code. */
@@ -399,4 +445,17 @@ export class WuKongImBridge implements Bridge {
   private route(frame: ClientFrame): void {
     this.host.route(IM_PEER, frame);
   }
+}
+
+/** How a call that is no longer open ended, for the structured update a late answer gets. */
+function closedReason(c: { status: string; result: string | null } | undefined): "answered" | "timeout" | "cancelled" | "closed" {
+  if (!c) return "closed"; // cancelled (dropped) or acked and forgotten: the relay no longer knows which
+  let r: { result?: unknown; sealed?: unknown; error?: { code?: unknown } } = {};
+  try {
+    r = JSON.parse(c.result ?? "{}") as typeof r;
+  } catch {
+    /* kept results are the relay's own JSON */
+  }
+  if (r.result !== undefined || r.sealed !== undefined) return "answered";
+  return r.error?.code === "timeout" ? "timeout" : "cancelled";
 }

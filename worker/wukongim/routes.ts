@@ -93,7 +93,11 @@ async function dispatch(env: Env, ev: WebhookEvent): Promise<void> {
       const k = keyOf(channel);
       let g = groups.get(k);
       if (!g) groups.set(k, (g = { channel, input: { kind: "messages", messages: [] } }));
-      if (g.input.kind === "messages") g.input.messages.push({ id: m.message_idstr, from_uid: m.from_uid, payload } satisfies ImMessage);
+      if (g.input.kind === "messages") {
+        const msg: ImMessage = { id: m.message_idstr, from_uid: m.from_uid, payload };
+        if (m.client_msg_no !== undefined) msg.client_msg_no = m.client_msg_no;
+        g.input.messages.push(msg);
+      }
     }
   } else if (ev.event === "user.onlinestatus") {
     // The last line of a uid wins (lines are in order); the user's person-chat session gets `im.online`.
