@@ -114,6 +114,7 @@ export class Inbox extends DurableObject<Env> {
       device: tag.device,
       view: { view: f.data.view, ...(f.data.session_id ? { session_id: f.data.session_id } : {}), at: Date.now() },
     } satisfies InboxSocketTag);
+    if (f.data.view === "session" && f.data.session_id) this.core.seen(f.data.session_id); // i29-room: the row's marker
   }
 
   async webSocketClose(ws: WebSocket, code: number): Promise<void> {

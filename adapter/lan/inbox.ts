@@ -131,6 +131,7 @@ export class LanInboxes {
         try {
           const f = VisibilityFrame.safeParse(JSON.parse(text));
           if (f.success) entry.view = { view: f.data.view, ...(f.data.session_id ? { session_id: f.data.session_id } : {}), at: Date.now() };
+          if (f.success && f.data.view === "session" && f.data.session_id) this.ops(id).core.seen(f.data.session_id); // i29-room: the row's marker
         } catch {
           /* not JSON */
         }

@@ -1,7 +1,7 @@
 // The inbox: a human's home on a relay (docs/inbox.md). Its wire shapes are defined once here, for the
 // edge (shared/edge/inbox.ts), the inbox object, the agent adapter's CLI and the PWA.
 import { z } from "zod";
-import type { ClosedCall } from "./push.js";
+import type { AttentionReason, ClosedCall } from "./push.js";
 import type { Envelope } from "./envelope.js";
 import { EnvelopeSchema } from "./protocol.js";
 
@@ -164,8 +164,20 @@ export interface RecentCall extends ClosedCall {
   /** When it left the list. */
   at: number;
 }
+/**
+ * i29-room (issue 29 item 3): what the agent last said it wants with no call — "needs you" or "finished" —
+ * set by its attention report (`POST /api/inbox/push/attention` with `reason`, shared/contract/push.ts), shown on
+ * the session's home row until a device opens the session or a new call waits in it (docs/inbox.md).
+ */
+export interface SessionAttention {
+  reason: Exclude<AttentionReason, "waiting">;
+  /** When the report arrived (the relay's clock). */
+  at: number;
+}
 export interface InboxSession extends SessionReport {
   session_id: string;
+  /** i29-room: the agent's last "needs you" / "finished" not yet seen; absent otherwise. */
+  attention?: SessionAttention;
   /** The last few calls that left `waiting` (newest last), for a terminal that shows them as they happen. */
   recent?: RecentCall[];
   label: string;

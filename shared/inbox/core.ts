@@ -15,7 +15,7 @@ import {
   type SessionReport,
   type WaitingCall,
 } from "../contract/inbox.js";
-import type { ClosedCall } from "../contract/push.js";
+import type { AttentionReason, ClosedCall } from "../contract/push.js";
 import type { Envelope } from "../crypto/e2e/envelope.js";
 import { cut } from "../text/cut.js";
 import { e2eState, e2eSummary, e2eWrite, emptyE2E, prunePairings, recordPairing, revokeHolder, type E2EAnswer, type E2EData, type E2ERequest } from "./e2e.js";
@@ -186,10 +186,37 @@ export class InboxCore {
       const recent = recentAfter(s.recent ?? [], before, r.closed ?? [], r.last_activity);
       if (recent.length) s.recent = recent;
       else delete s.recent;
+      // i29-room: the agent moved on — a call it made after its "needs you" / "finished" waits now.
+      if (s.attention && s.waiting.some((w) => w.created_at >= s.attention!.at && !before.some((b) => b.call_id === w.call_id))) delete s.attention;
     }
     this.ports.save(d);
     this.push(d);
     this.hooks.reported?.(sid, before, r.ended ? [] : s.waiting, r);
+  }
+
+  // ---- i29-room (issue 29 item 3): the home row's "needs you" / "finished" (SessionAttention, docs/inbox.md)
+
+  /** An agent's attention report: `needs_input` / `completed` mark its session's row ("waiting" leaves it);
+   * not when a device shows that session right now (`shown`). False for an unknown or expired session. */
+  markAttention(sid: string, reason: AttentionReason | undefined, shown: boolean, now = Date.now()): boolean {
+    const d = this.ports.load();
+    const s = d && Object.hasOwn(d.sessions, sid) ? d.sessions[sid] : undefined; // never "__proto__"'s
+    if (!d || !s || s.expires_at <= now) return false;
+    if (reason === undefined || reason === "waiting" || shown) return true;
+    s.attention = { reason, at: now };
+    this.ports.save(d);
+    this.push(d);
+    return true;
+  }
+
+  /** A device shows session `sid` (its visibility frame): the person has seen what the row said. */
+  seen(sid: string): void {
+    const d = this.ports.load();
+    const s = d && Object.hasOwn(d.sessions, sid) ? d.sessions[sid] : undefined;
+    if (!d || !s?.attention) return;
+    delete s.attention;
+    this.ports.save(d);
+    this.push(d);
   }
 
   issueCode(kind: "pair" | "join", hash: string, now = Date.now()): number | undefined {

@@ -162,7 +162,8 @@ export class PushCore {
    * carries no text (the relay must not put an agent's words into a notification it cannot read).
    */
   attention(sid: string, text: string | undefined, reason?: AttentionReason, now = Date.now()): PushAttentionResult {
-    const s = this.ports.inbox()?.sessions[sid];
+    const sessions = this.ports.inbox()?.sessions ?? {};
+    const s = Object.hasOwn(sessions, sid) ? sessions[sid] : undefined; // never "__proto__"'s (i29-room)
     if (!s || s.expires_at <= now) return { status: "unknown_session" };
     const d = this.load();
     const last = d.attention?.[sid];
@@ -249,6 +250,12 @@ export class PushCore {
       if (j.reminders < PUSH_LIMITS.maxReminders) j.next_reminder_at = now + every;
       else delete j.next_reminder_at;
     }
+  }
+
+  /** i29-room: whether some device of the inbox shows session `sid` right now. */
+  shownAnywhere(sid: string, now = Date.now()): boolean {
+    const devices = Object.keys(this.ports.inbox()?.devices ?? {});
+    return devices.some((dev) => this.ports.views(dev).some((v) => now - v.at < PUSH_LIMITS.visibleTtlMs && v.view === "session" && v.session_id === sid));
   }
 
   private showing(deviceId: string, sid: string, now: number): boolean {

@@ -114,6 +114,8 @@ export class InboxOps implements InboxRpc, InboxParts {
     return this.push.answer(hash, answer);
   }
   async pushAttention(sid: string, text: string | undefined, reason?: AttentionReason) {
+    // i29-room: the row's marker is state, set even when the push itself is throttled.
+    this.core.markAttention(sid, reason, this.push.shownAnywhere(sid));
     return this.push.attention(sid, text, reason);
   }
 }

@@ -289,6 +289,27 @@ describe("agent content in the browser", () => {
       await ctx.close();
     }
   }, 60_000);
+
+  // i29-room: the markdown renderer (and marked) is a lazy chunk outside the initial JavaScript budget.
+  it("shows a question as its plain text and still takes the answer when the markdown chunk cannot load (offline before it was cached)", async () => {
+    const { agent, ctx, page } = await setup("Offline markdown agent", async (c) => {
+      await c.route(/\/assets\/markdown-render-[^/]+\.js$/, (r) => r.abort());
+    });
+    try {
+      agent.call("p1", "ask_question", { project_directory: "/tmp", question: "Ship **v2** now?\n\n- yes\n- <b>no</b>" });
+      const card = page.locator('[data-call="p1"]');
+      const plain = card.locator(".md-wait");
+      await plain.waitFor({ timeout: 10_000 });
+      expect(await plain.textContent()).toBe("Ship **v2** now?\n\n- yes\n- <b>no</b>");
+      expect(await card.locator(".md, strong, li, b").count()).toBe(0); // never formatted, never HTML
+      await card.locator("textarea").fill("yes");
+      await card.getByRole("button", { name: "Send" }).click();
+      expect((await agent.result("p1")).result).toMatchObject({ message: "yes" });
+    } finally {
+      agent.close();
+      await ctx.close();
+    }
+  });
 });
 
 describe("security headers", () => {

@@ -9,7 +9,7 @@ import { connect as tcp } from "node:net";
 import { basename } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
-import type { CodeIssued, DevicePaired, MachineCreated } from "../../shared/contract/inbox.js";
+import type { CodeIssued, DevicePaired, InboxState, MachineCreated } from "../../shared/contract/inbox.js";
 import type { PushAttentionMessage } from "../../shared/contract/push.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import type { FakePushService } from "../helpers/fake-push.js";
@@ -116,6 +116,10 @@ async function olderRelay(target: string) {
   return { url: `http://127.0.0.1:${typeof a === "object" && a ? a.port : 0}`, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
+/** i29-room: the session's row in the inbox state (its `attention` is the home row's "needs you" / "finished"). */
+const rowOf = async (credential: string, sid: string) =>
+  (await call<InboxState>("GET", "/api/inbox", credential)).body.sessions.find((x) => x.session_id === sid);
+
 const notification = (cwd: string, type: string, message: string) =>
   JSON.stringify({ session_id: "abc123", transcript_path: "/tmp/t.jsonl", cwd, hook_event_name: "Notification", message, notification_type: type });
 
@@ -139,6 +143,7 @@ describe("lineup hook notify: needs input and finished", () => {
       expect(text).toBe(`⏳ **Claude Code needs you** in \`${p.dir}\`.\n\n> Claude needs your input to continue`);
       await expect.poll(() => fake.for(sub.endpoint).length, { timeout: 10_000 }).toBe(1);
       expect(fake.problems).toEqual([]);
+      expect((await rowOf(devices[0]!.d.device_credential, s.session_id))?.attention?.reason).toBe("needs_input");
       const msg = fake.for(sub.endpoint)[0]!.msg as PushAttentionMessage;
       // The tag names the session: a tap opens it (docs/push.md).
       expect(msg).toMatchObject({
@@ -159,6 +164,17 @@ describe("lineup hook notify: needs input and finished", () => {
       // Other kinds stay local: no thread message, no push.
       const auth = await runHook(["notify"], notification(p.dir, "auth_success", "Signed in"), env, p.dir);
       expect([auth.code, auth.stdout, auth.stderr]).toEqual([0, "", ""]);
+      // i29-room: the home row follows the latest word even though its push was throttled; the phone opening the
+      // session (its visibility frame on the LAN server's inbox socket) clears it.
+      expect((await rowOf(devices[0]!.d.device_credential, s.session_id))?.attention?.reason).toBe("completed");
+      const live = await connect(`${lan.url.replace(/^http/, "ws")}/api/inbox/ws`, { token: devices[0]!.d.device_credential, via: "subprotocol" });
+      try {
+        await live.next("inbox");
+        live.send({ type: "visible", view: "session", session_id: s.session_id });
+        await expect.poll(async () => (await rowOf(devices[0]!.d.device_credential, s.session_id))?.attention, { timeout: 10_000 }).toBeUndefined();
+      } finally {
+        await live.close();
+      }
     } finally {
       await app.close();
     }
@@ -188,6 +204,8 @@ describe("lineup hook notify: needs input and finished", () => {
         (await call<{ log: { kind: string; outcome: string; device_id?: string }[] }>("GET", "/api/inbox/push", ipad.d.device_credential)).body.log;
       await expect.poll(async () => (await log()).filter((e) => e.kind === "attention").map((e) => e.outcome), { timeout: 10_000 }).toContain("suppressed");
       expect(fake.for(ipad.sub.endpoint)).toHaveLength(0);
+      // i29-room: the person is looking at that session, so its home row is not marked "finished".
+      expect((await rowOf(pixel.d.device_credential, s.session_id))?.attention).toBeUndefined();
     } finally {
       await live.close();
     }

@@ -184,4 +184,7 @@ export const zh: Dict = {
   lockPlain: "未端到端加密",
   e2eCannotSeal: "未发送：本设备没有这个端到端加密会话的密钥。",
   e2eKeyFailed: "已配对，但加密密钥没有送达：{e}",
+  // i29-room: a home row's mark
+  markNeedsYou: "需要你",
+  markFinished: "已完成",
 };

@@ -192,6 +192,9 @@ const en = {
   lockPlain: "Not end-to-end encrypted",
   e2eCannotSeal: "Not sent: this device holds no key of this end-to-end encrypted session.",
   e2eKeyFailed: "Paired, but the encryption key did not arrive: {e}",
+  // i29-room: a home row's mark, the agent's last word with no call (docs/inbox.md "Needs you and finished")
+  markNeedsYou: "Needs you",
+  markFinished: "Finished",
 };
 
 export type Key = keyof typeof en;

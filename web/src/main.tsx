@@ -8,6 +8,7 @@ import { lang, setLang, t } from "./i18n.js";
 import { navigate, path } from "./router.js";
 import { joining } from "./e2e-watch.js";
 import { startPush } from "./push.js";
+import { loadMarkdown } from "./tools/markdown.js";
 import { addInbox, addSession, dropAll, inboxes, pokeAll, reopenSessions, startAll, sweepAll } from "./sessions.js";
 import { parsePairCode, parsePairing } from "./storage.js";
 import { applyTheme, theme } from "./ui/Settings.js";
@@ -144,6 +145,8 @@ document.addEventListener("visibilitychange", () => document.visibilityState ===
 setInterval(sweepAll, 5_000);
 
 render(<App />, document.getElementById("app")!);
+// The markdown renderer (a lazy chunk, tools/markdown.tsx) loads right after the first paint, not before it.
+void loadMarkdown().catch(() => undefined);
 
 if ("serviceWorker" in navigator && isSecureContext) {
   void navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => undefined);

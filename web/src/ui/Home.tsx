@@ -118,6 +118,12 @@ function Row({ e, c, n, twin }: { e: Entry; c: SessionConn; n: number; twin?: bo
           <b class="label">
             <TailText text={label} />
           </b>
+          {/* i29-room: the agent said it needs you / finished, and nobody opened the session since (docs/inbox.md). */}
+          {info?.attention && (
+            <span class={`row-mark ${info.attention.reason === "completed" ? "done" : "needs"}`}>
+              {t(info.attention.reason === "completed" ? "markFinished" : "markNeedsYou")}
+            </span>
+          )}
           <Presence conn={c} agentOnline={agentOnline} />
           <small class="host">
             {e.guest ? (
