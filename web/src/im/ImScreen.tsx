@@ -149,6 +149,9 @@ function endLine(card: ImCard): string {
 }
 
 function ImCardView({ card, channel }: { card: ImCard; channel: ImConversation }) {
+  // The card is the core's mutable object: same props after a change, and @preact/signals skips a component
+  // whose props did not change, so the card reads the change counter itself.
+  void version.value;
   const [busy, setBusy] = useState(false);
   const c = entryOf(card);
   const answer = (a: Answer) => {

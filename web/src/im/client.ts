@@ -10,7 +10,7 @@
 import WKSDK from "wukongimjssdk";
 import { ConnectStatus } from "wukongimjssdk/lib/connect_manager";
 import { Channel, Message, MessageContent, MessageText, type SyncOptions } from "wukongimjssdk/lib/sdk";
-import { IM_LINEUP_TYPE, TsddSync, type TsddSyncMessage } from "../../../shared/contract/im-card.js";
+import { IM_LINEUP_TYPE, TsddSync, TsddSyncMessage } from "../../../shared/contract/im-card.js";
 import type { ImAccount } from "./account.js";
 import type { ImMsg } from "./thread.js";
 
@@ -155,6 +155,9 @@ export class ImClient {
     });
     const body = TsddSync.safeParse(await r.json().catch(() => undefined));
     if (!r.ok || !body.success) return [];
-    return body.data.messages.map(fromHistory);
+    return body.data.messages.flatMap((raw) => {
+      const h = TsddSyncMessage.safeParse(raw);
+      return h.success ? [fromHistory(h.data)] : [];
+    });
   }
 }
