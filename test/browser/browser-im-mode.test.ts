@@ -121,6 +121,7 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
 
   it("refuses ws:// and http:// to a host other than this machine, before sending anything", async () => {
     const ctx = await b.context("phone");
+    ctx.setDefaultTimeout(15_000);
     page = await ctx.newPage();
     await page.goto(`${relay.url}/settings`);
     await page.getByRole("button", { name: "Open IM mode" }).click();
@@ -166,7 +167,7 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
   });
 
   it("renders an ask_question's markdown and sends the typed reply", async () => {
-    agent!.call("c-ask", "ask_question", { question: "**Ship** it?\n\n- tests pass\n- docs done" });
+    agent!.call("c-ask", "ask_question", { project_directory: "/srv/app", question: "**Ship** it?\n\n- tests pass\n- docs done" });
     const card = page.locator('[data-call="c-ask"]');
     await expect.poll(() => card.getAttribute("data-state"), { timeout: 15_000 }).toBe("pending");
     await expect.poll(() => card.locator("strong").textContent()).toBe("Ship");

@@ -51,10 +51,16 @@ function start(a: ImAccount): void {
     },
     status(s) {
       status.value = s;
+      // Every (re)connect catches up through history: what was sent while the socket was down is not re-sent
+      // to it (WuKongIM keeps it for sync), and the thread drops what it already has (message id).
+      if (s === "connected") syncAll();
     },
   });
   client.connect();
-  for (const c of conversations.value) void client.sync(c.channelId, c.channelType).catch(() => undefined);
+}
+
+function syncAll(): void {
+  for (const c of conversations.value) void client?.sync(c.channelId, c.channelType).catch(() => undefined);
 }
 
 function stop(): void {
