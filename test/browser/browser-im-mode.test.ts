@@ -202,7 +202,11 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     agent!.call("c-drop", "choice", { question: "Which region?", options: ["eu", "us"] });
     const card = page.locator('[data-call="c-drop"]');
     await expect.poll(() => card.getAttribute("data-state"), { timeout: 15_000 }).toBe("pending");
-    expect(wk.redeliverUnacked()).toBeGreaterThanOrEqual(0); // WuKongIM's RECV retry (whatever is un-acked now)
+    // WuKongIM re-sends the card's RECV (as when a RECVACK was lost): same message id, still one card.
+    const stored = wk.messages.find((m) => m.clientMsgNo === "lineup-c-drop")!;
+    expect(wk.redeliver(stored.messageId)).toBe(1);
+    await wk.until(() => wk.recvacks.filter((a) => a.messageId === stored.messageId).length >= 2, 10_000, "the second RECVACK");
+    expect(await page.locator('[data-call="c-drop"]').count()).toBe(1);
     wk.holdSendacks = true;
     await card.getByText("eu").click();
     await card.getByRole("button", { name: "Submit" }).click();
