@@ -152,7 +152,7 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     await shot(page, "im-mode-choice");
   });
 
-  it("answers the choice on the card: the agent gets it exactly once and the card shows it answered here", async () => {
+  it("answers the choice on the card: the agent gets it exactly once and the card shows it answered here (the card re-renders though the core mutated it in place)", async () => {
     const card = page.locator('[data-call="c-choice"]');
     await card.getByText("生产").click();
     await card.getByRole("button", { name: "Submit" }).click();
@@ -198,7 +198,7 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     expect(wk.sends.filter((s) => s.json?.call_id === "c-confirm")).toHaveLength(0);
   });
 
-  it("a dropped WebSocket, the SDK's re-sent SEND and re-delivered RECVs double nothing: one card, one answer to the agent", async () => {
+  it("a dropped WebSocket, the SDK's re-sent SEND and re-delivered RECVs double nothing, and the update sent while the socket was down arrives through history", async () => {
     agent!.call("c-drop", "choice", { question: "Which region?", options: ["eu", "us"] });
     const card = page.locator('[data-call="c-drop"]');
     await expect.poll(() => card.getAttribute("data-state"), { timeout: 15_000 }).toBe("pending");
