@@ -130,7 +130,7 @@ describe("the fake WuKongIM server, driven by the real wukongimjssdk 1.0.4", () 
     const sync = (token: string, body: object) =>
       fetch(`${fake.httpUrl}/v1/message/channel/sync`, { method: "POST", headers: { token, "content-type": "application/json" }, body: JSON.stringify(body) });
     expect((await sync("not-a-token", { channel_id: BOT, channel_type: 1 })).status).toBe(401);
-    const r = await sync(sdk.config.token, { channel_id: BOT, channel_type: 1, start_message_seq: 0, end_message_seq: 0, limit: 2, pull_mode: 1 });
+    const r = await sync(fake.tokens.get(ME) ?? "", { channel_id: BOT, channel_type: 1, start_message_seq: 0, end_message_seq: 0, limit: 2, pull_mode: 1 });
     expect(r.status).toBe(200);
     const raw = await r.text();
     const body = JSON.parse(raw) as {
