@@ -102,6 +102,15 @@ describe("an IM conversation's cards", () => {
   });
 });
 
+describe("an IM group's cards", () => {
+  it("come only from the uid that sent the first card there: another member's look-alike card is not shown", () => {
+    const t = new ImThread(ME, undefined);
+    t.add(call("g1"));
+    t.add({ ...call("g2"), fromUid: "u_mallory" });
+    expect([t.card("g1")?.state, t.card("g2")]).toEqual(["pending", undefined]);
+  });
+});
+
 describe("IM mode's server addresses", () => {
   it("allow https/wss anywhere and http/ws only to this machine", () => {
     expect(checkAddr("https://im.example.com/api", "http").host).toBe("im.example.com");

@@ -102,7 +102,9 @@ export class ImThread {
     const f = parseImFrame(m.lineup);
     if (!f) return;
     if (f.kind === "tool.call") {
-      if (m.fromUid === this.me) return; // only the relay's bot sends calls
+      // Only the relay's bot sends calls: a person chat's other party; in a group, the first uid that sent a
+      // card here (another member's look-alike card is not shown; docs/wukongim.md "Limits").
+      if (m.fromUid === this.me || (this.bot !== undefined && m.fromUid !== this.bot)) return;
       this.bot ??= m.fromUid;
       if (!this.cards.has(f.call_id)) this.cards.set(f.call_id, { call: f, state: "pending", seq: m.seq });
       return;
