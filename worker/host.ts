@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import { parseConfig, type ConfigResult } from "../shared/edge/config.js";
 import { DEV_RELAY_KEY } from "../shared/contract/defaults.js";
 import { AuthBrake, type EdgeEnv, type EdgeHost, type EdgeSession } from "../shared/edge/app.js";
-import type { HttpCallAnswer } from "../shared/session/engine.js";
+import { httpApi } from "../shared/session/host.js";
 import { withIdentity } from "../shared/session/identity.js";
 import { hmac } from "../shared/edge/tokens.js";
 import type { Env } from "./env.js";
@@ -93,9 +93,7 @@ function sessionStub(env: Env, sid: string): EdgeSession {
       await stub.reset().catch(() => undefined); // abort() rejects this call by design (see Session.reset)
       return true;
     },
-    httpCall: async (epoch, body, waitS) => (await stub.httpCall(epoch, body, waitS)) as HttpCallAnswer,
-    httpResult: async (epoch, callId, waitS) => (await stub.httpResult(epoch, callId, waitS)) as HttpCallAnswer,
-    httpCancel: (epoch, callId) => stub.httpCancel(epoch, callId),
+    ...httpApi((epoch, op) => stub.http(epoch, op)),
     setE2eEpoch: (epoch) => stub.setE2eEpoch(epoch),
     connect(req, a) {
       // Only the edge speaks to the object about who a socket is (x-lineup-* headers; a client's own are dropped).

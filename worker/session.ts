@@ -3,8 +3,8 @@
 // tags and attachments), `transactionSync` and the one alarm. Memory is only a cache.
 import { DurableObject } from "cloudflare:workers";
 import { parseConfig } from "../shared/edge/config.js";
-import type { HistoryPage, HttpCallAnswer, HttpCallBody, HttpCancelAnswer, SessionEngine, SessionMeta } from "../shared/session/engine.js";
-import { SessionHost } from "../shared/session/host.js";
+import type { HistoryPage, HttpCallAnswer, HttpCancelAnswer, SessionEngine, SessionMeta } from "../shared/session/engine.js";
+import { SessionHost, type HttpOp } from "../shared/session/host.js";
 import { identityOf } from "../shared/session/identity.js";
 import type { PushAnswerInput, SessionPushAnswer } from "../shared/contract/push.js";
 import { fromPlain, LIMITS, SUBPROTOCOL, type SessionStatus } from "../shared/contract/protocol.js";
@@ -103,16 +103,8 @@ export class Session extends DurableObject<Env> {
     this.ctx.abort("session deleted");
   }
 
-  async httpCall(epoch: number, body: HttpCallBody, waitS: number): Promise<HttpCallAnswer> {
-    return this.host.httpCall(epoch, body, waitS);
-  }
-
-  async httpResult(epoch: number, callId: string, waitS: number): Promise<HttpCallAnswer> {
-    return this.host.httpResult(epoch, callId, waitS);
-  }
-
-  async httpCancel(epoch: number, callId: string): Promise<HttpCancelAnswer> {
-    return this.host.httpCancel(epoch, callId);
+  async http(epoch: number, op: HttpOp): Promise<HttpCallAnswer | HttpCancelAnswer> {
+    return this.host.http(epoch, op);
   }
 
   // The hibernation entry points.

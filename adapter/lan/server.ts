@@ -14,7 +14,7 @@ import { getRequestListener } from "@hono/node-server";
 import { WebSocketServer, type WebSocket } from "ws";
 import { AuthBrake, createEdge, type EdgeHost, type EdgeSession } from "../../shared/edge/app.js";
 import type { SessionEngine, SessionMeta } from "../../shared/session/engine.js";
-import { SessionHost } from "../../shared/session/host.js";
+import { httpApi, SessionHost } from "../../shared/session/host.js";
 import { CLOSE, LIMITS, SUBPROTOCOL } from "../../shared/contract/protocol.js";
 import type { SocketIdentity } from "../../shared/session/identity.js";
 import { keyOf, type Peer } from "../../shared/session/router.js";
@@ -214,9 +214,7 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
           status: async (e) => s.host.status(e),
           history: async (e, before, limit) => s.host.history(e, before, limit),
           destroy: (e) => s.destroy(e),
-          httpCall: (e, body, w) => s.host.httpCall(e, body, w),
-          httpResult: (e, id, w) => s.host.httpResult(e, id, w),
-          httpCancel: async (e, id) => s.host.httpCancel(e, id),
+          ...httpApi((e, op) => s.host.http(e, op)),
           setE2eEpoch: async (e) => s.host.setE2eEpoch(e),
           connect: (_req, a) => s.connect(a, c.env.upgrade),
         };

@@ -36,6 +36,21 @@ export interface HostPorts extends EnginePorts {
 
 export type HostOptions = Omit<EngineOptions, "changed">;
 
+/** One request of the HTTP call API: start a call, wait for its result, or cancel it. */
+export type HttpOp =
+  | { kind: "call"; body: HttpCallBody; waitS: number }
+  | { kind: "result"; callId: string; waitS: number }
+  | { kind: "cancel"; callId: string };
+
+/** The edge's three HTTP call methods (shared/edge/host.ts EdgeSession) over one `http` entry, as both hosts expose it. */
+export function httpApi(http: (epoch: number, op: HttpOp) => Promise<HttpCallAnswer | HttpCancelAnswer>) {
+  return {
+    httpCall: async (epoch: number, body: HttpCallBody, waitS: number) => (await http(epoch, { kind: "call", body, waitS })) as HttpCallAnswer,
+    httpResult: async (epoch: number, callId: string, waitS: number) => (await http(epoch, { kind: "result", callId, waitS })) as HttpCallAnswer,
+    httpCancel: async (epoch: number, callId: string) => (await http(epoch, { kind: "cancel", callId })) as HttpCancelAnswer,
+  };
+}
+
 /** A connection the session takes (its peer), or why not, as the HTTP status and error body the edge answers. */
 export type Admitted = { ok: true; peer: Peer } | { ok: false; status: 400 | 404 | 429; code: string; message: string };
 
@@ -63,16 +78,12 @@ export class SessionHost {
     return this.engine.current(epoch) ? this.engine.history(before, limit) : null;
   }
 
-  async httpCall(epoch: number, body: HttpCallBody, waitS: number): Promise<HttpCallAnswer> {
-    return this.engine.current(epoch) ? this.engine.httpCall(body, waitS) : { status: 404 };
-  }
-
-  async httpResult(epoch: number, callId: string, waitS: number): Promise<HttpCallAnswer> {
-    return this.engine.current(epoch) ? this.engine.httpResult(callId, waitS) : { status: 404 };
-  }
-
-  async httpCancel(epoch: number, callId: string): Promise<HttpCancelAnswer> {
-    return this.engine.current(epoch) ? this.engine.httpCancel(callId) : null;
+  /** The HTTP call API (docs/protocol.md §7) of this incarnation: one entry for the object's RPC. */
+  async http(epoch: number, op: HttpOp): Promise<HttpCallAnswer | HttpCancelAnswer> {
+    const live = this.engine.current(epoch);
+    if (op.kind === "cancel") return live ? this.engine.httpCancel(op.callId) : null;
+    if (!live) return { status: 404 };
+    return op.kind === "call" ? this.engine.httpCall(op.body, op.waitS) : this.engine.httpResult(op.callId, op.waitS);
   }
 
   /** The inbox moved to a new e2e epoch (docs/e2e.md): a sealed session refuses older envelopes from now on. */
