@@ -20,6 +20,8 @@ export interface HookOptions {
   agent?: string;
   /** i29-defer: in a headless Claude Code run, an unanswered card ends with PreToolUse "defer" (defer.ts) */
   defer: boolean;
+  /** --defer-for: how long a deferred card stays open on the phone (seconds, 10–86400; default 86400 = 24 h) */
+  deferForS?: number;
   /** codex-notify: the previous notify program, run with the same payload */
   then: string[];
   positionals: string[];
@@ -56,7 +58,7 @@ export function parseHookArgs(argv: string[], env: Env): HookOptions {
       o.defer = true;
       continue;
     }
-    const m = /^--(wait|relay|state-dir|project|agent)(?:=(.*))?$/.exec(a);
+    const m = /^--(wait|defer-for|relay|state-dir|project|agent)(?:=(.*))?$/.exec(a);
     if (!m) {
       if (a.startsWith("--") && o.positionals.length === 0) throw new HookUsage(`unknown option ${a}`);
       o.positionals.push(a);
@@ -68,6 +70,10 @@ export function parseHookArgs(argv: string[], env: Env): HookOptions {
       const n = Number(v);
       if (!Number.isFinite(n) || n < 2 || n > 86_400) throw new HookUsage("--wait must be a number of seconds from 2 to 86400");
       o.waitS = n;
+    } else if (m[1] === "defer-for") {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 10 || n > 86_400) throw new HookUsage("--defer-for must be a whole number of seconds from 10 to 86400");
+      o.deferForS = n;
     } else if (m[1] === "relay") o.relayUrl = normalizeUrl(v);
     else if (m[1] === "state-dir") o.stateDir = resolve(v);
     else if (m[1] === "project") o.project = resolve(v);

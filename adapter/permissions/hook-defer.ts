@@ -69,8 +69,8 @@ export async function askOrDefer(cx: Ctx, a: DeferrableAsk): Promise<PhoneAsked>
   const before = client.presence.agent.status;
   client.setStatus("waiting", a.what);
   let ended: PhoneAsked | undefined;
-  // The card's deadline is the contract's maximum: it outlives this hook and is never cancelled by it.
-  const call = client.call(a.tool, undefined, a.args, { callId, timeoutS: DEFER_DEFAULTS.relayTimeoutS }).then(
+  // The card's deadline (default: the contract's maximum, 24 h; `--defer-for`) outlives this hook, which never cancels it.
+  const call = client.call(a.tool, undefined, a.args, { callId, timeoutS: cx.o.deferForS ?? DEFER_DEFAULTS.relayTimeoutS }).then(
     (result): PhoneAsked => (ended = { kind: "result", result }),
     (e: unknown): PhoneAsked => {
       const code = typeof (e as { code?: unknown }).code === "string" ? (e as { code: string }).code : "internal";

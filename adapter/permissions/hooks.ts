@@ -16,7 +16,7 @@ export { projectDirFor, type HookIo } from "./hook-context.js";
 /** Defaults, in seconds: below Claude Code's old 60 s hook limit when no `--wait` is given. */
 export const HOOK_DEFAULTS = { waitS: 55, reportWaitS: 20, marginMs: 1200 } as const;
 
-export const HOOK_HELP = `Usage: lineup hook <event> [--wait S] [--defer] [--relay URL] [--state-dir DIR] [--project DIR]
+export const HOOK_HELP = `Usage: lineup hook <event> [--wait S] [--defer [--defer-for S]] [--relay URL] [--state-dir DIR] [--project DIR]
 
 Hook commands for coding agents (docs/permissions.md). Each reads its agent's documented JSON on stdin
 and writes only its JSON answer (or nothing) to stdout.
@@ -55,6 +55,7 @@ Events:
 Options:
   --wait S       give up just before S seconds (default ${HOOK_DEFAULTS.waitS}; notify/stop ${HOOK_DEFAULTS.reportWaitS}); lineup setup
                  writes it below the hook's timeout
+  --defer-for S  how long a deferred card stays open on the phone (10–86400 s; default 86400 = 24 h)
   --project DIR  project directory (default LINEUP_PROJECT_DIR, CLAUDE_PROJECT_DIR, else the hook's cwd)
   --relay URL    relay (LINEUP_RELAY_URL)      --state-dir DIR  (LINEUP_STATE_DIR, default ~/.lineup)
   --agent NAME   how the card names the agent

@@ -245,6 +245,46 @@ describe("a headless run defers an unanswered card and resumes when it is answer
     }
   }, 60_000);
 
+  it("a deferred card nobody answers before its deadline (--defer-for; 24 h by default) is not resumed: the thread says so, claude never runs, and a resume by hand asks again", async () => {
+    const x = await setup("ask-user-question", (dir) => preToolUseStdin(dir, "AskUserQuestion", { questions: QUESTIONS }, "toolu_06expire"));
+    const daemon = spawnCli(["daemon"], x.env, x.p.dir);
+    try {
+      const args = ["ask-user-question", "--defer", "--defer-for", "10", "--wait", "4"];
+      const run = await runHook(args, x.stdin, { ...x.env, CLAUDE_CODE_ENTRYPOINT: "sdk-cli" }, x.p.dir);
+      expect(JSON.parse(run.stdout).hookSpecificOutput.permissionDecision).toBe("defer");
+      const card = await x.app.next("tool.call", 10_000);
+      // The relay's deadline passes with nobody answering: the card ends as a timeout.
+      const msg = await x.app.next((f) => f.type === "message" && JSON.stringify(f.content).includes("Not resumed"), 30_000);
+      expect(JSON.stringify(msg.content)).toContain("question: Which database?");
+      expect(JSON.stringify(msg.content)).toContain("claude -p --resume sess-defer-1");
+      const rec = JSON.parse(readFileSync(join(x.p.stateDir, "deferred", "toolu_06expire.json"), "utf8")) as { state: string; callId: string };
+      expect([rec.state, rec.callId]).toEqual(["expired", card.call_id]);
+      expect(x.claude.calls()).toEqual([]);
+      // Resumed by hand after the deadline: the expired record is dropped and the phone is asked again.
+      const byHand = runHook(args, x.stdin, { ...x.env, CLAUDE_CODE_ENTRYPOINT: "sdk-cli" }, x.p.dir);
+      const again = await x.app.next((f) => f.type === "tool.call" && f.call_id !== card.call_id, 10_000);
+      x.app.send({
+        type: "tool.result",
+        call_id: again.call_id,
+        name: "ask_questions",
+        result: { message: "DB: SQLite", answers: { "Which database?": "SQLite" } },
+      });
+      expect(JSON.parse((await byHand).stdout).hookSpecificOutput.updatedInput.answers).toEqual({ "Which database?": "SQLite" });
+    } finally {
+      daemon.kill("SIGTERM");
+      await daemon.done;
+      await x.app.close();
+    }
+  }, 60_000);
+
+  it("--defer-for outside 10–86400 seconds is refused with exit 1 and a clear message", async () => {
+    const p = project();
+    for (const v of ["5", "soon"]) {
+      const r = await runHook(["ask-user-question", "--defer", "--defer-for", v], "{}", { LINEUP_STATE_DIR: p.stateDir, HOME: p.stateDir }, p.dir);
+      expect([r.code, r.stderr]).toEqual([1, expect.stringContaining("--defer-for must be a whole number of seconds from 10 to 86400")]);
+    }
+  });
+
   it("sealed (E2E): the deferred question set stays sealed on the phone, and its sealed answer resumes the run", async () => {
     const p = project();
     const claude = fakeClaude(join(p.stateDir, "..", "bin"));
