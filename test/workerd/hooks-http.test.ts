@@ -264,6 +264,25 @@ describe("ask: a card on the phone, held while the human answers", () => {
     a.close();
   });
 
+  it("regression: Claude Code giving up (its hook timeout closes the request) cancels the card at once, not at the wait's end (needs enable_request_signal)", async () => {
+    const m = await inbox();
+    const s = await projectSession(m, DIR);
+    const a = await app(s);
+    const gone = new AbortController();
+    const held = fetchWorker("/api/hooks/claude/permission-request?wait=300", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${m.machine_credential}` },
+      body: JSON.stringify(permissionRequest("Bash", { command: "git push" })),
+      signal: gone.signal,
+    }).catch((e: unknown) => e);
+    const card = await a.next(isPermissionCard);
+    gone.abort();
+    await held;
+    // Without the flag the request's signal never fires and the card would stay for the whole 300 s wait.
+    expect(await a.next((f) => f.type === "tool.cancel" && f.call_id === card.call_id, 10_000)).toMatchObject({ type: "tool.cancel" });
+    a.close();
+  });
+
   it("the session object is evicted while the request is held, and the human's answer still arrives", async () => {
     const m = await inbox();
     const s = await projectSession(m, DIR);
