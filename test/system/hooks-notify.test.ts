@@ -7,64 +7,19 @@
 import { createServer, type IncomingMessage } from "node:http";
 import { connect as tcp } from "node:net";
 import { basename } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
-import type { CodeIssued, DevicePaired, InboxState, MachineCreated } from "../../shared/contract/inbox.js";
+import { describe, expect, it } from "vitest";
+import type { InboxState } from "../../shared/contract/inbox.js";
 import type { PushAttentionMessage } from "../../shared/contract/push.js";
-import type { SessionCreated } from "../../shared/contract/protocol.js";
-import type { FakePushService } from "../helpers/fake-push.js";
-import { startFakePush } from "../helpers/fake-push-server.js";
-import { freePort } from "../helpers/relay.js";
 import { appClient, runCli, waitFor } from "../helpers/adapter-helpers.js";
 import { SimDevice } from "../helpers/e2e-device.js";
 import { project, runHook } from "../helpers/hooks-helpers.js";
+import { lanWithPush } from "../helpers/lan-push.js";
 import { connect } from "../helpers/raw-client.js";
 
 const TOKEN = "hooks-notify-lan-token-0123456789";
-let lan: LanServer;
-let fakePush: Awaited<ReturnType<typeof startFakePush>> | undefined;
-let fake: FakePushService;
-
-beforeAll(async () => {
-  lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN, allowLocalPush: true });
-  fakePush = await startFakePush();
-  fake = fakePush.fake;
-});
-afterAll(async () => {
-  await lan?.close();
-  await fakePush?.close();
-});
-
-async function call<T>(method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const r = await fetch(`${lan.url}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await r.text();
-  return { status: r.status, body: (text ? JSON.parse(text) : undefined) as T };
-}
-
-/** Subscribes a device of the inbox to Web Push at the fake service. */
-async function subscribe(credential: string, name: string) {
-  const key = (await call<{ public_key: string }>("GET", "/api/push/key")).body.public_key;
-  const sub = fake.subscriber(name);
-  expect((await call("PUT", "/api/inbox/push", credential, { subscription: sub, application_server_key: key, lang: "en" })).status).toBe(200);
-  return sub;
-}
-
-/** An inbox with one machine and session, and `names` paired and subscribed devices. */
-async function world(names: string[]) {
-  const m = (await call<MachineCreated>("POST", "/api/inboxes", TOKEN, {})).body;
-  const s = (await call<SessionCreated>("POST", "/api/inbox/sessions", m.machine_credential, { project_dir: "/p/notify", host: "box" })).body;
-  const devices: { d: DevicePaired; sub: ReturnType<FakePushService["subscriber"]> }[] = [];
-  for (const name of names) {
-    const code = (await call<CodeIssued>("POST", "/api/inbox/pairings", m.machine_credential)).body;
-    const d = (await call<DevicePaired>("POST", "/api/pair", undefined, { code: code.code, name })).body;
-    devices.push({ d, sub: await subscribe(d.device_credential, `notify-${name}`) });
-  }
-  return { m, s, devices };
-}
+const relay = lanWithPush(TOKEN);
+const { call, subscribe } = relay;
+const world = (names: string[]) => relay.world("/p/notify", names, "notify");
 
 /**
  * A relay from before `reason`: the LAN server behind a proxy that answers a push/attention body carrying
@@ -127,11 +82,11 @@ describe("lineup hook notify: needs input and finished", () => {
   it("agent_needs_input: the thread says Claude needs you, the phone gets 'Claude needs you in <project>' with Claude's words; a completion within the minute shares the limit", async () => {
     const { m, s, devices } = await world(["Phone"]);
     const sub = devices[0]!.sub;
-    const app = await appClient(lan.url, s.session_id, devices[0]!.d.device_credential, []);
+    const app = await appClient(relay.url, s.session_id, devices[0]!.d.device_credential, []);
     try {
       const p = project();
       const env = {
-        LINEUP_RELAY_URL: lan.url,
+        LINEUP_RELAY_URL: relay.url,
         LINEUP_SESSION: s.session_id,
         LINEUP_TOKEN: s.agent_token,
         LINEUP_STATE_DIR: p.stateDir,
@@ -141,10 +96,10 @@ describe("lineup hook notify: needs input and finished", () => {
       expect([run.code, run.stdout]).toEqual([0, ""]);
       const text = ((await app.next("message", 10_000)).content as { text: string }[])[0]!.text;
       expect(text).toBe(`⏳ **Claude Code needs you** in \`${p.dir}\`.\n\n> Claude needs your input to continue`);
-      await expect.poll(() => fake.for(sub.endpoint).length, { timeout: 10_000 }).toBe(1);
-      expect(fake.problems).toEqual([]);
+      await expect.poll(() => relay.fake.for(sub.endpoint).length, { timeout: 10_000 }).toBe(1);
+      expect(relay.fake.problems).toEqual([]);
       expect((await rowOf(devices[0]!.d.device_credential, s.session_id))?.attention?.reason).toBe("needs_input");
-      const msg = fake.for(sub.endpoint)[0]!.msg as PushAttentionMessage;
+      const msg = relay.fake.for(sub.endpoint)[0]!.msg as PushAttentionMessage;
       // The tag names the session: a tap opens it (docs/push.md).
       expect(msg).toMatchObject({
         kind: "attention",
@@ -160,14 +115,14 @@ describe("lineup hook notify: needs input and finished", () => {
       expect(((await app.next("message", 10_000)).content as { text: string }[])[0]!.text).toBe(
         `✅ **Claude Code finished** in \`${p.dir}\`.\n\n> Done: 3 files changed`,
       );
-      expect(fake.for(sub.endpoint)).toHaveLength(1);
+      expect(relay.fake.for(sub.endpoint)).toHaveLength(1);
       // Other kinds stay local: no thread message, no push.
       const auth = await runHook(["notify"], notification(p.dir, "auth_success", "Signed in"), env, p.dir);
       expect([auth.code, auth.stdout, auth.stderr]).toEqual([0, "", ""]);
       // i29-room: the home row follows the latest word even though its push was throttled; the phone opening the
       // session (its visibility frame on the LAN server's inbox socket) clears it.
       expect((await rowOf(devices[0]!.d.device_credential, s.session_id))?.attention?.reason).toBe("completed");
-      const live = await connect(`${lan.url.replace(/^http/, "ws")}/api/inbox/ws`, { token: devices[0]!.d.device_credential, via: "subprotocol" });
+      const live = await connect(`${relay.url.replace(/^http/, "ws")}/api/inbox/ws`, { token: devices[0]!.d.device_credential, via: "subprotocol" });
       try {
         await live.next("inbox");
         live.send({ type: "visible", view: "session", session_id: s.session_id });
@@ -183,14 +138,14 @@ describe("lineup hook notify: needs input and finished", () => {
   it("agent_completed: the device looking at that session is spared (logged as suppressed); another device gets 'Claude finished in <project>'", async () => {
     const { m, s, devices } = await world(["Pixel", "iPad"]);
     const [pixel, ipad] = devices as [(typeof devices)[0], (typeof devices)[0]];
-    const live = await connect(`${lan.url.replace(/^http/, "ws")}/api/inbox/ws`, { token: ipad.d.device_credential, via: "subprotocol" });
+    const live = await connect(`${relay.url.replace(/^http/, "ws")}/api/inbox/ws`, { token: ipad.d.device_credential, via: "subprotocol" });
     try {
       await live.next("inbox");
       live.send({ type: "visible", view: "session", session_id: s.session_id });
       await live.sync();
       const p = project();
       const env = {
-        LINEUP_RELAY_URL: lan.url,
+        LINEUP_RELAY_URL: relay.url,
         LINEUP_SESSION: s.session_id,
         LINEUP_TOKEN: s.agent_token,
         LINEUP_STATE_DIR: p.stateDir,
@@ -198,12 +153,12 @@ describe("lineup hook notify: needs input and finished", () => {
       };
       const run = await runHook(["notify", "--agent", "Claude"], notification(p.dir, "agent_completed", "All tests pass"), env, p.dir);
       expect([run.code, run.stdout]).toEqual([0, ""]);
-      await expect.poll(() => fake.for(pixel.sub.endpoint).length, { timeout: 10_000 }).toBe(1);
-      expect((fake.for(pixel.sub.endpoint)[0]!.msg as PushAttentionMessage).body).toBe(`Claude finished in ${basename(p.dir)}: All tests pass`);
+      await expect.poll(() => relay.fake.for(pixel.sub.endpoint).length, { timeout: 10_000 }).toBe(1);
+      expect((relay.fake.for(pixel.sub.endpoint)[0]!.msg as PushAttentionMessage).body).toBe(`Claude finished in ${basename(p.dir)}: All tests pass`);
       const log = async () =>
         (await call<{ log: { kind: string; outcome: string; device_id?: string }[] }>("GET", "/api/inbox/push", ipad.d.device_credential)).body.log;
       await expect.poll(async () => (await log()).filter((e) => e.kind === "attention").map((e) => e.outcome), { timeout: 10_000 }).toContain("suppressed");
-      expect(fake.for(ipad.sub.endpoint)).toHaveLength(0);
+      expect(relay.fake.for(ipad.sub.endpoint)).toHaveLength(0);
       // i29-room: the person is looking at that session, so its home row is not marked "finished".
       expect((await rowOf(pixel.d.device_credential, s.session_id))?.attention).toBeUndefined();
     } finally {
@@ -213,7 +168,7 @@ describe("lineup hook notify: needs input and finished", () => {
 
   it("a sealed session: the push carries no text, only the reason (the service worker's own words), never Claude's message", async () => {
     const p = project();
-    const env = { LINEUP_RELAY_URL: lan.url, LINEUP_RELAY_KEY: TOKEN, LINEUP_STATE_DIR: p.stateDir, HOME: p.stateDir, LINEUP_E2E_POLL_MS: "300" };
+    const env = { LINEUP_RELAY_URL: relay.url, LINEUP_RELAY_KEY: TOKEN, LINEUP_STATE_DIR: p.stateDir, HOME: p.stateDir, LINEUP_E2E_POLL_MS: "300" };
     const cli = async (a: string[]) => {
       const r = await runCli(a, env, p.dir);
       expect(r.code, r.stderr).toBe(0);
@@ -221,21 +176,21 @@ describe("lineup hook notify: needs input and finished", () => {
     };
     await cli(["e2e", "on", "--json"]);
     const { url } = JSON.parse((await cli(["pair", "--json"])).stdout.trim().split("\n").pop()!) as { url: string };
-    const dev = await SimDevice.redeem(lan.url, url);
+    const dev = await SimDevice.redeem(relay.url, url);
     expect(await dev.hello()).toBe(201);
     const sub = await subscribe(dev.p.credential, "notify-sealed");
     const run = await runHook(["notify"], notification(p.dir, "agent_needs_input", "The secret plan needs a decision"), env, p.dir);
     expect([run.code, run.stdout]).toEqual([0, ""]);
     const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true), "the sealed session", 20_000);
-    await expect.poll(() => fake.for(sub.endpoint).length, { timeout: 10_000 }).toBe(1);
-    const msg = fake.for(sub.endpoint)[0]!.msg as PushAttentionMessage;
+    await expect.poll(() => relay.fake.for(sub.endpoint).length, { timeout: 10_000 }).toBe(1);
+    const msg = relay.fake.for(sub.endpoint)[0]!.msg as PushAttentionMessage;
     expect(msg).toMatchObject({ kind: "attention", sid: s.session_id, body: "", reason: "needs_input" });
-    expect(JSON.stringify(fake.for(sub.endpoint)[0]!.msg)).not.toContain("secret plan");
+    expect(JSON.stringify(relay.fake.for(sub.endpoint)[0]!.msg)).not.toContain("secret plan");
   }, 90_000);
 
   it("a relay from before `reason` refuses the field: the same push goes again without it", async () => {
     const { m, s, devices } = await world(["Tablet"]);
-    const old = await olderRelay(lan.url);
+    const old = await olderRelay(relay.url);
     try {
       const p = project();
       const env = {
@@ -248,8 +203,8 @@ describe("lineup hook notify: needs input and finished", () => {
       const run = await runHook(["notify"], notification(p.dir, "agent_completed", "Shipped"), env, p.dir);
       expect([run.code, run.stdout]).toEqual([0, ""]);
       expect(run.stderr).toMatch(/pushed "waiting for you" to 1 device/);
-      await expect.poll(() => fake.for(devices[0]!.sub.endpoint).length, { timeout: 10_000 }).toBe(1);
-      expect((fake.for(devices[0]!.sub.endpoint)[0]!.msg as PushAttentionMessage).body).toBe(`Claude finished in ${basename(p.dir)}: Shipped`);
+      await expect.poll(() => relay.fake.for(devices[0]!.sub.endpoint).length, { timeout: 10_000 }).toBe(1);
+      expect((relay.fake.for(devices[0]!.sub.endpoint)[0]!.msg as PushAttentionMessage).body).toBe(`Claude finished in ${basename(p.dir)}: Shipped`);
       expect(old.seen).toEqual([
         { session_id: s.session_id, text: `Claude finished in ${basename(p.dir)}: Shipped`, reason: "completed" },
         { session_id: s.session_id, text: `Claude finished in ${basename(p.dir)}: Shipped` },

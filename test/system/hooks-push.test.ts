@@ -1,56 +1,24 @@
 // `lineup hook notify` end to end with Web Push (issue 17 §5 "a push when that exists"): Claude Code's
 // idle_prompt goes into the thread *and* reaches the inbox's phones as a push — through the real bin, the
 // LAN server's shared push code and a fake push service on 127.0.0.1 that checks VAPID and decrypts.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
-import type { CodeIssued, DevicePaired, MachineCreated } from "../../shared/contract/inbox.js";
+import { describe, expect, it } from "vitest";
 import type { PushAttentionMessage } from "../../shared/contract/push.js";
-import type { SessionCreated } from "../../shared/contract/protocol.js";
-import type { FakePushService } from "../helpers/fake-push.js";
-import { startFakePush } from "../helpers/fake-push-server.js";
-import { freePort } from "../helpers/relay.js";
 import { appClient } from "../helpers/adapter-helpers.js";
 import { project, runHook } from "../helpers/hooks-helpers.js";
+import { lanWithPush } from "../helpers/lan-push.js";
 
-const TOKEN = "hooks-push-lan-token-0123456789";
-let lan: LanServer;
-let fakePush: Awaited<ReturnType<typeof startFakePush>> | undefined;
-let fake: FakePushService;
-
-beforeAll(async () => {
-  lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN, allowLocalPush: true });
-  fakePush = await startFakePush();
-  fake = fakePush.fake;
-});
-afterAll(async () => {
-  await lan?.close();
-  await fakePush?.close();
-});
-
-async function call<T>(method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const r = await fetch(`${lan.url}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await r.text();
-  return { status: r.status, body: (text ? JSON.parse(text) : undefined) as T };
-}
+const relay = lanWithPush("hooks-push-lan-token-0123456789");
 
 describe("lineup hook notify with Web Push", () => {
   it("idle_prompt: the thread gets the message, the inbox's phone a push saying the agent waits, with Claude's words", async () => {
-    const m = (await call<MachineCreated>("POST", "/api/inboxes", TOKEN, {})).body;
-    const s = (await call<SessionCreated>("POST", "/api/inbox/sessions", m.machine_credential, { project_dir: "/p/hooks", host: "box" })).body;
-    const code = (await call<CodeIssued>("POST", "/api/inbox/pairings", m.machine_credential)).body;
-    const d = (await call<DevicePaired>("POST", "/api/pair", undefined, { code: code.code, name: "Phone" })).body;
-    const key = (await call<{ public_key: string }>("GET", "/api/push/key")).body.public_key;
-    const sub = fake.subscriber("hooks");
-    expect((await call("PUT", "/api/inbox/push", d.device_credential, { subscription: sub, application_server_key: key, lang: "en" })).status).toBe(200);
-    const app = await appClient(lan.url, s.session_id, d.device_credential, []);
+    const { m, s, devices } = await relay.world("/p/hooks", ["Phone"], "hooks");
+    const { d, sub } = devices[0]!;
+    const fake = relay.fake;
+    const app = await appClient(relay.url, s.session_id, d.device_credential, []);
     try {
       const p = project();
       const env = {
-        LINEUP_RELAY_URL: lan.url,
+        LINEUP_RELAY_URL: relay.url,
         LINEUP_SESSION: s.session_id,
         LINEUP_TOKEN: s.agent_token,
         LINEUP_STATE_DIR: p.stateDir,

@@ -2,43 +2,15 @@
 // ids and token never), and the LAN server runs the same shared code — its inbox pushes a confirm to a
 // fake push service on 127.0.0.1 (accepted only with the test-only allowLocalPush, from a loopback peer; VAPID and
 // http_ece checked) and an answer from the notification reaches the agent as that device.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
-import type { CodeIssued, DevicePaired, MachineCreated } from "../../shared/contract/inbox.js";
 import { parseConfig } from "../../shared/edge/config.js";
 import { callMessage, encodeMessage } from "../../shared/inbox/push-payload.js";
-import type { PushCallMessage, PushInfo } from "../../shared/contract/push.js";
-import type { SessionCreated } from "../../shared/contract/protocol.js";
+import type { PushCallMessage } from "../../shared/contract/push.js";
 import { MAX_PAYLOAD_BYTES } from "../../shared/crypto/webpush/index.js";
-import type { FakePushService } from "../helpers/fake-push.js";
-import { startFakePush } from "../helpers/fake-push-server.js";
-import { freePort } from "../helpers/relay.js";
+import { lanWithPush } from "../helpers/lan-push.js";
 
-const TOKEN = "lan-push-test-token-0123456789";
-let lan: LanServer;
-let fakePush: Awaited<ReturnType<typeof startFakePush>> | undefined;
-let fake: FakePushService;
-
-beforeAll(async () => {
-  lan = await startLanServer({ port: await freePort(), host: "127.0.0.1", token: TOKEN, allowLocalPush: true });
-  fakePush = await startFakePush();
-  fake = fakePush.fake;
-});
-afterAll(async () => {
-  await lan?.close();
-  await fakePush?.close();
-});
-
-async function call<T>(base: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const r = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await r.text();
-  return { status: r.status, body: (text ? JSON.parse(text) : undefined) as T };
-}
+const relay = lanWithPush("lan-push-test-token-0123456789");
 
 describe("VAPID_SUBJECT", () => {
   it("takes a mailto: address or an https: URL, refuses anything else and Apple's localhost/.local refusals", () => {
@@ -77,14 +49,9 @@ describe("push payloads", () => {
 
 describe("Web Push in the LAN server (shared code)", () => {
   it("pushes a confirm from its inbox and takes the answer from the notification", async () => {
-    const m = (await call<MachineCreated>(lan.url, "POST", "/api/inboxes", TOKEN, {})).body;
-    const s = (await call<SessionCreated>(lan.url, "POST", "/api/inbox/sessions", m.machine_credential, { project_dir: "/p/lan", host: "box" })).body;
-    const code = (await call<CodeIssued>(lan.url, "POST", "/api/inbox/pairings", m.machine_credential)).body;
-    const d = (await call<DevicePaired>(lan.url, "POST", "/api/pair", undefined, { code: code.code, name: "Phone" })).body;
-    const key = (await call<{ public_key: string }>(lan.url, "GET", "/api/push/key")).body.public_key;
-    const sub = fake.subscriber("lan");
-    const put = await call<PushInfo>(lan.url, "PUT", "/api/inbox/push", d.device_credential, { subscription: sub, application_server_key: key, lang: "en" });
-    expect(put.status).toBe(200);
+    const { s, devices } = await relay.world("/p/lan", ["Phone"], "lan");
+    const { d, sub } = devices[0]!;
+    const fake = relay.fake;
 
     const agent = new WebSocket(s.ws_url, { headers: { authorization: `Bearer ${s.agent_token}` } });
     const frames: Record<string, unknown>[] = [];
@@ -95,7 +62,7 @@ describe("Web Push in the LAN server (shared code)", () => {
     expect(fake.problems).toEqual([]);
     const msg = fake.for(sub.endpoint)[0]!.msg as PushCallMessage;
     expect(msg).toMatchObject({ kind: "call", body: "Deploy from the LAN?", title: "lan · box" });
-    expect((await call(lan.url, "POST", "/api/push/answer", undefined, { token: msg.token, action: "yes" })).status).toBe(200);
+    expect((await relay.call("POST", "/api/push/answer", undefined, { token: msg.token, action: "yes" })).status).toBe(200);
     await expect
       .poll(() => frames.find((f) => f.type === "tool.result"), { timeout: 10_000 })
       .toMatchObject({ call_id: "l1", result: { message: "yes" }, answered_by: d.device_id });
