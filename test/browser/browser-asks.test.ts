@@ -7,55 +7,12 @@
 // stdout JSON. The relay is `lineup serve`'s in-process one; the app comes from LINEUP_TEST_WEB_DIR or dist/web.
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
-import type { SessionCreated } from "../../shared/contract/protocol.js";
-import { pair, shot, useBrowser } from "../helpers/browser.js";
-import { connect, wsUrl } from "../helpers/raw-client.js";
-import { freePort } from "../helpers/relay.js";
-import { newSession } from "../helpers/adapter-helpers.js";
-import { askUserQuestion as askInput, elicitation as elicitInput, project, runHook } from "../helpers/hooks-helpers.js";
+import { shot } from "../helpers/browser.js";
+import { useLanPhone } from "../helpers/browser-lan.js";
+import { askUserQuestion as askInput, elicitation as elicitInput, runHook } from "../helpers/hooks-helpers.js";
 
-const TOKEN = "browser-asks-token-0123456789abcdef";
-let lan: LanServer;
-
-const fx = useBrowser({
-  relay: false,
-  setup: async () => {
-    lan = await startLanServer({
-      port: await freePort(),
-      host: "127.0.0.1",
-      token: TOKEN,
-      ...(process.env.LINEUP_TEST_WEB_DIR ? { webDir: process.env.LINEUP_TEST_WEB_DIR } : {}),
-    });
-  },
-  teardown: async () => {
-    await lan?.close();
-  },
-});
-
-/** A session whose agent is online, a paired phone page, and the hook's environment for that session. */
-async function phone(locale = "en-US") {
-  const s: SessionCreated = await newSession(lan.url, TOKEN);
-  const agent = await connect(wsUrl(lan.url, s.session_id), { token: s.agent_token, clientId: "agent-main" });
-  await agent.next("hello");
-  const ctx = await fx.context("phone", locale);
-  const page = await ctx.newPage();
-  await pair(page, s);
-  // The app's catalog has the question tools before a hook asks (else the call would be unknown_tool).
-  await agent.next((f) => f.type === "tool.list" && Array.isArray(f.tools) && (f.tools as { name: string }[]).some((t) => t.name === "elicitation"), 15_000);
-  const p = project();
-  const env = { LINEUP_RELAY_URL: lan.url, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token, LINEUP_STATE_DIR: p.stateDir };
-  return {
-    page,
-    ctx,
-    p,
-    env,
-    close: async () => {
-      await agent.close();
-      await ctx.close();
-    },
-  };
-}
+const relay = useLanPhone("browser-asks-token-0123456789abcdef");
+const phone = (locale = "en-US") => relay.phone({ tool: "elicitation", locale });
 
 const asks = (page: Page) => page.locator("article.card.pending .asks").last();
 const elicit = (page: Page) => page.locator("article.card.pending .elicit").last();

@@ -3,47 +3,10 @@
 // a deny carries the typed message; the settled card says "Allowed for this session" (zh too). Claude Code's card (no `choices`) is browser-permission.test.ts.
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
-import { pair, useBrowser } from "../helpers/browser.js";
-import { connect, wsUrl, type RawClient } from "../helpers/raw-client.js";
-import { freePort } from "../helpers/relay.js";
-import { newSession } from "../helpers/adapter-helpers.js";
+import { useLanPhone } from "../helpers/browser-lan.js";
 
-const TOKEN = "browser-perm-choices-token-0123456789";
-let lan: LanServer;
-
-const fx = useBrowser({
-  relay: false,
-  setup: async () => {
-    lan = await startLanServer({
-      port: await freePort(),
-      host: "127.0.0.1",
-      token: TOKEN,
-      ...(process.env.LINEUP_TEST_WEB_DIR ? { webDir: process.env.LINEUP_TEST_WEB_DIR } : {}),
-    });
-  },
-  teardown: async () => {
-    await lan?.close();
-  },
-});
-
-async function phone(locale = "en-US"): Promise<{ agent: RawClient; page: Page; close: () => Promise<void> }> {
-  const s = await newSession(lan.url, TOKEN);
-  const agent = await connect(wsUrl(lan.url, s.session_id), { token: s.agent_token, clientId: "hermes" });
-  await agent.next("hello");
-  const ctx = await fx.context("phone", locale);
-  const page = await ctx.newPage();
-  await pair(page, s);
-  await agent.next((f) => f.type === "tool.list" && Array.isArray(f.tools) && f.tools.some((t) => (t as { name: string }).name === "permission"), 15_000);
-  return {
-    agent,
-    page,
-    close: async () => {
-      await agent.close();
-      await ctx.close();
-    },
-  };
-}
+const relay = useLanPhone("browser-perm-choices-token-0123456789");
+const phone = (locale = "en-US") => relay.phone({ tool: "permission", locale, clientId: "hermes" });
 
 const card = (page: Page) => page.locator("article.card.pending .perm").last();
 const settled = (page: Page, id: string) => page.locator(`article.card.done[data-call="${id}"] .outcome b`);

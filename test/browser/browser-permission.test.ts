@@ -7,52 +7,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { startLanServer, type LanServer } from "../../adapter/lan/server.js";
-import type { SessionCreated } from "../../shared/contract/protocol.js";
-import { pair, shot, useBrowser } from "../helpers/browser.js";
-import { connect, wsUrl } from "../helpers/raw-client.js";
-import { freePort } from "../helpers/relay.js";
-import { newSession } from "../helpers/adapter-helpers.js";
-import { inboxPolicyStub, permissionRequest, project, runHook } from "../helpers/hooks-helpers.js";
+import { shot } from "../helpers/browser.js";
+import { type PhoneOptions, useLanPhone } from "../helpers/browser-lan.js";
+import { inboxPolicyStub, permissionRequest, runHook } from "../helpers/hooks-helpers.js";
 
 const TOKEN = "browser-permission-token-0123456789";
-let lan: LanServer;
-
-const fx = useBrowser({
-  relay: false,
-  setup: async () => {
-    lan = await startLanServer({
-      port: await freePort(),
-      host: "127.0.0.1",
-      token: TOKEN,
-      ...(process.env.LINEUP_TEST_WEB_DIR ? { webDir: process.env.LINEUP_TEST_WEB_DIR } : {}),
-    });
-  },
-  teardown: async () => {
-    await lan?.close();
-  },
-});
-
-/** A session whose agent is online (so pairing completes), and a paired phone page. */
-async function phone(locale = "en-US"): Promise<{ s: SessionCreated; page: Page; close: () => Promise<void> }> {
-  const s = await newSession(lan.url, TOKEN);
-  // A raw socket (its queue is attached before `open`: the in-process relay says hello at once).
-  const agent = await connect(wsUrl(lan.url, s.session_id), { token: s.agent_token, clientId: "agent-main" });
-  await agent.next("hello");
-  const ctx = await fx.context("phone", locale);
-  const page = await ctx.newPage();
-  await pair(page, s);
-  // The app's catalog has `permission` before the hook asks (else the call would be unknown_tool).
-  await agent.next((f) => f.type === "tool.list" && Array.isArray(f.tools) && f.tools.some((t) => (t as { name: string }).name === "permission"), 15_000);
-  return {
-    s,
-    page,
-    close: async () => {
-      await agent.close();
-      await ctx.close();
-    },
-  };
-}
+const relay = useLanPhone(TOKEN);
+const fx = relay.fx;
+const phone = (locale = "en-US", rules?: PhoneOptions["rules"]) => relay.phone({ tool: "permission", locale, ...(rules ? { rules } : {}) });
 
 const card = (page: Page) => page.locator("article.card.pending .perm").last();
 
@@ -68,10 +30,8 @@ async function touchTargetsOk(page: Page): Promise<void> {
 
 describe("the permission card in the browser", () => {
   it("shows a Bash request for what it is; Allow answers the hook", async () => {
-    const { s, page, close } = await phone();
-    const p = project({ ask: ["Bash(git push *)"] });
+    const { page, p, env, close } = await phone("en-US", { ask: ["Bash(git push *)"] });
     try {
-      const env = { LINEUP_RELAY_URL: lan.url, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token, LINEUP_STATE_DIR: p.stateDir };
       const input = { command: "git push --force-with-lease origin main", description: "Push the rebased branch" };
       const run = runHook(["permission-request"], permissionRequest(p.dir, "Bash", input), env, p.dir);
       await card(page).waitFor({ timeout: 20_000 });
@@ -104,10 +64,8 @@ describe("the permission card in the browser", () => {
   }, 90_000);
 
   it("shows an Edit as a diff; Deny sends the human's message to the model", async () => {
-    const { s, page, close } = await phone();
-    const p = project();
+    const { page, p, env, close } = await phone();
     try {
-      const env = { LINEUP_RELAY_URL: lan.url, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token, LINEUP_STATE_DIR: p.stateDir };
       const edit = {
         file_path: join(p.dir, "src/config.ts"),
         old_string: "const a = 1;\nexport const port = 8080;\nconst c = 3;",
@@ -133,10 +91,8 @@ describe("the permission card in the browser", () => {
   }, 90_000);
 
   it("Always allow with a chosen rule: updatedPermissions, the local policy, and no card next time", async () => {
-    const { s, page, close } = await phone();
-    const p = project();
+    const { page, p, env, close } = await phone();
     try {
-      const env = { LINEUP_RELAY_URL: lan.url, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token, LINEUP_STATE_DIR: p.stateDir };
       const suggestion = { type: "addRules", rules: [{ toolName: "Bash", ruleContent: "npm run build" }], behavior: "allow", destination: "localSettings" };
       const input = { command: "npm run build -- --prod" };
       const run = runHook(["permission-request"], permissionRequest(p.dir, "Bash", input, { permission_suggestions: [suggestion] }), env, p.dir);
@@ -174,10 +130,8 @@ describe("the permission card in the browser", () => {
   }, 90_000);
 
   it("speaks Chinese when the phone does", async () => {
-    const { s, page, close } = await phone("zh-CN");
-    const p = project();
+    const { page, p, env, close } = await phone("zh-CN");
     try {
-      const env = { LINEUP_RELAY_URL: lan.url, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token, LINEUP_STATE_DIR: p.stateDir };
       const run = runHook(
         ["permission-request"],
         permissionRequest(p.dir, "WebFetch", { url: "https://docs.example.com/guide", prompt: "Summarize" }),
@@ -202,7 +156,7 @@ describe("the policy editor in Settings", () => {
   // screen then failed with a bare "not found".
   it("an inbox on the LAN server offers no Connect an app, and /connect says why", async () => {
     const post = async <T>(path: string, token: string | undefined, body: unknown = {}): Promise<T> => {
-      const r = await fetch(`${lan.url}${path}`, {
+      const r = await fetch(`${relay.url}${path}`, {
         method: "POST",
         headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
         body: JSON.stringify(body),
@@ -219,11 +173,11 @@ describe("the policy editor in Settings", () => {
       await expect
         .poll(async () => JSON.parse((await page.evaluate(() => localStorage.getItem("lineup.inboxes"))) ?? "[]").length, { timeout: 15_000 })
         .toBe(1);
-      await page.goto(`${lan.url}/devices`);
+      await page.goto(`${relay.url}/devices`);
       await page.getByText("Add a device").first().waitFor({ timeout: 15_000 });
       // The entry goes once the probe of the OAuth API answers 404 (before the fix it stayed).
       await expect.poll(() => page.getByRole("link", { name: "Connect an app (claude.ai, ChatGPT, …)" }).count(), { timeout: 5_000 }).toBe(0);
-      await page.goto(`${lan.url}/connect`);
+      await page.goto(`${relay.url}/connect`);
       await page.getByText("This relay has no app connectors").waitFor({ timeout: 15_000 });
       expect(await page.getByLabel("Code shown on your computer").count()).toBe(0);
     } finally {
@@ -237,7 +191,7 @@ describe("the policy editor in Settings", () => {
     const ctx = await fx.context("phone");
     try {
       const page = await ctx.newPage();
-      await page.goto(`${lan.url}/settings`);
+      await page.goto(`${relay.url}/settings`);
       // The inbox as the PWA stores it at pairing (web/src/storage.ts SavedInbox).
       await page.evaluate(
         (v) => localStorage.setItem("lineup.inboxes", v),
