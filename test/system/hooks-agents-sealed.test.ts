@@ -5,43 +5,10 @@
 // Cursor's beforeMCPExecution as quoted in https://cupcake.eqtylab.io/reference/harnesses/cursor.
 import { describe, expect, inject, it } from "vitest";
 import { PERMISSION } from "../../shared/contract/builtin-tools.js";
-import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
-import { runCli, waitFor } from "../helpers/adapter-helpers.js";
-import { SimDevice } from "../helpers/e2e-device.js";
-import { project, runHook } from "../helpers/hooks-helpers.js";
+import { project } from "../helpers/hooks-helpers.js";
+import { sealedRun } from "../helpers/hooks-sealed.js";
 
 const relay = inject("relayUrl");
-type Project = ReturnType<typeof project>;
-const envFor = (p: Project): Record<string, string> => ({
-  LINEUP_RELAY_URL: relay,
-  LINEUP_RELAY_KEY: DEV_RELAY_KEY,
-  LINEUP_STATE_DIR: p.stateDir,
-  LINEUP_E2E_POLL_MS: "300",
-  HOME: p.stateDir,
-});
-
-/** An E2E machine, a phone paired to it, and a hook run whose sealed permission card the phone opens. */
-async function sealedRun(p: Project, args: string[], stdin: string) {
-  const cli = async (a: string[]) => {
-    const r = await runCli(a, envFor(p), p.dir);
-    expect(r.code, r.stderr).toBe(0);
-    return r;
-  };
-  await cli(["e2e", "on", "--json"]);
-  const { url } = JSON.parse((await cli(["pair", "--json"])).stdout.trim().split("\n").pop()!) as { url: string };
-  const dev = await SimDevice.redeem(relay, url);
-  expect(await dev.hello()).toBe(201);
-  const run = runHook(args, stdin, envFor(p), p.dir, 120_000);
-  await waitFor(() => dev.takeReply(), "the sponsor's reply (the hook pairs the device first)", 30_000);
-  const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0), "the sealed card waiting", 30_000);
-  const { ws, sender } = await dev.join(s.session_id, [PERMISSION]);
-  const f = await ws.next("tool.call", 20_000);
-  expect(f.arguments).toBeUndefined(); // nothing of the request travels in plaintext
-  const opened = await dev.open(s.session_id, f);
-  const answer = async (result: Record<string, unknown>) =>
-    ws.send(await dev.seal(s.session_id, sender, { type: "tool.result", call_id: String(f.call_id), name: PERMISSION.name, result }));
-  return { run, opened, raw: JSON.stringify(f), answer, close: () => ws.close() };
-}
 
 describe("Codex and Cursor approvals in a sealed session", () => {
   it("Codex PermissionRequest: the sealed card opens on the phone; Allow returns {behavior: allow}", async () => {
@@ -57,7 +24,7 @@ describe("Codex and Cursor approvals in a sealed session", () => {
       tool_name: "Bash",
       tool_input: { command: "git push origin secret-branch", description: "Publish" },
     });
-    const r = await sealedRun(p, ["codex-permission-request", "--wait", "90"], stdin);
+    const r = await sealedRun(relay, p, ["codex-permission-request", "--wait", "90"], stdin, PERMISSION);
     try {
       expect(r.raw).not.toContain("secret-branch");
       expect(r.opened.arguments).toMatchObject({ tool_name: "Bash", agent: "Codex", input: { command: "git push origin secret-branch" } });
@@ -80,7 +47,7 @@ describe("Codex and Cursor approvals in a sealed session", () => {
       tool_input: '{"query": "SELECT * FROM secret_users"}',
       url: "http://localhost:3000",
     });
-    const r = await sealedRun(p, ["cursor-mcp", "--wait", "90"], stdin);
+    const r = await sealedRun(relay, p, ["cursor-mcp", "--wait", "90"], stdin, PERMISSION);
     try {
       expect(r.raw).not.toContain("secret_users");
       expect(r.opened.arguments).toMatchObject({ tool_name: "mcp__cursor__database_query", agent: "Cursor", input: { query: "SELECT * FROM secret_users" } });

@@ -6,12 +6,10 @@
 // Stdin as documented at https://code.claude.com/docs/en/hooks (PreToolUse, Elicitation).
 import { describe, expect, inject, it } from "vitest";
 import { ASK_QUESTIONS, ELICITATION } from "../../shared/contract/builtin-tools.js";
-import { runCli, waitFor } from "../helpers/adapter-helpers.js";
-import { SimDevice } from "../helpers/e2e-device.js";
+import { sealedRun } from "../helpers/hooks-sealed.js";
 import {
   askUserQuestion,
   countingListener,
-  e2eHookEnv,
   elicitation,
   permissionRequest,
   preToolUse,
@@ -22,8 +20,6 @@ import {
 
 const relay = inject("relayUrl");
 
-type Project = ReturnType<typeof project>;
-const envFor = (p: Project): Record<string, string> => e2eHookEnv(relay, p);
 const askStdin = (cwd: string) => askUserQuestion(cwd, QUESTIONS);
 
 const SCHEMA = {
@@ -61,35 +57,10 @@ describe("the permission hooks leave AskUserQuestion to the phone", () => {
   }, 60_000);
 });
 
-/** An E2E machine (lineup e2e on), a phone paired to it, and a hook run whose sealed card the phone opens. */
-async function sealedRun(p: Project, args: string[], stdin: string, tool: typeof ASK_QUESTIONS) {
-  const cli = async (a: string[]) => {
-    const r = await runCli(a, envFor(p), p.dir);
-    expect(r.code, r.stderr).toBe(0);
-    return r;
-  };
-  await cli(["e2e", "on", "--json"]);
-  const { url } = JSON.parse((await cli(["pair", "--json"])).stdout.trim().split("\n").pop()!) as { url: string };
-  const dev = await SimDevice.redeem(relay, url);
-  expect(await dev.hello()).toBe(201);
-  const run = runHook(args, stdin, envFor(p), p.dir, 120_000);
-  await waitFor(() => dev.takeReply(), "the sponsor's reply (the hook pairs the device first)", 30_000);
-  const s = await waitFor(async () => (await dev.sessions()).find((x) => x.sealed === true && x.waiting.length > 0), "the sealed card waiting", 30_000);
-  const { ws, sender } = await dev.join(s.session_id, [tool]);
-  const f = await ws.next("tool.call", 20_000);
-  // Sealed: nothing of the question travels in plaintext.
-  expect(f.arguments).toBeUndefined();
-  const opened = await dev.open(s.session_id, f);
-  const reply = async (body: { result: Record<string, unknown> } | { error: { code: string; message: string } }) =>
-    ws.send(await dev.seal(s.session_id, sender, { type: "tool.result", call_id: String(f.call_id), name: tool.name, ...body }));
-  const answer = (result: Record<string, unknown>) => reply({ result });
-  return { run, opened, answer, reply, close: () => ws.close() };
-}
-
 describe("sealed sessions", () => {
   it("AskUserQuestion: the sealed question set opens on the phone and its answers return as updatedInput.answers", async () => {
     const p = project();
-    const r = await sealedRun(p, ["ask-user-question", "--wait", "90"], askStdin(p.dir), ASK_QUESTIONS);
+    const r = await sealedRun(relay, p, ["ask-user-question", "--wait", "90"], askStdin(p.dir), ASK_QUESTIONS);
     try {
       expect(r.opened.name).toBe("ask_questions");
       expect((r.opened.arguments as { questions: unknown }).questions).toEqual(QUESTIONS.map((q) => ({ ...q, multiSelect: q.multiSelect })));
@@ -115,7 +86,7 @@ describe("sealed sessions", () => {
 
   it("Elicitation: the sealed form opens on the phone; accepted values return as content", async () => {
     const p = project();
-    const r = await sealedRun(p, ["elicitation", "--wait", "90"], elicitStdin(p.dir), ELICITATION);
+    const r = await sealedRun(relay, p, ["elicitation", "--wait", "90"], elicitStdin(p.dir), ELICITATION);
     try {
       expect(r.opened.arguments).toMatchObject({
         server: "billing",
@@ -138,7 +109,7 @@ describe("sealed sessions", () => {
 
   it("Elicitation: content that does not fit the requested schema is never returned; the terminal asks instead", async () => {
     const p = project();
-    const r = await sealedRun(p, ["elicitation", "--wait", "90"], elicitStdin(p.dir), ELICITATION);
+    const r = await sealedRun(relay, p, ["elicitation", "--wait", "90"], elicitStdin(p.dir), ELICITATION);
     try {
       await r.answer({ message: "accepted", action: "accept", values: { email: "not an email", seats: 40 } });
       const out = await r.run;
@@ -152,7 +123,7 @@ describe("sealed sessions", () => {
 
   it("AskUserQuestion: Decline on the sealed card denies the tool with a reason, never a made-up answer", async () => {
     const p = project();
-    const r = await sealedRun(p, ["ask-user-question", "--wait", "90"], askStdin(p.dir), ASK_QUESTIONS);
+    const r = await sealedRun(relay, p, ["ask-user-question", "--wait", "90"], askStdin(p.dir), ASK_QUESTIONS);
     try {
       // What the card's Decline button sends (web/src/ui/Cards.tsx), sealed like every answer.
       await r.reply({ error: { code: "declined", message: "the human declined" } });
@@ -176,7 +147,7 @@ describe("sealed sessions", () => {
   for (const action of ["decline", "cancel"] as const) {
     it(`Elicitation: ${action} on the sealed card answers ${action}, with no content`, async () => {
       const p = project();
-      const r = await sealedRun(p, ["elicitation", "--wait", "90"], elicitStdin(p.dir), ELICITATION);
+      const r = await sealedRun(relay, p, ["elicitation", "--wait", "90"], elicitStdin(p.dir), ELICITATION);
       try {
         // What the elicitation card's buttons send (web/src/tools/asks.tsx `ended`).
         await r.answer({ message: action === "decline" ? "declined" : "cancelled", action });
@@ -193,7 +164,7 @@ describe("sealed sessions", () => {
     const p = project();
     const url = "https://pay.example.com/checkout?session=cs_123";
     const stdin = JSON.stringify({ ...JSON.parse(elicitStdin(p.dir)), mode: "url", url, requested_schema: undefined });
-    const r = await sealedRun(p, ["elicitation", "--wait", "90"], stdin, ELICITATION);
+    const r = await sealedRun(relay, p, ["elicitation", "--wait", "90"], stdin, ELICITATION);
     try {
       expect(r.opened.arguments).toMatchObject({ server: "billing", mode: "url", url });
       await r.answer({ message: "accepted", action: "accept" });
