@@ -1,6 +1,7 @@
 // Codex's lifecycle hooks and Cursor's MCP and stop hooks, in and out (i29-agents, issue 29 item 5;
 // docs/permissions.md §7.14–7.15). Parsers accept unknown fields: agents add them.
 import { z } from "zod";
+import { ToolCall, ToolInput } from "./hooks.js";
 
 // ---------------------------------------------------------------- Codex (hooks.json)
 
@@ -13,20 +14,17 @@ const CodexCommon = {
   model: z.string().optional(),
   permission_mode: z.string().optional(),
 };
-const ToolInput = z.record(z.string(), z.unknown());
 
 export const CodexPreToolUseInput = z.looseObject({
   ...CodexCommon,
   hook_event_name: z.literal("PreToolUse"),
-  tool_name: z.string(),
-  tool_input: ToolInput,
+  ...ToolCall,
   tool_use_id: z.string().optional(),
 });
 export const CodexPermissionRequestInput = z.looseObject({
   ...CodexCommon,
   hook_event_name: z.literal("PermissionRequest"),
-  tool_name: z.string(),
-  tool_input: ToolInput,
+  ...ToolCall,
 });
 export const CodexStopInput = z.looseObject({
   ...CodexCommon,

@@ -80,20 +80,20 @@ const Common = {
   agent_id: z.string().optional(),
   agent_type: z.string().optional(),
 };
-const ToolInput = z.record(z.string(), z.unknown());
+export const ToolInput = z.record(z.string(), z.unknown());
+/** The tool call every agent's permission hooks carry (Claude Code's and Codex's PreToolUse and PermissionRequest). */
+export const ToolCall = { tool_name: z.string(), tool_input: ToolInput };
 
 export const PermissionRequestInput = z.looseObject({
   ...Common,
   hook_event_name: z.literal("PermissionRequest"),
-  tool_name: z.string(),
-  tool_input: ToolInput,
+  ...ToolCall,
   permission_suggestions: z.array(z.unknown()).optional(),
 });
 export const PreToolUseInput = z.looseObject({
   ...Common,
   hook_event_name: z.literal("PreToolUse"),
-  tool_name: z.string(),
-  tool_input: ToolInput,
+  ...ToolCall,
   tool_use_id: z.string().optional(),
 });
 export const NotificationInput = z.looseObject({
