@@ -82,7 +82,10 @@ export async function codexStop(cx: Ctx, text: string): Promise<number> {
   if (!claimCodexTurn(cx.o.stateDir, input.turn_id)) return 0;
   const agent = cx.o.agent ?? "Codex";
   const msg = input.last_assistant_message?.trim();
-  await reportTurn(cx, projectDirFor(input.cwd, cx.o, cx.env), msg ? `**${agent}** finished a turn:\n\n${msg}` : undefined);
+  await reportTurn(cx, projectDirFor(input.cwd, cx.o, cx.env), msg ? `**${agent}** finished a turn:\n\n${msg}` : undefined, {
+    agent,
+    ...(msg ? { words: msg } : {}),
+  });
   return 0;
 }
 
@@ -113,6 +116,7 @@ export async function cursorStop(cx: Ctx, text: string): Promise<number> {
     cx,
     projectDirFor(input.workspace_roots?.[0] ?? cwd, cx.o, cx.env),
     `**${agent}** finished${input.status ? ` (${input.status})` : ""} in \`${cwd}\`.`,
+    { agent, ...(input.status && input.status !== "completed" ? { words: input.status } : {}) },
   );
   return 0;
 }

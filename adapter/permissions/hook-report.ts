@@ -101,13 +101,19 @@ export async function notify(cx: Ctx, text: string): Promise<number> {
   return 0;
 }
 
-/** A finished turn into the thread: `last` (the agent's words) and the project's unreported policy decisions. */
-export async function reportTurn(cx: Ctx, projectDir: string, last: string | undefined): Promise<void> {
+/**
+ * A finished turn into the thread: `last` (the agent's words) and the project's unreported policy decisions.
+ * `finished` (Codex's and Cursor's stop, whose only "done" signal it is) also pushes "<agent> finished in <project>"
+ * like Claude Code's agent_completed: one attention push per session a minute, the device showing it spared.
+ */
+export async function reportTurn(cx: Ctx, projectDir: string, last: string | undefined, finished?: { agent: string; words?: string }): Promise<void> {
   const pending = unreportedPolicyDecisions(cx.o.stateDir, projectDir);
   const summary = summarize(pending.decisions);
   const texts = [...(last ? [last] : []), ...(summary ? [summary] : [])];
   if (texts.length === 0) return;
-  if (await report(cx, projectDir, texts)) pending.markReported();
+  const head = finished && `${finished.agent} finished in ${basename(projectDir) || projectDir}`;
+  const attention = finished && head ? { plain: finished.words ? `${head}: ${finished.words}` : head, reason: "completed" as const } : undefined;
+  if (await report(cx, projectDir, texts, attention)) pending.markReported();
 }
 
 export async function stop(cx: Ctx, text: string): Promise<number> {

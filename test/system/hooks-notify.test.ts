@@ -188,6 +188,56 @@ describe("lineup hook notify: needs input and finished", () => {
     expect(JSON.stringify(relay.fake.for(sub.endpoint)[0]!.msg)).not.toContain("secret plan");
   }, 90_000);
 
+  it("Codex's Stop and Cursor's stop (their only 'done' signal) push '<agent> finished in <project>' with reason completed, like Claude's agent_completed", async () => {
+    // Device names of their own: the fake service's endpoints are named after them, and other tests' pushes stay theirs.
+    const codex = await world(["CodexPhone"]);
+    const cursor = await world(["CursorTablet"]);
+    const p = project();
+    const envOf = (w: typeof codex) => ({
+      LINEUP_RELAY_URL: relay.url,
+      LINEUP_SESSION: w.s.session_id,
+      LINEUP_TOKEN: w.s.agent_token,
+      LINEUP_STATE_DIR: p.stateDir,
+      LINEUP_MACHINE_CREDENTIAL: w.m.machine_credential,
+    });
+    // Codex Stop input: codex-rs/hooks/schema/generated/stop.command.input.schema.json (openai/codex).
+    const codexStop = JSON.stringify({
+      session_id: "019a-codex-session",
+      turn_id: "turn-9",
+      transcript_path: null,
+      cwd: p.dir,
+      model: "gpt-5",
+      permission_mode: "default",
+      hook_event_name: "Stop",
+      stop_hook_active: false,
+      last_assistant_message: "All 12 tests pass",
+    });
+    const a = await runHook(["codex-stop"], codexStop, envOf(codex), p.dir);
+    expect([a.code, a.stdout]).toEqual([0, ""]);
+    expect(a.stderr).toMatch(/pushed "waiting for you" to 1 device/);
+    await expect.poll(() => relay.fake.for(codex.devices[0]!.sub.endpoint).length, { timeout: 10_000 }).toBe(1);
+    expect(relay.fake.for(codex.devices[0]!.sub.endpoint)[0]!.msg).toMatchObject({
+      kind: "attention",
+      sid: codex.s.session_id,
+      body: `Codex finished in ${basename(p.dir)}: All 12 tests pass`,
+      reason: "completed",
+    });
+    // Cursor's stop input (cursor.com/docs/agent/hooks, "stop"): status completed | aborted | error.
+    const cursorStop = JSON.stringify({
+      conversation_id: "c1",
+      generation_id: "g1",
+      workspace_roots: [p.dir],
+      hook_event_name: "stop",
+      status: "aborted",
+      loop_count: 0,
+    });
+    const b = await runHook(["cursor-stop"], cursorStop, envOf(cursor), p.dir);
+    expect([b.code, b.stdout]).toEqual([0, ""]);
+    await expect.poll(() => relay.fake.for(cursor.devices[0]!.sub.endpoint).length, { timeout: 10_000 }).toBe(1);
+    expect((relay.fake.for(cursor.devices[0]!.sub.endpoint)[0]!.msg as PushAttentionMessage).body).toBe(`Cursor finished in ${basename(p.dir)}: aborted`);
+    expect(relay.fake.problems).toEqual([]);
+  }, 60_000);
+
   it("a relay from before `reason` refuses the field: the same push goes again without it", async () => {
     const { m, s, devices } = await world(["Tablet"]);
     const old = await olderRelay(relay.url);
