@@ -7,7 +7,11 @@ import { CallId, JsonObject, ToolError, ToolName, ToolResultBody } from "./tools
 /** The one WuKongIM content type LineUp uses (no range is reserved upstream). */
 export const IM_LINEUP_TYPE = 10100;
 
-/** A call as a card: the call's full arguments, its deadline (Unix ms) and the code of the text rendering beside it. */
+/**
+ * A call as a card: exactly the handout's layout (`../shared/wukongim/message-send.request.tool-call.json`), the
+ * call's full arguments and nothing else. The card's short code comes from its text twin (`client_msg_no`
+ * `lineup-<call_id>-text`), its end from the relay's `tool.cancel` updates (timeouts included).
+ */
 export const ImCallCard = z.looseObject({
   v: z.literal(1),
   kind: z.literal("tool.call"),
@@ -15,11 +19,6 @@ export const ImCallCard = z.looseObject({
   name: ToolName,
   action: z.string().max(64).optional(),
   arguments: JsonObject,
-  deadline: z.number().int().positive(),
-  code: z
-    .string()
-    .regex(/^[A-Z0-9]{3,8}$/)
-    .optional(),
 });
 export type ImCallCard = z.infer<typeof ImCallCard>;
 

@@ -132,7 +132,8 @@ function LoginForm() {
 
 function entryOf(card: ImCard): CallEntry {
   const c = card.call;
-  return { call_id: c.call_id, name: c.name, ...(c.action ? { action: c.action } : {}), args: c.arguments, deadline: c.deadline, at: 0, state: "pending" };
+  // No deadline in the card (the handout's layout): the relay's timeout update ends it; no countdown here.
+  return { call_id: c.call_id, name: c.name, ...(c.action ? { action: c.action } : {}), args: c.arguments, deadline: 0, at: 0, state: "pending" };
 }
 
 /** What a closed card says: who answered and what, or how it ended. */
@@ -207,13 +208,6 @@ function ImCardView({ card, channel }: { card: ImCard; channel: ImConversation }
 function Thread({ channel }: { channel: ImConversation }) {
   void version.value; // re-render on every thread change
   const t = threadOf(channel.channelId, channel.channelType);
-  useEffect(() => {
-    const id = setInterval(() => {
-      t.expire(Date.now());
-      version.value++;
-    }, 5000);
-    return () => clearInterval(id);
-  }, [t]);
   return (
     <section class="im-thread" aria-label={channel.channelId}>
       <button class="btn link" type="button" onClick={() => (open.value = undefined)}>

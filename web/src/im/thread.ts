@@ -3,8 +3,12 @@
 // card per `call_id` and the chat rows around them. Hosts (im/client.ts, im/ImScreen.tsx) only translate SDK
 // messages into `ImMsg` and render `view()`. De-dup: by WuKongIM message id (a RECV re-sent until RECVACK,
 // history overlapping live messages), then by `call_id` (the relay's card sent again after a retry).
+// The card payload is exactly the handout's layout (no deadline, no code): a card's short code is read from its
+// text twin (`client_msg_no` `lineup-<call_id>-text`, from the bot), its end — timeouts too — from the relay's
+// `tool.cancel` updates; there is no countdown on this device.
 import { type ImCallCard, type ImCancel, parseImFrame } from "../../../shared/contract/im-card.js";
 import type { ToolError, ToolResultBody } from "../../../shared/contract/tools.js";
+import { parseCodeReply } from "../../../shared/text/code-reply.js";
 
 /** A message as the thread needs it. `id` is WuKongIM's message id (a decimal string above 2^53), "" while unacked. */
 export interface ImMsg {
@@ -25,6 +29,8 @@ export type ImCardState = "pending" | "sent" | "answered" | "elsewhere" | "timeo
 export interface ImCard {
   call: ImCallCard;
   state: ImCardState;
+  /** The short code of the card's text twin, once that twin was seen (`card()` fills it in). */
+  code?: string;
   /** Our answer (sent, or seen in history) and the `client_msg_no` it went with. */
   mine?: { result?: ToolResultBody; error?: ToolError; clientMsgNo: string };
   /** Who answered when it was not us: the relay's `answered_by`, or the uid of a text reply naming the code. */
@@ -36,8 +42,15 @@ export interface ImCard {
 
 export type ImRow = { kind: "card"; callId: string; seq: number } | { kind: "text"; id: string; fromUid: string; text: string; seq: number; mine: boolean };
 
-/** A text reply naming a call: "#K3F7 2", "#k3f7 yes" (codes are matched case-insensitively, as the relay does). */
-const CODE_RE = /^\s*#([A-Za-z0-9]{3,8})\b\s*([\s\S]*)$/;
+/** The relay's text rendering of call X is sent as `lineup-X-text` (worker/wukongim/bridge.ts). */
+const TWIN_RE = /^lineup-(.+)-text$/;
+
+interface Twin {
+  callId: string;
+  fromUid: string;
+  code: string;
+  seq: number;
+}
 
 export class ImThread {
   private readonly seen = new Set<string>();
@@ -45,6 +58,8 @@ export class ImThread {
   private readonly texts: Extract<ImRow, { kind: "text" }>[] = [];
   /** Text replies by code (upper case), so a card closed "answered" can show what the winner said. */
   private readonly replies = new Map<string, { fromUid: string; text: string }>();
+  /** Text twins by row id; only the bot's count (see `codeOf`): anyone can pick a client_msg_no. */
+  private readonly twins = new Map<string, Twin>();
 
   constructor(
     /** The logged-in uid: its own messages are "mine". */
@@ -77,22 +92,34 @@ export class ImThread {
     return true;
   }
 
-  /** Marks deadlines passed on this device's clock (the relay's timeout update closes it for good). */
-  expire(now: number): void {
-    for (const c of this.cards.values()) if (c.state === "pending" && c.call.deadline <= now) c.state = "timeout";
-  }
-
+  /** The card with its code and, when someone else answered, who and what (from the relay or the winning text reply). */
   card(callId: string): ImCard | undefined {
-    return this.cards.get(callId);
+    const c = this.cards.get(callId);
+    if (!c) return undefined;
+    const code = this.codeOf(callId);
+    const out: ImCard = code ? { ...c, code } : { ...c };
+    if (c.state !== "elsewhere" || c.mine) return out;
+    const reply = code ? this.replies.get(code) : undefined;
+    const by = c.by ?? reply?.fromUid;
+    const answerText = c.answerText ?? reply?.text;
+    if (by !== undefined) out.by = by;
+    if (answerText !== undefined) out.answerText = answerText;
+    return out;
   }
 
-  /** Rows in conversation order (message seq); the text rendering of a card (its `#CODE`, from the bot) is hidden. */
+  /** The short code of call `callId`, from the bot's text twin (the latest, should the relay reuse the call_id). */
+  codeOf(callId: string): string | undefined {
+    let best: Twin | undefined;
+    for (const t of this.twins.values()) if (t.callId === callId && t.fromUid === this.bot && (!best || t.seq > best.seq)) best = t;
+    return best?.code;
+  }
+
+  /** Rows in conversation order (message seq); the text twin of a shown card (from the bot) is hidden. */
   view(): ImRow[] {
-    const codes = new Set([...this.cards.values()].map((c) => c.call.code).filter((c): c is string => !!c));
     const rows: ImRow[] = [...this.cards.values()].map((c) => ({ kind: "card" as const, callId: c.call.call_id, seq: c.seq }));
     for (const t of this.texts) {
-      const code = CODE_RE.exec(t.text)?.[1]?.toUpperCase();
-      if (t.fromUid === this.bot && code && codes.has(code)) continue;
+      const twin = this.twins.get(t.id);
+      if (twin && twin.fromUid === this.bot && this.cards.has(twin.callId)) continue;
       rows.push(t);
     }
     return rows.sort((a, b) => a.seq - b.seq);
@@ -132,10 +159,9 @@ export class ImThread {
     if (f.reason === "answered") {
       if (c.state === "sent") c.state = "answered";
       else if (c.state === "pending" || c.state === "timeout") {
-        c.state = "elsewhere";
-        const reply = c.call.code ? this.replies.get(c.call.code) : undefined;
-        c.by = f.answered_by ?? reply?.fromUid;
-        c.answerText = f.answer ?? reply?.text;
+        c.state = "elsewhere"; // who and what: the relay's word, else the winning text reply (`card()`)
+        if (f.answered_by !== undefined) c.by = f.answered_by;
+        if (f.answer !== undefined) c.answerText = f.answer;
       }
       return;
     }
@@ -144,9 +170,12 @@ export class ImThread {
 
   private text(m: ImMsg): void {
     const text = m.text ?? "";
-    this.texts.push({ kind: "text", id: m.id || m.clientMsgNo, fromUid: m.fromUid, text, seq: m.seq, mine: m.fromUid === this.me });
-    const r = CODE_RE.exec(text);
-    if (r && m.fromUid !== this.bot) this.replies.set(r[1]!.toUpperCase(), { fromUid: m.fromUid, text: r[2]!.trim() });
+    const id = m.id || m.clientMsgNo;
+    this.texts.push({ kind: "text", id, fromUid: m.fromUid, text, seq: m.seq, mine: m.fromUid === this.me });
+    const r = parseCodeReply(text);
+    const twin = TWIN_RE.exec(m.clientMsgNo)?.[1];
+    if (twin !== undefined && r) this.twins.set(id, { callId: twin, fromUid: m.fromUid, code: r.code, seq: m.seq });
+    else if (r && m.fromUid !== this.bot) this.replies.set(r.code, { fromUid: m.fromUid, text: r.answer });
   }
 }
 
