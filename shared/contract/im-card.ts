@@ -58,7 +58,8 @@ export function parseImFrame(v: unknown): ImLineUpFrame | undefined {
 
 // ---------------------------------------------------------------- TangSengDaoDao HTTP bodies (IM-mode login, history)
 // Read from TangSengDaoDao/TangSengDaoDaoServer (commit e977db8): modules/user/api.go `login` and `userIM`,
-// modules/message/api.go `syncChannelMessage`; test/fixtures/wukongim/ws-server.ts reproduces them.
+// modules/message/api.go `syncChannelMessage`, modules/message/api_conversation.go `syncUserConversation` (commit
+// c851aaa); test/fixtures/wukongim/ws-server.ts and tsdd-sync.ts reproduce them.
 
 /** `POST /v1/user/login` (loginUserDetailResp): only what IM mode needs. */
 export const TsddLogin = z.looseObject({ uid: z.string().min(1).max(128), token: z.string().min(1).max(512), name: z.string().max(256).optional() });
@@ -85,4 +86,22 @@ export const TsddSync = z.looseObject({
   more: z.number().int().optional(),
   /** Each one parsed on its own (TsddSyncMessage): one bad message does not hide the others. */
   messages: z.array(z.unknown()).max(10_000),
+});
+
+/** Messages of one conversation asked for by `POST /v1/conversation/sync` (`msg_count`). */
+export const IM_CONVERSATION_RECENTS = 20;
+
+/** One conversation of `POST /v1/conversation/sync` (SyncUserConversationResp): who, and its newest messages. */
+export const TsddConversation = z.looseObject({
+  channel_id: z.string().min(1).max(256),
+  channel_type: z.number().int().min(0).max(255),
+  timestamp: z.number().int().optional(),
+  /** Newest first; left out (omitempty) when empty. Each one parsed on its own (TsddSyncMessage). */
+  recents: z.array(z.unknown()).max(10_000).optional(),
+});
+export type TsddConversation = z.infer<typeof TsddConversation>;
+/** `POST /v1/conversation/sync`'s answer (SyncUserConversationRespWrap); Go writes an empty list as `[]`, a nil one as `null`. */
+export const TsddConversationSync = z.looseObject({
+  uid: z.string().max(256).optional(),
+  conversations: z.array(z.unknown()).max(10_000).nullable(),
 });

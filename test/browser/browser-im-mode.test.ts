@@ -140,17 +140,21 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     expect(wk.connects).toHaveLength(0);
   });
 
-  it("logs in through TSDD, connects over the SDK with that token, and shows the person's conversation once a card arrives (the relay's body is the handout fixture, byte for byte)", async () => {
+  it("logs in through TSDD, connects over the SDK with that token, and lists at once a conversation whose card was sent before login (TSDD's conversation sync); a new card joins it (the relay's body is the handout fixture, byte for byte)", async () => {
+    // The agent asks before this device ever logged in: WuKongIM stores the card, nothing is delivered live.
+    ({ agent } = await imSession());
+    agent.call("c-early", "confirm", { question: "Sent before you logged in?" });
+    await wk.until(() => wk.messages.find((m) => m.clientMsgNo === "lineup-c-early-text"), 15_000, "the early card stored");
     await page.getByLabel("Server API address").fill(wk.httpUrl);
     await page.getByRole("button", { name: "Log in" }).click();
     await expect.poll(() => page.locator(".im-who").getAttribute("data-status"), { timeout: 15_000 }).toBe("connected");
     expect(wk.connects.at(-1)).toMatchObject({ uid: ME, deviceFlag: 1, outcome: "ok" });
     const token = await page.evaluate(() => localStorage.getItem("lineup.im.account"));
     expect(token).toContain(wk.tokens.get(ME));
+    await page.getByRole("button", { name: /lineup_bot · 1 waiting/ }).waitFor({ timeout: 15_000 });
 
-    ({ agent } = await imSession());
     agent.call("call_8Yk2", "choice", { question: "部署到哪个环境？", options: ["测试", "预发布", "生产"] }, "select");
-    await page.getByRole("button", { name: /lineup_bot · 1 waiting/ }).click({ timeout: 15_000 });
+    await page.getByRole("button", { name: /lineup_bot · 2 waiting/ }).click({ timeout: 15_000 });
     const card = page.locator('[data-call="call_8Yk2"]');
     await expect.poll(() => card.getAttribute("data-state")).toBe("pending");
     // The relay (wrangler dev) sent the handout fixture byte for byte, and the page made a card of it.
@@ -159,6 +163,11 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     expect(await page.locator(".im-text").count()).toBe(0);
     expect(await axe(page)).toEqual([]);
     await shot(page, "im-mode-choice");
+    // The card from before login, from history, answered here.
+    const early = page.locator('[data-call="c-early"]');
+    await expect.poll(() => early.getAttribute("data-state")).toBe("pending");
+    await early.getByRole("button", { name: "Yes" }).click();
+    expect(await agent.result("c-early")).toMatchObject({ answered_by: "im", result: { confirmed: true } });
   });
 
   it("answers the choice on the card: the agent gets it exactly once and the card shows it answered here (the card re-renders though the core mutated it in place)", async () => {

@@ -57,6 +57,27 @@ describe("an IM conversation's cards", () => {
     ).toEqual(["u_mallory"]);
   });
 
+  it("regression (conversation sync's newest messages came before the older history page): an update that arrives before its card ends the card when it comes", () => {
+    const t = new ImThread(ME, BOT);
+    const c1 = call("c1");
+    const mine: ImMsg = {
+      id: "801",
+      clientMsgNo: "my-cmn",
+      fromUid: ME,
+      seq: 0,
+      timestamp: 0,
+      lineup: { type: 10100, v: 1, kind: "tool.result", call_id: "c1", result: { message: "a" } },
+    };
+    const answered = cancel("c1");
+    t.add({ ...answered, seq: c1.seq + 3 }); // the relay's answered update first (newest) …
+    t.add({ ...mine, seq: c1.seq + 2 }); // … then our answer …
+    t.add({ ...fromBot({ kind: "tool.cancel", call_id: "c2", reason: "timeout" }), fromUid: "u_mallory" }); // (not from the bot: ignored)
+    t.add(c1); // … and the card last
+    expect(t.card("c1")).toMatchObject({ state: "answered", mine: { result: { message: "a" } } });
+    t.add(call("c2"));
+    expect(t.card("c2")?.state).toBe("pending");
+  });
+
   it("regression (no deadline in the card): keeps a card open until the relay's timeout update ends it, with no countdown of its own", () => {
     const t = new ImThread(ME, BOT);
     t.add(call("c1"));

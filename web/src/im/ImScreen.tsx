@@ -51,12 +51,23 @@ function start(a: ImAccount): void {
     },
     status(s) {
       status.value = s;
-      // Every (re)connect catches up through history: what was sent while the socket was down is not re-sent
-      // to it (WuKongIM keeps it for sync), and the thread drops what it already has (message id).
-      if (s === "connected") syncAll();
+      // Every (re)connect catches up: TSDD's conversation sync first (a fresh device lists at once the
+      // conversations with cards), then each known conversation's history — what was sent while the socket was
+      // down is not re-sent to it (WuKongIM keeps it for sync); the thread drops what it already has (message id).
+      if (s === "connected") void discover().finally(syncAll);
     },
   });
   client.connect();
+}
+
+async function discover(): Promise<void> {
+  const found = await client?.syncConversations().catch(() => []);
+  for (const c of found ?? []) {
+    const t = threadOf(c.id, c.type);
+    for (const m of c.msgs) t.add(m);
+    if (!conversations.value.some((k) => k.channelId === c.id && k.channelType === c.type)) conversations.value = touchConversation(c.id, c.type, c.at);
+  }
+  if (found?.length) version.value++;
 }
 
 function syncAll(): void {

@@ -6,7 +6,7 @@
 // The card payload is exactly the handout's layout (no deadline, no code): a card's short code is read from its
 // text twin (`client_msg_no` `lineup-<call_id>-text`, from the bot), its end — timeouts too — from the relay's
 // `tool.cancel` updates; there is no countdown on this device.
-import { type ImCallCard, type ImCancel, parseImFrame } from "../../../shared/contract/im-card.js";
+import { type ImCallCard, type ImCancel, type ImResult, parseImFrame } from "../../../shared/contract/im-card.js";
 import type { ToolError, ToolResultBody } from "../../../shared/contract/tools.js";
 import { parseCodeReply } from "../../../shared/text/code-reply.js";
 
@@ -45,6 +45,10 @@ export type ImRow = { kind: "card"; callId: string; seq: number } | { kind: "tex
 /** The relay's text rendering of call X is sent as `lineup-X-text` (worker/wukongim/bridge.ts). */
 const TWIN_RE = /^lineup-(.+)-text$/;
 
+/** Updates whose card has not come yet: calls kept, and updates kept per call. */
+const MAX_EARLY_CALLS = 500;
+const MAX_EARLY_PER_CALL = 8;
+
 interface Twin {
   callId: string;
   fromUid: string;
@@ -60,6 +64,8 @@ export class ImThread {
   private readonly replies = new Map<string, { fromUid: string; text: string }>();
   /** Text twins by row id; only the bot's count (see `codeOf`): anyone can pick a client_msg_no. */
   private readonly twins = new Map<string, Twin>();
+  /** Updates and our answers that came before their card, by call_id (see `frame`). */
+  private readonly early = new Map<string, { m: ImMsg; f: ImResult | ImCancel }[]>();
 
   constructor(
     /** The logged-in uid: its own messages are "mine". */
@@ -133,11 +139,25 @@ export class ImThread {
       // card here (another member's look-alike card is not shown; docs/wukongim.md "Limits").
       if (m.fromUid === this.me || (this.bot !== undefined && m.fromUid !== this.bot)) return;
       this.bot ??= m.fromUid;
-      if (!this.cards.has(f.call_id)) this.cards.set(f.call_id, { call: f, state: "pending", seq: m.seq });
+      if (this.cards.has(f.call_id)) return;
+      const card: ImCard = { call: f, state: "pending", seq: m.seq };
+      this.cards.set(f.call_id, card);
+      // What came before the card (a newer history page, or live before the older page), in message order.
+      const early = (this.early.get(f.call_id) ?? []).sort((a, b) => a.m.seq - b.m.seq);
+      this.early.delete(f.call_id);
+      for (const e of early) this.update(card, e.m, e.f);
       return;
     }
     const c = this.cards.get(f.call_id);
-    if (!c) return;
+    if (c) return this.update(c, m, f);
+    // Its card has not come yet: kept (bounded) until it does.
+    const list = this.early.get(f.call_id) ?? [];
+    if (list.length < MAX_EARLY_PER_CALL && (list.length > 0 || this.early.size < MAX_EARLY_CALLS)) this.early.set(f.call_id, [...list, { m, f }]);
+  }
+
+  private update(c: ImCard, m: ImMsg, f: ImResult | ImCancel): void {
+    // Updates come from the relay's bot only (in a group, anyone may post a look-alike).
+    if (f.kind === "tool.cancel" && m.fromUid !== this.bot) return;
     if (f.kind === "tool.result") {
       // Our own answer seen again (history, or another tab): the card waits for the relay's verdict.
       if (m.fromUid === this.me && c.state === "pending") c.mine = { ...pick(f), clientMsgNo: m.clientMsgNo };
