@@ -143,7 +143,10 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
   it("logs in through TSDD, connects over the SDK with that token, and lists at once a conversation whose card was sent before login (TSDD's conversation sync); a new card joins it (the relay's body is the handout fixture, byte for byte)", async () => {
     // The agent asks before this device ever logged in: WuKongIM stores the card, nothing is delivered live.
     ({ agent } = await imSession());
-    agent.call("c-early", "confirm", { question: "Sent before you logged in?" });
+    // A long unbroken path in the question: the card must wrap it, not overflow the 390 px screen.
+    agent.call("c-early", "confirm", {
+      question: "Sent before you logged in? /srv/releases/2026-12-06/very-long-build-artifact-name-without-any-break.tar.gz",
+    });
     await wk.until(() => wk.messages.find((m) => m.clientMsgNo === "lineup-c-early-text"), 15_000, "the early card stored");
     await page.getByLabel("Server API address").fill(wk.httpUrl);
     await page.getByRole("button", { name: "Log in" }).click();
@@ -151,10 +154,10 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     expect(wk.connects.at(-1)).toMatchObject({ uid: ME, deviceFlag: 1, outcome: "ok" });
     const token = await page.evaluate(() => localStorage.getItem("lineup.im.account"));
     expect(token).toContain(wk.tokens.get(ME));
-    await page.getByRole("button", { name: /lineup_bot · 1 waiting/ }).waitFor({ timeout: 15_000 });
+    await page.getByRole("button", { name: /^lineup_bot 1 waiting$/ }).waitFor({ timeout: 15_000 });
 
     agent.call("call_8Yk2", "choice", { question: "部署到哪个环境？", options: ["测试", "预发布", "生产"] }, "select");
-    await page.getByRole("button", { name: /lineup_bot · 2 waiting/ }).click({ timeout: 15_000 });
+    await page.getByRole("button", { name: /^lineup_bot 2 waiting$/ }).click({ timeout: 15_000 });
     const card = page.locator('[data-call="call_8Yk2"]');
     await expect.poll(() => card.getAttribute("data-state")).toBe("pending");
     // The relay (wrangler dev) sent the handout fixture byte for byte, and the page made a card of it.
@@ -163,6 +166,7 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     expect(await page.locator(".im-text").count()).toBe(0);
     expect(await axe(page)).toEqual([]);
     await shot(page, "im-mode-choice");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390); // nothing overflows sideways
     // The card from before login, from history, answered here.
     const early = page.locator('[data-call="c-early"]');
     await expect.poll(() => early.getAttribute("data-state")).toBe("pending");
@@ -267,6 +271,12 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
       await expect.poll(() => page.locator(`[data-call="${id}"]`).getAttribute("data-state"), { timeout: 15_000 }).toBe(state);
     }
     expect(await page.locator('[data-call="c-drop"]').count()).toBe(1);
+    // Log out is below the conversation list, never under a card: not in the thread.
+    expect(await page.getByRole("button", { name: "Log out of IM mode" }).count()).toBe(0);
+    await page.getByRole("button", { name: "← Conversations" }).click();
+    await page.emulateMedia({ colorScheme: "dark" });
+    await shot(page, "im-mode-list-dark");
+    await page.emulateMedia({ colorScheme: "light" });
     await page.getByRole("button", { name: "Log out of IM mode" }).click();
     await expect.poll(() => page.evaluate(() => localStorage.getItem("lineup.im.account"))).toBeNull();
     await expect.poll(() => wk.connections(ME)).toBe(0);

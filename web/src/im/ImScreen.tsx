@@ -221,15 +221,18 @@ function Thread({ channel }: { channel: ImConversation }) {
   const t = threadOf(channel.channelId, channel.channelType);
   return (
     <section class="im-thread" aria-label={channel.channelId}>
-      <button class="btn link" type="button" onClick={() => (open.value = undefined)}>
-        {imT("back")}
-      </button>
-      <h2>{channel.channelId}</h2>
+      <header class="im-head">
+        <button class="btn link" type="button" onClick={() => (open.value = undefined)}>
+          {imT("back")}
+        </button>
+        <h2>{channel.channelId}</h2>
+      </header>
       {t.view().map((r) => {
         if (r.kind === "text") {
           return (
             <p class={`im-text${r.mine ? " mine" : ""}`} key={r.id} data-from={r.fromUid}>
-              <b>{r.fromUid}</b> {r.text}
+              <b>{r.fromUid}</b>
+              {r.text}
             </p>
           );
         }
@@ -254,9 +257,8 @@ function Conversations() {
             .filter((r) => r.kind === "card" && threadOf(c.channelId, c.channelType).card(r.callId)?.state === "pending").length;
           return (
             <li key={keyOf(c.channelId, c.channelType)}>
-              <button class="btn wide" type="button" onClick={() => (open.value = c)}>
-                {c.channelId}
-                {waiting > 0 ? ` · ${imT("waiting", { n: String(waiting) })}` : ""}
+              <button class="btn im-conv" type="button" onClick={() => (open.value = c)}>
+                <span class="im-name">{c.channelId}</span> {waiting > 0 ? <span class="im-badge">{imT("waiting", { n: String(waiting) })}</span> : null}
               </button>
             </li>
           );
@@ -278,10 +280,19 @@ export function ImScreen() {
       <p class="hint im-who" role="status" data-status={status.value}>
         {imT("as", { name: a.name, uid: a.uid })} · {imT(`st_${status.value}`)}
       </p>
-      {ch ? <Thread channel={ch} /> : <Conversations />}
-      <button class="btn" type="button" onClick={stop}>
-        {imT("logout")}
-      </button>
+      {ch ? (
+        <Thread channel={ch} />
+      ) : (
+        <>
+          <Conversations />
+          {/* Away from the cards: only below the conversation list, never in a thread. */}
+          <footer class="im-foot">
+            <button class="btn link" type="button" onClick={stop}>
+              {imT("logout")}
+            </button>
+          </footer>
+        </>
+      )}
     </div>
   );
 }
