@@ -263,6 +263,7 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     await page.reload();
     await page.getByRole("button", { name: /lineup_bot/ }).click({ timeout: 15_000 });
     for (const [id, state] of [
+      ["c-early", "answered"], // its end and our answer are among the newest messages, its card in the older page
       ["call_8Yk2", "answered"],
       ["c-ask", "answered"],
       ["c-confirm", "elsewhere"],
@@ -273,11 +274,21 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     expect(await page.locator('[data-call="c-drop"]').count()).toBe(1);
     // Log out is below the conversation list, never under a card: not in the thread.
     expect(await page.getByRole("button", { name: "Log out of IM mode" }).count()).toBe(0);
-    await page.getByRole("button", { name: "← Conversations" }).click();
     await page.emulateMedia({ colorScheme: "dark" });
+    await page.locator('[data-call="c-after"]').scrollIntoViewIfNeeded();
+    await shot(page, "im-mode-thread-dark");
+    await page.getByRole("button", { name: "← Conversations" }).click();
     await shot(page, "im-mode-list-dark");
+    expect(await axe(page)).toEqual([]);
+    // Chinese, light: the same screens (screenshots for review; the words are IM mode's own, im/i18n.ts).
     await page.emulateMedia({ colorScheme: "light" });
-    await page.getByRole("button", { name: "Log out of IM mode" }).click();
+    await page.evaluate(() => localStorage.setItem("lineup.lang", '"zh"'));
+    await page.reload();
+    await page.getByRole("button", { name: /lineup_bot/ }).click({ timeout: 15_000 });
+    await expect.poll(() => page.locator('[data-call="c-confirm"]').getAttribute("data-state"), { timeout: 15_000 }).toBe("elsewhere");
+    await shot(page, "im-mode-thread-zh");
+    await page.getByRole("button", { name: "← 会话" }).click();
+    await page.getByRole("button", { name: "退出 IM 模式" }).click();
     await expect.poll(() => page.evaluate(() => localStorage.getItem("lineup.im.account"))).toBeNull();
     await expect.poll(() => wk.connections(ME)).toBe(0);
   });

@@ -69,10 +69,11 @@ describe("an IM conversation's cards", () => {
       lineup: { type: 10100, v: 1, kind: "tool.result", call_id: "c1", result: { message: "a" } },
     };
     const answered = cancel("c1");
-    t.add({ ...answered, seq: c1.seq + 3 }); // the relay's answered update first (newest) …
-    t.add({ ...mine, seq: c1.seq + 2 }); // … then our answer …
+    t.add({ ...answered, seq: c1.seq + 3 }); // the relay's answered update first (the conversation sync's newest) …
     t.add({ ...fromBot({ kind: "tool.cancel", call_id: "c2", reason: "timeout" }), fromUid: "u_mallory" }); // (not from the bot: ignored)
-    t.add(c1); // … and the card last
+    t.add(c1); // … then the older history page: the card …
+    expect(t.card("c1")?.state).toBe("elsewhere"); // (so far, someone else answered)
+    t.add({ ...mine, seq: c1.seq + 2 }); // … and our answer after it: it was ours
     expect(t.card("c1")).toMatchObject({ state: "answered", mine: { result: { message: "a" } } });
     t.add(call("c2"));
     expect(t.card("c2")?.state).toBe("pending");

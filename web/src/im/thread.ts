@@ -45,9 +45,9 @@ export type ImRow = { kind: "card"; callId: string; seq: number } | { kind: "tex
 /** The relay's text rendering of call X is sent as `lineup-X-text` (worker/wukongim/bridge.ts). */
 const TWIN_RE = /^lineup-(.+)-text$/;
 
-/** Updates whose card has not come yet: calls kept, and updates kept per call. */
-const MAX_EARLY_CALLS = 500;
-const MAX_EARLY_PER_CALL = 8;
+/** Updates kept per call (the card's state is replayed from them), and calls kept. */
+const MAX_UPDATES_PER_CALL = 16;
+const MAX_CALLS = 2000;
 
 interface Twin {
   callId: string;
@@ -64,8 +64,10 @@ export class ImThread {
   private readonly replies = new Map<string, { fromUid: string; text: string }>();
   /** Text twins by row id; only the bot's count (see `codeOf`): anyone can pick a client_msg_no. */
   private readonly twins = new Map<string, Twin>();
-  /** Updates and our answers that came before their card, by call_id (see `frame`). */
-  private readonly early = new Map<string, { m: ImMsg; f: ImResult | ImCancel }[]>();
+  /** Every update and answer of ours seen, by call_id, in any order (see `replay`). */
+  private readonly updates = new Map<string, { m: ImMsg; f: ImResult | ImCancel }[]>();
+  /** Answers this page sent, by call_id, before their echo comes back. */
+  private readonly sent = new Map<string, NonNullable<ImCard["mine"]>>();
 
   constructor(
     /** The logged-in uid: its own messages are "mine". */
@@ -92,9 +94,9 @@ export class ImThread {
   answer(callId: string, a: { result?: ToolResultBody; error?: ToolError }, clientMsgNo: string): boolean {
     const c = this.cards.get(callId);
     if (!c || c.state !== "pending") return false;
-    c.state = "sent";
-    c.mine = { ...a, clientMsgNo };
+    this.sent.set(callId, { ...a, clientMsgNo });
     this.seen.add(`c:${clientMsgNo}`);
+    this.replay(c);
     return true;
   }
 
@@ -139,20 +141,33 @@ export class ImThread {
       // card here (another member's look-alike card is not shown; docs/wukongim.md "Limits").
       if (m.fromUid === this.me || (this.bot !== undefined && m.fromUid !== this.bot)) return;
       this.bot ??= m.fromUid;
-      if (this.cards.has(f.call_id)) return;
+      if (this.cards.has(f.call_id) || this.cards.size >= MAX_CALLS) return;
       const card: ImCard = { call: f, state: "pending", seq: m.seq };
       this.cards.set(f.call_id, card);
-      // What came before the card (a newer history page, or live before the older page), in message order.
-      const early = (this.early.get(f.call_id) ?? []).sort((a, b) => a.m.seq - b.m.seq);
-      this.early.delete(f.call_id);
-      for (const e of early) this.update(card, e.m, e.f);
-      return;
+      return this.replay(card);
     }
+    // Kept whether or not its card came yet: history pages and live messages arrive in any order (the
+    // conversation sync's newest messages before the older page), so the card's state is replayed from all.
+    const list = this.updates.get(f.call_id) ?? [];
+    if (list.length >= MAX_UPDATES_PER_CALL || (list.length === 0 && this.updates.size >= MAX_CALLS)) return;
+    this.updates.set(f.call_id, [...list, { m, f }]);
     const c = this.cards.get(f.call_id);
-    if (c) return this.update(c, m, f);
-    // Its card has not come yet: kept (bounded) until it does.
-    const list = this.early.get(f.call_id) ?? [];
-    if (list.length < MAX_EARLY_PER_CALL && (list.length > 0 || this.early.size < MAX_EARLY_CALLS)) this.early.set(f.call_id, [...list, { m, f }]);
+    if (c) this.replay(c);
+  }
+
+  /** The card's state from its updates in message order (our own unacked echo has seq 0: first). Idempotent. */
+  private replay(c: ImCard): void {
+    c.state = "pending";
+    delete c.mine;
+    delete c.by;
+    delete c.answerText;
+    const own = this.sent.get(c.call.call_id);
+    if (own) {
+      c.state = "sent";
+      c.mine = own;
+    }
+    const list = [...(this.updates.get(c.call.call_id) ?? [])].sort((a, b) => a.m.seq - b.m.seq);
+    for (const u of list) this.update(c, u.m, u.f);
   }
 
   private update(c: ImCard, m: ImMsg, f: ImResult | ImCancel): void {
