@@ -7,7 +7,11 @@ import { CallId, JsonObject, ToolError, ToolName, ToolResultBody } from "./tools
 /** The one WuKongIM content type LineUp uses (no range is reserved upstream). */
 export const IM_LINEUP_TYPE = 10100;
 
-/** A call as a card: the call's full arguments, its deadline (Unix ms) and the code of the text rendering beside it. */
+/**
+ * A call as a card: exactly the handout's layout (`../shared/wukongim/message-send.request.tool-call.json`), the
+ * call's full arguments and nothing else. The card's short code comes from its text twin (`client_msg_no`
+ * `lineup-<call_id>-text`), its end from the relay's `tool.cancel` updates (timeouts included).
+ */
 export const ImCallCard = z.looseObject({
   v: z.literal(1),
   kind: z.literal("tool.call"),
@@ -15,11 +19,6 @@ export const ImCallCard = z.looseObject({
   name: ToolName,
   action: z.string().max(64).optional(),
   arguments: JsonObject,
-  deadline: z.number().int().positive(),
-  code: z
-    .string()
-    .regex(/^[A-Z0-9]{3,8}$/)
-    .optional(),
 });
 export type ImCallCard = z.infer<typeof ImCallCard>;
 
@@ -59,7 +58,8 @@ export function parseImFrame(v: unknown): ImLineUpFrame | undefined {
 
 // ---------------------------------------------------------------- TangSengDaoDao HTTP bodies (IM-mode login, history)
 // Read from TangSengDaoDao/TangSengDaoDaoServer (commit e977db8): modules/user/api.go `login` and `userIM`,
-// modules/message/api.go `syncChannelMessage`; test/fixtures/wukongim/ws-server.ts reproduces them.
+// modules/message/api.go `syncChannelMessage`, modules/message/api_conversation.go `syncUserConversation` (commit
+// c851aaa); test/fixtures/wukongim/ws-server.ts and tsdd-sync.ts reproduce them.
 
 /** `POST /v1/user/login` (loginUserDetailResp): only what IM mode needs. */
 export const TsddLogin = z.looseObject({ uid: z.string().min(1).max(128), token: z.string().min(1).max(512), name: z.string().max(256).optional() });
@@ -86,4 +86,22 @@ export const TsddSync = z.looseObject({
   more: z.number().int().optional(),
   /** Each one parsed on its own (TsddSyncMessage): one bad message does not hide the others. */
   messages: z.array(z.unknown()).max(10_000),
+});
+
+/** Messages of one conversation asked for by `POST /v1/conversation/sync` (`msg_count`). */
+export const IM_CONVERSATION_RECENTS = 20;
+
+/** One conversation of `POST /v1/conversation/sync` (SyncUserConversationResp): who, and its newest messages. */
+export const TsddConversation = z.looseObject({
+  channel_id: z.string().min(1).max(256),
+  channel_type: z.number().int().min(0).max(255),
+  timestamp: z.number().int().optional(),
+  /** Newest first; left out (omitempty) when empty. Each one parsed on its own (TsddSyncMessage). */
+  recents: z.array(z.unknown()).max(10_000).optional(),
+});
+export type TsddConversation = z.infer<typeof TsddConversation>;
+/** `POST /v1/conversation/sync`'s answer (SyncUserConversationRespWrap); Go writes an empty list as `[]`, a nil one as `null`. */
+export const TsddConversationSync = z.looseObject({
+  uid: z.string().max(256).optional(),
+  conversations: z.array(z.unknown()).max(10_000).nullable(),
 });

@@ -5,6 +5,7 @@
 // conversation's connections, and every stored message is posted to the relay's webhook as `msg.notify`
 // (in order, as WuKongIM does within a channel). The person logs in as u_alice; her person chat with the
 // relay's bot is bound to one session; a scripted agent makes the calls.
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { AxeBuilder } from "@axe-core/playwright";
 import type { Page } from "playwright-core";
@@ -24,6 +25,10 @@ let wk: FakeWuKongIMServer;
 let api: Server;
 let relay: RunningRelay;
 let webhooks: Promise<unknown> = Promise.resolve();
+/** The handout's `/message/send` body for the choice call `call_8Yk2` to u_alice (../shared/wukongim/). */
+const toolCallRequest = readFileSync(new URL("../fixtures/wukongim/message-send.request.tool-call.json", import.meta.url), "utf8");
+/** Every `/message/send` body the relay posted, as raw text. */
+const posted: string[] = [];
 
 /** WuKongIM's HTTP API as the relay uses it: `POST /message/send` (v2 answer), stored and delivered by the fake. */
 async function serveApi(): Promise<string> {
@@ -33,7 +38,8 @@ async function serveApi(): Promise<string> {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       if (req.method !== "POST" || req.url !== "/message/send") return void res.writeHead(404).end("404 page not found");
-      const b = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+      posted.push(Buffer.concat(chunks).toString("utf8"));
+      const b = JSON.parse(posted.at(-1)!) as {
         client_msg_no: string;
         from_uid: string;
         channel_id: string;
@@ -108,11 +114,12 @@ async function imSession(): Promise<{ s: SessionCreated; agent: Agent }> {
 const axe = async (page: Page) =>
   (await new AxeBuilder({ page }).analyze()).violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
 
-/** The call's card payload as the relay sent it into the conversation (its text rendering's code inside). */
-const cardOf = (callId: string) =>
-  wk.messages
-    .map((m) => JSON.parse(new TextDecoder().decode(m.payload)) as Record<string, unknown>)
-    .find((p) => p.kind === "tool.call" && p.call_id === callId);
+/** The short code of a call, read from the relay's text twin of its card (`lineup-<call_id>-text`), as TSDD users see it. */
+const codeOf = (callId: string) => {
+  const twin = wk.messages.find((m) => m.clientMsgNo === `lineup-${callId}-text`);
+  const p = twin ? (JSON.parse(new TextDecoder().decode(twin.payload)) as { content?: string }) : undefined;
+  return /^#([A-Z0-9]{3,8}) /.exec(p?.content ?? "")?.[1];
+};
 const results = (frames: Frame[], callId: string) => frames.filter((f) => f.type === "tool.result" && f.call_id === callId);
 
 describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium, real relay, fake WuKongIM v2.2.5)", () => {
@@ -133,37 +140,52 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     expect(wk.connects).toHaveLength(0);
   });
 
-  it("logs in through TSDD, connects over the SDK with that token, and shows the person's conversation once a card arrives", async () => {
+  it("logs in through TSDD, connects over the SDK with that token, and lists at once a conversation whose card was sent before login (TSDD's conversation sync); a new card joins it (the relay's body is the handout fixture, byte for byte)", async () => {
+    // The agent asks before this device ever logged in: WuKongIM stores the card, nothing is delivered live.
+    ({ agent } = await imSession());
+    // A long unbroken path in the question: the card must wrap it, not overflow the 390 px screen.
+    agent.call("c-early", "confirm", {
+      question: "Sent before you logged in? /srv/releases/2026-12-06/very-long-build-artifact-name-without-any-break.tar.gz",
+    });
+    await wk.until(() => wk.messages.find((m) => m.clientMsgNo === "lineup-c-early-text"), 15_000, "the early card stored");
     await page.getByLabel("Server API address").fill(wk.httpUrl);
     await page.getByRole("button", { name: "Log in" }).click();
     await expect.poll(() => page.locator(".im-who").getAttribute("data-status"), { timeout: 15_000 }).toBe("connected");
     expect(wk.connects.at(-1)).toMatchObject({ uid: ME, deviceFlag: 1, outcome: "ok" });
     const token = await page.evaluate(() => localStorage.getItem("lineup.im.account"));
     expect(token).toContain(wk.tokens.get(ME));
+    await page.getByRole("button", { name: /^lineup_bot 1 waiting$/ }).waitFor({ timeout: 15_000 });
 
-    ({ agent } = await imSession());
-    agent.call("c-choice", "choice", { question: "部署到哪个环境？", options: ["测试", "预发布", "生产"] }, "select");
-    await page.getByRole("button", { name: /lineup_bot · 1 waiting/ }).click({ timeout: 15_000 });
-    const card = page.locator('[data-call="c-choice"]');
+    agent.call("call_8Yk2", "choice", { question: "部署到哪个环境？", options: ["测试", "预发布", "生产"] }, "select");
+    await page.getByRole("button", { name: /^lineup_bot 2 waiting$/ }).click({ timeout: 15_000 });
+    const card = page.locator('[data-call="call_8Yk2"]');
     await expect.poll(() => card.getAttribute("data-state")).toBe("pending");
-    // The text rendering beside the card (its #CODE) is hidden: one card, no numbered text.
+    // The relay (wrangler dev) sent the handout fixture byte for byte, and the page made a card of it.
+    expect(posted.find((p) => p.includes('"client_msg_no":"lineup-call_8Yk2"'))).toBe(toolCallRequest.trim());
+    // The text twin beside the card (client_msg_no lineup-call_8Yk2-text, its #CODE) is hidden: one card, no numbered text.
     expect(await page.locator(".im-text").count()).toBe(0);
     expect(await axe(page)).toEqual([]);
     await shot(page, "im-mode-choice");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390); // nothing overflows sideways
+    // The card from before login, from history, answered here.
+    const early = page.locator('[data-call="c-early"]');
+    await expect.poll(() => early.getAttribute("data-state")).toBe("pending");
+    await early.getByRole("button", { name: "Yes" }).click();
+    expect(await agent.result("c-early")).toMatchObject({ answered_by: "im", result: { confirmed: true } });
   });
 
   it("answers the choice on the card: the agent gets it exactly once and the card shows it answered here (the card re-renders though the core mutated it in place)", async () => {
-    const card = page.locator('[data-call="c-choice"]');
+    const card = page.locator('[data-call="call_8Yk2"]');
     await card.getByText("生产").click();
     await card.getByRole("button", { name: "Submit" }).click();
-    const r = await agent!.result("c-choice");
+    const r = await agent!.result("call_8Yk2");
     seen.push(r);
     expect(r).toMatchObject({ answered_by: "im", result: { message: "生产" } });
     await expect.poll(() => card.getAttribute("data-state"), { timeout: 15_000 }).toBe("answered");
     expect(await card.textContent()).toContain("Answered here: 生产");
-    const sent = wk.sends.filter((s) => s.json?.call_id === "c-choice");
+    const sent = wk.sends.filter((s) => s.json?.call_id === "call_8Yk2");
     expect(sent).toHaveLength(1);
-    expect(sent[0]!.json).toMatchObject({ type: 10100, v: 1, kind: "tool.result", call_id: "c-choice", result: { message: "生产" } });
+    expect(sent[0]!.json).toMatchObject({ type: 10100, v: 1, kind: "tool.result", call_id: "call_8Yk2", result: { message: "生产" } });
   });
 
   it("renders an ask_question's markdown and sends the typed reply", async () => {
@@ -186,7 +208,7 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     agent!.call("c-confirm", "confirm", { question: "Delete the staging database?" });
     const card = page.locator('[data-call="c-confirm"]');
     await expect.poll(() => card.getAttribute("data-state"), { timeout: 15_000 }).toBe("pending");
-    const code = String(cardOf("c-confirm")?.code);
+    const code = String(codeOf("c-confirm"));
     // Alice's TSDD phone app answers with text (another device of hers: WuKongIM delivers it to this page too).
     wk.push({ fromUid: ME, channelId: BOT, channelType: 1, payload: { type: 1, content: `#${code} no` } });
     const r = await agent!.result("c-confirm");
@@ -230,7 +252,7 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     await after.getByRole("button", { name: "Yes" }).click();
     seen.push(await agent!.result("c-after"));
     await webhooks;
-    for (const id of ["c-choice", "c-ask", "c-confirm", "c-drop", "c-after"]) {
+    for (const id of ["call_8Yk2", "c-ask", "c-confirm", "c-drop", "c-after"]) {
       expect(results(seen, id), id).toHaveLength(1);
       await expect(agent!.next((f) => f.type === "tool.result" && f.call_id === id, 300, `a second result for ${id}`)).rejects.toThrow();
     }
@@ -241,7 +263,8 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
     await page.reload();
     await page.getByRole("button", { name: /lineup_bot/ }).click({ timeout: 15_000 });
     for (const [id, state] of [
-      ["c-choice", "answered"],
+      ["c-early", "answered"], // its end and our answer are among the newest messages, its card in the older page
+      ["call_8Yk2", "answered"],
       ["c-ask", "answered"],
       ["c-confirm", "elsewhere"],
       ["c-drop", "answered"],
@@ -249,7 +272,23 @@ describe("IM mode: the PWA as a WuKongIM client answering LineUp cards (Chromium
       await expect.poll(() => page.locator(`[data-call="${id}"]`).getAttribute("data-state"), { timeout: 15_000 }).toBe(state);
     }
     expect(await page.locator('[data-call="c-drop"]').count()).toBe(1);
-    await page.getByRole("button", { name: "Log out of IM mode" }).click();
+    // Log out is below the conversation list, never under a card: not in the thread.
+    expect(await page.getByRole("button", { name: "Log out of IM mode" }).count()).toBe(0);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.locator('[data-call="c-after"]').scrollIntoViewIfNeeded();
+    await shot(page, "im-mode-thread-dark");
+    await page.getByRole("button", { name: "← Conversations" }).click();
+    await shot(page, "im-mode-list-dark");
+    expect(await axe(page)).toEqual([]);
+    // Chinese, light: the same screens (screenshots for review; the words are IM mode's own, im/i18n.ts).
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.evaluate(() => localStorage.setItem("lineup.lang", '"zh"'));
+    await page.reload();
+    await page.getByRole("button", { name: /lineup_bot/ }).click({ timeout: 15_000 });
+    await expect.poll(() => page.locator('[data-call="c-confirm"]').getAttribute("data-state"), { timeout: 15_000 }).toBe("elsewhere");
+    await shot(page, "im-mode-thread-zh");
+    await page.getByRole("button", { name: "← 会话" }).click();
+    await page.getByRole("button", { name: "退出 IM 模式" }).click();
     await expect.poll(() => page.evaluate(() => localStorage.getItem("lineup.im.account"))).toBeNull();
     await expect.poll(() => wk.connections(ME)).toBe(0);
   });

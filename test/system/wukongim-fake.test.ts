@@ -145,6 +145,26 @@ describe("the fake WuKongIM server, driven by the real wukongimjssdk 1.0.4", () 
     expect(body.messages[0]!.payload).toMatchObject({ type: LINEUP_TYPE, kind: "tool.call" });
   });
 
+  it("serves TSDD's conversation sync (POST /v1/conversation/sync) behind the token: the person chat named as she sees it, its newest messages first, exact ids", async () => {
+    const sync = (token: string, body: object) =>
+      fetch(`${fake.httpUrl}/v1/conversation/sync`, { method: "POST", headers: { token, "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect((await sync("not-a-token", { version: 0, msg_count: 1 })).status).toBe(401);
+    const r = await sync(fake.tokens.get(ME) ?? "", { version: 0, last_msg_seqs: "", msg_count: 2, device_uuid: "d1" });
+    expect(r.status).toBe(200);
+    const raw = await r.text();
+    const body = JSON.parse(raw) as { uid: string; conversations: { channel_id: string; channel_type: number; recents: { message_idstr: string }[] }[] };
+    const mine = fake.messages.filter((m) => m.channelType === 1 && [m.fromUid, m.channelId].includes(ME) && [m.fromUid, m.channelId].includes(BOT));
+    const conv = body.conversations.find((c) => c.channel_id === BOT && c.channel_type === 1);
+    expect(body.uid).toBe(ME);
+    expect(conv?.recents.map((m) => m.message_idstr)).toEqual(
+      mine
+        .slice(-2)
+        .reverse()
+        .map((m) => m.messageId.toString()),
+    );
+    expect(raw).toContain(`"message_id":${mine.at(-1)!.messageId}`); // the int64 literal, as Go writes it
+  });
+
   it("answers SENDACK reason 9 (PayloadDecodeError) to a SEND whose msgKey does not match the connection's key", async () => {
     const security = sdk.securityManager;
     const realKey = security.aesKey;

@@ -6,7 +6,6 @@ import { type ImMsg, ImThread } from "../../web/src/im/thread.js";
 
 const ME = "u_alice";
 const BOT = "lineup_bot";
-const DEADLINE = Date.now() + 3_600_000;
 let seq = 0;
 const fromBot = (lineup: object, id = String(2050183470100000000n + BigInt(++seq))): ImMsg => ({
   id,
@@ -16,30 +15,76 @@ const fromBot = (lineup: object, id = String(2050183470100000000n + BigInt(++seq
   timestamp: 0,
   lineup: { type: 10100, v: 1, ...lineup },
 });
-const call = (callId: string, code = "K3F7") =>
-  fromBot({
-    kind: "tool.call",
-    call_id: callId,
-    name: "choice",
-    action: "select",
-    arguments: { question: "where?", options: ["a", "b"] },
-    deadline: DEADLINE,
-    code,
-  });
+/** A card exactly as the relay sends it (the handout's layout: no deadline, no code). */
+const call = (callId: string) =>
+  fromBot({ kind: "tool.call", call_id: callId, name: "choice", action: "select", arguments: { question: "where?", options: ["a", "b"] } });
+/** The card's text twin as the relay sends it right after the card: `lineup-<call_id>-text`, carrying the code. */
+const twin = (callId: string, code: string, from = BOT): ImMsg => ({
+  id: String(++seq),
+  clientMsgNo: `lineup-${callId}-text`,
+  fromUid: from,
+  seq,
+  timestamp: 0,
+  text: `#${code} where?\n1. a\n2. b\nReply "#${code} <number or text>".`,
+});
 const cancel = (callId: string, extra: object = {}) => fromBot({ kind: "tool.cancel", call_id: callId, reason: "answered", ...extra });
 const text = (from: string, content: string): ImMsg => ({ id: String(++seq), clientMsgNo: `t-${seq}`, fromUid: from, seq, timestamp: 0, text: content });
 
 describe("an IM conversation's cards", () => {
-  it("shows one card per call however often its message comes (RECV retry, history overlapping live), and hides the card's #CODE text", () => {
+  it("shows one card per call however often its message comes (RECV retry, history overlapping live), and hides the card's text twin", () => {
     const t = new ImThread(ME, BOT);
     const m = call("c1");
     expect(t.add(m)).toBe(true);
     expect(t.add({ ...m })).toBe(false); // the same message id again
     expect(t.add({ ...call("c1"), id: "999" })).toBe(true); // a new copy of the card (another message id) …
     expect(t.view().filter((r) => r.kind === "card")).toHaveLength(1); // … is still the same card
-    t.add(text(BOT, "#K3F7 where?\n1. a\n2. b"));
+    t.add(twin("c1", "K3F7"));
     t.add(text(BOT, "#ZZZZ not a card of ours"));
     expect(t.view().map((r) => r.kind)).toEqual(["card", "text"]);
+  });
+
+  it("regression (code and deadline left the card payload): learns a card's code from its text twin, whichever comes first, and only from the bot", () => {
+    const t = new ImThread(ME, BOT);
+    t.add(twin("c1", "K3F7")); // history may hand the twin over before the card
+    t.add(call("c1"));
+    t.add(twin("c1", "EVIL", "u_mallory")); // anyone may pick a client_msg_no: not the bot, not the code
+    expect(t.card("c1")).toMatchObject({ state: "pending", code: "K3F7" });
+    expect(
+      t
+        .view()
+        .filter((r) => r.kind === "text")
+        .map((r) => (r.kind === "text" ? r.fromUid : "")),
+    ).toEqual(["u_mallory"]);
+  });
+
+  it("regression (conversation sync's newest messages came before the older history page): an update that arrives before its card ends the card when it comes", () => {
+    const t = new ImThread(ME, BOT);
+    const c1 = call("c1");
+    const mine: ImMsg = {
+      id: "801",
+      clientMsgNo: "my-cmn",
+      fromUid: ME,
+      seq: 0,
+      timestamp: 0,
+      lineup: { type: 10100, v: 1, kind: "tool.result", call_id: "c1", result: { message: "a" } },
+    };
+    const answered = cancel("c1");
+    t.add({ ...answered, seq: c1.seq + 3 }); // the relay's answered update first (the conversation sync's newest) …
+    t.add({ ...fromBot({ kind: "tool.cancel", call_id: "c2", reason: "timeout" }), fromUid: "u_mallory" }); // (not from the bot: ignored)
+    t.add(c1); // … then the older history page: the card …
+    expect(t.card("c1")?.state).toBe("elsewhere"); // (so far, someone else answered)
+    t.add({ ...mine, seq: c1.seq + 2 }); // … and our answer after it: it was ours
+    expect(t.card("c1")).toMatchObject({ state: "answered", mine: { result: { message: "a" } } });
+    t.add(call("c2"));
+    expect(t.card("c2")?.state).toBe("pending");
+  });
+
+  it("regression (no deadline in the card): keeps a card open until the relay's timeout update ends it, with no countdown of its own", () => {
+    const t = new ImThread(ME, BOT);
+    t.add(call("c1"));
+    expect(t.card("c1")?.state).toBe("pending");
+    t.add(fromBot({ kind: "tool.cancel", call_id: "c1", reason: "timeout" }));
+    expect(t.card("c1")?.state).toBe("timeout");
   });
 
   it("closes our answered card as answered here when the relay's answered update comes", () => {
@@ -62,10 +107,11 @@ describe("an IM conversation's cards", () => {
     expect(t.card("c1")).toMatchObject({ state: "elsewhere", by: "phone" });
   });
 
-  it("shows a TSDD text reply that won: answered elsewhere, by whom and what", () => {
+  it("shows a TSDD text reply that won (its code read from the card's text twin): answered elsewhere, by whom and what", () => {
     const t = new ImThread(ME, BOT);
-    t.add(call("c1", "K3F7"));
-    t.add(text("u_bob", "#k3f7 b"));
+    t.add(call("c1"));
+    t.add(twin("c1", "K3F7"));
+    t.add(text("u_bob", "@lineup_bot ＃k3f7：b")); // as the relay reads replies: mentions, full-width ＃, punctuation
     t.add(cancel("c1"));
     expect(t.card("c1")).toMatchObject({ state: "elsewhere", by: "u_bob", answerText: "b" });
   });

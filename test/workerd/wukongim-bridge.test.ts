@@ -10,7 +10,7 @@ import toolResultNotify from "../fixtures/wukongim/msg.notify.tool-result.json?r
 import offlineBot from "../fixtures/wukongim/msg.offline.bot.json?raw";
 import onlineStatus from "../fixtures/wukongim/user.onlinestatus.json?raw";
 import type { SessionCreated, SessionStatus } from "../../shared/contract/protocol.js";
-import { encodePayload, FakeWuKongIM, notifyBody, type NotifyMessage, type SentMessage } from "../fixtures/wukongim/fake.js";
+import { FakeWuKongIM, notifyBody, type NotifyMessage, type SentMessage } from "../fixtures/wukongim/fake.js";
 import { connect, createSession, fetchWorker, stubOf, type Client, type Frame } from "./helpers.js";
 
 const SECRET = "test-webhook-secret";
@@ -75,18 +75,17 @@ async function retryNow(sid: string): Promise<void> {
 }
 
 describe("WuKongIM bridge: outbound", () => {
-  it("sends an agent's choice call as the fixture's exact /message/send body, then a text rendering with a short code", async () => {
+  it("regression (card payload carried deadline and code): sends a choice call as the handout fixture's exact /message/send body, byte for byte, then the text twin with a short code", async () => {
     const { agent, status } = await imSession("u_alice");
     const list = await agent.next("tool.list");
     expect((list.tools as { name: string }[]).map((t) => t.name)).toEqual(expect.arrayContaining(["choice", "confirm", "input", "ask_question"]));
     agent.send(FIXTURE_CALL);
     await fake.until(() => sentTo("u_alice").length >= 2, 5000, "two sends");
     const [lineup, readable] = sentTo("u_alice") as [SentMessage, SentMessage];
-    // IM mode (issue 31) adds the card's deadline and the text rendering's code after the fixture's fields.
-    const { deadline, code, ...fixtureFields } = lineup.payload;
-    expect(deadline).toBeTypeOf("number");
-    expect(`#${String(code)} `).toBe(`#${codeOf(readable)} `);
-    expect(JSON.stringify({ ...lineup.body, payload: encodePayload(fixtureFields) })).toBe(toolCallRequest.trim());
+    // Byte for byte, as the relay posted it: nothing added to the handout's payload (IM mode reads the code
+    // from the text twin and the end from the relay's updates).
+    expect(lineup.raw).toBe(toolCallRequest.trim());
+    expect(readable.body.client_msg_no).toBe("lineup-call_8Yk2-text");
     expect(lineup.token).toBe("test-manager-token");
     expect(readable.payload.type).toBe(1);
     expect(readable.body).toMatchObject({ from_uid: BOT, channel_id: "u_alice", channel_type: 1, header: { no_persist: 0, sync_once: 0 } });

@@ -86,7 +86,7 @@ async function call(agent: Client, ch: string, call_id: string): Promise<string>
 const results = (agent: Client, call_id: string) => agent.none((f) => f.type === "tool.result" && f.call_id === call_id, 300);
 
 describe("IM mode: the structured call beside the readable text", () => {
-  it("sends each call as a type-10100 card (call, deadline, code) and, after it, the text TSDD clients show", async () => {
+  it("sends each call as a type-10100 card with only the handout's fields (no deadline, no code) and, after it, the text twin TSDD clients show", async () => {
     const { agent } = await imSession({ channel_id: "u_ivy", channel_type: 1 });
     agent.send({ type: "tool.call", call_id: "q1", name: "input", arguments: { question: "Which branch?" }, timeout_s: 120 });
     await fake.until(() => sentTo("u_ivy").length >= 2);
@@ -98,11 +98,11 @@ describe("IM mode: the structured call beside the readable text", () => {
       call_id: "q1",
       name: "input",
       arguments: { question: "Which branch?" },
-      deadline: expect.any(Number) as number,
-      code: codeOf(text),
     });
-    expect(card.payload.deadline).toBeGreaterThan(Date.now() + 100_000);
-    expect(card.body.client_msg_no).toBe("lineup-q1");
+    expect(card.raw).toBe(
+      `{"header":{"no_persist":0,"red_dot":1,"sync_once":0},"client_msg_no":"lineup-q1","from_uid":"lineup_bot","channel_id":"u_ivy","channel_type":1,"payload":"${btoa('{"type":10100,"v":1,"kind":"tool.call","call_id":"q1","name":"input","arguments":{"question":"Which branch?"}}')}"}`,
+    );
+    expect(text.body.client_msg_no).toBe("lineup-q1-text");
     expect(text.payload).toMatchObject({ type: 1, content: expect.stringContaining(`#${codeOf(text)} Which branch?`) as string });
     agent.close();
   });

@@ -176,9 +176,8 @@ export class WuKongImBridge implements Bridge {
         const lineup: Record<string, unknown> = { type: LINEUP_TYPE, v: 1, kind: "tool.call", call_id: frame.call_id, name: frame.name };
         if (frame.action !== undefined) lineup.action = frame.action;
         lineup.arguments = frame.arguments;
-        // IM mode (issue 31): the card's deadline and the code of the text rendering sent beside it.
-        lineup.deadline = frame.deadline;
-        lineup.code = code;
+        // Exactly the handout's layout (../shared/wukongim/message-send.request.tool-call.json): an IM-mode client
+        // learns the code from the text twin (`lineup-<call_id>-text`) and the end from the relay's updates.
         this.enqueue(
           [this.body(`lineup-${frame.call_id}`, lineup), this.body(`lineup-${frame.call_id}-text`, { type: TEXT_TYPE, content: renderCall(frame, code) })],
           frame.call_id,

@@ -4,6 +4,9 @@ import type { ContentBlock, ToolResultBody } from "../../shared/contract/protoco
 import { WK_LIMITS } from "./wire.js";
 import { cut } from "../../shared/text/cut.js";
 import { ANSWERS } from "../../shared/tools/meaning.js";
+import { parseCodeReply } from "../../shared/text/code-reply.js";
+
+export { parseCodeReply };
 
 /** Short codes: `#` + 3–8 capital letters or digits. We issue 4 from an alphabet without 0/O/1/I. */
 const CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
@@ -12,16 +15,6 @@ export const CODE_LENGTH = 4;
 export function newCode(): string {
   const r = crypto.getRandomValues(new Uint8Array(CODE_LENGTH));
   return Array.from(r, (b) => CODE_ALPHABET[b % CODE_ALPHABET.length]).join("");
-}
-
-/**
- * A reply naming a code: optional leading @-mentions (group chats), `#` or the full-width `＃`, the code
- * (any case), then the answer. Returns undefined for text that does not start with a code.
- */
-export function parseCodeReply(text: string): { code: string; answer: string } | undefined {
-  const m = /^\s*(?:@\S+\s+)*[#＃]([A-Za-z0-9]{3,8})(?![A-Za-z0-9])[\s:：,，.。]*([\s\S]*)$/.exec(text);
-  if (!m) return undefined;
-  return { code: m[1]!.toUpperCase(), answer: m[2]!.trim() };
 }
 
 const str = (v: unknown) => (typeof v === "string" ? v : "");

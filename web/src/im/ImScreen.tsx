@@ -51,12 +51,23 @@ function start(a: ImAccount): void {
     },
     status(s) {
       status.value = s;
-      // Every (re)connect catches up through history: what was sent while the socket was down is not re-sent
-      // to it (WuKongIM keeps it for sync), and the thread drops what it already has (message id).
-      if (s === "connected") syncAll();
+      // Every (re)connect catches up: TSDD's conversation sync first (a fresh device lists at once the
+      // conversations with cards), then each known conversation's history — what was sent while the socket was
+      // down is not re-sent to it (WuKongIM keeps it for sync); the thread drops what it already has (message id).
+      if (s === "connected") void discover().finally(syncAll);
     },
   });
   client.connect();
+}
+
+async function discover(): Promise<void> {
+  const found = await client?.syncConversations().catch(() => []);
+  for (const c of found ?? []) {
+    const t = threadOf(c.id, c.type);
+    for (const m of c.msgs) t.add(m);
+    if (!conversations.value.some((k) => k.channelId === c.id && k.channelType === c.type)) conversations.value = touchConversation(c.id, c.type, c.at);
+  }
+  if (found?.length) version.value++;
 }
 
 function syncAll(): void {
@@ -132,7 +143,8 @@ function LoginForm() {
 
 function entryOf(card: ImCard): CallEntry {
   const c = card.call;
-  return { call_id: c.call_id, name: c.name, ...(c.action ? { action: c.action } : {}), args: c.arguments, deadline: c.deadline, at: 0, state: "pending" };
+  // No deadline in the card (the handout's layout): the relay's timeout update ends it; no countdown here.
+  return { call_id: c.call_id, name: c.name, ...(c.action ? { action: c.action } : {}), args: c.arguments, deadline: 0, at: 0, state: "pending" };
 }
 
 /** What a closed card says: who answered and what, or how it ended. */
@@ -207,24 +219,20 @@ function ImCardView({ card, channel }: { card: ImCard; channel: ImConversation }
 function Thread({ channel }: { channel: ImConversation }) {
   void version.value; // re-render on every thread change
   const t = threadOf(channel.channelId, channel.channelType);
-  useEffect(() => {
-    const id = setInterval(() => {
-      t.expire(Date.now());
-      version.value++;
-    }, 5000);
-    return () => clearInterval(id);
-  }, [t]);
   return (
     <section class="im-thread" aria-label={channel.channelId}>
-      <button class="btn link" type="button" onClick={() => (open.value = undefined)}>
-        {imT("back")}
-      </button>
-      <h2>{channel.channelId}</h2>
+      <header class="im-head">
+        <button class="btn link" type="button" onClick={() => (open.value = undefined)}>
+          {imT("back")}
+        </button>
+        <h2>{channel.channelId}</h2>
+      </header>
       {t.view().map((r) => {
         if (r.kind === "text") {
           return (
             <p class={`im-text${r.mine ? " mine" : ""}`} key={r.id} data-from={r.fromUid}>
-              <b>{r.fromUid}</b> {r.text}
+              <b>{r.fromUid}</b>
+              {r.text}
             </p>
           );
         }
@@ -249,9 +257,8 @@ function Conversations() {
             .filter((r) => r.kind === "card" && threadOf(c.channelId, c.channelType).card(r.callId)?.state === "pending").length;
           return (
             <li key={keyOf(c.channelId, c.channelType)}>
-              <button class="btn wide" type="button" onClick={() => (open.value = c)}>
-                {c.channelId}
-                {waiting > 0 ? ` · ${imT("waiting", { n: String(waiting) })}` : ""}
+              <button class="btn im-conv" type="button" onClick={() => (open.value = c)}>
+                <span class="im-name">{c.channelId}</span> {waiting > 0 ? <span class="im-badge">{imT("waiting", { n: String(waiting) })}</span> : null}
               </button>
             </li>
           );
@@ -273,10 +280,19 @@ export function ImScreen() {
       <p class="hint im-who" role="status" data-status={status.value}>
         {imT("as", { name: a.name, uid: a.uid })} · {imT(`st_${status.value}`)}
       </p>
-      {ch ? <Thread channel={ch} /> : <Conversations />}
-      <button class="btn" type="button" onClick={stop}>
-        {imT("logout")}
-      </button>
+      {ch ? (
+        <Thread channel={ch} />
+      ) : (
+        <>
+          <Conversations />
+          {/* Away from the cards: only below the conversation list, never in a thread. */}
+          <footer class="im-foot">
+            <button class="btn link" type="button" onClick={stop}>
+              {imT("logout")}
+            </button>
+          </footer>
+        </>
+      )}
     </div>
   );
 }

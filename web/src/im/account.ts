@@ -96,12 +96,11 @@ export function logout(): void {
 
 export const savedConversations = (): ImConversation[] => readJson<ImConversation[]>(CONVERSATIONS, []);
 
-/** Remembers a conversation (at most 50, the most recent). */
-export function touchConversation(channelId: string, channelType: number): ImConversation[] {
-  const list = [
-    { channelId, channelType, at: Date.now() },
-    ...savedConversations().filter((c) => c.channelId !== channelId || c.channelType !== channelType),
-  ].slice(0, 50);
+/** Remembers a conversation (at most 50, the most recent first); `at`: its last activity, now by default. */
+export function touchConversation(channelId: string, channelType: number, at = Date.now()): ImConversation[] {
+  const list = [{ channelId, channelType, at }, ...savedConversations().filter((c) => c.channelId !== channelId || c.channelType !== channelType)]
+    .sort((a, b) => b.at - a.at)
+    .slice(0, 50);
   writeJson(CONVERSATIONS, list);
   return list;
 }

@@ -9,9 +9,10 @@
 // during a pending reconnect leaves `lockReconnect` set, so it is cleared before every `connect()`.
 import WKSDK from "wukongimjssdk";
 import { ConnectStatus } from "wukongimjssdk/lib/connect_manager";
-import { Channel, Message, MessageContent, MessageText, type SyncOptions } from "wukongimjssdk/lib/sdk";
-import { IM_LINEUP_TYPE, TsddSync, TsddSyncMessage } from "../../../shared/contract/im-card.js";
+import { Channel, Conversation, Message, MessageContent, MessageText, type SyncOptions } from "wukongimjssdk/lib/sdk";
+import { IM_CONVERSATION_RECENTS, IM_LINEUP_TYPE, TsddSync, TsddSyncMessage } from "../../../shared/contract/im-card.js";
 import type { ImAccount } from "./account.js";
+import { holdsLineUp, parseConversations, type SyncedConversation } from "./sync.js";
 import type { ImMsg } from "./thread.js";
 
 /** How long a CONNECT may wait for its CONNACK before the login counts as refused (WuKongIM v2.2.5 sends none to a bad token). */
@@ -70,8 +71,21 @@ function fromHistory(h: TsddSyncMessage): Message {
   return m;
 }
 
+/** A conversation found by TSDD's conversation sync, with its recent messages (oldest first). */
+export interface FoundConversation {
+  id: string;
+  type: number;
+  /** Epoch ms of its last message. */
+  at: number;
+  msgs: ImMsg[];
+}
+
 export class ImClient {
   private connackTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The last conversation sync's answer (the SDK keeps only each conversation's last message). */
+  private synced: SyncedConversation[] = [];
+  /** TSDD's `device_uuid` (used only when TSDD runs with `messageSaveAcrossDevice: false`): one per page load. */
+  private readonly device = crypto.randomUUID();
   private readonly onMessage = (m: Message) => {
     // Person chat: the SDK names the other party as the channel, for RECVs and for our own sends alike.
     this.h.message({ id: m.channel.channelID, type: m.channel.channelType }, toImMsg(m));
@@ -98,6 +112,7 @@ export class ImClient {
     sdk.config.token = account.token;
     sdk.config.deviceFlag = 1; // web
     sdk.config.provider.syncMessagesCallback = (channel, opts) => this.history(channel, opts);
+    sdk.config.provider.syncConversationsCallback = () => this.conversations();
     sdk.chatManager.addMessageListener(this.onMessage);
     sdk.connectManager.addConnectStatusListener(this.onStatus);
   }
@@ -132,10 +147,44 @@ export class ImClient {
     for (const m of list) this.h.message({ id: channelId, type: channelType }, toImMsg(m));
   }
 
+  /**
+   * The person's conversations that hold LineUp cards, with their recent messages: TSDD's conversation sync
+   * through the SDK (`conversationManager.sync` → `syncConversationsCallback`), so a fresh device lists at once
+   * what already waits.
+   */
+  async syncConversations(): Promise<FoundConversation[]> {
+    await sdk.conversationManager.sync({});
+    return this.synced.filter(holdsLineUp).map((c) => ({
+      id: c.channelId,
+      type: c.channelType,
+      at: c.timestamp * 1000,
+      msgs: c.recents.map((h) => toImMsg(fromHistory(h))).reverse(),
+    }));
+  }
+
   /** Sends a LineUp frame (type 10100) into a conversation; returns its client_msg_no (the SDK re-sends it with this same number). */
   async sendFrame(channelId: string, channelType: number, frame: Record<string, unknown>): Promise<string> {
     const m = await sdk.chatManager.send(new LineUpContent(frame), new Channel(channelId, channelType));
     return m.clientMsgNo;
+  }
+
+  /** TSDD's `POST /v1/conversation/sync` (modules/message/api_conversation.go syncUserConversation), parsed at the edge. */
+  private async conversations(): Promise<Conversation[]> {
+    const r = await fetch(`${this.account.server}/v1/conversation/sync`, {
+      method: "POST",
+      headers: { "content-type": "application/json", token: this.account.token },
+      body: JSON.stringify({ version: 0, last_msg_seqs: "", msg_count: IM_CONVERSATION_RECENTS, device_uuid: this.device }),
+      signal: AbortSignal.timeout(15_000),
+    });
+    this.synced = r.ok ? parseConversations(await r.json().catch(() => undefined)) : [];
+    return this.synced.map((c) => {
+      const conv = new Conversation();
+      conv.channel = new Channel(c.channelId, c.channelType);
+      conv.timestamp = c.timestamp;
+      const last = c.recents[0];
+      if (last) conv.lastMessage = fromHistory(last);
+      return conv;
+    });
   }
 
   /** TSDD's `POST /v1/message/channel/sync` (modules/message/api.go syncChannelMessage), parsed at the edge. */

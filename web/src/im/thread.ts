@@ -3,8 +3,12 @@
 // card per `call_id` and the chat rows around them. Hosts (im/client.ts, im/ImScreen.tsx) only translate SDK
 // messages into `ImMsg` and render `view()`. De-dup: by WuKongIM message id (a RECV re-sent until RECVACK,
 // history overlapping live messages), then by `call_id` (the relay's card sent again after a retry).
-import { type ImCallCard, type ImCancel, parseImFrame } from "../../../shared/contract/im-card.js";
+// The card payload is exactly the handout's layout (no deadline, no code): a card's short code is read from its
+// text twin (`client_msg_no` `lineup-<call_id>-text`, from the bot), its end — timeouts too — from the relay's
+// `tool.cancel` updates; there is no countdown on this device.
+import { type ImCallCard, type ImCancel, type ImResult, parseImFrame } from "../../../shared/contract/im-card.js";
 import type { ToolError, ToolResultBody } from "../../../shared/contract/tools.js";
+import { parseCodeReply } from "../../../shared/text/code-reply.js";
 
 /** A message as the thread needs it. `id` is WuKongIM's message id (a decimal string above 2^53), "" while unacked. */
 export interface ImMsg {
@@ -25,6 +29,8 @@ export type ImCardState = "pending" | "sent" | "answered" | "elsewhere" | "timeo
 export interface ImCard {
   call: ImCallCard;
   state: ImCardState;
+  /** The short code of the card's text twin, once that twin was seen (`card()` fills it in). */
+  code?: string;
   /** Our answer (sent, or seen in history) and the `client_msg_no` it went with. */
   mine?: { result?: ToolResultBody; error?: ToolError; clientMsgNo: string };
   /** Who answered when it was not us: the relay's `answered_by`, or the uid of a text reply naming the code. */
@@ -36,8 +42,19 @@ export interface ImCard {
 
 export type ImRow = { kind: "card"; callId: string; seq: number } | { kind: "text"; id: string; fromUid: string; text: string; seq: number; mine: boolean };
 
-/** A text reply naming a call: "#K3F7 2", "#k3f7 yes" (codes are matched case-insensitively, as the relay does). */
-const CODE_RE = /^\s*#([A-Za-z0-9]{3,8})\b\s*([\s\S]*)$/;
+/** The relay's text rendering of call X is sent as `lineup-X-text` (worker/wukongim/bridge.ts). */
+const TWIN_RE = /^lineup-(.+)-text$/;
+
+/** Updates kept per call (the card's state is replayed from them), and calls kept. */
+const MAX_UPDATES_PER_CALL = 16;
+const MAX_CALLS = 2000;
+
+interface Twin {
+  callId: string;
+  fromUid: string;
+  code: string;
+  seq: number;
+}
 
 export class ImThread {
   private readonly seen = new Set<string>();
@@ -45,6 +62,12 @@ export class ImThread {
   private readonly texts: Extract<ImRow, { kind: "text" }>[] = [];
   /** Text replies by code (upper case), so a card closed "answered" can show what the winner said. */
   private readonly replies = new Map<string, { fromUid: string; text: string }>();
+  /** Text twins by row id; only the bot's count (see `codeOf`): anyone can pick a client_msg_no. */
+  private readonly twins = new Map<string, Twin>();
+  /** Every update and answer of ours seen, by call_id, in any order (see `replay`). */
+  private readonly updates = new Map<string, { m: ImMsg; f: ImResult | ImCancel }[]>();
+  /** Answers this page sent, by call_id, before their echo comes back. */
+  private readonly sent = new Map<string, NonNullable<ImCard["mine"]>>();
 
   constructor(
     /** The logged-in uid: its own messages are "mine". */
@@ -71,28 +94,40 @@ export class ImThread {
   answer(callId: string, a: { result?: ToolResultBody; error?: ToolError }, clientMsgNo: string): boolean {
     const c = this.cards.get(callId);
     if (!c || c.state !== "pending") return false;
-    c.state = "sent";
-    c.mine = { ...a, clientMsgNo };
+    this.sent.set(callId, { ...a, clientMsgNo });
     this.seen.add(`c:${clientMsgNo}`);
+    this.replay(c);
     return true;
   }
 
-  /** Marks deadlines passed on this device's clock (the relay's timeout update closes it for good). */
-  expire(now: number): void {
-    for (const c of this.cards.values()) if (c.state === "pending" && c.call.deadline <= now) c.state = "timeout";
-  }
-
+  /** The card with its code and, when someone else answered, who and what (from the relay or the winning text reply). */
   card(callId: string): ImCard | undefined {
-    return this.cards.get(callId);
+    const c = this.cards.get(callId);
+    if (!c) return undefined;
+    const code = this.codeOf(callId);
+    const out: ImCard = code ? { ...c, code } : { ...c };
+    if (c.state !== "elsewhere" || c.mine) return out;
+    const reply = code ? this.replies.get(code) : undefined;
+    const by = c.by ?? reply?.fromUid;
+    const answerText = c.answerText ?? reply?.text;
+    if (by !== undefined) out.by = by;
+    if (answerText !== undefined) out.answerText = answerText;
+    return out;
   }
 
-  /** Rows in conversation order (message seq); the text rendering of a card (its `#CODE`, from the bot) is hidden. */
+  /** The short code of call `callId`, from the bot's text twin (the latest, should the relay reuse the call_id). */
+  codeOf(callId: string): string | undefined {
+    let best: Twin | undefined;
+    for (const t of this.twins.values()) if (t.callId === callId && t.fromUid === this.bot && (!best || t.seq > best.seq)) best = t;
+    return best?.code;
+  }
+
+  /** Rows in conversation order (message seq); the text twin of a shown card (from the bot) is hidden. */
   view(): ImRow[] {
-    const codes = new Set([...this.cards.values()].map((c) => c.call.code).filter((c): c is string => !!c));
     const rows: ImRow[] = [...this.cards.values()].map((c) => ({ kind: "card" as const, callId: c.call.call_id, seq: c.seq }));
     for (const t of this.texts) {
-      const code = CODE_RE.exec(t.text)?.[1]?.toUpperCase();
-      if (t.fromUid === this.bot && code && codes.has(code)) continue;
+      const twin = this.twins.get(t.id);
+      if (twin && twin.fromUid === this.bot && this.cards.has(twin.callId)) continue;
       rows.push(t);
     }
     return rows.sort((a, b) => a.seq - b.seq);
@@ -106,11 +141,38 @@ export class ImThread {
       // card here (another member's look-alike card is not shown; docs/wukongim.md "Limits").
       if (m.fromUid === this.me || (this.bot !== undefined && m.fromUid !== this.bot)) return;
       this.bot ??= m.fromUid;
-      if (!this.cards.has(f.call_id)) this.cards.set(f.call_id, { call: f, state: "pending", seq: m.seq });
-      return;
+      if (this.cards.has(f.call_id) || this.cards.size >= MAX_CALLS) return;
+      const card: ImCard = { call: f, state: "pending", seq: m.seq };
+      this.cards.set(f.call_id, card);
+      return this.replay(card);
     }
+    // Kept whether or not its card came yet: history pages and live messages arrive in any order (the
+    // conversation sync's newest messages before the older page), so the card's state is replayed from all.
+    const list = this.updates.get(f.call_id) ?? [];
+    if (list.length >= MAX_UPDATES_PER_CALL || (list.length === 0 && this.updates.size >= MAX_CALLS)) return;
+    this.updates.set(f.call_id, [...list, { m, f }]);
     const c = this.cards.get(f.call_id);
-    if (!c) return;
+    if (c) this.replay(c);
+  }
+
+  /** The card's state from its updates in message order (our own unacked echo has seq 0: first). Idempotent. */
+  private replay(c: ImCard): void {
+    c.state = "pending";
+    delete c.mine;
+    delete c.by;
+    delete c.answerText;
+    const own = this.sent.get(c.call.call_id);
+    if (own) {
+      c.state = "sent";
+      c.mine = own;
+    }
+    const list = [...(this.updates.get(c.call.call_id) ?? [])].sort((a, b) => a.m.seq - b.m.seq);
+    for (const u of list) this.update(c, u.m, u.f);
+  }
+
+  private update(c: ImCard, m: ImMsg, f: ImResult | ImCancel): void {
+    // Updates come from the relay's bot only (in a group, anyone may post a look-alike).
+    if (f.kind === "tool.cancel" && m.fromUid !== this.bot) return;
     if (f.kind === "tool.result") {
       // Our own answer seen again (history, or another tab): the card waits for the relay's verdict.
       if (m.fromUid === this.me && c.state === "pending") c.mine = { ...pick(f), clientMsgNo: m.clientMsgNo };
@@ -132,10 +194,9 @@ export class ImThread {
     if (f.reason === "answered") {
       if (c.state === "sent") c.state = "answered";
       else if (c.state === "pending" || c.state === "timeout") {
-        c.state = "elsewhere";
-        const reply = c.call.code ? this.replies.get(c.call.code) : undefined;
-        c.by = f.answered_by ?? reply?.fromUid;
-        c.answerText = f.answer ?? reply?.text;
+        c.state = "elsewhere"; // who and what: the relay's word, else the winning text reply (`card()`)
+        if (f.answered_by !== undefined) c.by = f.answered_by;
+        if (f.answer !== undefined) c.answerText = f.answer;
       }
       return;
     }
@@ -144,9 +205,12 @@ export class ImThread {
 
   private text(m: ImMsg): void {
     const text = m.text ?? "";
-    this.texts.push({ kind: "text", id: m.id || m.clientMsgNo, fromUid: m.fromUid, text, seq: m.seq, mine: m.fromUid === this.me });
-    const r = CODE_RE.exec(text);
-    if (r && m.fromUid !== this.bot) this.replies.set(r[1]!.toUpperCase(), { fromUid: m.fromUid, text: r[2]!.trim() });
+    const id = m.id || m.clientMsgNo;
+    this.texts.push({ kind: "text", id, fromUid: m.fromUid, text, seq: m.seq, mine: m.fromUid === this.me });
+    const r = parseCodeReply(text);
+    const twin = TWIN_RE.exec(m.clientMsgNo)?.[1];
+    if (twin !== undefined && r) this.twins.set(id, { callId: twin, fromUid: m.fromUid, code: r.code, seq: m.seq });
+    else if (r && m.fromUid !== this.bot) this.replies.set(r.code, { fromUid: m.fromUid, text: r.answer });
   }
 }
 
