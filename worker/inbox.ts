@@ -26,7 +26,7 @@ export class Inbox extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.store = new InboxStore(ctx.storage.sql);
+    this.store = new InboxStore(ctx.storage.sql, (fn) => ctx.storage.transactionSync(fn));
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.pushPorts = workerPushPorts(ctx, env, () => this.core.read());
     // One alarm for both: Web Push's next send and the retry of ending a revoked machine's sessions.
@@ -36,7 +36,8 @@ export class Inbox extends DurableObject<Env> {
     this.core = new InboxCore(
       {
         load: () => this.store.load(),
-        save: (d) => this.store.save(d),
+        save: (d, touched) => this.store.save(d, touched),
+        forget: () => this.store.forget(),
         broadcast: (frame) => {
           for (const ws of ctx.getWebSockets()) {
             const id = tagOf(ws)?.device;

@@ -16,7 +16,7 @@ import WebSocket from "ws";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import type { SessionReport } from "../../shared/contract/inbox.js";
-import { InboxCore, type InboxData } from "../../shared/inbox/core.js";
+import { InboxCore, type InboxData, type Touched } from "../../shared/inbox/core.js";
 import { relayPair, type Pair } from "./clients.js";
 import { log, RELAY_VARS } from "./harness.js";
 import { cpuMsOf, snapshotRelay, startWrangler, workerdOf } from "./proc.js";
@@ -96,7 +96,8 @@ class CountingSql {
 
 interface StoreLike {
   load(): InboxData | undefined;
-  save(d: InboxData): void;
+  save(d: InboxData, touched?: Touched): void;
+  forget(): void;
 }
 
 async function counted(size: { sessions: number; devices: number }): Promise<{ rows: number; bytes: number }> {
@@ -107,7 +108,8 @@ async function counted(size: { sessions: number; devices: number }): Promise<{ r
   let frames = 0;
   const core = new InboxCore({
     load: () => store.load(),
-    save: (d) => store.save(d),
+    save: (d, touched) => store.save(d, touched),
+    forget: () => store.forget(),
     broadcast: (frame) => void (frames += frame("dv_0").length),
     closeDevice: () => undefined,
     dropClient: async () => undefined,
