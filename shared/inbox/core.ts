@@ -408,8 +408,8 @@ export class InboxCore {
     if (req.op === "claim") {
       const i = d.codes.findIndex((c) => c.hash === req.codeHash && c.expires_at > now);
       if (i < 0) return { status: 404, code: "invalid_code", message: "this code is unknown, was already used or has expired" };
-      const [spent] = d.codes.splice(i, 1);
-      recordPairing(e, req.code_id, who.id, spent!.expires_at, now);
+      recordPairing(e, req.code_id, who.id, d.codes[i]!.expires_at, now); // on the copy first: a throw changes nothing
+      d.codes.splice(i, 1);
       r = { status: 200, body: { code_id: req.code_id } };
     } else {
       const members = new Set([...Object.keys(d.devices), ...Object.keys(d.machines)]);
