@@ -96,14 +96,15 @@ export class InboxStore {
     const meta = rows.find((r) => r.k === "meta");
     if (!meta) return undefined;
     const d: InboxData = { ...(JSON.parse(String(meta.v)) as Meta), devices: {}, machines: {}, sessions: {} };
+    this.written.set("meta", String(meta.v));
     for (const { k, v } of rows) {
       const key = String(k);
-      const json = String(v);
-      this.written.set(key, json);
       const g = GROUPS.find((x) => key.startsWith(PREFIX[x]));
       const id = g && key.slice(PREFIX[g].length);
-      if (!g || !id || id === "__proto__") continue; // never written: ids are the relay's own
-      ((d[g] ??= {}) as Record<string, unknown>)[id] = JSON.parse(json);
+      // Rows of other keys are not this store's (never rewritten or deleted by it); "__proto__" is never an id.
+      if (!g || !id || id === "__proto__") continue;
+      this.written.set(key, String(v));
+      ((d[g] ??= {}) as Record<string, unknown>)[id] = JSON.parse(String(v));
     }
     return d;
   }

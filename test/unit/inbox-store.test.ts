@@ -137,6 +137,19 @@ describe("the inbox's storage: rows, not one document", () => {
     expect(sql.db.prepare("SELECT k FROM inbox WHERE k LIKE 'e:%'").all()).toEqual([]);
   });
 
+  it("rows of other keys in the table (Web Push's `push`, anything later) are never rewritten or deleted, even by a change that diffs every row", async () => {
+    const sql = new Sql();
+    sql.db.exec("CREATE TABLE inbox (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
+    sql.db.exec(`INSERT INTO inbox (k, v) VALUES ('push', '{"subs":{}}'), ('x:later', '1')`);
+    const { core, store } = inbox(sql, 2);
+    store.forget(); // the next load reads every row, as after an eviction
+    expect(await core.revoke("machine", "mc_1", NOW + 1000)).toBe(true);
+    expect(sql.db.prepare("SELECT k, v FROM inbox WHERE k IN ('push', 'x:later') ORDER BY k").all()).toEqual([
+      { k: "push", v: '{"subs":{}}' },
+      { k: "x:later", v: "1" },
+    ]);
+  });
+
   it("an inbox stored the old way, one `state` row, is split into rows on its first load and keeps everything", () => {
     const sql = new Sql();
     const { core, store } = inbox(sql, 2);
