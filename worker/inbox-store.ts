@@ -92,7 +92,7 @@ export class InboxStore {
     this.written.clear();
     const old = this.sql.exec("SELECT v FROM inbox WHERE k = 'state'").toArray()[0];
     if (old) return this.migrate(JSON.parse(String(old.v)) as InboxData);
-    const rows = this.sql.exec("SELECT k, v FROM inbox WHERE k <> 'push' ORDER BY rowid").toArray();
+    const rows = this.sql.exec("SELECT k, v FROM inbox WHERE k <> 'push' AND k NOT LIKE 'p:%' ORDER BY rowid").toArray();
     const meta = rows.find((r) => r.k === "meta");
     if (!meta) return undefined;
     const d: InboxData = { ...(JSON.parse(String(meta.v)) as Meta), devices: {}, machines: {}, sessions: {} };

@@ -26,7 +26,7 @@ const state = async (token: string): Promise<InboxState> => {
 const keys = (id: string) =>
   runInDurableObject(inboxStub(id), (_i: Inbox, st) =>
     st.storage.sql
-      .exec<{ k: string }>("SELECT k FROM inbox WHERE k <> 'push' ORDER BY k")
+      .exec<{ k: string }>("SELECT k FROM inbox WHERE k NOT LIKE 'p:%' ORDER BY k")
       .toArray()
       .map((r) => r.k),
   );
@@ -83,7 +83,7 @@ describe("the inbox's rows in workerd", () => {
     // The old layout, exactly as the old object wrote it: JSON.stringify of the whole InboxData in row `state`.
     await runInDurableObject(inboxStub(w.m.inbox_id), (i: Inbox, st) => {
       const old = JSON.stringify(i.core.read());
-      st.storage.sql.exec("DELETE FROM inbox WHERE k <> 'push'");
+      st.storage.sql.exec("DELETE FROM inbox WHERE k NOT LIKE 'p:%'");
       st.storage.sql.exec("INSERT INTO inbox (k, v) VALUES ('state', ?)", old);
     });
     await evictDurableObject(inboxStub(w.m.inbox_id), { webSockets: "hibernate" });
