@@ -1,14 +1,15 @@
-// One Durable Object per inbox (docs/inbox.md): the shared inbox logic (shared/inbox/core.ts) over one SQLite
-// row and hibernatable sockets tagged with their device id. The edge has checked the credential (in
+// One Durable Object per inbox (docs/inbox.md): the shared inbox logic (shared/inbox/core.ts) over SQLite rows
+// (worker/inbox-store.ts: one per session, device, machine) and hibernatable sockets tagged with their device id. The edge has checked the credential (in
 // `auth`, here) before anything else is called. Web Push (shared/inbox/push.ts, worker/push.ts) lives here
 // too: its document is a second row, its sends run from the object's one alarm.
 import { DurableObject } from "cloudflare:workers";
-import { InboxCore, type InboxData } from "../shared/inbox/core.js";
+import { InboxCore } from "../shared/inbox/core.js";
 import { PushCore } from "../shared/inbox/push.js";
 import { adoptInboxOps, type InboxRpc } from "../shared/inbox/service.js";
 import { MAX_VISIBILITY_FRAME, VisibilityFrame } from "../shared/contract/push.js";
 import { closeQuietly, sendIfOpen } from "../shared/session/sockets.js";
 import type { Env } from "./env.js";
+import { InboxStore } from "./inbox-store.js";
 import { tagOf, workerPushPorts, type InboxSocketTag } from "./push.js";
 
 const earliest = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
@@ -21,12 +22,11 @@ export class Inbox extends DurableObject<Env> {
   readonly core: InboxCore;
   readonly push: PushCore;
   private readonly pushPorts: ReturnType<typeof workerPushPorts>;
-  private cache: InboxData | undefined;
+  private readonly store: InboxStore;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const sql = ctx.storage.sql;
-    sql.exec("CREATE TABLE IF NOT EXISTS inbox (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
+    this.store = new InboxStore(ctx.storage.sql, (fn) => ctx.storage.transactionSync(fn));
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.pushPorts = workerPushPorts(ctx, env, () => this.core.read());
     // One alarm for both: Web Push's next send and the retry of ending a revoked machine's sessions.
@@ -35,18 +35,9 @@ export class Inbox extends DurableObject<Env> {
     this.push = new PushCore(this.pushPorts);
     this.core = new InboxCore(
       {
-        load: () => {
-          if (!this.cache) {
-            const row = sql.exec<{ v: string }>("SELECT v FROM inbox WHERE k = 'state'").toArray()[0];
-            this.cache = row ? (JSON.parse(row.v) as InboxData) : undefined;
-          }
-          // A copy: a change that throws half-way must not leave the cache ahead of SQLite.
-          return this.cache && (structuredClone(this.cache) as InboxData);
-        },
-        save: (d) => {
-          sql.exec("INSERT INTO inbox (k, v) VALUES ('state', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v", JSON.stringify(d));
-          this.cache = d;
-        },
+        load: () => this.store.load(),
+        save: (d, touched) => this.store.save(d, touched),
+        forget: () => this.store.forget(),
         broadcast: (frame) => {
           for (const ws of ctx.getWebSockets()) {
             const id = tagOf(ws)?.device;

@@ -1,12 +1,13 @@
 // The Inbox object's side of Web Push (shared/inbox/push.ts, docs/push.md): its document in the object's
-// SQLite, the one alarm, the relay's VAPID keys, `fetch` to push services, device views from socket
+// SQLite (worker/push-store.ts: rows per subscription, job, queue item), the one alarm, the relay's VAPID keys, `fetch` to push services, device views from socket
 // attachments and answers routed into the session objects.
 import { parseConfig } from "../shared/edge/config.js";
 import type { InboxData } from "../shared/inbox/core.js";
-import type { PushData, PushPorts } from "../shared/inbox/push.js";
+import type { PushPorts } from "../shared/inbox/push.js";
 import type { DeviceView } from "../shared/contract/push.js";
 import type { Env } from "./env.js";
 import { relayVapid } from "./relay.js";
+import { PushStore } from "./push-store.js";
 
 /** What an inbox socket's attachment holds: its device and what that device last said it shows. */
 export interface InboxSocketTag {
@@ -22,24 +23,13 @@ export function tagOf(ws: WebSocket): InboxSocketTag | null {
 
 /** The ports, and `alarmFired()` for the alarm handler: the runtime cleared the alarm that ran. */
 export function workerPushPorts(ctx: DurableObjectState, env: Env, inbox: () => InboxData | undefined): PushPorts & { alarmFired(): void } {
-  const sql = ctx.storage.sql;
+  const store = new PushStore(ctx.storage.sql, (fn) => ctx.storage.transactionSync(fn));
   const cfg = parseConfig(env as unknown as Record<string, string | undefined>);
-  let cache: PushData | undefined;
   let alarmAt: number | null | undefined;
   return {
     alarmFired: () => (alarmAt = undefined),
-    load: () => {
-      if (!cache) {
-        const row = sql.exec<{ v: string }>("SELECT v FROM inbox WHERE k = 'push'").toArray()[0];
-        cache = row ? (JSON.parse(row.v) as PushData) : undefined;
-      }
-      // A copy, as for the inbox's own state: a change that throws half-way leaves the cache as stored.
-      return cache && (structuredClone(cache) as PushData);
-    },
-    save: (d) => {
-      sql.exec("INSERT INTO inbox (k, v) VALUES ('push', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v", JSON.stringify(d));
-      cache = d;
-    },
+    load: () => store.load(),
+    save: (d) => store.save(d),
     inbox,
     views: (device) => ctx.getWebSockets(device).flatMap((ws) => (ws.readyState === WebSocket.OPEN && tagOf(ws)?.view ? [tagOf(ws)!.view!] : [])),
     wake: (at) => {

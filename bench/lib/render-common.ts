@@ -7,6 +7,7 @@ import type { ExtrasResults } from "./extras.js";
 import type { SavedProfile } from "./profile.js";
 import type { StartupResults } from "./startup.js";
 import type { HttpHookResults } from "./http-hook.js";
+import type { InboxScaleResults } from "./inbox-scale.js";
 import type { RoundRatio } from "./stats.js";
 
 export const LABEL: Record<SystemName, string> = {
@@ -29,6 +30,9 @@ export interface Extra {
   startup?: StartupResults;
   /** The http hook against the command hook (bench/http-hook.json, issue 29 item 6). */
   httpHook?: HttpHookResults;
+  /** The inbox as it grows (bench/inbox-scale.json, issue 33 item 2), and the figures before its storage was split. */
+  inboxScale?: InboxScaleResults;
+  inboxScaleBefore?: InboxScaleResults;
 }
 
 /** The side files of the other modes, when they exist. */
@@ -43,6 +47,10 @@ export function loadExtra(): Extra {
   if (startup) x.startup = startup;
   const httpHook = read<HttpHookResults>("bench/http-hook.json");
   if (httpHook) x.httpHook = httpHook;
+  const inboxScale = read<InboxScaleResults>("bench/inbox-scale.json");
+  if (inboxScale) x.inboxScale = inboxScale;
+  const inboxScaleBefore = read<InboxScaleResults>("bench/inbox-scale-before.json");
+  if (inboxScaleBefore) x.inboxScaleBefore = inboxScaleBefore;
   if (profile) x.profile = profile;
   if (extras) x.extras = extras;
   if (ab) x.ab = ab;

@@ -7,6 +7,7 @@
 import { esc, fmt, kib, LABEL, mib, rr, SYSTEMS, us, type Extra } from "./render-common.js";
 import { abSection, costModel, counts, extrasSection, profileSection, reopenNote, startupSection } from "./render-sections.js";
 import { httpHookSection } from "./render-http-hook.js";
+import { inboxScaleSection } from "./render-inbox-scale.js";
 import type { Results } from "./results.js";
 
 export { loadExtra, type Extra } from "./render-common.js";
@@ -220,7 +221,7 @@ docs/reliability.md) makes it write more, each for a rule:
 
 ${extrasSection(x)}
 
-${startupSection(x)}${httpHookSection(x)}## Scale
+${startupSection(x)}${httpHookSection(x)}${inboxScaleSection(x)}## Scale
 
 ${r.scale.relay.sessions} sessions × (1 agent + ${r.config.scale_apps_per_session} apps) = ${r.scale.relay.sockets} sockets on one relay process, one call per session,
 all at once; the same on the durable floor (rooms need no creating). Both apps answer every call; on the relay
@@ -278,6 +279,7 @@ npm run bench -- --profile       # CPU profile of the relay's frame path → ben
 PROFILE_TARGET=durable npm run bench -- --profile   # the same for the durable floor
 npm run bench -- --startup       # only the agent package's install size and start-up → bench/startup.json
 npm run bench -- --http-hook     # only Claude Code's http hook against the command hook → bench/http-hook.json
+npm run bench -- --inbox-scale   # only the same call on inboxes of 1, 30 and 200 sessions (2 vs 32 devices) → bench/inbox-scale.json
 npm run bench -- --extras        # the contract's extra writes, one by one, on the durable floor → bench/extras.json
 npm run bench -- --ab [dir]      # A/B: a relay snapshot (default bench/.tmp/relay-before) vs the work tree → bench/ab.json
 \`\`\`

@@ -1,7 +1,8 @@
 // One inbox's logic, run by the Worker's Inbox object (worker/inbox.ts) and the LAN server
-// (adapter/lan/inbox.ts) alike. Its whole state is one small JSON document (≤ 32 devices, 16 machines,
+// (adapter/lan/inbox.ts) alike. Its state is one small document in memory (≤ 32 devices, 16 machines,
 // 200 sessions): every change is read → modify → write with no await in between, so concurrent requests
-// never interleave inside one. Secrets never reach it: the edge hashes them and passes the hash.
+// never interleave inside one. Each write names the entities it touched (`Touched`), so a host that keeps
+// one row per entity (worker/inbox-store.ts) writes only those. Secrets never reach it: the edge hashes them.
 import { CLOSE } from "../contract/close.js";
 import {
   INBOX_LIMITS,
@@ -54,9 +55,21 @@ interface Ending {
   tries: number;
 }
 
+/** What one write changed: these sessions, devices, machines (present: written; gone: deleted) and/or the
+ * rest (`meta`: id, codes, policy, E2E). Absent from a save: anything may have changed. */
+export interface Touched {
+  sessions?: string[];
+  devices?: string[];
+  machines?: string[];
+  meta?: true;
+}
+
 export interface InboxPorts {
+  /** The inbox's data; may be the host's cache itself: changed only inside a change that ends in `save`. */
   load(): InboxData | undefined;
-  save(d: InboxData): void;
+  save(d: InboxData, touched?: Touched): void;
+  /** A change threw half-way: the data `load` gave may be ahead of storage (a cache reloads from it). */
+  forget?(): void;
   /** Sends to every open inbox socket: `frame(deviceId)` builds each device's own view. */
   broadcast(frame: (deviceId: string) => string): void;
   /** Closes the inbox sockets of one device. */
@@ -93,13 +106,26 @@ export class InboxCore {
     private readonly hooks: InboxHooks = {},
   ) {}
 
-  private change<T>(fn: (d: InboxData) => T, push = true): T | undefined {
+  /** Read → modify → write: `fn` changes `d` and returns its answer, `touched` says what it changed. */
+  private change<T>(fn: (d: InboxData) => T, push = true, touched?: Touched | ((r: T) => Touched | undefined)): T | undefined {
+    return this.edit((d) => {
+      const r = fn(d);
+      this.ports.save(d, typeof touched === "function" ? touched(r) : touched);
+      if (push) this.push(d);
+      return r;
+    });
+  }
+
+  /** Runs `fn` on the loaded data (it saves what it changed); a throw makes the host forget its cache. */
+  private edit<T>(fn: (d: InboxData) => T): T | undefined {
     const d = this.ports.load();
     if (!d) return undefined;
-    const r = fn(d);
-    this.ports.save(d);
-    if (push) this.push(d);
-    return r;
+    try {
+      return fn(d);
+    } catch (e) {
+      this.ports.forget?.();
+      throw e;
+    }
   }
 
   private push(d: InboxData): void {
@@ -128,7 +154,7 @@ export class InboxCore {
     if (!d || !m || m.hash !== hash) return { ok: false };
     if (now - m.last_seen >= INBOX_LIMITS.lastSeenEveryMs) {
       m.last_seen = now;
-      this.ports.save(d);
+      this.ports.save(d, kind === "device" ? { devices: [id] } : { machines: [id] });
     }
     if (sid === undefined) return { ok: true, name: m.name };
     const s = d.sessions[sid];
@@ -140,7 +166,7 @@ export class InboxCore {
     };
   }
 
-  /** The inbox's data as stored (a copy), for its listeners. */
+  /** The inbox's data as stored, for its listeners: read it, never change it. */
   read(): InboxData | undefined {
     return this.ports.load();
   }
@@ -158,22 +184,36 @@ export class InboxCore {
   /** A new session of this inbox (its object was just created). Past the cap the least active goes.
    * False when its machine was revoked meanwhile (the edge then deletes the session). */
   attach(s: Attach, now = Date.now()): boolean {
+    const gone: string[] = [];
     return (
-      this.change((d) => {
-        if (s.machine_id !== undefined && !d.machines[s.machine_id]) return false;
-        d.sessions[s.session_id] = { ...s, agent_online: false, pending: 0, last_activity: now, waiting: [] };
-        const all = Object.values(d.sessions).sort((a, b) => a.last_activity - b.last_activity);
-        for (const old of all.slice(0, Math.max(0, all.length - INBOX_LIMITS.maxSessions))) delete d.sessions[old.session_id];
-        return true;
-      }) ?? false
+      this.change(
+        (d) => {
+          if (s.machine_id !== undefined && !d.machines[s.machine_id]) return false;
+          d.sessions[s.session_id] = { ...s, agent_online: false, pending: 0, last_activity: now, waiting: [] };
+          const n = Object.keys(d.sessions).length;
+          if (n > INBOX_LIMITS.maxSessions) {
+            const all = Object.values(d.sessions).sort((a, b) => a.last_activity - b.last_activity);
+            for (const old of all.slice(0, n - INBOX_LIMITS.maxSessions)) {
+              delete d.sessions[old.session_id];
+              gone.push(old.session_id);
+            }
+          }
+          return true;
+        },
+        true,
+        (ok) => (ok ? { sessions: [s.session_id, ...gone] } : {}),
+      ) ?? false
     );
   }
 
   /** A session's own report (it changed); `ended` removes it. Unknown sessions are ignored. */
   report(sid: string, epoch: number, r: SessionReport): void {
-    const d = this.ports.load();
-    const s = d?.sessions[sid];
-    if (!d || !s || s.epoch !== epoch) return;
+    this.edit((d) => this.reportIn(d, sid, epoch, r));
+  }
+
+  private reportIn(d: InboxData, sid: string, epoch: number, r: SessionReport): void {
+    const s = Object.hasOwn(d.sessions, sid) ? d.sessions[sid] : undefined;
+    if (!s || s.epoch !== epoch) return;
     const before = s.waiting;
     if (r.ended) delete d.sessions[sid];
     else {
@@ -189,7 +229,7 @@ export class InboxCore {
       // i29-room: the agent moved on — a call it made after its "needs you" / "finished" waits now.
       if (s.attention && s.waiting.some((w) => w.created_at >= s.attention!.at && !before.some((b) => b.call_id === w.call_id))) delete s.attention;
     }
-    this.ports.save(d);
+    this.ports.save(d, { sessions: [sid] });
     this.push(d);
     this.hooks.reported?.(sid, before, r.ended ? [] : s.waiting, r);
   }
@@ -204,7 +244,7 @@ export class InboxCore {
     if (!d || !s || s.expires_at <= now) return false;
     if (reason === undefined || reason === "waiting" || shown) return true;
     s.attention = { reason, at: now };
-    this.ports.save(d);
+    this.ports.save(d, { sessions: [sid] });
     this.push(d);
     return true;
   }
@@ -215,17 +255,21 @@ export class InboxCore {
     const s = d && Object.hasOwn(d.sessions, sid) ? d.sessions[sid] : undefined;
     if (!d || !s?.attention) return;
     delete s.attention;
-    this.ports.save(d);
+    this.ports.save(d, { sessions: [sid] });
     this.push(d);
   }
 
   issueCode(kind: "pair" | "join", hash: string, now = Date.now()): number | undefined {
     const expires = now + INBOX_LIMITS.codeTtlMs;
-    return this.change((d) => {
-      d.codes = d.codes.filter((c) => c.expires_at > now).slice(-(INBOX_LIMITS.maxOpenCodes - 1));
-      d.codes.push({ kind, hash, expires_at: expires });
-      return expires;
-    }, false);
+    return this.change(
+      (d) => {
+        d.codes = d.codes.filter((c) => c.expires_at > now).slice(-(INBOX_LIMITS.maxOpenCodes - 1));
+        d.codes.push({ kind, hash, expires_at: expires });
+        return expires;
+      },
+      false,
+      { meta: true },
+    );
   }
 
   /** Spends a code once; "invalid" for unknown, used and expired alike, "full" past the member cap. With
@@ -237,27 +281,33 @@ export class InboxCore {
     codeId?: string,
     now = Date.now(),
   ): "ok" | "invalid" | "full" {
-    const d = this.ports.load();
-    if (!d) return "invalid";
-    const i = d.codes.findIndex((c) => c.kind === kind && c.hash === codeHash && c.expires_at > now);
-    if (i < 0) return "invalid";
-    const group = kind === "pair" ? d.devices : d.machines;
-    if (Object.keys(group).length >= (kind === "pair" ? INBOX_LIMITS.maxDevices : INBOX_LIMITS.maxMachines)) return "full";
-    const [spent] = d.codes.splice(i, 1);
-    group[member.id] = { name: member.name, hash: member.hash, since: now, last_seen: now };
-    if (codeId !== undefined) recordPairing((d.e2e ??= emptyE2E()), codeId, member.id, spent!.expires_at, now);
-    this.ports.save(d);
-    this.push(d);
-    return "ok";
+    return (
+      this.edit((d) => {
+        const i = d.codes.findIndex((c) => c.kind === kind && c.hash === codeHash && c.expires_at > now);
+        if (i < 0) return "invalid";
+        const group = kind === "pair" ? d.devices : d.machines;
+        if (Object.keys(group).length >= (kind === "pair" ? INBOX_LIMITS.maxDevices : INBOX_LIMITS.maxMachines)) return "full";
+        const [spent] = d.codes.splice(i, 1);
+        group[member.id] = { name: member.name, hash: member.hash, since: now, last_seen: now };
+        if (codeId !== undefined) recordPairing((d.e2e ??= emptyE2E()), codeId, member.id, spent!.expires_at, now);
+        this.ports.save(d, { meta: true, ...(kind === "pair" ? { devices: [member.id] } : { machines: [member.id] }) });
+        this.push(d);
+        return "ok";
+      }) ?? "invalid"
+    );
   }
 
   rename(kind: CredentialKind, id: string, name: string): DeviceInfo | MachineInfo | undefined {
-    return this.change((d) => {
-      const m = (kind === "device" ? d.devices : d.machines)[id];
-      if (!m) return undefined;
-      m.name = name;
-      return kind === "device" ? deviceInfo(id, m) : machineInfo(id, m);
-    });
+    return this.change(
+      (d) => {
+        const m = (kind === "device" ? d.devices : d.machines)[id];
+        if (!m) return undefined;
+        m.name = name;
+        return kind === "device" ? deviceInfo(id, m) : machineInfo(id, m);
+      },
+      true,
+      kind === "device" ? { devices: [id] } : { machines: [id] },
+    );
   }
 
   /**
@@ -358,8 +408,8 @@ export class InboxCore {
     if (req.op === "claim") {
       const i = d.codes.findIndex((c) => c.hash === req.codeHash && c.expires_at > now);
       if (i < 0) return { status: 404, code: "invalid_code", message: "this code is unknown, was already used or has expired" };
-      const [spent] = d.codes.splice(i, 1);
-      recordPairing(e, req.code_id, who.id, spent!.expires_at, now);
+      recordPairing(e, req.code_id, who.id, d.codes[i]!.expires_at, now); // on the copy first: a throw changes nothing
+      d.codes.splice(i, 1);
       r = { status: 200, body: { code_id: req.code_id } };
     } else {
       const members = new Set([...Object.keys(d.devices), ...Object.keys(d.machines)]);
@@ -367,7 +417,7 @@ export class InboxCore {
       if (r.status >= 400) return r;
     }
     d.e2e = e;
-    this.ports.save(d);
+    this.ports.save(d, { meta: true });
     this.push(d);
     if (req.op === "put") {
       const sealed = Object.values(d.sessions).filter((s) => s.sealed === true && s.expires_at > now);
@@ -402,7 +452,7 @@ export class InboxCore {
       "sealed" in w
         ? { permissions: { allow: [], ask: [], deny: [] }, version: d.policy.version + 1, sealed: w.sealed, sealed_by: w.by }
         : { permissions: { ...d.policy.permissions, ...w.permissions }, version: d.policy.version + 1 };
-    this.ports.save(d);
+    this.ports.save(d, { meta: true });
     this.push(d);
     return d.policy;
   }

@@ -432,10 +432,13 @@ describe("Web Push from the inbox object", () => {
     /** Makes the reminder due now (time cannot be moved in workerd): edit the stored document, evict, run the alarm. */
     const due = async () => {
       await runInDurableObject(inboxStub(w.m.inbox_id), (_i, state) => {
-        const row = state.storage.sql.exec<{ v: string }>("SELECT v FROM inbox WHERE k = 'push'").one();
-        const d = JSON.parse(row.v) as { jobs: Record<string, { next_reminder_at?: number }> };
-        for (const j of Object.values(d.jobs)) if (j.next_reminder_at) j.next_reminder_at = Date.now() - 1;
-        state.storage.sql.exec("UPDATE inbox SET v = ? WHERE k = 'push'", JSON.stringify(d));
+        // A job's row (worker/push-store.ts): `p:j:<session>/<call>`.
+        for (const row of state.storage.sql.exec<{ k: string; v: string }>("SELECT k, v FROM inbox WHERE k LIKE 'p:j:%'").toArray()) {
+          const j = JSON.parse(row.v) as { next_reminder_at?: number };
+          if (!j.next_reminder_at) continue;
+          j.next_reminder_at = Date.now() - 1;
+          state.storage.sql.exec("UPDATE inbox SET v = ? WHERE k = ?", JSON.stringify(j), row.k);
+        }
       });
       await evictDurableObject(inboxStub(w.m.inbox_id));
       await runDurableObjectAlarm(inboxStub(w.m.inbox_id));
@@ -529,10 +532,10 @@ describe("Web Push from the inbox object", () => {
     const vm = await device(w, "Stored");
     // As an older relay would have kept it: the endpoint rewritten in the inbox object's own SQLite.
     await runInDurableObject(inboxStub(w.m.inbox_id), (_o, state) => {
-      const row = state.storage.sql.exec<{ v: string }>("SELECT v FROM inbox WHERE k = 'push'").one();
-      const d = JSON.parse(row.v) as { subs: Record<string, { endpoint: string }> };
-      d.subs[vm.device_id]!.endpoint = "https://vm./push/stored";
-      state.storage.sql.exec("UPDATE inbox SET v = ? WHERE k = 'push'", JSON.stringify(d));
+      const key = `p:s:${vm.device_id}`; // its subscription's row (worker/push-store.ts)
+      const sub = JSON.parse(state.storage.sql.exec<{ v: string }>("SELECT v FROM inbox WHERE k = ?", key).one().v) as { endpoint: string };
+      sub.endpoint = "https://vm./push/stored";
+      state.storage.sql.exec("UPDATE inbox SET v = ? WHERE k = ?", JSON.stringify(sub), key);
     });
     await evictDurableObject(inboxStub(w.m.inbox_id)); // its memory held the old copy
     const fetched: string[] = [];

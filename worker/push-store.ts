@@ -1,0 +1,100 @@
+// Web Push's document (shared/inbox/push-data.ts) in the inbox object's SQLite (docs/inbox.md "Storage"): one row
+// per subscription (`p:s:<device>`), per call's job (`p:j:<session>/<call>`) and per queue item (`p:q:<id>`), plus
+// `p:meta` (settings, origin, sequence, attention times) and `p:log` (the last 200 attempts). A save writes only
+// the rows whose JSON changed and deletes the ones gone. A document stored the old way, one `push` row, is split
+// on its first load. Memory is a cache; each load hands out a copy (the push logic keeps documents across awaits).
+import type { PushData } from "../shared/inbox/push-data.js";
+import type { SqlLike, Txn } from "./inbox-store.js";
+
+const META = "p:meta";
+const LOG = "p:log";
+const SUB = "p:s:";
+const JOB = "p:j:";
+const ITEM = "p:q:";
+const UPSERT = "INSERT INTO inbox (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v";
+
+function rowsOf(d: PushData): Map<string, string> {
+  const { subs, jobs, queue, log, ...meta } = d;
+  const rows = new Map<string, string>([
+    [META, JSON.stringify(meta)],
+    [LOG, JSON.stringify(log)],
+  ]);
+  for (const [id, s] of Object.entries(subs)) rows.set(SUB + id, JSON.stringify(s));
+  for (const [key, j] of Object.entries(jobs)) rows.set(JOB + key, JSON.stringify(j));
+  for (const q of queue) rows.set(ITEM + q.id, JSON.stringify(q));
+  return rows;
+}
+
+export class PushStore {
+  private cache: PushData | undefined;
+  /** Each row's JSON as last written (or read). */
+  private readonly written = new Map<string, string>();
+
+  constructor(
+    private readonly sql: SqlLike,
+    private readonly txn: Txn = (fn) => fn(),
+  ) {}
+
+  load(): PushData | undefined {
+    this.cache ??= this.read();
+    // A copy: a change that throws half-way must not leave the cache ahead of SQLite.
+    return this.cache && structuredClone(this.cache);
+  }
+
+  save(d: PushData): void {
+    const rows = rowsOf(d);
+    try {
+      this.txn(() => {
+        for (const k of [...this.written.keys()])
+          if (!rows.has(k)) {
+            this.sql.exec("DELETE FROM inbox WHERE k = ?", k);
+            this.written.delete(k);
+          }
+        for (const [k, v] of rows)
+          if (this.written.get(k) !== v) {
+            this.sql.exec(UPSERT, k, v);
+            this.written.set(k, v);
+          }
+      });
+    } catch (e) {
+      this.cache = undefined;
+      this.written.clear();
+      throw e;
+    }
+    this.cache = d;
+  }
+
+  private read(): PushData | undefined {
+    this.written.clear();
+    const old = this.sql.exec("SELECT v FROM inbox WHERE k = 'push'").toArray()[0];
+    if (old) {
+      const d = JSON.parse(String(old.v)) as PushData;
+      this.txn(() => {
+        this.sql.exec("DELETE FROM inbox WHERE k = 'push'");
+        for (const [k, v] of rowsOf(d)) {
+          this.sql.exec(UPSERT, k, v);
+          this.written.set(k, v);
+        }
+      });
+      return d;
+    }
+    const rows = this.sql.exec("SELECT k, v FROM inbox WHERE k >= 'p:' AND k < 'p;'").toArray();
+    const meta = rows.find((r) => r.k === META);
+    if (!meta) return undefined;
+    const d = { ...(JSON.parse(String(meta.v)) as Omit<PushData, "subs" | "jobs" | "queue" | "log">), subs: {}, jobs: {}, queue: [], log: [] } as PushData;
+    for (const { k, v } of rows) {
+      const key = String(k);
+      const json = String(v);
+      const id = (p: string) => (key.startsWith(p) ? key.slice(p.length) : undefined);
+      const [sub, job, item] = [id(SUB), id(JOB), id(ITEM)];
+      if (key === LOG) d.log = JSON.parse(json) as PushData["log"];
+      else if (sub && sub !== "__proto__") d.subs[sub] = JSON.parse(json) as PushData["subs"][string];
+      else if (job && job !== "__proto__") d.jobs[job] = JSON.parse(json) as PushData["jobs"][string];
+      else if (item) d.queue.push(JSON.parse(json) as PushData["queue"][number]);
+      else if (key !== META) continue;
+      this.written.set(key, json);
+    }
+    d.queue.sort((a, b) => a.id - b.id);
+    return d;
+  }
+}
