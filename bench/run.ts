@@ -15,6 +15,7 @@ import { elapsedS, latencyRounds, log, openSystems, RELAY_VARS, saturate, sleep,
 import { runProfile } from "./lib/profile.js";
 import { runStartup } from "./lib/startup.js";
 import { runHttpHook } from "./lib/http-hook.js";
+import { runInboxPath } from "./lib/inbox-path.js";
 import { loadExtra, renderMarkdown, renderSvg } from "./lib/render.js";
 import { cpuMsOf, memOf, sampleRss, snapshotRelay, startNodeBaselineProc, startWrangler, workerdOf, type Proc } from "./lib/proc.js";
 import type { Cpu, Results, Scale, Throughput, Wake } from "./lib/results.js";
@@ -425,17 +426,28 @@ async function httpHookOnly(): Promise<void> {
   log("http-hook: bench/http-hook.json and docs/benchmarks.md written");
 }
 
-const mode = argv.includes("--startup")
-  ? startupOnly
-  : argv.includes("--http-hook")
-    ? httpHookOnly
-    : argv.includes("--profile") || process.env.BENCH_PROFILE === "1"
-      ? runProfile
-      : argv.includes("--extras")
-        ? runExtras
-        : argv.includes("--ab")
-          ? () => runAb(...argv.slice(argv.indexOf("--ab") + 1).filter((a) => !a.startsWith("-")))
-          : main;
+/** `--inbox`: only the inbox path with push and its cost per call, then the page re-rendered (issue 33). */
+async function inboxOnly(): Promise<void> {
+  if (!existsSync("dist/web/index.html")) execFileSync("npx", ["vite", "build", "--logLevel", "warn"], { stdio: "inherit" });
+  await runInboxPath();
+  const r = JSON.parse(readFileSync("bench/results.json", "utf8")) as Results;
+  writeFileSync("docs/benchmarks.md", renderMarkdown(r, loadExtra()));
+  log("inbox: bench/inbox.json and docs/benchmarks.md written");
+}
+
+const mode = argv.includes("--inbox")
+  ? inboxOnly
+  : argv.includes("--startup")
+    ? startupOnly
+    : argv.includes("--http-hook")
+      ? httpHookOnly
+      : argv.includes("--profile") || process.env.BENCH_PROFILE === "1"
+        ? runProfile
+        : argv.includes("--extras")
+          ? runExtras
+          : argv.includes("--ab")
+            ? () => runAb(...argv.slice(argv.indexOf("--ab") + 1).filter((a) => !a.startsWith("-")))
+            : main;
 mode().then(
   () => process.exit(0),
   (e: unknown) => {

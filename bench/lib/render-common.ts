@@ -7,6 +7,7 @@ import type { ExtrasResults } from "./extras.js";
 import type { SavedProfile } from "./profile.js";
 import type { StartupResults } from "./startup.js";
 import type { HttpHookResults } from "./http-hook.js";
+import type { InboxResults } from "./inbox-path.js";
 import type { RoundRatio } from "./stats.js";
 
 export const LABEL: Record<SystemName, string> = {
@@ -29,6 +30,8 @@ export interface Extra {
   startup?: StartupResults;
   /** The http hook against the command hook (bench/http-hook.json, issue 29 item 6). */
   httpHook?: HttpHookResults;
+  /** The inbox path with push, and its cost per call (bench/inbox.json, issue 33). */
+  inbox?: InboxResults;
 }
 
 /** The side files of the other modes, when they exist. */
@@ -43,6 +46,8 @@ export function loadExtra(): Extra {
   if (startup) x.startup = startup;
   const httpHook = read<HttpHookResults>("bench/http-hook.json");
   if (httpHook) x.httpHook = httpHook;
+  const inbox = read<InboxResults>("bench/inbox.json");
+  if (inbox) x.inbox = inbox;
   if (profile) x.profile = profile;
   if (extras) x.extras = extras;
   if (ab) x.ab = ab;
