@@ -16,6 +16,7 @@ import { runProfile } from "./lib/profile.js";
 import { runStartup } from "./lib/startup.js";
 import { runHttpHook } from "./lib/http-hook.js";
 import { runInboxPath } from "./lib/inbox-path.js";
+import { runPhone } from "./lib/phone-open.js";
 import { loadExtra, renderMarkdown, renderSvg } from "./lib/render.js";
 import { cpuMsOf, memOf, sampleRss, snapshotRelay, startNodeBaselineProc, startWrangler, workerdOf, type Proc } from "./lib/proc.js";
 import type { Cpu, Results, Scale, Throughput, Wake } from "./lib/results.js";
@@ -435,19 +436,30 @@ async function inboxOnly(): Promise<void> {
   log("inbox: bench/inbox.json and docs/benchmarks.md written");
 }
 
+/** `--phone`: only the phone's open time (Chromium, throttled), then the page re-rendered (issue 33 item 4). */
+async function phoneOnly(): Promise<void> {
+  if (!existsSync("dist/web/index.html")) execFileSync("npx", ["vite", "build", "--logLevel", "warn"], { stdio: "inherit" });
+  await runPhone();
+  const r = JSON.parse(readFileSync("bench/results.json", "utf8")) as Results;
+  writeFileSync("docs/benchmarks.md", renderMarkdown(r, loadExtra()));
+  log("phone: bench/phone.json and docs/benchmarks.md written");
+}
+
 const mode = argv.includes("--inbox")
   ? inboxOnly
-  : argv.includes("--startup")
-    ? startupOnly
-    : argv.includes("--http-hook")
-      ? httpHookOnly
-      : argv.includes("--profile") || process.env.BENCH_PROFILE === "1"
-        ? runProfile
-        : argv.includes("--extras")
-          ? runExtras
-          : argv.includes("--ab")
-            ? () => runAb(...argv.slice(argv.indexOf("--ab") + 1).filter((a) => !a.startsWith("-")))
-            : main;
+  : argv.includes("--phone")
+    ? phoneOnly
+    : argv.includes("--startup")
+      ? startupOnly
+      : argv.includes("--http-hook")
+        ? httpHookOnly
+        : argv.includes("--profile") || process.env.BENCH_PROFILE === "1"
+          ? runProfile
+          : argv.includes("--extras")
+            ? runExtras
+            : argv.includes("--ab")
+              ? () => runAb(...argv.slice(argv.indexOf("--ab") + 1).filter((a) => !a.startsWith("-")))
+              : main;
 mode().then(
   () => process.exit(0),
   (e: unknown) => {

@@ -8,6 +8,7 @@ import type { SavedProfile } from "./profile.js";
 import type { StartupResults } from "./startup.js";
 import type { HttpHookResults } from "./http-hook.js";
 import type { InboxResults } from "./inbox-path.js";
+import type { PhoneResults } from "./phone-open.js";
 import type { RoundRatio } from "./stats.js";
 
 export const LABEL: Record<SystemName, string> = {
@@ -32,6 +33,8 @@ export interface Extra {
   httpHook?: HttpHookResults;
   /** The inbox path with push, and its cost per call (bench/inbox.json, issue 33). */
   inbox?: InboxResults;
+  /** A phone opening a waiting question, throttled (bench/phone.json, issue 33). */
+  phone?: PhoneResults;
 }
 
 /** The side files of the other modes, when they exist. */
@@ -48,6 +51,8 @@ export function loadExtra(): Extra {
   if (httpHook) x.httpHook = httpHook;
   const inbox = read<InboxResults>("bench/inbox.json");
   if (inbox) x.inbox = inbox;
+  const phone = read<PhoneResults>("bench/phone.json");
+  if (phone) x.phone = phone;
   if (profile) x.profile = profile;
   if (extras) x.extras = extras;
   if (ab) x.ab = ab;
