@@ -99,6 +99,15 @@ async function floorServer(): Promise<{ url: string; server: Server; answered(id
   };
 }
 
+/** `p`, or a failure naming `what` after `ms`: no step of a sample may hang the bench. */
+function bounded<T>(p: Promise<T>, what: string, ms = 60_000): Promise<T> {
+  let t: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([p, new Promise<T>((_, rej) => (t = setTimeout(() => rej(new Error(`phone: ${what} took over ${ms / 1000} s`)), ms)))]).finally(() =>
+    clearTimeout(t),
+  );
+}
+const step = (what: string) => process.env.PHONE_DEBUG && log(`phone: ${what}`);
+
 async function throttled(ctx: BrowserContext): Promise<Page> {
   const page = await ctx.newPage();
   const cdp = await ctx.newCDPSession(page);
@@ -179,9 +188,11 @@ export async function runPhone(): Promise<PhoneResults> {
     };
     const once = async (way: Way): Promise<{ visible: number; answered: number; ttfb: number }> => {
       const { id, text } = ask(way);
-      const ctx = way === "warm" ? warmCtx : await browser.newContext({ ...PHONE, serviceWorkers: "allow" });
+      step(`${way} ${id}: context`);
+      const ctx = way === "warm" ? warmCtx : await bounded(browser.newContext({ ...PHONE, serviceWorkers: "allow" }), "newContext");
       try {
-        const page = await throttled(ctx);
+        step(`${way} ${id}: page`);
+        const page = await bounded(throttled(ctx), "a throttled page");
         let done: Promise<number>;
         let url: string;
         if (way === "floor") {
@@ -200,17 +211,17 @@ export async function runPhone(): Promise<PhoneResults> {
           );
           url = s.app_url;
         }
+        step(`${way} ${id}: open`);
         const t0 = performance.now();
-        const got = await openAndAnswer(page, url, id, text);
-        const answered =
-          (await Promise.race([
-            done,
-            new Promise<number>((_, rej) => setTimeout(() => rej(new Error(`phone: no answer to ${id} (${way}) within 60 s`)), 60_000)),
-          ])) - t0;
-        await page.close();
+        const got = await bounded(openAndAnswer(page, url, id, text), `opening and answering ${id} (${way})`, 90_000);
+        step(`${way} ${id}: answered on the page`);
+        const answered = (await bounded(done, `the answer to ${id} (${way})`)) - t0;
+        step(`${way} ${id}: closing`);
+        // Only the warm context lives on; the floor's page, mid-navigation after its POST, could take long to close.
+        if (way === "warm") await bounded(page.close(), "page.close", 20_000);
         return { visible: got.visible, answered, ttfb: got.ttfb };
       } finally {
-        if (way !== "warm") await ctx.close();
+        if (way !== "warm") await bounded(ctx.close(), "context.close", 20_000).catch((e: unknown) => log(String(e)));
       }
     };
     {
