@@ -35,6 +35,8 @@ export interface Extra {
   inbox?: InboxResults;
   /** A phone opening a waiting question, throttled (bench/phone.json, issue 33). */
   phone?: PhoneResults;
+  /** The same, measured on the app before the change that dials the socket during the pin read (bench/phone-before.json). */
+  phoneBefore?: PhoneResults;
 }
 
 /** The side files of the other modes, when they exist. */
@@ -53,6 +55,8 @@ export function loadExtra(): Extra {
   if (inbox) x.inbox = inbox;
   const phone = read<PhoneResults>("bench/phone.json");
   if (phone) x.phone = phone;
+  const phoneBefore = read<PhoneResults>("bench/phone-before.json");
+  if (phoneBefore) x.phoneBefore = phoneBefore;
   if (profile) x.profile = profile;
   if (extras) x.extras = extras;
   if (ab) x.ab = ab;
