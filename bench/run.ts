@@ -16,6 +16,8 @@ import { runProfile } from "./lib/profile.js";
 import { runStartup } from "./lib/startup.js";
 import { runHttpHook } from "./lib/http-hook.js";
 import { runInboxScale } from "./lib/inbox-scale.js";
+import { runInboxPath } from "./lib/inbox-path.js";
+import { runPhone } from "./lib/phone-open.js";
 import { loadExtra, renderMarkdown, renderSvg } from "./lib/render.js";
 import { cpuMsOf, memOf, sampleRss, snapshotRelay, startNodeBaselineProc, startWrangler, workerdOf, type Proc } from "./lib/proc.js";
 import type { Cpu, Results, Scale, Throughput, Wake } from "./lib/results.js";
@@ -435,19 +437,36 @@ async function inboxScaleOnly(): Promise<void> {
   log("inbox-scale: bench/inbox-scale.json and docs/benchmarks.md written");
 }
 
-const mode = argv.includes("--inbox-scale")
-  ? inboxScaleOnly
-  : argv.includes("--startup")
-    ? startupOnly
-    : argv.includes("--http-hook")
-      ? httpHookOnly
-      : argv.includes("--profile") || process.env.BENCH_PROFILE === "1"
-        ? runProfile
-        : argv.includes("--extras")
-          ? runExtras
-          : argv.includes("--ab")
-            ? () => runAb(...argv.slice(argv.indexOf("--ab") + 1).filter((a) => !a.startsWith("-")))
-            : main;
+/** `--inbox`: only the inbox path with push and its cost per call, then the page re-rendered (issue 33). */
+async function inboxOnly(): Promise<void> {
+  if (!existsSync("dist/web/index.html")) execFileSync("npx", ["vite", "build", "--logLevel", "warn"], { stdio: "inherit" });
+  await runInboxPath();
+  const r = JSON.parse(readFileSync("bench/results.json", "utf8")) as Results;
+  writeFileSync("docs/benchmarks.md", renderMarkdown(r, loadExtra()));
+  log("inbox: bench/inbox.json and docs/benchmarks.md written");
+}
+
+/** `--phone`: only the phone's open time (Chromium, throttled), then the page re-rendered (issue 33 item 4). */
+async function phoneOnly(): Promise<void> {
+  if (!existsSync("dist/web/index.html")) execFileSync("npx", ["vite", "build", "--logLevel", "warn"], { stdio: "inherit" });
+  await runPhone();
+  const r = JSON.parse(readFileSync("bench/results.json", "utf8")) as Results;
+  writeFileSync("docs/benchmarks.md", renderMarkdown(r, loadExtra()));
+  log("phone: bench/phone.json and docs/benchmarks.md written");
+}
+
+// One mode a run: the first flag found (in this order) picks it; none runs everything.
+const MODES: [string, () => Promise<void>][] = [
+  ["--inbox-scale", inboxScaleOnly],
+  ["--inbox", inboxOnly],
+  ["--phone", phoneOnly],
+  ["--startup", startupOnly],
+  ["--http-hook", httpHookOnly],
+  ["--profile", runProfile],
+  ["--extras", runExtras],
+  ["--ab", () => runAb(...argv.slice(argv.indexOf("--ab") + 1).filter((a) => !a.startsWith("-")))],
+];
+const mode = process.env.BENCH_PROFILE === "1" ? runProfile : (MODES.find(([flag]) => argv.includes(flag))?.[1] ?? main);
 mode().then(
   () => process.exit(0),
   (e: unknown) => {

@@ -8,6 +8,8 @@ import type { SavedProfile } from "./profile.js";
 import type { StartupResults } from "./startup.js";
 import type { HttpHookResults } from "./http-hook.js";
 import type { InboxScaleResults } from "./inbox-scale.js";
+import type { InboxResults } from "./inbox-path.js";
+import type { PhoneResults } from "./phone-open.js";
 import type { RoundRatio } from "./stats.js";
 
 export const LABEL: Record<SystemName, string> = {
@@ -33,6 +35,12 @@ export interface Extra {
   /** The inbox as it grows (bench/inbox-scale.json, issue 33 item 2), and the figures before its storage was split. */
   inboxScale?: InboxScaleResults;
   inboxScaleBefore?: InboxScaleResults;
+  /** The inbox path with push, and its cost per call (bench/inbox.json, issue 33). */
+  inbox?: InboxResults;
+  /** A phone opening a waiting question, throttled (bench/phone.json, issue 33). */
+  phone?: PhoneResults;
+  /** The same, measured on the app before the change that dials the socket during the pin read (bench/phone-before.json). */
+  phoneBefore?: PhoneResults;
 }
 
 /** The side files of the other modes, when they exist. */
@@ -51,6 +59,12 @@ export function loadExtra(): Extra {
   if (inboxScale) x.inboxScale = inboxScale;
   const inboxScaleBefore = read<InboxScaleResults>("bench/inbox-scale-before.json");
   if (inboxScaleBefore) x.inboxScaleBefore = inboxScaleBefore;
+  const inbox = read<InboxResults>("bench/inbox.json");
+  if (inbox) x.inbox = inbox;
+  const phone = read<PhoneResults>("bench/phone.json");
+  if (phone) x.phone = phone;
+  const phoneBefore = read<PhoneResults>("bench/phone-before.json");
+  if (phoneBefore) x.phoneBefore = phoneBefore;
   if (profile) x.profile = profile;
   if (extras) x.extras = extras;
   if (ab) x.ab = ab;

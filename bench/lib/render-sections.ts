@@ -8,7 +8,7 @@ import { STARTUP_LABEL } from "./startup.js";
 // ------------------------------------------------------------------ pricing (cited in the cost model)
 
 /** Workers and Durable Objects list prices as published (see the links in the cost model). */
-const PRICE = {
+export const PRICE = {
   doRequestsFreePerDay: 100_000,
   doRequestsPaidPerMonth: 1_000_000,
   doRequestsPerMillion: 0.15,

@@ -8,6 +8,8 @@ import { esc, fmt, kib, LABEL, mib, rr, SYSTEMS, us, type Extra } from "./render
 import { abSection, costModel, counts, extrasSection, profileSection, reopenNote, startupSection } from "./render-sections.js";
 import { httpHookSection } from "./render-http-hook.js";
 import { inboxScaleSection } from "./render-inbox-scale.js";
+import { inboxSection } from "./render-inbox.js";
+import { phoneSection } from "./render-phone.js";
 import type { Results } from "./results.js";
 
 export { loadExtra, type Extra } from "./render-common.js";
@@ -221,7 +223,7 @@ docs/reliability.md) makes it write more, each for a rule:
 
 ${extrasSection(x)}
 
-${startupSection(x)}${httpHookSection(x)}${inboxScaleSection(x)}## Scale
+${startupSection(x)}${httpHookSection(x)}${inboxSection(x)}${inboxScaleSection(x)}${phoneSection(x)}## Scale
 
 ${r.scale.relay.sessions} sessions × (1 agent + ${r.config.scale_apps_per_session} apps) = ${r.scale.relay.sockets} sockets on one relay process, one call per session,
 all at once; the same on the durable floor (rooms need no creating). Both apps answer every call; on the relay
@@ -280,6 +282,8 @@ PROFILE_TARGET=durable npm run bench -- --profile   # the same for the durable f
 npm run bench -- --startup       # only the agent package's install size and start-up → bench/startup.json
 npm run bench -- --http-hook     # only Claude Code's http hook against the command hook → bench/http-hook.json
 npm run bench -- --inbox-scale   # only the same call on inboxes of 1, 30 and 200 sessions (2 vs 32 devices) → bench/inbox-scale.json
+npm run bench -- --inbox         # the inbox path with a device and Web Push, and its cost per call → bench/inbox.json (BENCH_CALLS default 1000 here)
+npx vite build && npm run bench -- --phone   # throttled Chromium opening a waiting question, cold and warm → bench/phone.json (PHONE_ROUNDS, default 7)
 npm run bench -- --extras        # the contract's extra writes, one by one, on the durable floor → bench/extras.json
 npm run bench -- --ab [dir]      # A/B: a relay snapshot (default bench/.tmp/relay-before) vs the work tree → bench/ab.json
 \`\`\`

@@ -75,8 +75,10 @@ export class SessionConn {
   private readonly sealedWire: SealedWire;
   private wire: Wire;
   private readonly view: FrameView;
-  /** Pinned sealed in IndexedDB (issue 26): undefined until read; nothing connects before. */
+  /** Pinned sealed in IndexedDB (issue 26): undefined until read; the socket's events wait for it (whenPinned). */
   private pinned: boolean | undefined;
+  /** The socket's events that came before the pin was read, in order. */
+  private early: (() => void)[] | undefined;
   private readonly pinRead: Promise<void>;
 
   constructor(
@@ -185,11 +187,6 @@ export class SessionConn {
 
   private connect(): void {
     if (this.stopped || this.sock) return;
-    if (this.pinned === undefined) {
-      // A pinned session's first frame must already be read as sealed: wait for the pin (one IndexedDB read).
-      void this.pinRead.then(() => this.connect());
-      return;
-    }
     this.phase.value = "connecting";
     // The token travels as a subprotocol: never in a URL, a log line or the Referer. No hello timeout (the heartbeat
     // drops a silent socket). WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
@@ -200,10 +197,27 @@ export class SessionConn {
       helloTimeoutMs: 0,
     });
     this.sock = sock;
-    sock.on("frame", (f) => this.sock === sock && this.onRaw(f));
-    sock.on("close", () => this.sock === sock && this.onClose());
-    sock.on("terminal", (t) => this.sock === sock && this.onTerminal(t));
+    sock.on("frame", (f) => this.whenPinned(() => this.sock === sock && this.onRaw(f)));
+    sock.on("close", () => this.whenPinned(() => this.sock === sock && this.onClose()));
+    sock.on("terminal", (t) => this.whenPinned(() => this.sock === sock && this.onTerminal(t)));
     sock.start();
+  }
+
+  /**
+   * A pinned session's first frame must already be read as sealed, so the socket's events wait for the pin (one
+   * IndexedDB read) — but the socket dials meanwhile: under a slow phone the read took about as long as the dial
+   * (issue 33, docs/benchmarks.md). Events that came before it are replayed in order once it is read.
+   */
+  private whenPinned(run: () => void): void {
+    if (this.pinned !== undefined && !this.early) return run();
+    if (!this.early) {
+      const q: (() => void)[] = (this.early = []);
+      void this.pinRead.then(() => {
+        this.early = undefined;
+        for (const f of q) f();
+      });
+    }
+    this.early.push(run);
   }
 
   private onRaw(f: RawFrame): void {

@@ -1,0 +1,274 @@
+// `npm run bench -- --inbox` (issue 33 item 1): the path people use. A session made by a machine of an inbox
+// (`POST /api/inbox/sessions`), with one paired device whose socket on the session answers, whose inbox socket
+// receives every InboxState, and whose push subscription points at a local fake push service (test/helpers/
+// fake-push.ts, behind a real HTTP server: it checks VAPID and decrypts each push with http_ece). Measured beside
+// the bare session (`POST /api/sessions` with RELAY_KEY, an app socket) and the durable floor, in interleaved
+// rounds (the order rotates each round), every ratio per round: call round trip p50/p99, calls/s with 64 in flight,
+// CPU per call; and the time from the agent's `tool.call` of a `confirm` to the push service receiving its
+// encrypted push (the device answers once it has). Then the cost per call (lib/inbox-count.ts). Only the public
+// HTTP and WebSocket API is used, so the mode measures the inbox whatever its storage. No timing is asserted.
+import { rmSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import type { PushMessage } from "../../shared/contract/push.js";
+import { startFakePush } from "../../test/helpers/fake-push-server.js";
+import { baselinePair, createSession, relayPair, type Pair } from "./clients.js";
+import { latencyRounds, log, openSystems, RELAY_VARS, saturate, WARMUP, type Systems } from "./harness.js";
+import { inboxPair, inboxSocket, setupInbox, type Held } from "./inbox-clients.js";
+import { countInboxPath, type InboxCount } from "./inbox-count.js";
+import { cpuMsOf, snapshotRelay, startWrangler, workerdOf } from "./proc.js";
+import { dist, median, ratio, roundRatio, type Dist, type RoundRatio } from "./stats.js";
+
+export type InboxSystem = "inbox" | "relay" | "durable";
+export const INBOX_LABEL: Record<InboxSystem, string> = {
+  inbox: "inbox session (1 device socket, 1 push subscription)",
+  relay: "bare session (`RELAY_KEY`, 1 app socket)",
+  durable: "durable floor",
+};
+export const INBOX_GOALS = { latency_p50_vs_durable: 1.3, throughput_vs_durable: 0.75, push_vs_round_trip: 2 } as const;
+
+const CALLS = Number(process.env.BENCH_CALLS ?? 1000); // per system; three systems one in flight on a shared machine
+const ROUNDS = 10;
+const PUSH_PER_ROUND = 3;
+const TPUT_ROUNDS = 5;
+const TPUT_S = Number(process.env.BENCH_SECONDS ?? 10);
+const IN_FLIGHT = 64;
+
+export interface InboxResults {
+  generated_at: string;
+  node: string;
+  config: {
+    latency_calls: number;
+    rounds: number;
+    push_samples_per_round: number;
+    throughput_in_flight: number;
+    throughput_seconds: number;
+    relay_vars: Record<string, string>;
+  };
+  load_avg_1m: number[];
+  latency: Record<InboxSystem, Dist>;
+  latency_rounds: Record<InboxSystem, { p50: number[]; p99: number[] }>;
+  throughput: Record<InboxSystem, { calls_per_s: number; rounds: number[] }>;
+  cpu_us_per_call: Record<InboxSystem, number | null>;
+  /** agent `tool.call` of a confirm → the fake push service has the whole encrypted request (ms). */
+  push: Dist & { per_round_p50: number[] };
+  /** InboxState frames the device's inbox socket received per call in the latency rounds (one per inbox change). */
+  inbox_frames_per_call: number;
+  ratios: {
+    latency_p50: Record<"inbox_vs_durable" | "inbox_vs_relay" | "relay_vs_durable", RoundRatio>;
+    latency_p99: Record<"inbox_vs_durable" | "inbox_vs_relay", RoundRatio>;
+    throughput: Record<"inbox_vs_durable" | "inbox_vs_relay" | "relay_vs_durable", RoundRatio>;
+    /** push delay ÷ the inbox session's call round trip, p50 of each round. */
+    push_vs_round_trip: RoundRatio;
+  };
+  goals: Record<keyof typeof INBOX_GOALS, { goal: string; median: number; spread: [number, number]; met: boolean }>;
+  pushes: { samples: number; decrypted: number; problems: string[] };
+  agent_errors: Record<InboxSystem, number>;
+  reopened_after_drop: Record<InboxSystem, number>;
+  cost: InboxCount | null;
+  total_s: number;
+}
+
+/** Waits for the fake push service to hold the push of `call`; resolves with the time its request was complete. */
+function pushWatch(fake: Awaited<ReturnType<typeof startFakePush>>["fake"]) {
+  const waiting = new Map<string, (t: number) => void>();
+  const handle = fake.handle.bind(fake);
+  fake.handle = async (req: Request) => {
+    const t = performance.now(); // the server calls handle once the request's body has been read
+    const n = fake.received.length;
+    const res = await handle(req);
+    const got = fake.received[n];
+    const msg = got?.msg as (PushMessage & { call?: string }) | undefined;
+    if (msg && (msg.kind === "call" || msg.kind === "reminder") && msg.call) waiting.get(msg.call)?.(t);
+    return res;
+  };
+  return (call: string, timeoutMs = 60_000) =>
+    new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no push for ${call} within ${timeoutMs} ms`)), timeoutMs);
+      waiting.set(call, (t) => {
+        clearTimeout(timer);
+        waiting.delete(call);
+        resolve(t);
+      });
+    });
+}
+
+export async function runInboxPath(): Promise<InboxResults> {
+  const t0 = Date.now();
+  const loads = [loadavg()[0]!];
+  rmSync("bench/.tmp/state-inbox", { recursive: true, force: true });
+  rmSync("bench/.tmp/state-inbox-floor", { recursive: true, force: true });
+  log("inbox: starting the relay and the durable floor (wrangler dev) and a fake push service on 127.0.0.1");
+  const fakePush = await startFakePush();
+  const [relay, floor] = await Promise.all([
+    startWrangler({ config: snapshotRelay("bench/.tmp/inbox-relay"), vars: RELAY_VARS, persistTo: "bench/.tmp/state-inbox" }),
+    startWrangler({ config: "bench/baseline-do/wrangler.toml", persistTo: "bench/.tmp/state-inbox-floor" }),
+  ]);
+  try {
+    const fake = fakePush.fake;
+    const watch = pushWatch(fake);
+    const setup = await setupInbox(relay.url, fake, "path");
+    const live = await inboxSocket(relay.url, setup.device.device_credential);
+    const bare = await createSession(relay.url, "inbox-bare");
+    const held = new Map<string, (h: Held) => void>();
+    let inboxPairNow: Awaited<ReturnType<typeof inboxPair>> | undefined;
+    const open: Record<InboxSystem, (tag: string) => Promise<Pair>> = {
+      inbox: async (tag) => (inboxPairNow = await inboxPair(setup.session, setup.device, `in${tag}`, (h) => held.get(h.call_id)?.(h))),
+      relay: (tag) => relayPair(bare, 1, `bare${tag}`),
+      durable: (tag) => baselinePair(floor.url, `inb${tag}`, { durable: true }),
+    };
+    const sys: Systems<InboxSystem> = await openSystems(open);
+    const order: InboxSystem[] = ["durable", "relay", "inbox"];
+
+    // One confirm: sent by the agent, held by the device until its push arrived, then answered "yes" and acked.
+    let pushSeq = 0;
+    const pushOnce = async (): Promise<number> => {
+      const p = inboxPairNow!;
+      const call_id = `push-${++pushSeq}`;
+      const ws = p.agent.ws;
+      const asked = new Promise<void>((r) => held.set(call_id, () => r()));
+      const answered = new Promise<void>((resolve) => {
+        const on = (d: Buffer) => {
+          const s = d.toString();
+          if (s.includes('"tool.result"') && s.includes(`"${call_id}"`)) {
+            ws.off("message", on);
+            ws.send(JSON.stringify({ type: "tool.ack", call_id }));
+            resolve();
+          }
+        };
+        ws.on("message", on);
+      });
+      const pushed = watch(call_id);
+      const start = performance.now();
+      ws.send(JSON.stringify({ type: "tool.call", call_id, name: "confirm", arguments: { question: `Deploy build ${pushSeq} to staging?` } }));
+      const at = await pushed;
+      await asked;
+      held.delete(call_id);
+      p.answer(call_id);
+      await answered;
+      return at - start;
+    };
+
+    log(`inbox: ${CALLS} calls per system, one in flight, ${ROUNDS} interleaved rounds, ${PUSH_PER_ROUND} pushes timed per round`);
+    const frames0 = live.frames();
+    const lat = await latencyRounds(sys, order, CALLS, ROUNDS);
+    const framesPerCall = Math.round(((live.frames() - frames0) / (lat.all.inbox.length + WARMUP)) * 100) / 100; // the warm-up's calls too
+    const pushAll: number[] = [];
+    const pushRoundP50: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const xs: number[] = [];
+      for (let k = 0; k < PUSH_PER_ROUND; k++) xs.push(await pushOnce());
+      pushAll.push(...xs);
+      pushRoundP50.push(median(xs));
+    }
+    log(`inbox: push delay p50 ${median(pushAll).toFixed(1)} ms over ${pushAll.length} pushes`);
+
+    log(`inbox: throughput, ${IN_FLIGHT} in flight, ${TPUT_S} s per system in ${TPUT_ROUNDS} interleaved rounds`);
+    const wd = workerdOf(relay.proc.pid!).runtime;
+    const fd = workerdOf(floor.proc.pid!).runtime;
+    const pid: Record<InboxSystem, number | undefined> = { inbox: wd, relay: wd, durable: fd };
+    const tput: Record<InboxSystem, number[]> = { inbox: [], relay: [], durable: [] };
+    const cpu: Record<InboxSystem, { ms: number; calls: number; ok: boolean }> = {
+      inbox: { ms: 0, calls: 0, ok: true },
+      relay: { ms: 0, calls: 0, ok: true },
+      durable: { ms: 0, calls: 0, ok: true },
+    };
+    for (let r = 0; r < TPUT_ROUNDS; r++) {
+      for (let k = 0; k < order.length; k++) {
+        const s = order[(r + k) % order.length]!;
+        const c0 = cpuMsOf(pid[s]);
+        const got = await sys.robust(s, (a) => saturate(a, IN_FLIGHT, TPUT_S / TPUT_ROUNDS));
+        const c1 = cpuMsOf(pid[s]);
+        if (c0 === null || c1 === null) cpu[s].ok = false;
+        else cpu[s].ms += c1 - c0;
+        cpu[s].calls += got.n;
+        tput[s].push(Math.round(got.n / got.secs));
+      }
+      log(`inbox: throughput round ${r + 1}/${TPUT_ROUNDS}: ${order.map((s) => `${s} ${tput[s][r]}/s`).join(", ")}`);
+    }
+    const agentErrors = { inbox: sys.agent("inbox").errors.length, relay: sys.agent("relay").errors.length, durable: sys.agent("durable").errors.length };
+    sys.closeAll();
+    live.ws.close();
+    loads.push(loadavg()[0]!);
+
+    const pr = (s: InboxSystem, k: "p50" | "p99") => lat.perRound[s].map((x) => x[k]);
+    const rr = {
+      latency_p50: {
+        inbox_vs_durable: roundRatio(pr("inbox", "p50"), pr("durable", "p50")),
+        inbox_vs_relay: roundRatio(pr("inbox", "p50"), pr("relay", "p50")),
+        relay_vs_durable: roundRatio(pr("relay", "p50"), pr("durable", "p50")),
+      },
+      latency_p99: {
+        inbox_vs_durable: roundRatio(pr("inbox", "p99"), pr("durable", "p99")),
+        inbox_vs_relay: roundRatio(pr("inbox", "p99"), pr("relay", "p99")),
+      },
+      throughput: {
+        inbox_vs_durable: roundRatio(tput.inbox, tput.durable),
+        inbox_vs_relay: roundRatio(tput.inbox, tput.relay),
+        relay_vs_durable: roundRatio(tput.relay, tput.durable),
+      },
+      push_vs_round_trip: roundRatio(pushRoundP50, pr("inbox", "p50")),
+    };
+    const goal = (x: RoundRatio, g: number, le: boolean) => ({
+      goal: `${le ? "≤" : "≥"} ${g}`,
+      median: x.median,
+      spread: x.spread,
+      met: le ? x.median <= g : x.median >= g,
+    });
+    const cost = await countInboxPath(fake).catch((e: unknown) => {
+      log(`inbox: the cost count failed: ${e instanceof Error ? e.message : String(e)}`);
+      return null;
+    });
+    const all = (s: InboxSystem) => tput[s].reduce((a, b) => a + b, 0) / tput[s].length;
+    const res: InboxResults = {
+      generated_at: new Date().toISOString(),
+      node: process.version,
+      config: {
+        latency_calls: CALLS,
+        rounds: ROUNDS,
+        push_samples_per_round: PUSH_PER_ROUND,
+        throughput_in_flight: IN_FLIGHT,
+        throughput_seconds: TPUT_S,
+        relay_vars: RELAY_VARS,
+      },
+      load_avg_1m: [...loads, loadavg()[0]!].map((l) => Math.round(l * 100) / 100),
+      latency: { inbox: dist(lat.all.inbox), relay: dist(lat.all.relay), durable: dist(lat.all.durable) },
+      latency_rounds: {
+        inbox: { p50: pr("inbox", "p50"), p99: pr("inbox", "p99") },
+        relay: { p50: pr("relay", "p50"), p99: pr("relay", "p99") },
+        durable: { p50: pr("durable", "p50"), p99: pr("durable", "p99") },
+      },
+      throughput: {
+        inbox: { calls_per_s: Math.round(all("inbox")), rounds: tput.inbox },
+        relay: { calls_per_s: Math.round(all("relay")), rounds: tput.relay },
+        durable: { calls_per_s: Math.round(all("durable")), rounds: tput.durable },
+      },
+      cpu_us_per_call: {
+        inbox: cpu.inbox.ok ? Math.round((cpu.inbox.ms * 1000) / cpu.inbox.calls) : null,
+        relay: cpu.relay.ok ? Math.round((cpu.relay.ms * 1000) / cpu.relay.calls) : null,
+        durable: cpu.durable.ok ? Math.round((cpu.durable.ms * 1000) / cpu.durable.calls) : null,
+      },
+      push: { ...dist(pushAll), per_round_p50: pushRoundP50.map((x) => Math.round(x * 1000) / 1000) },
+      inbox_frames_per_call: framesPerCall,
+      ratios: rr,
+      goals: {
+        latency_p50_vs_durable: goal(rr.latency_p50.inbox_vs_durable, INBOX_GOALS.latency_p50_vs_durable, true),
+        throughput_vs_durable: goal(rr.throughput.inbox_vs_durable, INBOX_GOALS.throughput_vs_durable, false),
+        push_vs_round_trip: goal(rr.push_vs_round_trip, INBOX_GOALS.push_vs_round_trip, true),
+      },
+      pushes: { samples: pushAll.length, decrypted: fake.for(setup.endpoint).length, problems: [...fake.problems] },
+      agent_errors: agentErrors,
+      reopened_after_drop: { ...sys.reopened },
+      cost,
+      total_s: Math.round((Date.now() - t0) / 1000),
+    };
+    writeFileSync("bench/inbox.json", `${JSON.stringify(res, null, 2)}\n`);
+    const g = res.goals;
+    log(
+      `inbox: p50 ${res.latency.inbox.p50} ms vs floor ${res.latency.durable.p50} ms = ${g.latency_p50_vs_durable.median}× [goal ${g.latency_p50_vs_durable.goal}]; throughput ${g.throughput_vs_durable.median}× [goal ${g.throughput_vs_durable.goal}]; push ${res.push.p50} ms = ${g.push_vs_round_trip.median}× a round trip [goal ${g.push_vs_round_trip.goal}]; ${ratio(res.inbox_frames_per_call, 1)} inbox frames per call`,
+    );
+    return res;
+  } finally {
+    await Promise.all([relay.stop(), floor.stop(), fakePush.close()]);
+    for (const d of ["bench/.tmp/inbox-relay", "bench/.tmp/state-inbox", "bench/.tmp/state-inbox-floor"]) rmSync(d, { recursive: true, force: true });
+  }
+}

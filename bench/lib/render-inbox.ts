@@ -1,0 +1,122 @@
+// The docs/benchmarks.md section of `npm run bench -- --inbox` (bench/lib/inbox-path.ts, issue 33 items 1 and 3):
+// the inbox path beside the bare session and the durable floor, the push delay, and the cost per call.
+import { fmt, rr, type Extra } from "./render-common.js";
+import type { PathCount } from "./inbox-count.js";
+import { INBOX_LABEL, type InboxResults, type InboxSystem } from "./inbox-path.js";
+import { PRICE } from "./render-sections.js";
+
+/** Cloudflare's list prices applied to one path's per-call counts (the model of the "Cost model" section). */
+export function pathCost(c: PathCount, cpuUs: number | null) {
+  const rowsWritten = Math.round((c.rows_written.total + c.set_alarm) * 100) / 100;
+  const rowsRead = c.rows_read.total;
+  const gbs = ((cpuUs ?? 0) / 1e6) * PRICE.doMemoryGb;
+  const perDay = (limit: number, per: number) => (per > 0 ? Math.floor(limit / per) : Infinity);
+  const free = [
+    { what: "rows written", calls: perDay(PRICE.rowsWrittenFreePerDay, rowsWritten) },
+    { what: "DO requests", calls: perDay(PRICE.doRequestsFreePerDay, c.do_requests) },
+    { what: "DO duration", calls: perDay(PRICE.doGbsFreePerDay, gbs) },
+    { what: "rows read", calls: perDay(PRICE.rowsReadFreePerDay, rowsRead) },
+  ].sort((a, b) => a.calls - b.calls);
+  const perMillion = rowsWritten * PRICE.rowsWrittenPerMillion + c.do_requests * PRICE.doRequestsPerMillion + gbs * PRICE.doGbsPerMillion;
+  return { rowsWritten, rowsRead, gbs, free, perMillion: Math.round(perMillion * 100) / 100 };
+}
+
+const byClass = (o: Record<string, number>) =>
+  Object.entries(o)
+    .filter(([k]) => k !== "total")
+    .map(([k, v]) => `${k} ${v}`)
+    .join(", ") || "no";
+
+export function inboxSection(x: Extra): string {
+  const r: InboxResults | undefined = x.inbox;
+  if (!r) return "";
+  const n = (v: number) => Math.round(v).toLocaleString("en-US");
+  const sys: InboxSystem[] = ["inbox", "relay", "durable"];
+  const rows = sys
+    .map(
+      (s) =>
+        `| ${INBOX_LABEL[s]} | ${fmt(r.latency[s].p50)} | ${fmt(r.latency[s].p99)} | ${r.throughput[s].calls_per_s.toLocaleString("en-US")} | ${r.cpu_us_per_call[s] ?? "n/a"} µs |`,
+    )
+    .join("\n");
+  const g = r.goals;
+  const goalRow = (what: string, k: keyof InboxResults["goals"]) =>
+    `| ${what} | ${g[k].goal} | **${g[k].median}×** (${g[k].spread[0]}–${g[k].spread[1]}) | ${g[k].met ? "met" : "**not met**"} |`;
+  let cost = "";
+  if (r.cost) {
+    const c = r.cost;
+    const paths: [string, PathCount, number | null][] = [
+      ["bare session, calculator", c.bare, r.cpu_us_per_call.relay],
+      ["inbox session, calculator", c.inbox_calculator, r.cpu_us_per_call.inbox],
+      ["inbox session, `confirm` pushed and answered", c.inbox_confirm_pushed, r.cpu_us_per_call.inbox],
+    ];
+    const costRows = paths
+      .map(([what, p, cpu]) => {
+        const m = pathCost(p, cpu);
+        return `| ${what} | ${p.do_requests} (${byClass(p.stub_calls)} stub calls; ${p.ws_messages_in} socket messages ÷ 20; ${p.alarm_invocations} alarms) | ${m.rowsWritten} (${byClass(p.rows_written)}; ${p.set_alarm} \`setAlarm\`) | ${p.rows_read.total} | ${p.subrequests} | $${m.perMillion.toFixed(2)} | ${n(m.free[0]!.calls)} (${m.free[0]!.what}) |`;
+      })
+      .join("\n");
+    const bare = pathCost(c.bare, r.cpu_us_per_call.relay);
+    const inb = pathCost(c.inbox_calculator, r.cpu_us_per_call.inbox);
+    const ratio = (a: number, b: number) => (b > 0 ? `${Math.round((a / b) * 100) / 100}×` : "n/a");
+    cost = `
+### Cost per call on the inbox path
+
+Counted on the same relay code run with meters (bench/count-worker/entry.js, its own \`wrangler dev\`: the repository's
+classes unchanged; each object's SQLite cursors report their own \`rowsRead\` / \`rowsWritten\`, KV-API keys and
+\`setAlarm()\` calls are counted, every call on a Durable Object stub is one Durable Object request, incoming
+WebSocket messages are billed at 20:1 and each alarm invocation is one request; a subrequest is an outgoing
+\`fetch\`, here the Web Push POST). ${c.bare.calls} calculator calls on each session, one in flight, and
+${c.inbox_confirm_pushed.calls} \`confirm\` calls each pushed to the device and answered by it; counts are taken
+after the inbox has settled. Dollars are the paid list price past the included amounts; the Free plan's calls
+per day are the first daily limit reached (the prices of the "Cost model" section below).
+
+| per call | DO requests | rows written | rows read | subrequests | $ per million calls | Free plan calls/day (binding limit) |
+|---|---:|---:|---:|---:|---:|---:|
+${costRows}
+
+A calculator call on the inbox path costs ${ratio(c.inbox_calculator.do_requests, c.bare.do_requests)} the bare path's Durable Object
+requests and ${ratio(inb.rowsWritten, bare.rowsWritten)} its rows written (goal ≤ 2×): each change of the session's
+Waiting list (the call listed, then gone) is one report to the inbox object — a stub call — and the inbox's writes to
+keep it. The bare row is the same meter on the bare path. Its rows written are the cursors' own \`rowsWritten\`,
+${bare.rowsWritten} per call where the "Cost model" section counts one row per write statement: the platform's count is the
+higher one (presumably each secondary index entry a statement updates — \`calls\` has two — counts as a row), so
+the dollar and Free-plan figures of this table are the ones to trust for both paths.
+`;
+  }
+  return `## The inbox path: a session with a device and Web Push
+
+_Measured by \`npm run bench -- --inbox\` (bench/lib/inbox-path.ts) on ${r.generated_at.slice(0, 16).replace("T", " ")} UTC in ${r.total_s} s,
+Node ${r.node}; 1-minute load ${r.load_avg_1m.join(" → ")}; raw figures in [bench/inbox.json](../bench/inbox.json)._
+
+The session a \`lineup connect\` makes: created by a machine of an inbox (\`POST /api/inbox/sessions\`), one paired
+device whose socket on the session answers \`calculator\` at once (as the app does), whose inbox socket
+(\`/api/inbox/ws\`) receives every InboxState, and whose push subscription points at a local fake push service
+(test/helpers/fake-push.ts behind a real HTTP server on 127.0.0.1: it checks VAPID and decrypts each push with
+http_ece). Beside it, in the same interleaved rounds (the order rotates each round): a bare session
+(\`RELAY_KEY\`, one app socket) on the same relay, and the durable floor in its own \`wrangler dev\`. Relay started
+with ${Object.entries(r.config.relay_vars)
+    .map(([k, v]) => `\`${k}=${v}\``)
+    .join(", ")}. ${r.config.latency_calls} calls per system in ${r.config.rounds} rounds, one in flight; throughput
+with ${r.config.throughput_in_flight} in flight for ${r.config.throughput_seconds} s per system; CPU of the runtime workerd (/proc) over the
+throughput rounds ÷ calls (inbox and bare share one workerd, measured in turn).
+
+| | p50 ms | p99 ms | calls/s | CPU per call |
+|---|---:|---:|---:|---:|
+${rows}
+| push delay: agent's \`tool.call\` (\`confirm\`) → the push service has the encrypted push | ${fmt(r.push.p50)} | ${fmt(r.push.p99)} | | |
+
+| goal | target | this run: median (spread over rounds) | |
+|---|---|---:|---|
+${goalRow("p50 round trip, inbox ÷ durable floor", "latency_p50_vs_durable")}
+${goalRow("throughput (64 in flight), inbox ÷ durable floor", "throughput_vs_durable")}
+${goalRow("push delay p50 ÷ the inbox call's round trip p50", "push_vs_round_trip")}
+
+Inbox ÷ bare session: p50 ${rr(r.ratios.latency_p50.inbox_vs_relay)}, p99 ${rr(r.ratios.latency_p99.inbox_vs_relay)}, throughput
+${rr(r.ratios.throughput.inbox_vs_relay)}; bare ÷ floor in the same rounds: p50 ${rr(r.ratios.latency_p50.relay_vs_durable)}, throughput
+${rr(r.ratios.throughput.relay_vs_durable)}. The device's inbox socket received ${r.inbox_frames_per_call} InboxState frames per call (the call
+listed, then gone). ${r.pushes.samples} pushes were timed (${r.config.push_samples_per_round} per round, after the latency rounds, one at a time: the
+device answers each \`confirm\` once its push has arrived); the fake push service decrypted ${r.pushes.decrypted} on that
+subscription with ${r.pushes.problems.length === 0 ? "no problems" : `problems: ${r.pushes.problems.join("; ")}`}. Error frames seen by the agents: inbox ${r.agent_errors.inbox}, bare ${r.agent_errors.relay}, floor ${r.agent_errors.durable}.
+${cost}
+`;
+}
