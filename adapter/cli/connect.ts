@@ -29,6 +29,14 @@ export async function cmdConnect(argv: string[]): Promise<number> {
   } catch (e) {
     return failConnect(e);
   }
+  // Ctrl-C / SIGTERM are taken from here on, before anything is printed: a signal that comes right after the
+  // link (a supervisor, or a test that waited for it) while the rest still loads stops cleanly, exit 0.
+  // regression: cli-inbox.test.ts saw exit code null when SIGINT beat the handlers under load.
+  let stop: ((code: number) => void) | undefined;
+  let stopAsked = false;
+  const onSignal = () => (stop ? stop(0) : (stopAsked = true));
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
   say(`session ${client.sessionId} on ${client.relayUrl} (client ${client.clientId})`);
   const appUrl = client.appUrl;
   await announceSession({
@@ -90,8 +98,8 @@ export async function cmdConnect(argv: string[]): Promise<number> {
         void finish(2);
       }
     });
-    process.once("SIGINT", () => void finish(0));
-    process.once("SIGTERM", () => void finish(0));
+    stop = (code) => void finish(code);
+    if (stopAsked) void finish(0);
     const rl = process.stdin.isTTY || !process.stdin.readableEnded ? createInterface({ input: process.stdin }) : undefined;
     rl?.on("line", (line) => void onLine(client, line.trim(), () => void finish(0)));
     // stdin closing (e.g. `< /dev/null`) does not disconnect: the agent stays until a signal.
