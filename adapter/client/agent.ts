@@ -18,6 +18,9 @@ import type { ContentKey } from "../../shared/crypto/e2e/keys.js";
 import type { Keyring } from "../e2e/keyring.js";
 import { checkCallArguments, previewOf } from "../e2e/frames.js";
 import { Provider } from "./provider.js";
+import { fromPeer, Paths } from "../../shared/client/paths.js";
+import { RtcSignal } from "../../shared/contract/protocol.js";
+import { DirectSide } from "./direct.js";
 import { dialRelay, peersToPresence, refusalOf, type HttpRefusal } from "./dial.js";
 import { normalizeUrl } from "./state.js";
 import type { AgentClient, CallOptions, ClientOptions, Events, Presence, ToolHandler } from "./types.js";
@@ -57,6 +60,9 @@ export class Client implements AgentClient {
   /** The current dial's refused upgrade (status and body), for the terminal verdict and the log. */
   private http: HttpRefusal = { body: "" };
   private rateTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Issue 32: the relay path and, when a device on the same LAN offered one, the direct path. */
+  private readonly paths = new Paths();
+  private readonly direct: DirectSide | undefined;
 
   private readonly waiting = new Map<string, Waiting>();
   private readonly provider = new Provider({ sealed: () => this.codec.sealed, answer: (f, body) => this.answer(f, body), log: (l) => this.log(l) });
@@ -103,7 +109,18 @@ export class Client implements AgentClient {
       helloTimeoutMs: this.connectTimeoutMs,
       terminalOf: () => this.refusal()?.code,
     });
-    this.sock.on("frame", (f) => (isRelayFrame(f) && f.type === "hello" ? this.onHello(f) : this.codec.in(f)));
+    this.sock.on("frame", (f) => (isRelayFrame(f) && f.type === "hello" ? this.onHello(f) : f.type === "rtc.signal" ? this.onSignal(f) : this.codec.in(f)));
+    if (o.direct)
+      this.direct = new DirectSide({
+        ...o.direct,
+        log: this.log,
+        send: (to, id, signal) => this.sock.send({ type: "rtc.signal", id, to, signal }),
+        frame: (f, from) => this.onDirect(fromPeer(f, { role: "app", clientId: from }, Date.now())),
+        state: (peer, from) => {
+          this.paths.setDirect(peer);
+          this.log(peer ? `direct path to ${from ?? "?"} open` : "direct path closed; calls go through the relay");
+        },
+      });
     this.sock.on("close", (c) => {
       this.book.down();
       const why = this.http.status ? `HTTP ${this.http.status}` : c.error || c.reason || `closed ${c.code}`;
@@ -122,6 +139,27 @@ export class Client implements AgentClient {
       this.stop(e);
     });
     this.offEpoch = keyring?.onEpoch((ck) => this.onNewEpoch(ck));
+  }
+
+  /** Issue 32: "direct" while a data channel to a device is open (calls also go there), else "relay". */
+  get path(): "direct" | "relay" {
+    return this.paths.directOpen ? "direct" : "relay";
+  }
+
+  /** A handshake signal from a device (plaintext sessions; a sealed one is not opened here yet, docs/direct.md). */
+  private onSignal(f: Record<string, unknown>): void {
+    if (!this.direct || this.codec.sealed) return;
+    const from = f.from as { role?: unknown; client_id?: unknown } | undefined;
+    const s = RtcSignal.safeParse(f.signal);
+    if (!s.success || typeof f.id !== "string" || from?.role !== "app" || typeof from.client_id !== "string")
+      return this.log("direct: a malformed rtc.signal; ignored");
+    this.direct.signal(from.client_id, f.id, s.data);
+  }
+
+  /** A frame from the direct path: the first copy of a call or cancel, or of a result of a call still waiting here. */
+  private onDirect(f: RelayFrame | undefined): void {
+    if (!f || (f.type === "tool.result" && !this.book.isPending(f.call_id))) return;
+    if (this.paths.accept("direct", f)) this.run(this.book.receive(f));
   }
 
   /** True in a sealed session: every frame is sealed out and opened in. */
@@ -205,6 +243,7 @@ export class Client implements AgentClient {
     if (this.rateTimer) clearTimeout(this.rateTimer);
     this.offEpoch?.();
     this.keyring?.close();
+    this.direct?.close();
     void this.sock.stop();
     this.run(this.book.stop({ code: e.code, message: e.message }));
     this.provider.abortAll();
@@ -227,6 +266,7 @@ export class Client implements AgentClient {
         case "send": {
           const f = e.frame;
           this.codec.out(f, f.type === "message" ? () => this.book.unsent(f) : undefined, e.fresh === true);
+          if (!this.codec.sealed) this.paths.alsoDirect(f);
           break;
         }
         case "refresh":
@@ -301,7 +341,7 @@ export class Client implements AgentClient {
       this.presence = peersToPresence(f);
       this.emit("presence", this.presence);
     } else if (f.type === "message") this.emit("message", f);
-    else this.run(this.book.receive(f));
+    else if (this.paths.accept("relay", f)) this.run(this.book.receive(f));
   }
 
   private async refreshKeys(): Promise<void> {

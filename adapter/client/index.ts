@@ -35,6 +35,7 @@ export async function connectAgent(opts: ConnectOptions = {}): Promise<Client> {
     ...(opts.backoff ? { backoff: opts.backoff } : {}),
     ...(opts.localGraceS !== undefined ? { localGraceS: opts.localGraceS } : {}),
     ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.direct ? { direct: opts.direct } : {}),
   });
   try {
     await client.start();
