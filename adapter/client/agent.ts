@@ -10,7 +10,7 @@ import { clampTimeout, describeIssues, ToolCallIn } from "../../shared/contract/
 import type { ContentBlock, HelloFrame, RelayFrame, ToolDef, ToolResultBody } from "../../shared/contract/protocol.js";
 import { CLOSE, terminalCodeName } from "../../shared/contract/close.js";
 import { CallBook, type Effect, type Outcome } from "../../shared/client/call-book.js";
-import { Codec, type Decoded } from "../../shared/client/codec.js";
+import { Codec, type Decoded, type RtcIn } from "../../shared/client/codec.js";
 import { LineUpError } from "../../shared/client/errors.js";
 import { isRelayFrame, ReconnectingSocket, type WebSocketLike } from "../../shared/client/socket.js";
 import { randomId } from "../../shared/crypto/bytes.js";
@@ -19,7 +19,6 @@ import type { Keyring } from "../e2e/keyring.js";
 import { checkCallArguments, previewOf } from "../e2e/frames.js";
 import { Provider } from "./provider.js";
 import { fromPeer, Paths } from "../../shared/client/paths.js";
-import { RtcSignal } from "../../shared/contract/protocol.js";
 import { DirectSide } from "./direct.js";
 import { dialRelay, peersToPresence, refusalOf, type HttpRefusal } from "./dial.js";
 import { normalizeUrl } from "./state.js";
@@ -109,12 +108,12 @@ export class Client implements AgentClient {
       helloTimeoutMs: this.connectTimeoutMs,
       terminalOf: () => this.refusal()?.code,
     });
-    this.sock.on("frame", (f) => (isRelayFrame(f) && f.type === "hello" ? this.onHello(f) : f.type === "rtc.signal" ? this.onSignal(f) : this.codec.in(f)));
+    this.sock.on("frame", (f) => (isRelayFrame(f) && f.type === "hello" ? this.onHello(f) : this.codec.in(f)));
     if (o.direct)
       this.direct = new DirectSide({
         ...o.direct,
         log: this.log,
-        send: (to, id, signal) => this.sock.send({ type: "rtc.signal", id, to, signal }),
+        send: (to, id, signal) => this.codec.signal(to, `app:${to}`, id, signal),
         frame: (f, from) => this.onDirect(fromPeer(f, { role: "app", clientId: from }, Date.now())),
         state: (peer, from) => {
           this.paths.setDirect(peer);
@@ -146,14 +145,9 @@ export class Client implements AgentClient {
     return this.paths.directOpen ? "direct" : "relay";
   }
 
-  /** A handshake signal from a device (plaintext sessions; a sealed one is not opened here yet, docs/direct.md). */
-  private onSignal(f: Record<string, unknown>): void {
-    if (!this.direct || this.codec.sealed) return;
-    const from = f.from as { role?: unknown; client_id?: unknown } | undefined;
-    const s = RtcSignal.safeParse(f.signal);
-    if (!s.success || typeof f.id !== "string" || from?.role !== "app" || typeof from.client_id !== "string")
-      return this.log("direct: a malformed rtc.signal; ignored");
-    this.direct.signal(from.client_id, f.id, s.data);
+  /** A handshake signal from a device, opened and checked by the codec (sealed: meant for this client). */
+  private onSignal(r: RtcIn): void {
+    if (this.direct && r.from.role === "app") this.direct.signal(r.from.client_id, r.id, r.signal);
   }
 
   /** A frame from the direct path: the first copy of a call or cancel, or of a result of a call still waiting here. */
@@ -266,7 +260,7 @@ export class Client implements AgentClient {
         case "send": {
           const f = e.frame;
           this.codec.out(f, f.type === "message" ? () => this.book.unsent(f) : undefined, e.fresh === true);
-          if (!this.codec.sealed) this.paths.alsoDirect(f);
+          this.paths.alsoDirect(f);
           break;
         }
         case "refresh":
@@ -318,6 +312,7 @@ export class Client implements AgentClient {
   private onDecoded(d: Decoded): void {
     if ("placeholder" in d) return; // an elided sealed message: nothing in it to hand over
     if ("badCall" in d) return this.answer(d.badCall, { error: { code: "invalid_arguments", message: d.why } });
+    if ("rtc" in d) return this.onSignal(d.rtc);
     if ("unopenable" in d) {
       // Never shown as ciphertext; a call or result it belongs to ends.
       const u = d.unopenable;
