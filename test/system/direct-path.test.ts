@@ -9,8 +9,11 @@ import { DirectSide, type NdcModule } from "../../adapter/client/direct.js";
 import { ensureSession } from "../../adapter/client/ensure.js";
 import { CallBook, type Effect } from "../../shared/client/call-book.js";
 import { fromPeer, Paths, type PathName } from "../../shared/client/paths.js";
-import { RtcSignal, type RelayFrame, type ToolCallOut } from "../../shared/contract/protocol.js";
-import { appClient, CONFIRM, tempDir, waitFor } from "../helpers/adapter-helpers.js";
+import { Codec, type CodecKeys } from "../../shared/client/codec.js";
+import type { HelloFrame, RelayFrame, ToolCallOut } from "../../shared/contract/protocol.js";
+import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
+import { appClient, CONFIRM, runCli, tempDir, waitFor } from "../helpers/adapter-helpers.js";
+import { SimDevice } from "../helpers/e2e-device.js";
 import type { RawClient } from "../helpers/raw-client.js";
 
 const ndc: NdcModule = nodeDataChannel;
@@ -21,7 +24,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** The device: its relay socket, its direct path, and the same client core the PWA will use. */
+/** The device: its relay socket, its direct path, and the same client core the PWA will use (codec, call book, paths). */
 class Device {
   readonly book = new CallBook({ unclaimed: "ack" });
   readonly paths = new Paths();
@@ -30,23 +33,33 @@ class Device {
   /** Calls handed over to the person (the book's `call` effects). */
   readonly handed: ToolCallOut[] = [];
   readonly direct: DirectSide;
+  readonly codec: Codec;
 
   constructor(
     readonly app: RawClient,
     readonly agentId: string,
+    o: { sessionId: string; sender: string; hello?: HelloFrame; keys?: CodecKeys },
   ) {
+    this.codec = new Codec({
+      sessionId: o.sessionId,
+      sender: () => o.sender,
+      keys: o.keys,
+      write: (w) => (app.send(w), true),
+      deliver: (d) => {
+        if ("rtc" in d) this.direct.signal(d.rtc.from.client_id, d.rtc.id, d.rtc.signal);
+        else if ("frame" in d && d.frame.type === "tool.call") this.in("relay", d.frame);
+      },
+    });
+    if (o.hello) this.codec.hello(o.hello);
     this.direct = new DirectSide({
       ...LOOPBACK,
-      send: (to, id, signal) => app.send({ type: "rtc.signal", id, to, signal }),
+      send: (to, id, signal) => this.codec.signal(to, `agent:${to}`, id, signal),
       frame: (f) => this.in("direct", fromPeer(f, { role: "agent", clientId: agentId }, Date.now())),
       state: (peer) => this.paths.setDirect(peer),
     });
     app.ws.on("message", (data: Buffer) => {
       const f = JSON.parse(data.toString("utf8")) as Record<string, unknown>;
-      const from = f.from as { client_id?: string } | undefined;
-      const s = RtcSignal.safeParse(f.signal);
-      if (f.type === "rtc.signal" && s.success && typeof f.id === "string" && from?.client_id) this.direct.signal(from.client_id, f.id, s.data);
-      if (f.type === "tool.call") this.in("relay", f as unknown as ToolCallOut);
+      if (f.type !== "hello") this.codec.in(f);
     });
     this.run(this.book.hello());
   }
@@ -65,13 +78,13 @@ class Device {
   answerWithRelayStalled(call: ToolCallOut, message: string): { release: () => void } {
     const held = this.book.answer(call, { result: { message } }).flatMap((e) => (e.kind === "send" ? [e.frame] : []));
     for (const f of held) this.paths.alsoDirect(f);
-    return { release: () => held.forEach((f) => this.app.send(f)) };
+    return { release: () => held.forEach((f) => this.codec.out(f)) };
   }
 
   private run(fx: Effect[]): void {
     for (const e of fx) {
       if (e.kind === "send") {
-        this.app.send(e.frame);
+        this.codec.out(e.frame);
         this.paths.alsoDirect(e.frame);
       }
       if (e.kind === "call") this.handed.push(e.call);
@@ -87,7 +100,7 @@ async function world(): Promise<{ agent: Client; device: Device; sessionId: stri
   cleanups.push(() => agent.close());
   const app = await appClient(relayUrl, saved.sessionId, saved.appToken!, [CONFIRM], "phone");
   cleanups.push(() => app.close());
-  const device = new Device(app, agent.clientId);
+  const device = new Device(app, agent.clientId, { sessionId: saved.sessionId, sender: "app:phone" });
   cleanups.push(() => device.direct.close());
   device.direct.offer(agent.clientId);
   await waitFor(() => (agent.path === "direct" && device.paths.directOpen ? true : undefined), "the direct path to open");
@@ -135,5 +148,47 @@ describe("the direct path between two node-datachannel peers, signalled through 
     expect(device.arrivals.filter((a) => a.callId === device.handed[1]!.call_id).map((a) => a.path)).toEqual(["relay"]);
     device.answer(device.handed[1]!, "ok");
     await expect(q).resolves.toEqual({ message: "ok" });
+  });
+
+  it("in a sealed session the handshake travels sealed (no SDP readable on the wire) and the direct path still opens and answers", async () => {
+    const relayUrl = inject("relayUrl");
+    const dir = tempDir();
+    const env = {
+      LINEUP_RELAY_URL: relayUrl,
+      LINEUP_RELAY_KEY: DEV_RELAY_KEY,
+      LINEUP_STATE_DIR: dir,
+      LINEUP_SESSION: "",
+      LINEUP_TOKEN: "",
+      LINEUP_GUEST_LINK: "",
+    };
+    expect((await runCli(["e2e", "on", "--json"], env, dir)).code).toBe(0);
+    const pair = await runCli(["pair", "--json"], env, dir);
+    expect(pair.code, pair.stderr).toBe(0);
+    const { url } = JSON.parse(pair.stdout.trim().split("\n").pop()!) as { url: string };
+    const dev = await SimDevice.redeem(relayUrl, url, "sealed phone");
+    expect(await dev.hello()).toBe(201);
+    const agent = await connectAgent({ relayUrl, stateDir: dir, cwd: dir, relayKey: DEV_RELAY_KEY, clientId: "ag_direct_sealed", direct: LOOPBACK });
+    cleanups.push(() => agent.close());
+    expect(agent.sealed).toBe(true);
+    await waitFor(() => dev.takeReply(), "the sponsor's reply");
+    const { ws, sender, hello } = await dev.join(agent.sessionId, [CONFIRM]);
+    cleanups.push(() => ws.close());
+    const keys: CodecKeys = { keyOf: dev.keyOf, current: () => dev.current(), refresh: async () => {} };
+    const device = new Device(ws, agent.clientId, { sessionId: agent.sessionId, sender, hello: hello as HelloFrame, keys });
+    cleanups.push(() => device.direct.close());
+    device.direct.offer(agent.clientId);
+    await waitFor(() => (agent.path === "direct" && device.paths.directOpen ? true : undefined), "the direct path to open");
+    const signals = ws.log.filter((t) => t.includes('"rtc.signal"'));
+    expect(signals.length).toBeGreaterThan(0);
+    for (const t of signals) {
+      expect(t).toContain('"sealed"');
+      expect(t).not.toContain("sdp");
+      expect(t).not.toContain("candidate");
+    }
+    const p = agent.call("confirm", undefined, { question: "sealed and direct?" }, { timeoutS: 60 });
+    await waitFor(() => (device.handed.length === 1 ? true : undefined), "the call");
+    const answer = device.answerWithRelayStalled(device.handed[0]!, "yes");
+    await expect(p).resolves.toEqual({ message: "yes" });
+    answer.release();
   });
 });
