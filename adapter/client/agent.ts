@@ -150,9 +150,10 @@ export class Client implements AgentClient {
     if (this.direct && r.from.role === "app") this.direct.signal(r.from.client_id, r.id, r.signal);
   }
 
-  /** A frame from the direct path: the first copy of a call or cancel, or of a result of a call still waiting here. */
+  /** A frame from the direct path: the first copy of a result of a call still waiting here, or of a cancel. A
+   * device's calls to the agent's tools are taken from the relay only (it checks them and keeps them). */
   private onDirect(f: RelayFrame | undefined): void {
-    if (!f || (f.type === "tool.result" && !this.book.isPending(f.call_id))) return;
+    if (!f || f.type === "tool.call" || (f.type === "tool.result" && !this.book.isPending(f.call_id))) return;
     if (this.paths.accept("direct", f)) this.run(this.book.receive(f));
   }
 
