@@ -101,45 +101,12 @@ function startLanForwarder() {
   return server;
 }
 
-const build = spawnSync("npx", ["vite", "build", "--logLevel", "warn"], { stdio: "inherit" });
-if (build.status !== 0) process.exit(build.status ?? 1);
-
-// Each child leads its own process group (detached), so stopping kills npx AND what it started (node,
-// wrangler's workerd, vite's esbuild) — a plain child.kill() reaches npx alone and leaves workerd running.
-// stdin is not theirs: a background process group reading the terminal would be stopped (SIGTTIN), and
-// Ctrl-C reaches this process, which stops them.
-const spawnGroup = (cmd, argv) => spawn(cmd, argv, { stdio: ["ignore", "inherit", "inherit"], detached: true });
-const children = [
-  spawnGroup("npx", ["vite", "build", "--watch", "--logLevel", "warn"]),
-  spawnGroup("npx", [
-    "wrangler",
-    "dev",
-    "--ip",
-    "127.0.0.1",
-    "--port",
-    port,
-    // wrangler splits `--var` at the first colon: the URL's own colons stay in the value.
-    ...(publicUrl ? ["--var", `PUBLIC_URL:${publicUrl}`] : []),
-    ...wranglerArgs,
-  ]),
-];
-
-const forwarder = lan ? startLanForwarder() : undefined;
-if (lan) {
-  console.log(`
-LineUp relay + PWA on the LAN: ${publicUrl}  (and http://127.0.0.1:${port} on this machine)
-  Links and QR codes use ${publicUrl} (PUBLIC_URL). The dev RELAY_KEY (lineup-dev-relay-key) is accepted
-  only on http://127.0.0.1:${port}: agents on this machine create sessions, nobody on the network can.
-
-  A plain-http LAN origin is not a secure context in browsers, so on the phone:
-    - no service worker: the app does not work offline and cannot be installed;
-    - no Web Push: no notifications when the app is closed;
-    - no crypto.subtle: anything that needs Web Crypto is unavailable.
-  Everything crosses the network unencrypted (tokens, questions, answers): use a network you trust.
-  For all of it, put the relay behind HTTPS (e.g. \`npx wrangler deploy\` or a TLS tunnel).
-`);
-} else console.log(`\nLineUp relay + PWA: http://127.0.0.1:${port}  (dev RELAY_KEY: lineup-dev-relay-key)\n`);
-
+// Stop handlers come before anything is spawned or printed: a SIGTERM that arrives right after the
+// banner (a supervisor, or a test that waited for it) must stop the children, not kill this process bare.
+// regression: dev-port.test.ts saw exit code null when the signal beat these handlers under CI load.
+/** @type {import("node:child_process").ChildProcess[]} */
+const children = [];
+let forwarder;
 let stopping = false;
 const signalGroups = (sig) => {
   // Even when a leader (npx) has exited, its group lives on while a member (workerd) does.
@@ -176,4 +143,44 @@ const stop = (code = 0) => {
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
 process.on("SIGHUP", () => stop(0));
+
+const build = spawnSync("npx", ["vite", "build", "--logLevel", "warn"], { stdio: "inherit" });
+if (build.status !== 0) process.exit(build.status ?? 1);
+
+// Each child leads its own process group (detached), so stopping kills npx AND what it started (node,
+// wrangler's workerd, vite's esbuild) — a plain child.kill() reaches npx alone and leaves workerd running.
+// stdin is not theirs: a background process group reading the terminal would be stopped (SIGTTIN), and
+// Ctrl-C reaches this process, which stops them.
+const spawnGroup = (cmd, argv) => spawn(cmd, argv, { stdio: ["ignore", "inherit", "inherit"], detached: true });
+children.push(
+  spawnGroup("npx", ["vite", "build", "--watch", "--logLevel", "warn"]),
+  spawnGroup("npx", [
+    "wrangler",
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    port,
+    // wrangler splits `--var` at the first colon: the URL's own colons stay in the value.
+    ...(publicUrl ? ["--var", `PUBLIC_URL:${publicUrl}`] : []),
+    ...wranglerArgs,
+  ]),
+);
+
+forwarder = lan ? startLanForwarder() : undefined;
+if (lan) {
+  console.log(`
+LineUp relay + PWA on the LAN: ${publicUrl}  (and http://127.0.0.1:${port} on this machine)
+  Links and QR codes use ${publicUrl} (PUBLIC_URL). The dev RELAY_KEY (lineup-dev-relay-key) is accepted
+  only on http://127.0.0.1:${port}: agents on this machine create sessions, nobody on the network can.
+
+  A plain-http LAN origin is not a secure context in browsers, so on the phone:
+    - no service worker: the app does not work offline and cannot be installed;
+    - no Web Push: no notifications when the app is closed;
+    - no crypto.subtle: anything that needs Web Crypto is unavailable.
+  Everything crosses the network unencrypted (tokens, questions, answers): use a network you trust.
+  For all of it, put the relay behind HTTPS (e.g. \`npx wrangler deploy\` or a TLS tunnel).
+`);
+} else console.log(`\nLineUp relay + PWA: http://127.0.0.1:${port}  (dev RELAY_KEY: lineup-dev-relay-key)\n`);
+
 for (const c of children) c.on("exit", (code) => code && code !== 0 && stop(code));

@@ -11,13 +11,13 @@ import { tempDir, waitFor } from "../helpers/adapter-helpers.js";
 const DEV = resolve("scripts/dev.mjs");
 
 /** Runs dev.mjs with a recording `npx`; resolves once the banner is out. */
-function dev(args: string[], env: Record<string, string> = {}) {
+function dev(args: string[], env: Record<string, string> = {}, slowBuild = false) {
   const dir = tempDir();
   const log = join(dir, "npx.log");
   const npx = join(dir, "npx");
   writeFileSync(
     npx,
-    `#!/bin/sh\necho "$*" >> "${log}"\ncase "$*" in\n  *--watch*|wrangler*) trap 'exit 0' TERM; while :; do sleep 0.1; done ;;\nesac\nexit 0\n`,
+    `#!/bin/sh\necho "$*" >> "${log}"\ncase "$*" in\n${slowBuild ? '  "vite build --logLevel warn") sleep 1 ;;\n' : ""}  *--watch*|wrangler*) trap 'exit 0' TERM; while :; do sleep 0.1; done ;;\nesac\nexit 0\n`,
   );
   chmodSync(npx, 0o755);
   const child = spawn(process.execPath, [DEV, ...args], {
@@ -46,6 +46,13 @@ describe("npm run dev's port", () => {
     await waitFor(() => (d.lines().some((l) => l.startsWith("wrangler")) ? true : undefined), "wrangler started", 15_000);
     expect(d.lines()).toContain("wrangler dev --ip 127.0.0.1 --port 8790 --log-level warn");
     expect(d.lines()[0]).toBe("vite build --logLevel warn");
+    d.child.kill("SIGTERM");
+    expect(await d.exit).toBe(0);
+  });
+
+  it("regression: a SIGTERM that arrives before the banner (while the PWA builds) still ends in a clean exit 0 (the stop handlers are in place before anything starts)", async () => {
+    const d = dev(["--port", "8793"], {}, true);
+    await waitFor(() => (d.lines()[0] === "vite build --logLevel warn" ? true : undefined), "the build started", 15_000);
     d.child.kill("SIGTERM");
     expect(await d.exit).toBe(0);
   });

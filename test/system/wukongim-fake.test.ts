@@ -126,6 +126,25 @@ describe("the fake WuKongIM server, driven by the real wukongimjssdk 1.0.4", () 
     expect(fake.messages.at(-1)).toMatchObject({ fromUid: ME, channelId: BOT, clientMsgNo: sent.clientMsgNo });
   });
 
+  it("serves TSDD's channel history (POST /v1/message/channel/sync) to the logged-in uid: the person chat named as she sees it, exact ids, payloads as JSON", async () => {
+    const sync = (token: string, body: object) =>
+      fetch(`${fake.httpUrl}/v1/message/channel/sync`, { method: "POST", headers: { token, "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect((await sync("not-a-token", { channel_id: BOT, channel_type: 1 })).status).toBe(401);
+    const r = await sync(fake.tokens.get(ME) ?? "", { channel_id: BOT, channel_type: 1, start_message_seq: 0, end_message_seq: 0, limit: 2, pull_mode: 1 });
+    expect(r.status).toBe(200);
+    const raw = await r.text();
+    const body = JSON.parse(raw) as {
+      more: number;
+      messages: { message_idstr: string; channel_id: string; from_uid: string; message_seq: number; payload: Record<string, unknown> }[];
+    };
+    const mine = fake.messages.filter((m) => m.channelType === 1 && [m.fromUid, m.channelId].includes(ME) && [m.fromUid, m.channelId].includes(BOT));
+    expect(body.messages.map((m) => m.message_idstr)).toEqual(mine.slice(0, 2).map((m) => m.messageId.toString()));
+    expect(raw).toContain(`"message_id":${mine[0]!.messageId}`); // the int64 literal, as Go writes it
+    expect(body.more).toBe(1);
+    expect(body.messages.every((m) => m.channel_id === BOT)).toBe(true);
+    expect(body.messages[0]!.payload).toMatchObject({ type: LINEUP_TYPE, kind: "tool.call" });
+  });
+
   it("answers SENDACK reason 9 (PayloadDecodeError) to a SEND whose msgKey does not match the connection's key", async () => {
     const security = sdk.securityManager;
     const realKey = security.aesKey;

@@ -57,6 +57,22 @@ function LazyConnect() {
   return mod ? <mod.ConnectApp /> : null;
 }
 
+type ImModule = typeof import("./im/ImScreen.js");
+/** IM mode (issue 31, im/ImScreen.tsx): the WuKongIM SDK and its screen, loaded when opened (initial JS budget). */
+const imMod = signal<ImModule | undefined>(undefined);
+function LazyIm() {
+  useEffect(
+    () =>
+      void import("./im/ImScreen.js").then(
+        (m) => (imMod.value = m),
+        () => undefined,
+      ),
+    [],
+  );
+  const mod = imMod.value;
+  return mod ? <mod.ImScreen /> : null;
+}
+
 function Banners() {
   const n = notice.value;
   const r = removed.value;
@@ -102,7 +118,7 @@ export function App() {
   const m = /^\/s\/([A-Za-z0-9_-]+)\/?$/.exec(p);
   const sid = m?.[1];
   const conn = sid ? connOf(sid) : undefined;
-  const screen = conn ? "session" : p === "/settings" ? "settings" : p === "/devices" ? "devices" : p === "/connect" ? "connect" : "home";
+  const screen = conn ? "session" : p === "/settings" ? "settings" : p === "/devices" ? "devices" : p === "/connect" ? "connect" : p === "/im" ? "im" : "home";
   const entry = sid ? entryOf(sid) : undefined;
   const sessionTitle = entry && !entry.guest ? entry.label || t("unnamed") : conn?.label.value || entry?.saved.label || sid;
   const title =
@@ -114,7 +130,9 @@ export function App() {
           ? t("devices")
           : screen === "connect"
             ? (connectMod.value?.connectTitle() ?? "")
-            : t("app");
+            : screen === "im"
+              ? t("imMode")
+              : t("app");
   return (
     <div class={`shell ${screen}`}>
       <header class="top">
@@ -151,6 +169,8 @@ export function App() {
           <LazyDevices />
         ) : screen === "connect" ? (
           <LazyConnect />
+        ) : screen === "im" ? (
+          <LazyIm />
         ) : (
           <Home />
         )}

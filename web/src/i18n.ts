@@ -157,6 +157,9 @@ const en = {
   answeredOn: "Answered on {who}",
   devicesHelp: "This device, your other devices and your agent machines: rename, revoke, add.",
   manageDevices: "Manage devices",
+  imMode: "IM mode (TangSengDaoDao)",
+  imModeHelp: "Answer agents' cards inside your TangSengDaoDao conversations, as a WuKongIM client.",
+  openIm: "Open IM mode",
   qrLabel: "QR code of the pairing link",
   // Connection state (ui/Status.tsx) and what it means for a card.
   connOnline: "Agent online",

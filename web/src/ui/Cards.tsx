@@ -173,6 +173,12 @@ const BODIES: Record<string, (p: Props) => preact.JSX.Element> = {
   permission: PermissionCardLazy /* issue 17: tools/permission.tsx */,
 };
 
+/** A pending card's inputs, for a host other than a relay session: IM mode's cards (web/src/im/ImScreen.tsx, issue 31). */
+export function CardBody(p: Props) {
+  const Body = BODIES[p.c.name] ?? GenericLazy;
+  return <Body {...p} />;
+}
+
 /** What stands in the way of answering on this device now, said on the card itself. */
 function CardNote({ conn, c }: { conn: SessionConn; c: CallEntry }) {
   const k = kindOf(conn);

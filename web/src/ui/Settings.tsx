@@ -64,6 +64,13 @@ export function Settings() {
           {t("manageDevices")}
         </button>
       </div>
+      <div class="card">
+        <h2>{t("imMode")}</h2>
+        <p class="hint">{t("imModeHelp")}</p>
+        <button class="btn" type="button" onClick={() => navigate("/im")}>
+          {t("openIm")}
+        </button>
+      </div>
       <PushEntry /> {/* issue 16: Web Push on this device and the inbox's reminders (push-settings.tsx) */}
       <PolicyEntry /> {/* issue 17: the inbox's permission policy (ui/Policy.tsx) */}
       <form class="card" onSubmit={(e) => void submit(e)}>
