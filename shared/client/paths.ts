@@ -8,7 +8,9 @@
 //    the first time its (type, call_id) is seen on any path. First answer wins, exactly once.
 // Direct frames are the peer's own client frames (DTLS authenticates the channel end to end, its fingerprints
 // having travelled sealed or bound to the session): `fromPeer` gives them the shape the relay would have.
-import { clampTimeout, type ClientFrame, type RelayFrame, type Role } from "../contract/protocol.js";
+// limits.js, not protocol.js: the PWA's initial bundle takes this module without the contract's zod schemas.
+import { clampTimeout } from "../contract/limits.js";
+import type { ClientFrame, RelayFrame, Role } from "../contract/protocol.js";
 
 export type PathName = "relay" | "direct";
 
