@@ -156,6 +156,8 @@ export const zh: Dict = {
   openIm: "打开 IM 模式",
   qrLabel: "配对链接的二维码",
   connOnline: "Agent 在线",
+  pathDirect: "直连",
+  pathRelay: "经中转",
   connAgentAway: "Agent 离线——它回来后会收到回答",
   connReconnecting: "正在重新连接…回答先保存在本设备",
   connUnreachable: "无法连接中继——回答先保存在本设备",

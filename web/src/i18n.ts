@@ -163,6 +163,8 @@ const en = {
   qrLabel: "QR code of the pairing link",
   // Connection state (ui/Status.tsx) and what it means for a card.
   connOnline: "Agent online",
+  pathDirect: "direct",
+  pathRelay: "via relay",
   connAgentAway: "Agent offline — answers reach it when it returns",
   connReconnecting: "Reconnecting… answers wait on this device",
   connUnreachable: "Relay unreachable — answers wait on this device",
