@@ -1,0 +1,167 @@
+// Issue 32 in real Chromium: the built PWA on a phone (390×844) opens the direct path — its real
+// RTCPeerConnection and data channel — to the real agent adapter (node-datachannel) through `wrangler dev`,
+// and the session stays whole whichever path carries what.
+// Loopback only: the agent binds 127.0.0.1 and sends and accepts only `127.0.0.1 … typ host` candidates
+// (as in test/system/direct-path.test.ts). Chromium never gathers loopback candidates (checked: not with
+// --allow-loopback-in-peer-connection either, and none at all in a network namespace that has only `lo`),
+// so the page's candidates name the machine's own interfaces and the agent drops them unread; the only
+// address either side is given is the agent's 127.0.0.1. mDNS obfuscation is off so candidates are plain.
+// The relay is "stalled" by a route on the page's session socket that holds frames both ways.
+import type { BrowserContext, Page, WebSocketRoute } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import nodeDataChannel from "node-datachannel";
+import { connectAgent, type Client } from "../../adapter/client/index.js";
+import type { NdcModule } from "../../adapter/client/direct.js";
+import { ensureSession } from "../../adapter/client/ensure.js";
+import { shot, useBrowser } from "../helpers/browser.js";
+import { tempDir, waitFor } from "../helpers/adapter-helpers.js";
+
+const ndc: NdcModule = nodeDataChannel;
+const LOOPBACK = { ndc, bindAddress: "127.0.0.1", allowCandidate: (c: string) => / 127\.0\.0\.1 \d+ typ host/.test(c) };
+
+/** What the confirm card's Yes answers. */
+const YES = { message: "yes", confirmed: true };
+
+const fx = useBrowser({ args: ["--disable-features=WebRtcHideLocalIpsWithMdns"] });
+
+/** The page's session socket, through a route the test controls. */
+class RelayRoute {
+  /** Frames both ways are held (a stalled relay connection), and go on at `release()`. */
+  stalled = false;
+  /** `rtc.signal` frames are dropped both ways: no direct path can open. */
+  noSignals = false;
+  private held: (() => void)[] = [];
+
+  async install(ctx: BrowserContext): Promise<void> {
+    await ctx.routeWebSocket(/\/api\/sessions\/[^/]+\/ws/, (ws: WebSocketRoute) => {
+      const server = ws.connectToServer();
+      const pass = (m: string | Buffer, to: (m: string | Buffer) => void) => {
+        if (this.noSignals && String(m).includes('"rtc.signal"')) return;
+        if (this.stalled && m !== "ping" && m !== "pong") this.held.push(() => to(m));
+        else to(m);
+      };
+      ws.onMessage((m) => pass(m, (x) => server.send(x)));
+      server.onMessage((m) => pass(m, (x) => ws.send(x)));
+    });
+  }
+
+  release(): void {
+    this.stalled = false;
+    for (const f of this.held.splice(0)) f();
+  }
+}
+
+let agent: Client;
+let ctx: BrowserContext;
+let page: Page;
+let route: RelayRoute;
+let relay: { url: string; sid: string; token: string };
+const unclaimed: unknown[] = [];
+
+const mark = () => page.locator(".conn-line .path").getAttribute("data-path");
+
+async function pendingCalls(): Promise<number> {
+  const r = await fetch(`${relay.url}/api/sessions/${relay.sid}`, { headers: { authorization: `Bearer ${relay.token}` } });
+  return ((await r.json()) as { pending_calls: number }).pending_calls;
+}
+
+/** The agent asks; the card shows on the phone; the person taps Yes. Resolves with the agent's result, counted. */
+async function askAndAnswer(question: string, before?: () => Promise<void>): Promise<{ result: unknown; settled: number; callId: string }> {
+  let settled = 0;
+  const p = agent.call("confirm", undefined, { question }, { timeoutS: 60 }).then((r) => (settled++, r));
+  const card = page.locator(".card", { hasText: question });
+  await card.getByRole("button", { name: "Yes" }).waitFor({ timeout: 15_000 });
+  const callId = (await card.getAttribute("data-call")) ?? "";
+  await before?.();
+  await card.getByRole("button", { name: "Yes" }).click();
+  return { result: await p, settled, callId };
+}
+
+/** Closes the page's data channel (recorded by the init script), as a dropped Wi-Fi would. */
+const dropChannel = () => page.evaluate(() => (Reflect.get(window, "__dcs") as RTCDataChannel[]).forEach((dc) => dc.close()));
+
+beforeAll(async () => {
+  const url = fx.relay();
+  const stateDir = tempDir();
+  const saved = await ensureSession({ relayUrl: url, stateDir, cwd: stateDir });
+  relay = { url, sid: saved.sessionId, token: saved.agentToken };
+  agent = await connectAgent({ relayUrl: url, stateDir, cwd: stateDir, direct: LOOPBACK });
+  agent.on("result", (r) => unclaimed.push(r));
+  ctx = await fx.browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, bypassCSP: true });
+  await ctx.addInitScript(() => {
+    const dcs: RTCDataChannel[] = [];
+    Reflect.set(window, "__dcs", dcs);
+    const create = RTCPeerConnection.prototype.createDataChannel;
+    RTCPeerConnection.prototype.createDataChannel = function (this: RTCPeerConnection, ...a: Parameters<typeof create>) {
+      const dc = create.apply(this, a);
+      dcs.push(dc);
+      return dc;
+    };
+  });
+  route = new RelayRoute();
+  await route.install(ctx);
+  page = await ctx.newPage();
+  await page.goto(saved.appUrl!);
+  await page.locator(".conn-line.presence.on").waitFor({ timeout: 15_000 });
+}, 60_000);
+
+afterAll(async () => {
+  await ctx?.close();
+  await agent?.close();
+});
+
+describe("the PWA's direct path to the agent on the same network (issue 32)", () => {
+  it("opens after hello with no STUN/TURN and the session's status line says 'direct'", async () => {
+    await waitFor(async () => ((await mark()) === "direct" && agent.path === "direct" ? true : undefined), "the direct path to open");
+    await expect(page.locator(".conn-line .path")).toBeDefined();
+    await shot(page, "direct-mark");
+  }, 30_000);
+
+  it("both paths deliver the same answer: the agent counts it once, and the relay closes the call", async () => {
+    const { result, settled } = await askAndAnswer("Both paths?");
+    expect(result).toEqual(YES);
+    await waitFor(async () => ((await pendingCalls()) === 0 ? true : undefined), "the relay to close the call");
+    expect(settled).toBe(1);
+    expect(unclaimed).toEqual([]);
+  }, 30_000);
+
+  it("a call is answered over the direct path while the relay connection is stalled; the relay's late copy closes it and changes nothing", async () => {
+    let answer: Awaited<ReturnType<typeof askAndAnswer>>;
+    try {
+      answer = await askAndAnswer("Relay stalled?", async () => {
+        route.stalled = true;
+      });
+      // Only the direct path carried the answer: the relay still holds the call open.
+      expect(await pendingCalls()).toBe(1);
+    } finally {
+      route.release();
+    }
+    const { result, settled, callId } = answer;
+    expect(result).toEqual(YES);
+    await waitFor(async () => ((await pendingCalls()) === 0 ? true : undefined), "the relay to close the call");
+    await expect.poll(() => page.locator(`[data-call="${callId}"]`).getAttribute("data-state")).toBe("answered");
+    expect(settled).toBe(1);
+    expect(unclaimed).toEqual([]);
+  }, 30_000);
+
+  it("the data channel dropping mid-call: the answer still arrives, once", async () => {
+    const { result, settled, callId } = await askAndAnswer("Channel dropped?", dropChannel);
+    expect(result).toEqual(YES);
+    await waitFor(async () => ((await pendingCalls()) === 0 ? true : undefined), "the relay to close the call");
+    expect(await page.locator(`[data-call="${callId}"]`).getAttribute("data-state")).toBe("answered");
+    expect(settled).toBe(1);
+    expect(unclaimed).toEqual([]);
+  }, 30_000);
+
+  it("with the direct path down, the call is answered over the relay and the status line says 'via relay'", async () => {
+    route.noSignals = true;
+    await dropChannel();
+    await waitFor(async () => ((await mark()) === "relay" && agent.path === "relay" ? true : undefined), "the direct path to close");
+    const { result, settled } = await askAndAnswer("Relay only?");
+    expect(result).toEqual(YES);
+    expect(settled).toBe(1);
+    expect(agent.path).toBe("relay");
+    expect(unclaimed).toEqual([]);
+    await shot(page, "direct-mark-relay");
+  }, 30_000);
+});
