@@ -13,6 +13,7 @@ import nodeDataChannel from "node-datachannel";
 import { connectAgent, type Client } from "../../adapter/client/index.js";
 import type { NdcModule } from "../../adapter/client/direct.js";
 import { ensureSession } from "../../adapter/client/ensure.js";
+import { AxeBuilder } from "@axe-core/playwright";
 import { shot, useBrowser } from "../helpers/browser.js";
 import { tempDir, waitFor } from "../helpers/adapter-helpers.js";
 
@@ -30,6 +31,8 @@ class RelayRoute {
   stalled = false;
   /** `rtc.signal` frames are dropped both ways: no direct path can open. */
   noSignals = false;
+  /** The call ids of the answers the page sent to the relay. */
+  readonly results: string[] = [];
   private held: (() => void)[] = [];
 
   async install(ctx: BrowserContext): Promise<void> {
@@ -40,7 +43,11 @@ class RelayRoute {
         if (this.stalled && m !== "ping" && m !== "pong") this.held.push(() => to(m));
         else to(m);
       };
-      ws.onMessage((m) => pass(m, (x) => server.send(x)));
+      ws.onMessage((m) => {
+        const f = /^\{"type":"tool\.result","call_id":"([^"]+)"/.exec(String(m));
+        if (f) this.results.push(f[1]!);
+        pass(m, (x) => server.send(x));
+      });
       server.onMessage((m) => pass(m, (x) => ws.send(x)));
     });
   }
@@ -57,6 +64,11 @@ let page: Page;
 let route: RelayRoute;
 let relay: { url: string; sid: string; token: string };
 const unclaimed: unknown[] = [];
+
+async function axe(p: Page): Promise<string[]> {
+  const r = await new AxeBuilder({ page: p }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
+  return r.violations.flatMap((v) => v.nodes.map((n) => `${v.id} ${n.target.join(" ")}`));
+}
 
 const mark = () => page.locator(".conn-line .path").getAttribute("data-path");
 
@@ -90,11 +102,14 @@ beforeAll(async () => {
   ctx = await fx.browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, bypassCSP: true });
   await ctx.addInitScript(() => {
     const dcs: RTCDataChannel[] = [];
+    const pcs: RTCPeerConnection[] = [];
     Reflect.set(window, "__dcs", dcs);
+    Reflect.set(window, "__pcs", pcs);
     const create = RTCPeerConnection.prototype.createDataChannel;
     RTCPeerConnection.prototype.createDataChannel = function (this: RTCPeerConnection, ...a: Parameters<typeof create>) {
       const dc = create.apply(this, a);
       dcs.push(dc);
+      pcs.push(this);
       return dc;
     };
   });
@@ -113,13 +128,49 @@ afterAll(async () => {
 describe("the PWA's direct path to the agent on the same network (issue 32)", () => {
   it("opens after hello with no STUN/TURN and the session's status line says 'direct'", async () => {
     await waitFor(async () => ((await mark()) === "direct" && agent.path === "direct" ? true : undefined), "the direct path to open");
-    await expect(page.locator(".conn-line .path")).toBeDefined();
-    await shot(page, "direct-mark");
+    // The pair in use reaches the agent at 127.0.0.1, the only candidate it offered.
+    const remote = await page.evaluate(async () => {
+      const pc = (Reflect.get(window, "__pcs") as RTCPeerConnection[]).at(-1)!;
+      const stats = [...(await pc.getStats()).values()] as {
+        type: string;
+        id: string;
+        state?: string;
+        nominated?: boolean;
+        remoteCandidateId?: string;
+        address?: string;
+      }[];
+      const pair = stats.find((s) => s.type === "candidate-pair" && s.state === "succeeded" && s.nominated);
+      return stats.find((s) => s.id === pair?.remoteCandidateId)?.address;
+    });
+    expect(remote).toBe("127.0.0.1");
+    expect(await page.locator(".conn-line .path").textContent()).toContain("direct");
+    expect(await axe(page)).toEqual([]);
+    await shot(page, "direct-mark-light-en");
+    // Chinese, dark: the same mark in the other language and theme.
+    await page.evaluate(() => {
+      localStorage.setItem("lineup.lang", JSON.stringify("zh"));
+      localStorage.setItem("lineup.theme", JSON.stringify("dark"));
+    });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.reload();
+    await waitFor(async () => ((await mark()) === "direct" ? true : undefined), "the direct path to open again after the reload");
+    expect(await page.locator(".conn-line .path").textContent()).toContain("直连");
+    expect(await axe(page)).toEqual([]);
+    await shot(page, "direct-mark-dark-zh");
+    await page.evaluate(() => {
+      localStorage.setItem("lineup.lang", JSON.stringify("en"));
+      localStorage.setItem("lineup.theme", JSON.stringify("light"));
+    });
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.reload();
+    await waitFor(async () => ((await mark()) === "direct" && agent.path === "direct" ? true : undefined), "the direct path to open again");
   }, 30_000);
 
   it("both paths deliver the same answer: the agent counts it once, and the relay closes the call", async () => {
-    const { result, settled } = await askAndAnswer("Both paths?");
+    expect(agent.path).toBe("direct");
+    const { result, settled, callId } = await askAndAnswer("Both paths?");
     expect(result).toEqual(YES);
+    expect(route.results.filter((id) => id === callId)).toHaveLength(1); // the relay's copy went too
     await waitFor(async () => ((await pendingCalls()) === 0 ? true : undefined), "the relay to close the call");
     expect(settled).toBe(1);
     expect(unclaimed).toEqual([]);
