@@ -131,14 +131,15 @@ describe("the PWA's direct path to the agent on the same network (issue 32)", ()
     // The pair in use reaches the agent at 127.0.0.1, the only candidate it offered.
     const remote = await page.evaluate(async () => {
       const pc = (Reflect.get(window, "__pcs") as RTCPeerConnection[]).at(-1)!;
-      const stats = [...(await pc.getStats()).values()] as {
+      const stats: {
         type: string;
         id: string;
         state?: string;
         nominated?: boolean;
         remoteCandidateId?: string;
         address?: string;
-      }[];
+      }[] = [];
+      (await pc.getStats()).forEach((s: (typeof stats)[number]) => stats.push(s));
       const pair = stats.find((s) => s.type === "candidate-pair" && s.state === "succeeded" && s.nominated);
       return stats.find((s) => s.id === pair?.remoteCandidateId)?.address;
     });
