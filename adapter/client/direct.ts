@@ -198,7 +198,10 @@ export class DirectPeer implements DirectPath {
 
 /** The direct path of one client: at most one handshake at a time, with the one peer that offered (or that
  * this side offered to). Signals of any other attempt id are ignored; a new offer replaces the old attempt. */
-export interface DirectSideOptions extends Omit<DirectOptions, "role" | "signal" | "frame" | "open" | "closed" | "sign" | "verify"> {
+export interface DirectSideOptions extends Omit<DirectOptions, "ndc" | "role" | "signal" | "frame" | "open" | "closed" | "sign" | "verify"> {
+  /** The library, or its loader (adapter/client/ndc.ts: import()ed at the first offer; undefined: relay only,
+   * and each offer is answered `bye`). */
+  ndc: NdcModule | (() => Promise<NdcModule | undefined>);
   /** Answering: sign each answer with this machine's direct key (the device's id is the offer's sender). */
   sign?: { sessionId: string; key: () => Promise<DirectKey> };
   /** Offering: check each answer's bind (the device's id is `selfId`, this client). */
@@ -214,20 +217,38 @@ export interface DirectSideOptions extends Omit<DirectOptions, "role" | "signal"
 export class DirectSide {
   private current: { peer: DirectPeer; with: string; id: string } | undefined;
   private attempts = 0;
+  /** Signals in arrival order: the first offer waits for the library to load, and the rest wait for it. */
+  private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: DirectSideOptions) {}
 
   /** Offers a direct path to `to` (the device's side). */
   offer(to: string): void {
-    this.begin("offer", to, `d${Date.now().toString(36)}.${++this.attempts}`);
+    const id = `d${Date.now().toString(36)}.${++this.attempts}`;
+    this.after(async (lib) => lib && this.begin(lib, "offer", to, id));
   }
 
   /** A signal from the relay: an offer starts (or replaces) an attempt; the rest belongs to the current one. */
   signal(from: string, id: string, s: RtcSignal): void {
-    if (s.kind === "offer") this.begin("answer", from, id);
-    const c = this.current;
-    if (!c || c.with !== from || c.id !== id) return;
-    c.peer.signal(s);
+    this.after(async (lib) => {
+      if (!lib) {
+        if (s.kind === "offer") this.o.send(from, id, { kind: "bye" });
+        return;
+      }
+      if (s.kind === "offer") this.begin(lib, "answer", from, id);
+      const c = this.current;
+      if (!c || c.with !== from || c.id !== id) return;
+      c.peer.signal(s);
+    });
+  }
+
+  private after(step: (lib: NdcModule | undefined) => Promise<unknown>): void {
+    const ndc = this.o.ndc;
+    this.chain = this.chain
+      .then(async () => {
+        await step(typeof ndc === "function" ? await ndc() : ndc);
+      })
+      .catch((e: unknown) => this.o.log?.(`direct: ${e instanceof Error ? e.message : String(e)}; staying on the relay`));
   }
 
   get open(): boolean {
@@ -242,9 +263,9 @@ export class DirectSide {
     c.peer.close();
   }
 
-  private begin(role: "offer" | "answer", peerId: string, id: string): void {
+  private begin(ndc: NdcModule, role: "offer" | "answer", peerId: string, id: string): void {
     this.close(false);
-    const { send, frame, state, sign, verify, ...rest } = this.o;
+    const { send, frame, state, sign, verify, ndc: _lib, ...rest } = this.o;
     const deviceId = role === "answer" ? peerId : (verify?.selfId ?? "");
     const ctx = (sessionId: string) => ({ sessionId, signalId: id, deviceId });
     const me: { peer: DirectPeer; with: string; id: string } = {
@@ -252,6 +273,7 @@ export class DirectSide {
       id,
       peer: new DirectPeer({
         ...rest,
+        ndc,
         role,
         ...(role === "answer" && sign ? { sign: { key: sign.key, ctx: ctx(sign.sessionId) } } : {}),
         ...(role === "offer" && verify ? { verify: { ...verify, ctx: ctx(verify.sessionId) } } : {}),

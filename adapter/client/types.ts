@@ -3,7 +3,7 @@ import type { ContentBlock, MessageOut, ToolCallOut, ToolDef, ToolResultBody, To
 import type { BackoffOptions } from "../../shared/client/backoff.js";
 import type { LineUpError } from "../../shared/client/errors.js";
 import type { Keyring } from "../e2e/keyring.js";
-import type { DirectOptions } from "./direct.js";
+import type { DirectSideOptions } from "./direct.js";
 import type { DirectKey } from "../../shared/client/direct-bind.js";
 
 export interface ConnectOptions {
@@ -89,4 +89,4 @@ export interface ClientOptions {
 }
 
 /** The direct path's library and its network limits (adapter/client/direct.ts). */
-export type DirectConfig = Pick<DirectOptions, "ndc" | "bindAddress" | "iceServers" | "allowCandidate">;
+export type DirectConfig = Pick<DirectSideOptions, "ndc" | "bindAddress" | "iceServers" | "allowCandidate">;
