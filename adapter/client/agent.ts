@@ -109,9 +109,11 @@ export class Client implements AgentClient {
       terminalOf: () => this.refusal()?.code,
     });
     this.sock.on("frame", (f) => (isRelayFrame(f) && f.type === "hello" ? this.onHello(f) : this.codec.in(f)));
-    if (o.direct)
+    if (o.direct) {
+      const { key, ...direct } = o.direct;
       this.direct = new DirectSide({
-        ...o.direct,
+        ...direct,
+        ...(key ? { sign: { sessionId: this.sessionId, key } } : {}),
         log: this.log,
         send: (to, id, signal) => this.codec.signal(to, `app:${to}`, id, signal),
         frame: (f, from) => this.onDirect(fromPeer(f, { role: "app", clientId: from }, Date.now())),
@@ -120,6 +122,7 @@ export class Client implements AgentClient {
           this.log(peer ? `direct path to ${from ?? "?"} open` : "direct path closed; calls go through the relay");
         },
       });
+    }
     this.sock.on("close", (c) => {
       this.book.down();
       const why = this.http.status ? `HTTP ${this.http.status}` : c.error || c.reason || `closed ${c.code}`;

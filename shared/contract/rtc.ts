@@ -24,10 +24,23 @@ export const RTC_LIMITS = {
 export const SignalId = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "1-128 of A-Z a-z 0-9 _ . : -");
 export const SignalTo = z.string().regex(CLIENT_ID_RE, "a client id");
 
+/** base64url of a 65-byte uncompressed P-256 point (87 chars) and of a 64-byte P1363 signature r‖s (86 chars). */
+export const DIRECT_KEY_RE = /^[A-Za-z0-9_-]{87}$/;
+export const DIRECT_SIG_RE = /^[A-Za-z0-9_-]{86}$/;
+
+/** The agent machine's signature binding the answer's and the offer's DTLS fingerprints to its direct key
+ * (shared/client/direct-bind.ts, docs/protocol.md). Required by devices in plaintext sessions, optional in sealed. */
+export const DirectBind = z.object({
+  key: z.string().regex(DIRECT_KEY_RE, "an uncompressed P-256 point, base64url"),
+  sig: z.string().regex(DIRECT_SIG_RE, "an ECDSA P-256 signature (r||s), base64url"),
+});
+
+export type DirectBind = z.infer<typeof DirectBind>;
+
 /** What one signal says: the SDP of an offer or answer, one ICE candidate, or the end of the attempt. */
 export const RtcSignal = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("offer"), sdp: z.string().min(1).max(RTC_LIMITS.maxSignalBytes) }),
-  z.object({ kind: z.literal("answer"), sdp: z.string().min(1).max(RTC_LIMITS.maxSignalBytes) }),
+  z.object({ kind: z.literal("answer"), sdp: z.string().min(1).max(RTC_LIMITS.maxSignalBytes), bind: DirectBind.optional() }),
   z.object({ kind: z.literal("candidate"), candidate: z.string().max(RTC_LIMITS.maxCandidateChars), mid: z.string().max(64) }),
   z.object({ kind: z.literal("bye") }),
 ]);

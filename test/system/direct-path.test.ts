@@ -7,6 +7,8 @@ import { afterEach, describe, expect, inject, it } from "vitest";
 import { connectAgent, type Client } from "../../adapter/client/index.js";
 import { DirectSide, type NdcModule } from "../../adapter/client/direct.js";
 import { ensureSession } from "../../adapter/client/ensure.js";
+import { loadDirectKey } from "../../adapter/client/direct-key.js";
+import { directKeyOfFragment } from "../../shared/client/direct-bind.js";
 import { CallBook, type Effect } from "../../shared/client/call-book.js";
 import { fromPeer, Paths, type PathName } from "../../shared/client/paths.js";
 import { Codec, type CodecKeys } from "../../shared/client/codec.js";
@@ -34,12 +36,17 @@ class Device {
   readonly handed: ToolCallOut[] = [];
   readonly direct: DirectSide;
   readonly codec: Codec;
+  /** The agent machine's direct key as this device pinned it (from the pairing link, else on first contact). */
+  pin: string | undefined;
+  /** Keys the device took an answer from: `first` when it pinned it then (trust on first use). */
+  readonly accepted: { key: string; first: boolean }[] = [];
 
   constructor(
     readonly app: RawClient,
     readonly agentId: string,
-    o: { sessionId: string; sender: string; hello?: HelloFrame; keys?: CodecKeys },
+    o: { sessionId: string; sender: string; hello?: HelloFrame; keys?: CodecKeys; pin?: string },
   ) {
+    this.pin = o.pin;
     this.codec = new Codec({
       sessionId: o.sessionId,
       sender: () => o.sender,
@@ -56,6 +63,16 @@ class Device {
       send: (to, id, signal) => this.codec.signal(to, `agent:${to}`, id, signal),
       frame: (f) => this.in("direct", fromPeer(f, { role: "agent", clientId: agentId }, Date.now())),
       state: (peer) => this.paths.setDirect(peer),
+      verify: {
+        sessionId: o.sessionId,
+        selfId: o.sender.slice("app:".length),
+        required: !o.keys,
+        pinned: () => this.pin,
+        accepted: (key, first) => {
+          this.accepted.push({ key, first });
+          this.pin ??= key;
+        },
+      },
     });
     app.ws.on("message", (data: Buffer) => {
       const f = JSON.parse(data.toString("utf8")) as Record<string, unknown>;
@@ -104,6 +121,8 @@ async function world(): Promise<{ agent: Client; device: Device; sessionId: stri
   cleanups.push(() => device.direct.close());
   device.direct.offer(agent.clientId);
   await waitFor(() => (agent.path === "direct" && device.paths.directOpen ? true : undefined), "the direct path to open");
+  // Plaintext: the device took the answer only because its bind verified, and pinned the machine's key then.
+  expect(device.accepted).toEqual([{ key: (await loadDirectKey(stateDir)).publicKey, first: true }]);
   return { agent, device, sessionId: saved.sessionId, agentToken: saved.agentToken, relayUrl };
 }
 
@@ -165,6 +184,9 @@ describe("the direct path between two node-datachannel peers, signalled through 
     const pair = await runCli(["pair", "--json"], env, dir);
     expect(pair.code, pair.stderr).toBe(0);
     const { url } = JSON.parse(pair.stdout.trim().split("\n").pop()!) as { url: string };
+    // The link carries the machine's direct key beside the pairing secret: the device pins it from there.
+    const pin = directKeyOfFragment(new URL(url).hash);
+    expect(pin).toBe((await loadDirectKey(dir)).publicKey);
     const dev = await SimDevice.redeem(relayUrl, url, "sealed phone");
     expect(await dev.hello()).toBe(201);
     const agent = await connectAgent({ relayUrl, stateDir: dir, cwd: dir, relayKey: DEV_RELAY_KEY, clientId: "ag_direct_sealed", direct: LOOPBACK });
@@ -174,10 +196,11 @@ describe("the direct path between two node-datachannel peers, signalled through 
     const { ws, sender, hello } = await dev.join(agent.sessionId, [CONFIRM]);
     cleanups.push(() => ws.close());
     const keys: CodecKeys = { keyOf: dev.keyOf, current: () => dev.current(), refresh: async () => {} };
-    const device = new Device(ws, agent.clientId, { sessionId: agent.sessionId, sender, hello: hello as HelloFrame, keys });
+    const device = new Device(ws, agent.clientId, { sessionId: agent.sessionId, sender, hello: hello as HelloFrame, keys, ...(pin ? { pin } : {}) });
     cleanups.push(() => device.direct.close());
     device.direct.offer(agent.clientId);
     await waitFor(() => (agent.path === "direct" && device.paths.directOpen ? true : undefined), "the direct path to open");
+    expect(device.accepted).toEqual([{ key: pin, first: false }]);
     const signals = ws.log.filter((t) => t.includes('"rtc.signal"'));
     expect(signals.length).toBeGreaterThan(0);
     for (const t of signals) {
