@@ -20,6 +20,7 @@ import { plainWire, SealedWire, type Wire, type WireHost } from "./wire.js";
 import { showDecoded, type FrameView } from "./conn-frames.js";
 import { readStatus, socketUrl } from "./session-status.js";
 import { DirectLink } from "./direct-link.js";
+import { pinOf } from "./direct-pins.js";
 
 export type { ConnHooks, Phase } from "./conn-hooks.js";
 import type { ConnHooks, Phase } from "./conn-hooks.js";
@@ -109,6 +110,9 @@ export class SessionConn {
     this.sealedWire = new SealedWire(host);
     this.direct = new DirectLink({
       saved,
+      clientId: this.clientId,
+      pin: pinOf(saved, () => hooks.machineOf?.() ?? { machines: 0 }),
+      sealed: () => this.sealed.value,
       online: () => this.helloed && !!this.sock,
       signal: (to, id, s) => this.wire.signal(to, `agent:${to}`, id, s),
       deliver: (f, bad) => this.calls_.receive(f, bad !== null ? { invalid: bad } : undefined),

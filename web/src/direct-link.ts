@@ -14,6 +14,7 @@ import type { ClientFrame, RelayFrame, RtcSignal } from "../../shared/contract/p
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
 import { readStatus } from "./session-status.js";
 import type { SavedSession } from "./storage.js";
+import type { Pin } from "./direct-pins.js";
 
 type RtcModule = typeof import("./direct/rtc.js");
 type Attempt = InstanceType<RtcModule["RtcAttempt"]>;
@@ -27,6 +28,12 @@ export const DIRECT_DEFAULTS = {
 
 export interface DirectHost {
   readonly saved: SavedSession;
+  /** This device's client id in the session (the binding covers it). */
+  readonly clientId: string;
+  /** The agent machine's pinned direct key (web/src/direct-pins.ts). */
+  readonly pin: Pin;
+  /** A sealed session: the handshake travelled sealed, so the answer needs no binding. */
+  sealed(): boolean;
   /** Past `hello` on the relay (signals can go). */
   online(): boolean;
   /** One `rtc.signal` to the agent `to`, through the codec (sealed in a sealed session). */
@@ -40,6 +47,9 @@ export interface DirectHost {
 export class DirectLink {
   /** "direct" while the data channel is open, else "relay" (the session screen's mark). */
   readonly path = signal<PathName>("relay");
+  /** The agent's answer was signed by another key than the machine's pinned one: no direct path until the
+   * person forgets the pin (`forgetPin`). */
+  readonly refused = signal<boolean>(false);
   readonly paths = new Paths();
   private mod: Promise<RtcModule> | undefined;
   private m: RtcModule | undefined;
@@ -53,7 +63,7 @@ export class DirectLink {
 
   /** Try now, when nothing is open or under way (no-op where the browser has no WebRTC). */
   kick(): void {
-    if (this.stopped || this.cur || typeof RTCPeerConnection !== "function" || !this.h.online() || this.agentOn === false) return;
+    if (this.stopped || this.cur || this.refused.value || typeof RTCPeerConnection !== "function" || !this.h.online() || this.agentOn === false) return;
     const me: NonNullable<DirectLink["cur"]> = { id: `p${Date.now().toString(36)}.${++this.n}` };
     this.cur = me;
     void this.begin(me).catch((e: unknown) => {
@@ -101,6 +111,13 @@ export class DirectLink {
     this.end(true);
   }
 
+  /** The person trusts the machine's new key: the pin goes, and the next answer's key is pinned. */
+  forgetPin(): void {
+    this.h.pin.forget();
+    this.refused.value = false;
+    this.kick();
+  }
+
   /** The connection starts again. */
   resume(): void {
     this.stopped = false;
@@ -131,6 +148,21 @@ export class DirectLink {
       openTimeoutMs: DIRECT_DEFAULTS.openTimeoutMs,
       signal: (s) => this.h.online() && this.h.signal(agentId, me.id, s),
       frame: (f) => this.fromAgent(m, f, agentId),
+      verify: async (answer, offerSdp) => {
+        // Sealed: the answer travelled sealed for this device, the relay could not substitute it.
+        if (this.h.sealed()) return true;
+        const pinned = this.h.pin.get();
+        const ctx = { sessionId: this.h.saved.sid, signalId: me.id, deviceId: this.h.clientId };
+        const v = await m.verifyBind(answer.bind, ctx, offerSdp, answer.sdp, pinned);
+        if (v.ok) {
+          this.h.pin.keep(v.key);
+          return true;
+        }
+        this.h.log(`direct: refused (${v.reason})`);
+        // A key other than the pin is what a relay in the middle would show: said, and kept refused.
+        if (pinned !== undefined && answer.bind && answer.bind.key !== pinned) this.refused.value = true;
+        return false;
+      },
       open: () => {
         if (this.cur !== me) return;
         me.opened = true;

@@ -158,6 +158,8 @@ export const zh: Dict = {
   connOnline: "Agent 在线",
   pathDirect: "直连",
   pathRelay: "经中转",
+  directRefused: "直连被拒绝：这台机器的密钥变了。回答经中转发送。",
+  directForget: "信任新密钥",
   connAgentAway: "Agent 离线——它回来后会收到回答",
   connReconnecting: "正在重新连接…回答先保存在本设备",
   connUnreachable: "无法连接中继——回答先保存在本设备",

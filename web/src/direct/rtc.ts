@@ -10,6 +10,7 @@ import type { RtcIn } from "../../../shared/client/codec.js";
 import type { RawFrame } from "../../../shared/client/socket.js";
 
 export { checkCall } from "../e2e/session.js";
+export { verifyBind } from "../../../shared/client/direct-bind.js";
 
 /** The data channel's label (the agent's `DIRECT_LABEL`: both ends must agree). */
 export const DIRECT_LABEL = "lineup";
@@ -27,6 +28,8 @@ export interface AttemptOptions {
   frame(f: ClientFrame): void;
   /** The channel opened. */
   open(): void;
+  /** The agent's answer may be taken (the binding check; our own offer's SDP beside it): false refuses it. */
+  verify(answer: Extract<Signal, { kind: "answer" }>, offerSdp: string): Promise<boolean>;
   /** The attempt ended (never opened, or the channel closed); called once. */
   closed(why: string): void;
   log(line: string): void;
@@ -68,11 +71,6 @@ export class RtcAttempt implements DirectPath {
     void this.offer();
   }
 
-  /** The SDP this side offered (for the binding check), once set. */
-  get offerSdp(): string | undefined {
-    return this.pc.localDescription?.sdp;
-  }
-
   private async offer(): Promise<void> {
     try {
       const offer = await this.pc.createOffer();
@@ -89,6 +87,9 @@ export class RtcAttempt implements DirectPath {
     try {
       if (s.kind === "answer" && !this.answered) {
         this.answered = true;
+        // Checked BEFORE the answer is set: a refused one never reaches the DTLS stack.
+        if (!(await this.o.verify(s, this.pc.localDescription?.sdp ?? ""))) return this.close("the agent's answer failed the binding check");
+        if (this.done) return;
         await this.pc.setRemoteDescription({ type: "answer", sdp: s.sdp });
         for (const c of this.early.splice(0)) await this.pc.addIceCandidate(c);
       } else if (s.kind === "candidate") {
