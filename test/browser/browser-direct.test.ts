@@ -31,6 +31,8 @@ class RelayRoute {
   stalled = false;
   /** `rtc.signal` frames are dropped both ways: no direct path can open. */
   noSignals = false;
+  /** Another key put into the agent's signed answers on their way to the page (a relay in the middle). */
+  swapKey: string | undefined;
   /** The call ids of the answers the page sent to the relay. */
   readonly results: string[] = [];
   private held: (() => void)[] = [];
@@ -48,8 +50,17 @@ class RelayRoute {
         if (f) this.results.push(f[1]!);
         pass(m, (x) => server.send(x));
       });
-      server.onMessage((m) => pass(m, (x) => ws.send(x)));
+      server.onMessage((m) => pass(this.tamper(m), (x) => ws.send(x)));
     });
+  }
+
+  private tamper(m: string | Buffer): string | Buffer {
+    const key = this.swapKey;
+    if (!key || !String(m).includes('"rtc.signal"')) return m;
+    const f = JSON.parse(String(m)) as { signal?: { kind?: string; bind?: { key: string; sig: string } } };
+    if (f.signal?.kind !== "answer" || !f.signal.bind) return m;
+    f.signal.bind.key = key;
+    return JSON.stringify(f);
   }
 
   release(): void {
@@ -215,5 +226,21 @@ describe("the PWA's direct path to the agent on the same network (issue 32)", ()
     expect(agent.path).toBe("relay");
     expect(unclaimed).toEqual([]);
     await shot(page, "direct-mark-relay");
+  }, 30_000);
+
+  it("an answer signed with another key than the machine's pinned one is refused before it is used: the session stays on the relay, says why, and trusts the new key only when asked", async () => {
+    route.noSignals = false;
+    route.swapKey = "A".repeat(87);
+    await page.reload();
+    const notice = page.locator(".direct-refused");
+    await notice.waitFor({ timeout: 15_000 });
+    expect(await notice.textContent()).toContain("this machine's key changed");
+    expect(await mark()).toBe("relay");
+    expect(agent.path).toBe("relay");
+    await shot(page, "direct-refused");
+    route.swapKey = undefined;
+    await notice.getByRole("button", { name: "Trust the new key" }).click();
+    await waitFor(async () => ((await mark()) === "direct" && agent.path === "direct" ? true : undefined), "the direct path to open with the trusted key");
+    expect(await notice.count()).toBe(0);
   }, 30_000);
 });
