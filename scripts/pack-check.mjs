@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // The agent package, installed like a user would (issue 30; CI runs it after the tests, which build the PWA):
 // `npm pack` of packages/agent (its prepack builds it), `npm install -g --prefix <tmp> <tarball> --omit=dev` in a
-// fresh temporary directory, then with nothing but that prefix and Node on PATH and a temporary HOME:
+// fresh temporary directory (it installs node-datachannel, the direct path's optional dependency, issue 32; the
+// check then REMOVES it, as a platform without its binary would be, because `--omit=optional` is ignored by
+// `npm install -g <tarball>`: npm/cli#8284), then with nothing but that prefix and Node on PATH and a temporary HOME:
 //   lineup --version · npx <tarball> --version · lineup serve (the PWA from the package, /healthz and its version
-//   header) · lineup connect against it, a first question answered by a phone (a raw app socket) · lineup mcp
+//   header) · lineup connect against it: a phone's direct-path offer answered `bye` and "relay only" said once,
+//   a first question answered by the phone (a raw app socket) · lineup mcp
 //   (initialize and tools/list over stdio) · lineup setup claude (the hook commands name the global `lineup`)
 //   and the written PreToolUse command run through a shell · the library's entry, and a TypeScript file using it
 //   type-checked against the shipped declarations.
@@ -106,6 +109,9 @@ async function main() {
     "no tsx, preact, vite, wrangler or test tooling installed",
     deps.join(", "),
   );
+  check(deps.includes("node-datachannel"), "with its optional node-datachannel", deps.join(", "));
+  // From here on without it (a platform with no prebuilt binary): the adapter must run relay-only.
+  rmSync(join(installed, "node_modules", "node-datachannel"), { recursive: true, force: true });
 
   // 2. lineup --version, and the same through npx <tarball>.
   const v = await run("lineup", ["--version"]);
@@ -131,8 +137,10 @@ async function main() {
   const WebSocket = createRequire(join(installed, "package.json"))("ws");
   const phone = new WebSocket(`${s.local_url.replace(/^http/, "ws")}/api/sessions/${s.session_id}/ws`, ["lineup.v1", `lineup.token.${s.app_token}`]);
   let asked = "";
+  const byes = [];
   phone.on("message", (data) => {
     const f = JSON.parse(String(data));
+    if (f.type === "rtc.signal" && f.signal?.kind === "bye") byes.push(f.id);
     if (f.type === "hello") phone.send(JSON.stringify({ type: "tool.list", tools: [{ name: "confirm", type: "action", description: "yes/no" }] }));
     if (f.type === "tool.call" && f.name === "confirm") {
       asked = f.arguments?.question ?? "";
@@ -144,6 +152,17 @@ async function main() {
     env: userEnv({ LINEUP_RELAY_URL: s.local_url, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token }),
   });
   if (check(await connect.waitFor(/connected to session|app(s)? connected/), "lineup connect connects to the relay", connect.err)) {
+    // Issue 32: without node-datachannel a device's direct-path offer gets `bye`, and "relay only" is said once.
+    await connect.waitFor(/\(client [^)\s]+\)/);
+    const agentId = /\(client ([^)\s]+)\)/.exec(connect.err)?.[1];
+    const sdp = `v=0\r\na=fingerprint:sha-256 ${Array(32).fill("AB").join(":")}\r\n`;
+    for (const id of ["pack.1", "pack.2"]) phone.send(JSON.stringify({ type: "rtc.signal", id, to: agentId, signal: { kind: "offer", sdp } }));
+    for (let i = 0; i < 100 && byes.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    check(
+      byes.join() === "pack.1,pack.2" && connect.err.split("direct path off, relay only").length === 2,
+      "without node-datachannel, lineup connect answers a direct-path offer with bye and says relay only once",
+      `${byes.join()} ${connect.err}`,
+    );
     connect.p.stdin.write('/call confirm {"question":"Deploy to staging?"}\n');
     check(
       (await connect.waitFor(/result: .*"confirmed":true/)) && asked === "Deploy to staging?",

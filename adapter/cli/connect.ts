@@ -11,6 +11,7 @@ import { defaultStateDir, findInbox, loadState, normalizeUrl } from "../client/s
 import { connectOptions, failConnect, out, parse, printLink, say, str } from "./common.js";
 import { HELP } from "./help.js";
 import { announceSession } from "./pairing.js";
+import { loadNdc } from "../client/ndc.js";
 
 export async function cmdConnect(argv: string[]): Promise<number> {
   const { values } = parse(argv, {
@@ -18,9 +19,12 @@ export async function cmdConnect(argv: string[]): Promise<number> {
     "no-qr": { type: "boolean" },
     "guest-link": { type: "boolean" },
     "no-resume": { type: "boolean" },
+    "no-direct": { type: "boolean" },
   });
   if (values.help) return (out(HELP.connect!), 0);
   const opts = connectOptions(values, (s) => say(s));
+  // Issue 32: answer a device's direct-path offer (node-datachannel, optional, loaded at the first offer).
+  if (values["no-direct"] !== true && process.env.LINEUP_DIRECT !== "0") opts.direct = { ndc: () => loadNdc() };
   const label = str(values, "label");
   if (label) opts.label = label;
   let client: Client;

@@ -43,7 +43,7 @@ Run \`lineup <command> --help\` for its options.
 ${ENV_HELP}
 
 Exit codes: 0 ok, 1 error result, 2 usage/auth/connection failure, 130 interrupted.`,
-  connect: `Usage: lineup connect [--label L] [--no-qr] [--guest-link] [common options]
+  connect: `Usage: lineup connect [--label L] [--no-qr] [--guest-link] [--no-direct] [common options]
 
 Creates a session for the current directory (or reuses the saved one), attached to this machine's inbox
 (created once per relay with the relay key). While the inbox has no paired device it prints a pairing link
@@ -65,6 +65,9 @@ Options:
   --guest-link     also print the session's app link (LINEUP_GUEST_LINK=1): a shared credential for this
                    one session that cannot be revoked without ending it — prefer pairing
   --no-resume      do not resume deferred headless Claude Code runs here (see \`lineup daemon --help\`)
+  --no-direct      relay only: do not answer a device's direct-path offer (LINEUP_DIRECT=0). By default a
+                   phone on the same network talks to this process directly over WebRTC (node-datachannel,
+                   an optional dependency: without it, relay only, said once)
 ${commonHelp()}`,
   daemon: `Usage: lineup daemon [--state-dir DIR]
 

@@ -10,7 +10,7 @@ import { clampTimeout, describeIssues, ToolCallIn } from "../../shared/contract/
 import type { ContentBlock, HelloFrame, RelayFrame, ToolDef, ToolResultBody } from "../../shared/contract/protocol.js";
 import { CLOSE, terminalCodeName } from "../../shared/contract/close.js";
 import { CallBook, type Effect, type Outcome } from "../../shared/client/call-book.js";
-import { Codec, type Decoded } from "../../shared/client/codec.js";
+import { Codec, type Decoded, type RtcIn } from "../../shared/client/codec.js";
 import { LineUpError } from "../../shared/client/errors.js";
 import { isRelayFrame, ReconnectingSocket, type WebSocketLike } from "../../shared/client/socket.js";
 import { randomId } from "../../shared/crypto/bytes.js";
@@ -18,6 +18,8 @@ import type { ContentKey } from "../../shared/crypto/e2e/keys.js";
 import type { Keyring } from "../e2e/keyring.js";
 import { checkCallArguments, previewOf } from "../e2e/frames.js";
 import { Provider } from "./provider.js";
+import { fromPeer, Paths } from "../../shared/client/paths.js";
+import { DirectSide } from "./direct.js";
 import { dialRelay, peersToPresence, refusalOf, type HttpRefusal } from "./dial.js";
 import { normalizeUrl } from "./state.js";
 import type { AgentClient, CallOptions, ClientOptions, Events, Presence, ToolHandler } from "./types.js";
@@ -57,6 +59,9 @@ export class Client implements AgentClient {
   /** The current dial's refused upgrade (status and body), for the terminal verdict and the log. */
   private http: HttpRefusal = { body: "" };
   private rateTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Issue 32: the relay path and, when a device on the same LAN offered one, the direct path. */
+  private readonly paths = new Paths();
+  private readonly direct: DirectSide | undefined;
 
   private readonly waiting = new Map<string, Waiting>();
   private readonly provider = new Provider({ sealed: () => this.codec.sealed, answer: (f, body) => this.answer(f, body), log: (l) => this.log(l) });
@@ -104,6 +109,20 @@ export class Client implements AgentClient {
       terminalOf: () => this.refusal()?.code,
     });
     this.sock.on("frame", (f) => (isRelayFrame(f) && f.type === "hello" ? this.onHello(f) : this.codec.in(f)));
+    if (o.direct) {
+      const { key, ...direct } = o.direct;
+      this.direct = new DirectSide({
+        ...direct,
+        ...(key ? { sign: { sessionId: this.sessionId, key } } : {}),
+        log: this.log,
+        send: (to, id, signal) => this.codec.signal(to, `app:${to}`, id, signal),
+        frame: (f, from) => this.onDirect(fromPeer(f, { role: "app", clientId: from }, Date.now())),
+        state: (peer, from) => {
+          this.paths.setDirect(peer);
+          this.log(peer ? `direct path to ${from ?? "?"} open` : "direct path closed; calls go through the relay");
+        },
+      });
+    }
     this.sock.on("close", (c) => {
       this.book.down();
       const why = this.http.status ? `HTTP ${this.http.status}` : c.error || c.reason || `closed ${c.code}`;
@@ -122,6 +141,23 @@ export class Client implements AgentClient {
       this.stop(e);
     });
     this.offEpoch = keyring?.onEpoch((ck) => this.onNewEpoch(ck));
+  }
+
+  /** Issue 32: "direct" while a data channel to a device is open (calls also go there), else "relay". */
+  get path(): "direct" | "relay" {
+    return this.paths.directOpen ? "direct" : "relay";
+  }
+
+  /** A handshake signal from a device, opened and checked by the codec (sealed: meant for this client). */
+  private onSignal(r: RtcIn): void {
+    if (this.direct && r.from.role === "app") this.direct.signal(r.from.client_id, r.id, r.signal);
+  }
+
+  /** A frame from the direct path: the first copy of a result of a call still waiting here, or of a cancel. A
+   * device's calls to the agent's tools are taken from the relay only (it checks them and keeps them). */
+  private onDirect(f: RelayFrame | undefined): void {
+    if (!f || f.type === "tool.call" || (f.type === "tool.result" && !this.book.isPending(f.call_id))) return;
+    if (this.paths.accept("direct", f)) this.run(this.book.receive(f));
   }
 
   /** True in a sealed session: every frame is sealed out and opened in. */
@@ -205,6 +241,7 @@ export class Client implements AgentClient {
     if (this.rateTimer) clearTimeout(this.rateTimer);
     this.offEpoch?.();
     this.keyring?.close();
+    this.direct?.close();
     void this.sock.stop();
     this.run(this.book.stop({ code: e.code, message: e.message }));
     this.provider.abortAll();
@@ -227,6 +264,7 @@ export class Client implements AgentClient {
         case "send": {
           const f = e.frame;
           this.codec.out(f, f.type === "message" ? () => this.book.unsent(f) : undefined, e.fresh === true);
+          this.paths.alsoDirect(f);
           break;
         }
         case "refresh":
@@ -278,6 +316,7 @@ export class Client implements AgentClient {
   private onDecoded(d: Decoded): void {
     if ("placeholder" in d) return; // an elided sealed message: nothing in it to hand over
     if ("badCall" in d) return this.answer(d.badCall, { error: { code: "invalid_arguments", message: d.why } });
+    if ("rtc" in d) return this.onSignal(d.rtc);
     if ("unopenable" in d) {
       // Never shown as ciphertext; a call or result it belongs to ends.
       const u = d.unopenable;
@@ -301,7 +340,7 @@ export class Client implements AgentClient {
       this.presence = peersToPresence(f);
       this.emit("presence", this.presence);
     } else if (f.type === "message") this.emit("message", f);
-    else this.run(this.book.receive(f));
+    else if (this.paths.accept("relay", f)) this.run(this.book.receive(f));
   }
 
   private async refreshKeys(): Promise<void> {

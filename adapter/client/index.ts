@@ -4,6 +4,7 @@ import { terminalCodeName } from "../../shared/contract/close.js";
 import { LineUpError } from "../../shared/client/errors.js";
 import { Client } from "./agent.js";
 import { openKeyring, resolveSession } from "./session.js";
+import { loadDirectKey } from "./direct-key.js";
 import type { ConnectOptions } from "./types.js";
 
 export type { ToolDef, ToolResultBody, ToolCallOut, MessageOut, ContentBlock, ToolResultOut } from "../../shared/contract/protocol.js";
@@ -35,6 +36,7 @@ export async function connectAgent(opts: ConnectOptions = {}): Promise<Client> {
     ...(opts.backoff ? { backoff: opts.backoff } : {}),
     ...(opts.localGraceS !== undefined ? { localGraceS: opts.localGraceS } : {}),
     ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.direct ? { direct: { key: () => loadDirectKey(r.stateDir), ...opts.direct } } : {}),
   });
   try {
     await client.start();

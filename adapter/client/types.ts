@@ -3,6 +3,8 @@ import type { ContentBlock, MessageOut, ToolCallOut, ToolDef, ToolResultBody, To
 import type { BackoffOptions } from "../../shared/client/backoff.js";
 import type { LineUpError } from "../../shared/client/errors.js";
 import type { Keyring } from "../e2e/keyring.js";
+import type { DirectSideOptions } from "./direct.js";
+import type { DirectKey } from "../../shared/client/direct-bind.js";
 
 export interface ConnectOptions {
   relayUrl?: string;
@@ -23,6 +25,8 @@ export interface ConnectOptions {
   /** Extra seconds a call waits past its timeout for the relay's own timeout result before failing locally. */
   localGraceS?: number;
   log?: (line: string) => void;
+  /** Issue 32: the direct path's WebRTC library and limits (docs/direct.md); without it, relay only. */
+  direct?: DirectConfig;
 }
 
 export type Presence = { agent: { online: boolean; status?: { state: string; detail?: string } }; apps: number };
@@ -79,4 +83,10 @@ export interface ClientOptions {
   keyring?: Keyring;
   /** The state file says this session was created sealed: a `hello` without `sealed` is refused (e2e_downgrade). */
   expectSealed?: boolean;
+  /** Issue 32: answer a device's direct-path offer with this WebRTC library (docs/direct.md), each answer
+   * signed with this machine's direct key (`key`; connectAgent loads it from the state dir). */
+  direct?: DirectConfig & { key?: () => Promise<DirectKey> };
 }
+
+/** The direct path's library and its network limits (adapter/client/direct.ts). */
+export type DirectConfig = Pick<DirectSideOptions, "ndc" | "bindAddress" | "iceServers" | "allowCandidate">;

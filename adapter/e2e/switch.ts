@@ -6,6 +6,8 @@ import { findInbox, updateE2E, type SavedInbox } from "../client/state.js";
 import { Keyring } from "./keyring.js";
 import { E2E_DEFAULTS, httpText, linkWithSecret, livePending, newMachineKey, withHolder, withKeys } from "./saved.js";
 import { LineUpError } from "../../shared/client/errors.js";
+import { withDirectKey } from "../../shared/client/direct-bind.js";
+import { loadDirectKey } from "../client/direct-key.js";
 
 export interface E2EWhere {
   relayUrl: string;
@@ -67,7 +69,8 @@ export function turnOff(w: E2EWhere, inbox: SavedInbox): boolean {
 
 /**
  * A new pairing link carries a pairing secret while E2E is on (docs/e2e.md "Pairing", step 1): it is kept
- * with the code's id until the device's hello is answered. Returns the link to show (unchanged when off).
+ * with the code's id until the device's hello is answered. Returns the link to show; it also carries this
+ * machine's direct key (`&dk=`, issue 32).
  */
 export async function armPairing(
   w: E2EWhere,
@@ -75,7 +78,7 @@ export async function armPairing(
   issued: { code: string; url: string; expires_at: number },
 ): Promise<{ url: string; sealed: boolean }> {
   const e2e = findInbox(w.stateDir, w.relayUrl)?.e2e;
-  if (!e2e?.on || findInbox(w.stateDir, w.relayUrl)?.inboxId !== inbox.inboxId) return { url: issued.url, sealed: false };
+  if (!e2e?.on || findInbox(w.stateDir, w.relayUrl)?.inboxId !== inbox.inboxId) return { url: await withMachineDirectKey(w, issued.url), sealed: false };
   const secret = newPairingSecret();
   const code_id = await pairingCodeId(issued.code);
   const now = Date.now();
@@ -89,7 +92,18 @@ export async function armPairing(
         }
       : s,
   );
-  return { url: linkWithSecret(issued.url, issued.code, secret), sealed: true };
+  return { url: await withMachineDirectKey(w, linkWithSecret(issued.url, issued.code, secret)), sealed: true };
+}
+
+/** Issue 32: the link also carries this machine's direct key (`&dk=`), so the device pins it from the start
+ * (docs/protocol.md "The direct path's binding"). A key that cannot be read leaves it out (trust on first use). */
+async function withMachineDirectKey(w: E2EWhere, url: string): Promise<string> {
+  try {
+    return withDirectKey(url, (await loadDirectKey(w.stateDir)).publicKey);
+  } catch (e) {
+    w.log?.(`the pairing link carries no direct key (${httpText(e)}): the device will trust this machine's key on first direct contact`);
+    return url;
+  }
 }
 
 /** Completes pending pairings and a due re-key once (what a starting `connect`/`call`/`mcp` does). Never throws. */

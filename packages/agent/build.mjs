@@ -98,14 +98,15 @@ async function main() {
   rmSync(out, { recursive: true, force: true });
   const result = await build({ ...BUNDLE, outdir: join(out, "lib") });
   const used = importedPackages(result.metafile);
-  const declared = Object.keys(pkg.dependencies ?? {});
+  const declared = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.optionalDependencies ?? {})];
   const missing = used.filter((n) => !declared.includes(n));
   const unused = declared.filter((n) => !used.includes(n));
   if (missing.length) fail(`the bundle imports ${missing.join(", ")}, not in packages/agent/package.json dependencies`);
   if (unused.length) fail(`packages/agent/package.json lists ${unused.join(", ")}, which the bundle never imports`);
-  for (const n of declared)
-    if (pkg.dependencies[n] !== rootPkg.dependencies?.[n])
-      fail(`${n}: range ${pkg.dependencies[n]} differs from the root package.json's ${rootPkg.dependencies?.[n]}`);
+  // An optional dependency (node-datachannel, issue 32) is optional at the root too, at the same range.
+  for (const kind of ["dependencies", "optionalDependencies"])
+    for (const n of Object.keys(pkg[kind] ?? {}))
+      if (pkg[kind][n] !== rootPkg[kind]?.[n]) fail(`${n}: range ${pkg[kind][n]} differs from the root package.json's ${kind} (${rootPkg[kind]?.[n]})`);
 
   mkdirSync(join(out, "bin"), { recursive: true });
   copyFileSync(join(here, "src", "lineup.mjs"), join(out, "bin", "lineup.mjs"));

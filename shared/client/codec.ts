@@ -5,6 +5,7 @@
 // and a result once, so a retry is identical (rule 4) — and both directions keep their order through one
 // queue each, since sealing and opening are asynchronous. A session pinned sealed refuses a plaintext hello.
 import type { ClientFrame, ContentBlock, HelloFrame, MessageOut, RelayFrame, ToolCallOut, ToolDef } from "../contract/protocol.js";
+import { RtcSignal, type Role } from "../contract/protocol.js";
 import { ToolDef as ToolDefSchema, ToolError as ToolErrorSchema, ToolResultBody as ToolResultBodySchema, describeIssues } from "../contract/protocol.js";
 import type { ContentKey } from "../crypto/e2e/keys.js";
 import { isE2EError } from "../crypto/e2e/errors.js";
@@ -60,7 +61,16 @@ export type Decoded =
   /** A sealed frame that does not open here (never shown as ciphertext); a call or result it names should end. */
   | { unopenable: Unopenable; why: string }
   /** A sealed call whose arguments are no object: refused with invalid_arguments. */
-  | { badCall: ToolCallOut; why: string };
+  | { badCall: ToolCallOut; why: string }
+  /** Issue 32: a direct path's handshake signal for this client (opened and checked in a sealed session). */
+  | { rtc: RtcIn };
+
+/** A handshake signal as delivered (docs/direct.md). */
+export interface RtcIn {
+  id: string;
+  from: { role: Role; client_id: string };
+  signal: RtcSignal;
+}
 
 export class Codec {
   private epoch: number | undefined;
@@ -105,7 +115,10 @@ export class Codec {
 
   /** A frame from the relay (not hello): delivered at once in plaintext, opened in order in a sealed session. */
   in(f: Frame): void {
-    if (!this.sealed) return isRelayFrame(f) ? this.o.deliver({ frame: f }) : undefined;
+    if (!this.sealed) {
+      if (f.type === "rtc.signal") return this.rtcIn(f, f.signal);
+      return isRelayFrame(f) ? this.o.deliver({ frame: f }) : undefined;
+    }
     this.inQ = this.inQ.then(() => this.open(f)).catch((e: unknown) => this.log(`end-to-end: handling a ${String(f.type)} frame failed: ${errText(e)}`));
   }
 
@@ -129,6 +142,27 @@ export class Codec {
       }
       return sealFrame(this.key(), this.ctx(), { ...frame });
     }, onUnsent);
+  }
+
+  /** Issue 32: one handshake signal to the client `to` of the other role (`toKey`: its `<role>:<client_id>`).
+   * Sealed with the recipient inside (`for`), so the relay can neither read it nor redirect it. */
+  signal(to: string, toKey: string, id: string, signal: RtcSignal): void {
+    const frame = { type: "rtc.signal" as const, id, to, signal };
+    if (!this.sealed) {
+      this.o.write(frame);
+      return;
+    }
+    this.enqueue(async () => sealFrame(this.key(), this.ctx(), { ...frame, for: toKey }));
+  }
+
+  /** A signal from the relay, opened: delivered when well-formed (and, sealed, meant for this client). */
+  private rtcIn(f: Frame, signal: unknown, forKey?: unknown): void {
+    const from = f.from as { role?: unknown; client_id?: unknown } | undefined;
+    const s = RtcSignal.safeParse(signal);
+    const role = from?.role === "agent" || from?.role === "app" ? from.role : undefined;
+    if (!s.success || typeof f.id !== "string" || !role || typeof from?.client_id !== "string") return this.log("direct: a malformed rtc.signal; ignored");
+    if (this.sealed && forKey !== this.o.sender()) return this.log(`direct: an rtc.signal sealed for ${String(forKey)}, not this client; ignored`);
+    this.o.deliver({ rtc: { id: f.id, from: { role, client_id: from.client_id }, signal: s.data } });
   }
 
   /** After a re-key: the open call sealed again under the current key (`tool.reseal`), its kept envelope updated; with `alsoCall` the call is sent again too. */
@@ -246,6 +280,15 @@ export class Codec {
       case "tool.cancel":
         if (raw.sealed === undefined) return isRelayFrame(raw) ? d({ frame: raw }) : undefined;
         break;
+      case "rtc.signal": {
+        let o: Frame;
+        try {
+          o = await this.openOnce(raw);
+        } catch (e) {
+          return this.log(`direct: an rtc.signal does not open (${errText(e)}); ignored`);
+        }
+        return this.rtcIn(raw, o.signal, o.for);
+      }
       default:
         return isRelayFrame(raw) ? d({ frame: raw }) : undefined;
     }

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { isEnvelope, type Envelope } from "./envelope.js";
 import { LIMITS, type Role } from "./limits.js";
+import { RtcSignalIn, SealedRtcSignalIn, type RtcSignal } from "./rtc.js";
 import { CallId, ContentBlock, JsonObject, ToolDef, ToolError, ToolName, ToolResultBody } from "./tools.js";
 
 // ---------------------------------------------------------------- client → relay
@@ -48,11 +49,11 @@ export const StatusIn = z.object({
   detail: z.string().max(LIMITS.maxStatusDetail).optional(),
 });
 
-export const ClientFrame = z.union([ToolListIn, ToolCallIn, ToolResultIn, ToolCancelIn, ToolAckIn, MessageIn, StatusIn]);
+export const ClientFrame = z.union([ToolListIn, ToolCallIn, ToolResultIn, ToolCancelIn, ToolAckIn, MessageIn, StatusIn, RtcSignalIn]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 export type ClientFrameType = ClientFrame["type"];
 export type ClientFrameOf<T extends ClientFrameType> = Extract<ClientFrame, { type: T }>;
-export const CLIENT_FRAME_TYPES = ["tool.list", "tool.call", "tool.result", "tool.cancel", "tool.ack", "message", "status"] as const;
+export const CLIENT_FRAME_TYPES = ["tool.list", "tool.call", "tool.result", "tool.cancel", "tool.ack", "message", "status", "rtc.signal"] as const;
 export const frameSchemas: Record<ClientFrameType, z.ZodType> = {
   "tool.list": ToolListIn,
   "tool.call": ToolCallIn,
@@ -61,6 +62,7 @@ export const frameSchemas: Record<ClientFrameType, z.ZodType> = {
   "tool.ack": ToolAckIn,
   message: MessageIn,
   status: StatusIn,
+  "rtc.signal": RtcSignalIn,
 };
 // ---------------------------------------------------------------- sealed sessions (docs/e2e.md "Wiring")
 
@@ -107,6 +109,7 @@ export const SealedFrame = z.union([
   SealedMessageIn,
   SealedStatusIn,
   ToolResealIn,
+  SealedRtcSignalIn,
 ]);
 export type SealedFrame = z.infer<typeof SealedFrame>;
 export type SealedFrameType = SealedFrame["type"];
@@ -120,6 +123,7 @@ export const sealedSchemas: Record<SealedFrameType, z.ZodType> = {
   message: SealedMessageIn,
   status: SealedStatusIn,
   "tool.reseal": ToolResealIn,
+  "rtc.signal": SealedRtcSignalIn,
 };
 /** Plaintext fields a sealed session refuses (they would reach the relay readable). */
 export const PLAINTEXT_FIELDS: Record<SealedFrameType, readonly string[]> = {
@@ -131,6 +135,7 @@ export const PLAINTEXT_FIELDS: Record<SealedFrameType, readonly string[]> = {
   message: ["content"],
   status: ["detail"],
   "tool.reseal": ["arguments"],
+  "rtc.signal": ["signal"],
 };
 
 /** Which role may send which frame. Everything is symmetric except `status` (agent only). */
@@ -143,6 +148,7 @@ export const MAY_SEND: Record<InFrameType, readonly Role[]> = {
   message: ["agent", "app"],
   status: ["agent"],
   "tool.reseal": ["agent", "app"],
+  "rtc.signal": ["agent", "app"],
 };
 
 // ---------------------------------------------------------------- the one internal frame
@@ -174,7 +180,8 @@ export type InFrame =
   | { type: "tool.ack"; call_id: string }
   | { type: "message"; id?: string; body: Payload<ContentBlock[], Envelope> }
   | { type: "status"; state: string; detail?: Payload<string, Envelope> }
-  | { type: "tool.reseal"; call_id: string; args: SealedArgs };
+  | { type: "tool.reseal"; call_id: string; args: SealedArgs }
+  | { type: "rtc.signal"; id: string; to: string; signal: Payload<RtcSignal, Envelope> };
 export type InFrameType = InFrame["type"];
 export type InFrameOf<T extends InFrameType> = Extract<InFrame, { type: T }>;
 
@@ -206,6 +213,8 @@ export function fromPlain(f: ClientFrame): InFrame {
       return f.id === undefined ? { type: f.type, body: { plain: f.content } } : { type: f.type, id: f.id, body: { plain: f.content } };
     case "status":
       return f.detail === undefined ? { type: f.type, state: f.state } : { type: f.type, state: f.state, detail: { plain: f.detail } };
+    case "rtc.signal":
+      return { type: f.type, id: f.id, to: f.to, signal: { plain: f.signal } };
   }
 }
 
@@ -232,5 +241,7 @@ export function fromSealed(f: SealedFrame): InFrame {
       return f.sealed === undefined ? { type: f.type, state: f.state } : { type: f.type, state: f.state, detail: { sealed: f.sealed } };
     case "tool.reseal":
       return { type: f.type, call_id: f.call_id, args: sealedArgs(f.sealed, f.preview) };
+    case "rtc.signal":
+      return { type: f.type, id: f.id, to: f.to, signal: { sealed: f.sealed } };
   }
 }

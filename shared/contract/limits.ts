@@ -61,6 +61,12 @@ export const LIMITS = {
 } as const;
 
 /** Caller identity of calls made over HTTP (§7): `~` is outside the client id alphabet, so no socket can claim it. */
+/** A call's timeout in seconds as the relay applies it: the default when absent, else clamped to the limits. */
+export function clampTimeout(t: number | undefined): number {
+  if (t === undefined || !Number.isFinite(t)) return LIMITS.defaultTimeoutS;
+  return Math.min(LIMITS.maxTimeoutS, Math.max(LIMITS.minTimeoutS, t));
+}
+
 export const HTTP_CLIENT_ID = "~http";
 
 export const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;

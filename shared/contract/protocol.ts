@@ -12,6 +12,7 @@ export * from "./tools.js";
 export * from "./frames.js";
 export * from "./relay-frames.js";
 export * from "./decode.js";
+export * from "./rtc.js";
 export type { Envelope } from "./envelope.js";
 
 // ---------------------------------------------------------------- HTTP bodies

@@ -3,6 +3,7 @@ import type { Envelope } from "./envelope.js";
 import type { PROTOCOL, Role } from "./limits.js";
 import type { ContentBlock, ToolDef, ToolError, ToolResultBody } from "./tools.js";
 import type { SealedToolDef } from "./frames.js";
+import type { RtcSignalOut } from "./rtc.js";
 
 export interface PeerState {
   agent: { online: boolean; status?: AgentStatus };
@@ -126,7 +127,7 @@ export interface KeptToolListOut {
   tools: KeptToolDef[];
 }
 /** What the relay sends and keeps: the v1 frames and, in a sealed session, the sealed ones. */
-export type OutFrame = RelayFrame | SealedRelayFrame | KeptToolListOut;
+export type OutFrame = RelayFrame | SealedRelayFrame | KeptToolListOut | RtcSignalOut;
 /** A message as kept in the history: plain, or sealed (no `content`; nothing at all once elided). */
 export type KeptMessage = MessageOut | SealedMessageOut;
 /** A sealed session's frame (a call without `arguments`, a message without `content`): the relay cannot read it. */
@@ -147,6 +148,7 @@ export type ErrorCode =
   | "over_budget"
   | "tool_conflict"
   | "stale_epoch"
+  | "peer_offline"
   | "internal";
 
 /** Error codes the relay itself puts in a `tool.result` (a call that cannot go on). */

@@ -58,11 +58,6 @@ export type ToolResultBody = z.infer<typeof ToolResultBody>;
 
 export const CallId = z.string().min(1).max(LIMITS.maxCallIdLength);
 
-export function clampTimeout(t: number | undefined): number {
-  if (t === undefined || !Number.isFinite(t)) return LIMITS.defaultTimeoutS;
-  return Math.min(LIMITS.maxTimeoutS, Math.max(LIMITS.minTimeoutS, t));
-}
-
 /** Extracts an instance id from a result: `result.instance_id`, else `instance_id: <id>` in `result.message`. */
 export function instanceIdOf(result: ToolResultBody | undefined): string | undefined {
   if (!result) return undefined;

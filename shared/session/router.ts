@@ -34,6 +34,7 @@ import { CallRouter } from "./calls.js";
 import { keptCopy, placeholderFor } from "./history.js";
 import { isInternal, keyOf, sameTools, shapeOf, wire, type Ctx, type Out, type Peer } from "./router-state.js";
 import { elidedSealed, isSealedMessage, sealedTools, staleEpoch } from "./sealed.js";
+import { SignalRelay } from "./signal.js";
 
 export { callFrame, HTTP_PEER, isInternal, keyOf, type Ctx, type Out, type Peer, type RouterOptions } from "./router-state.js";
 
@@ -50,7 +51,9 @@ export class Router extends CallRouter {
     "tool.reseal": (p, f) => this.onReseal(p, f),
     message: (p, f, c) => this.onMessage(p, f, c),
     status: (p, f, c) => this.onStatus(p, f, c),
+    "rtc.signal": (p, f, c) => this.onSignal(p, f, c),
   };
+  private readonly signals = new SignalRelay();
 
   /** One frame, plain or sealed: the role's right to send it, a sealed payload's epoch, then its handler. */
   handle(peer: Peer, frame: InFrame, ctx: Ctx): Out[] {
@@ -271,6 +274,12 @@ export class Router extends CallRouter {
     else if (f.detail) Object.assign(s, { sealed: f.detail.sealed, sender: keyOf(peer) });
     this.store.setMeta("agent_status", JSON.stringify(s));
     return this.presence(ctx);
+  }
+
+  /** Issue 32: a direct path's handshake, to the one peer it names (shared/session/signal.ts). Never kept. */
+  private onSignal(peer: Peer, f: InFrameOf<"rtc.signal">, ctx: Ctx): Out[] {
+    const v = this.signals.route(peer, f, ctx);
+    return v.ok ? [v.out] : [this.err(peer, v.code, v.message)];
   }
 
   agentStatus(): AgentStatus | undefined {

@@ -36,6 +36,8 @@ function envelopesOf(f: InFrame): Envelope[] {
       return f.sealed ? [f.sealed] : [];
     case "tool.ack":
       return [];
+    case "rtc.signal":
+      return "sealed" in f.signal ? [f.signal.sealed] : [];
   }
 }
 

@@ -12,7 +12,7 @@ export const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor:
 export const DESKTOP = { viewport: { width: 1280, height: 860 }, deviceScaleFactor: 1 };
 const SHOTS = "test-artifacts/screenshots";
 
-export async function launch(): Promise<Browser> {
+export async function launch(extraArgs: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     args: [
@@ -25,6 +25,7 @@ export async function launch(): Promise<Browser> {
       // A fake microphone, so voice notes (MediaRecorder) can be recorded headless.
       "--use-fake-ui-for-media-stream",
       "--use-fake-device-for-media-stream",
+      ...extraArgs,
     ],
   });
 }
@@ -42,6 +43,8 @@ export interface BrowserFixtureOptions {
   /** The file's own servers or fakes: started after Chromium (and before the warm-up), stopped after it closes. */
   setup?: () => Promise<void>;
   teardown?: () => Promise<void>;
+  /** More Chromium switches for this file (e.g. WebRTC's). */
+  args?: readonly string[];
   /** Bound of the set-up; default 60 s. */
   timeoutMs?: number;
 }
@@ -63,7 +66,7 @@ export interface BrowserFixture {
 export function useBrowser(opts: BrowserFixtureOptions = {}): BrowserFixture {
   let browser: Browser | undefined;
   beforeAll(async () => {
-    browser = await launch();
+    browser = await launch(opts.args);
     await opts.setup?.();
     if (opts.relay !== false) await warmUp(inject("relayUrl"));
   }, opts.timeoutMs ?? 60_000);

@@ -53,12 +53,20 @@ describe("the agent package's bundle loads what a command needs", () => {
   });
 
   it("imports exactly the runtime dependencies packages/agent/package.json declares, at the root's ranges", () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, "packages", "agent", "package.json"), "utf8")) as { dependencies: Record<string, string> };
-    const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
-    expect(b.importedPackages(meta)).toEqual(Object.keys(pkg.dependencies).sort());
+    type Deps = { dependencies: Record<string, string>; optionalDependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(ROOT, "packages", "agent", "package.json"), "utf8")) as Deps;
+    const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Deps;
+    expect(b.importedPackages(meta)).toEqual([...Object.keys(pkg.dependencies), ...Object.keys(pkg.optionalDependencies)].sort());
     for (const [name, range] of Object.entries(pkg.dependencies)) expect(range, name).toBe(root.dependencies[name]);
+    expect(pkg.optionalDependencies).toEqual({ "node-datachannel": root.optionalDependencies["node-datachannel"] });
     expect(Object.keys(pkg.dependencies)).not.toContain("tsx");
     expect(Object.keys(pkg.dependencies)).not.toContain("zod"); // bundled; the MCP SDK brings its own
+  });
+
+  it("loads node-datachannel (optional) only with import() when a device offers, never before a command runs", () => {
+    const ndcImports = Object.values(meta.outputs).flatMap((o) => o.imports.filter((i) => i.path === "node-datachannel"));
+    expect(ndcImports.length).toBeGreaterThan(0);
+    expect(ndcImports.every((i) => i.kind === "dynamic-import" && i.external)).toBe(true);
   });
 
   it("keeps every output in dist/lib, so the sources' paths relative to themselves land on what the build writes", () => {

@@ -48,7 +48,7 @@ const call = (id: string, deadline = Date.now() + 60_000): ToolCallOut => ({
   from: "agent",
 });
 
-function rig(sealed = false) {
+function rig(sealed = false, alsoDirect?: ProviderHost["alsoDirect"]) {
   const sent: ClientFrame[] = [];
   const kept: unknown[][] = [];
   const host: ProviderHost = {
@@ -59,12 +59,27 @@ function rig(sealed = false) {
     auto: () => undefined,
     sealed: () => sealed,
     keepSealed: (frames) => kept.push([...frames]),
+    ...(alsoDirect ? { alsoDirect } : {}),
   };
   const p = new Provider(SID, host, () => false);
   return { p, sent, kept };
 }
 
 describe("the PWA's call book host", () => {
+  it("an answer made while the relay is down also goes on an open direct path at once: the card says answered, and the relay still gets its copy after hello (issue 32)", () => {
+    const direct: ClientFrame[] = [];
+    const { p, sent } = rig(false, (f) => (direct.push(f), true));
+    p.hello(() => true);
+    p.receive(call("d1"));
+    p.book.down();
+    expect(p.answer("d1", { result: { message: "yes" } }, "me")).toBe(true);
+    expect(direct).toEqual([{ type: "tool.result", call_id: "d1", name: "confirm", result: { message: "yes" } }]);
+    expect(p.find("d1")?.state).toBe("answered");
+    expect(store.getItem(`lineup.outbox.${SID}`)).toContain('"call_id":"d1"');
+    p.hello(() => true);
+    expect(sent).toContainEqual({ type: "tool.result", call_id: "d1", name: "confirm", result: { message: "yes" } });
+  });
+
   it("keeps an answer made offline in localStorage; after a reload the new page sends it after hello and the card says answered", () => {
     const first = rig();
     first.p.hello(() => true);

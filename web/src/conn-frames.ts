@@ -3,8 +3,8 @@
 // (web/src/provider.ts), messages to the thread, presence and the agent's tools to their signals; a sealed
 // frame that does not open becomes a card or message that says so, never the ciphertext.
 import type { Signal } from "@preact/signals";
-import type { Decoded } from "../../shared/client/codec.js";
-import type { PeerState, ToolDef } from "../../shared/contract/protocol.js";
+import type { Decoded, RtcIn } from "../../shared/client/codec.js";
+import type { PeerState, RelayFrame, ToolDef } from "../../shared/contract/protocol.js";
 import type { Provider } from "./provider.js";
 import type { Thread } from "./thread.js";
 import { unopenable, type SealedWire, type Wire } from "./wire.js";
@@ -17,6 +17,10 @@ export interface FrameView {
   noKey: Signal<boolean>;
   sealedWire: SealedWire;
   wire(): Wire;
+  /** Issue 32: a handshake signal for the direct path (web/src/direct-link.ts). */
+  rtc(r: RtcIn): void;
+  /** Whether a relay frame goes on to the call book (the path seam remembers it: a later direct copy is dropped). */
+  acceptRelay(f: RelayFrame): boolean;
 }
 
 export function showDecoded(v: FrameView, d: Decoded): void {
@@ -27,6 +31,7 @@ export function showDecoded(v: FrameView, d: Decoded): void {
     return;
   }
   if ("badCall" in d) return v.calls.receive(d.badCall, { invalid: d.why });
+  if ("rtc" in d) return v.rtc(d.rtc);
   if ("unopenable" in d) {
     const has = v.sealedWire.hasKey();
     if (has !== undefined) v.noKey.value = !has;
@@ -51,11 +56,12 @@ export function showDecoded(v: FrameView, d: Decoded): void {
       v.presence.value = { agent: f.agent, apps: f.apps };
       return;
     case "tool.call": {
+      v.acceptRelay(f);
       // Validation moved to the receiver in a sealed session (docs/e2e.md rule 2): refused before anything is rendered.
       const bad = v.wire().sealed ? v.sealedWire.check(f) : null;
       return v.calls.receive(f, bad !== null ? { invalid: bad } : undefined, d.resealed === true);
     }
     default:
-      v.calls.receive(f);
+      if (v.acceptRelay(f)) v.calls.receive(f);
   }
 }

@@ -1,5 +1,6 @@
 // What a session connection (conn.ts) tells the app and asks of it, and its phases.
 import type { InboxLink } from "./e2e/index.js";
+import type { MachineOf } from "./direct-pins.js";
 
 export interface ConnHooks {
   /** The relay's status gave the session a (new) label. */
@@ -12,6 +13,8 @@ export interface ConnHooks {
   nameOf?: (clientId: string) => string | undefined;
   /** The inbox this session belongs to: its keyring opens sealed sessions (docs/e2e.md). */
   inbox?: InboxLink;
+  /** Issue 32: which machine of the inbox runs the session (its direct key is pinned per machine). */
+  machineOf?: () => MachineOf;
 }
 
 export type Phase = "connecting" | "online" | "offline" | "stopped";

@@ -3,7 +3,7 @@
 // one codec — plaintext frames pass as they are; a sealed session's go through shared/client/codec.ts, loaded
 // with the lazy e2e chunk (web/src/e2e/codec.ts). Also the thread and the automatic tools. UI components only
 // read the signals and call answer/send.
-import { batch, signal } from "@preact/signals";
+import { batch, effect, signal, untracked } from "@preact/signals";
 import type { ClientFrame, ContentBlock, HelloFrame, PeerState, ToolDef } from "../../shared/contract/protocol.js";
 import { ReconnectingSocket, type RawFrame, type Terminal, isRelayFrame } from "../../shared/client/socket.js";
 import { CLOSE } from "../../shared/contract/close.js";
@@ -19,6 +19,8 @@ import { isPinned, pinSealed } from "./e2e/store.js";
 import { plainWire, SealedWire, type Wire, type WireHost } from "./wire.js";
 import { showDecoded, type FrameView } from "./conn-frames.js";
 import { readStatus, socketUrl } from "./session-status.js";
+import { DirectLink } from "./direct-link.js";
+import { pinOf } from "./direct-pins.js";
 
 export type { ConnHooks, Phase } from "./conn-hooks.js";
 import type { ConnHooks, Phase } from "./conn-hooks.js";
@@ -62,6 +64,9 @@ export class SessionConn {
   readonly sealed = signal<boolean>(false);
   /** Sealed, and this device holds no key of the inbox (paired before E2E, or not yet): it must pair again. */
   readonly noKey = signal<boolean>(false);
+  /** Issue 32: the direct path to the agent on the same network (web/src/direct-link.ts); `path` is its mark. */
+  readonly direct: DirectLink;
+  readonly path: DirectLink["path"];
 
   /** The clients' one reconnecting socket (shared/client/socket.ts: backoff, heartbeat, terminal closes), new per start. */
   private sock: ReconnectingSocket | undefined;
@@ -99,11 +104,23 @@ export class SessionConn {
       inbox: hooks.inbox,
       write: (w) => !!this.sock?.send(w),
       deliver: (d) => showDecoded(this.view, d),
+      rtcRaw: (f) => this.direct.rtcRaw(f),
       noKey: (missing) => (this.noKey.value = missing),
       link: () => this.link,
     };
     this.wire = this.plain = plainWire(host);
     this.sealedWire = new SealedWire(host);
+    this.direct = new DirectLink({
+      saved,
+      clientId: this.clientId,
+      pin: pinOf(saved, () => hooks.machineOf?.() ?? { machines: 0 }),
+      sealed: () => this.sealed.value,
+      online: () => this.helloed && !!this.sock,
+      signal: (to, id, s) => this.wire.signal(to, `agent:${to}`, id, s),
+      deliver: (f, bad) => this.calls_.receive(f, bad !== null ? { invalid: bad } : undefined),
+      log: (line) => console.debug(`[${this.sid}] ${line}`),
+    });
+    this.path = this.direct.path;
     this.calls_ = new Provider(
       this.sid,
       {
@@ -114,6 +131,7 @@ export class SessionConn {
         auto: (c) =>
           void this.auto.answer(c, this.sealed.value, () => this.find(c.call_id)?.state === "pending").then((a) => a && this.answer(c.call_id, a, "auto")),
         sealed: () => this.sealed.value,
+        alsoDirect: (f) => this.direct.alsoDirect(f),
         keepSealed: (frames) =>
           void this.sealedWire.sealAll(frames).then(
             (env) => this.calls_.writeSealed(env),
@@ -130,7 +148,14 @@ export class SessionConn {
       noKey: this.noKey,
       sealedWire: this.sealedWire,
       wire: () => this.wire,
+      rtc: (r) => this.direct.rtc(r),
+      acceptRelay: (f) => this.direct.acceptRelay(f),
     };
+    // The agent's presence on the relay starts (or, when it came back, replaces) the direct path's attempt.
+    effect(() => {
+      const p = this.phase.value === "online" ? this.presence.value : null;
+      if (p) untracked(() => this.direct.agent(p.agent.online));
+    });
     this.calls = this.calls_.log.calls;
     this.calls_.book.provide(BUILTIN_TOOLS);
     this.pinRead = isPinned(saved.origin, this.sid).then((p) => {
@@ -141,6 +166,7 @@ export class SessionConn {
 
   start(): void {
     this.stopped = false;
+    this.direct.resume();
     this.stopReason.value = null;
     this.connect();
     void this.refreshStatus();
@@ -148,6 +174,7 @@ export class SessionConn {
 
   /** Stops for good (forget, or a 4xxx close). */
   stop(reason?: { key: Key; reason?: string }): void {
+    this.direct.stop();
     this.stopped = true;
     const sock = this.sock;
     this.sock = undefined;
@@ -170,6 +197,7 @@ export class SessionConn {
     if (this.stopped && this.phase.value !== "stopped") return;
     if (this.phase.value === "stopped") this.start();
     else this.sock?.poke();
+    this.direct.kick();
   }
 
   /** A fresh connection now: the relay takes a device's name when it connects (after a rename). */
@@ -300,6 +328,7 @@ export class SessionConn {
       return;
     }
     this.wire.out(f, unsent, fresh);
+    this.direct.alsoDirect(f);
   }
 
   /** New keys for the inbox: the keyring is read again and a new connection brings the catch-up. */

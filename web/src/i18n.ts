@@ -163,6 +163,10 @@ const en = {
   qrLabel: "QR code of the pairing link",
   // Connection state (ui/Status.tsx) and what it means for a card.
   connOnline: "Agent online",
+  pathDirect: "direct",
+  pathRelay: "via relay",
+  directRefused: "Direct path refused: this machine's key changed. Answers go through the relay.",
+  directForget: "Trust the new key",
   connAgentAway: "Agent offline — answers reach it when it returns",
   connReconnecting: "Reconnecting… answers wait on this device",
   connUnreachable: "Relay unreachable — answers wait on this device",

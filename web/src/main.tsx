@@ -11,6 +11,7 @@ import { startPush } from "./push.js";
 import { loadMarkdown } from "./tools/markdown.js";
 import { addInbox, addSession, dropAll, inboxes, pokeAll, reopenSessions, startAll, sweepAll } from "./sessions.js";
 import { parsePairCode, parsePairing } from "./storage.js";
+import { pinFromLink } from "./direct-pins.js";
 import { applyTheme, theme } from "./ui/Settings.js";
 import "./styles.css";
 import { LineUpError } from "../../shared/client/errors.js";
@@ -26,7 +27,7 @@ const JOINING = "lineup.e2e.joining";
  * once, no tap needed. With a secret it also pairs its key: a device already paired with that inbox claims
  * the code instead of becoming a new device, then sends its hello and waits for a holder's reply.
  */
-async function pairDevice(code: string, secret?: string): Promise<void> {
+async function pairDevice(code: string, secret: string | undefined, hash: string): Promise<void> {
   notice.value = { key: "pairing", tone: "info" };
   try {
     const name = await deviceName();
@@ -34,8 +35,10 @@ async function pairDevice(code: string, secret?: string): Promise<void> {
     const known = secret ? inboxes.value.find((x) => x.saved.origin === location.origin && x.saved.inbox_id === code.split(".")[0]) : undefined;
     let ib = known;
     let shown = known?.saved.name ?? name;
-    if (known) await known.request("POST", "/api/inbox/e2e/claim", { code });
-    else {
+    if (known) {
+      await known.request("POST", "/api/inbox/e2e/claim", { code });
+      pinFromLink(hash, location.origin, known.saved.inbox_id);
+    } else {
       const p = await redeemPairing(location.origin, code, name);
       shown = p.name || name;
       addInbox({
@@ -46,6 +49,7 @@ async function pairDevice(code: string, secret?: string): Promise<void> {
         name: shown,
         pairedAt: Date.now(),
       });
+      pinFromLink(hash, location.origin, p.inbox_id);
       ib = inboxes.value.find((x) => x.saved.origin === location.origin && x.saved.inbox_id === p.inbox_id);
     }
     if (!secret || !ib) {
@@ -101,7 +105,7 @@ function fromFragment(): void {
     // The code must not stay in the address bar, the history or a bookmark, even for the request's time.
     history.replaceState(null, "", "/");
     path.value = "/";
-    void pairDevice(pairCode, secret && /^[A-Za-z0-9_-]{43}$/.test(secret) ? secret : undefined);
+    void pairDevice(pairCode, secret && /^[A-Za-z0-9_-]{43}$/.test(secret) ? secret : undefined, hash);
   } else if (pairing) {
     addSession({ sid: pairing.sid, token: pairing.token, origin: location.origin, label: pairing.label ?? "", addedAt: Date.now() });
     // The token must not stay in the address bar, the history or a bookmark.

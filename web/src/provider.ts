@@ -26,6 +26,8 @@ export interface ProviderHost {
   sealed(): boolean;
   /** Writes the outbox sealed (a sealed session). */
   keepSealed(frames: readonly (MessageFrame | ResultFrame)[]): void;
+  /** Issue 32: an answer made while the relay is down also goes on the direct path when it is open (true: it went). */
+  alsoDirect?(f: ResultFrame): boolean;
   log?(line: string): void;
 }
 
@@ -117,7 +119,10 @@ export class Provider {
     if (!c || c.state !== "pending") return false;
     const online = this.book.online;
     this.run(this.book.answer(c, a));
-    this.log.update(callId, { state: online ? "answered" : "queued", by, doneAt: Date.now(), ...a });
+    // Offline, the answer waits for the relay in the outbox; the agent may take it now over the direct path.
+    const kept = online ? undefined : this.book.queued.find((f): f is ResultFrame => f.type === "tool.result" && f.call_id === callId);
+    const direct = kept !== undefined && this.host.alsoDirect?.(kept) === true;
+    this.log.update(callId, { state: online || direct ? "answered" : "queued", by, doneAt: Date.now(), ...a });
     this.persist();
     return true;
   }

@@ -90,6 +90,10 @@ export function connOf(sid: string): SessionConn | undefined {
             onRevoked: () => revokeInbox(ib),
             nameOf: (id) => ib.state.value?.devices.find((d) => d.id === id)?.name ?? (id === ib.saved.device_id ? ib.saved.name : undefined),
             inbox: ib,
+            machineOf: () => {
+              const st = ib.state.value;
+              return { machine: st?.sessions.find((x) => x.session_id === sid)?.machine_id, machines: st?.machines.length ?? 0 };
+            },
           }
         : { onLabel: (label) => setLabel(sid, label) },
     );

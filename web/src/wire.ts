@@ -5,7 +5,7 @@
 // shows instead (a card or message that says so, never the ciphertext).
 import type { Decoded, HelloVerdict, Unopenable } from "../../shared/client/codec.js";
 import { isRelayFrame, type RawFrame } from "../../shared/client/socket.js";
-import type { ClientFrame, HelloFrame, MessageOut, ToolCallOut, ToolCancelOut } from "../../shared/contract/protocol.js";
+import type { ClientFrame, HelloFrame, MessageOut, RtcSignal, ToolCallOut, ToolCancelOut } from "../../shared/contract/protocol.js";
 import type { InboxLink, SealedCodec } from "./e2e/index.js";
 
 /** Plaintext or sealed, frames in and out. */
@@ -15,6 +15,8 @@ export interface Wire {
   in(f: RawFrame): void;
   out(f: ClientFrame, onUnsent?: () => void, fresh?: boolean): void;
   refresh(): void;
+  /** Issue 32: one direct-path handshake signal to the client `to` (`toKey`: its `<role>:<client_id>`, sealed inside). */
+  signal(to: string, toKey: string, id: string, s: RtcSignal): void;
 }
 
 export interface WireHost {
@@ -24,6 +26,8 @@ export interface WireHost {
   /** Puts a frame on the current socket; false when there is none past `hello`. */
   write(w: object): boolean;
   deliver(d: Decoded): void;
+  /** A plaintext session's `rtc.signal` as it came (web/src/direct-link.ts checks it). */
+  rtcRaw(f: RawFrame): void;
   /** Whether this device holds a key of the inbox, learnt again. */
   noKey(missing: boolean): void;
   /** The current connection's number: a frame of an older one is not handled. */
@@ -35,9 +39,10 @@ export function plainWire(h: WireHost): Wire {
   return {
     sealed: false,
     hello: (f) => ({ ok: true, frame: f }),
-    in: (f) => isRelayFrame(f) && h.deliver({ frame: f }),
+    in: (f) => (f.type === "rtc.signal" ? h.rtcRaw(f) : isRelayFrame(f) && h.deliver({ frame: f })),
     out: (f, onUnsent) => h.write(f) || onUnsent?.(),
     refresh: () => undefined,
+    signal: (to, _toKey, id, signal) => void h.write({ type: "rtc.signal", id, to, signal }),
   };
 }
 

@@ -25,6 +25,8 @@ export const SEALED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   "tool.cancel": ["reason"],
   message: ["content"],
   status: ["detail"],
+  /** Issue 32: the handshake, and the recipient it was sealed for (the relay cannot redirect it). */
+  "rtc.signal": ["signal", "for"],
 };
 /** A tool entry of `tool.list` keeps only these in plaintext (and its actions' names). */
 const TOOL_PLAIN = new Set(["name", "type", "actions"]);

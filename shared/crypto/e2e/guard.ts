@@ -20,6 +20,7 @@ export const RELAY_FRAME_ERRORS: readonly string[] = [
   "over_budget",
   "tool_conflict",
   "stale_epoch",
+  "peer_offline",
   "internal",
 ];
 /** Why the relay closes a call on the other holders (`tool.cancel.reason`): it only ever stops work or a card. */
@@ -81,6 +82,8 @@ export function screenSealed(f: Frame): Screened {
       const tools = (f.tools as unknown[]).filter((t) => obj(t) && t.sealed !== undefined);
       return { frame: { ...f, tools } };
     }
+    case "rtc.signal":
+      return sealed ? { frame: omit(f, ["signal", "for"]) } : { drop: "a plaintext rtc.signal (its SDP would be the relay's)" };
     case "error":
       return typeof f.code === "string" && RELAY_FRAME_ERRORS.includes(f.code)
         ? { frame: f }

@@ -195,6 +195,14 @@ export function SessionView({ conn }: { conn: SessionConn }) {
           {t(notice.key)}
         </div>
       )}
+      {conn.direct.refused.value && (
+        <div class="banner stop direct-refused" role="alert">
+          <span>{t("directRefused")}</span>
+          <button class="btn small" type="button" onClick={() => conn.direct.forgetPin()}>
+            {t("directForget")}
+          </button>
+        </div>
+      )}
       {conn.sealed.value && conn.noKey.value && joining.value === 0 && (
         <div class="banner stop e2e-no-key" role="alert">
           <span>

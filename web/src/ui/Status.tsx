@@ -67,6 +67,7 @@ export function SessionStatusLine({ conn }: { conn: SessionConn }) {
       <span class="conn-text">{text}</span>
       {status && <span class="status">· {status}</span>}
       {apps > 1 && <small class="apps">· {t("apps", { n: apps })}</small>}
+      <PathMark conn={conn} kind={k} />
       {k === "replaced" && (
         <button class="btn small" type="button" onClick={() => conn.takeOver()}>
           {t("useHere")}
@@ -78,6 +79,18 @@ export function SessionStatusLine({ conn }: { conn: SessionConn }) {
         </button>
       )}
     </div>
+  );
+}
+
+/** Issue 32: how answers reach the agent — "direct" while the data channel on this network is open (even with the
+ * relay down), "via relay" while only the relay carries them; nothing when neither does. */
+function PathMark({ conn, kind }: { conn: SessionConn; kind: ConnKind }) {
+  const direct = conn.path.value === "direct";
+  if (!direct && kind !== "online") return null;
+  return (
+    <small class={`path ${direct ? "direct" : "relay"}`} data-path={direct ? "direct" : "relay"}>
+      · {t(direct ? "pathDirect" : "pathRelay")}
+    </small>
   );
 }
 
