@@ -7,6 +7,7 @@ import type { ExtrasResults } from "./extras.js";
 import type { SavedProfile } from "./profile.js";
 import type { StartupResults } from "./startup.js";
 import type { HttpHookResults } from "./http-hook.js";
+import type { DirectResults } from "./direct-label.js";
 import type { RoundRatio } from "./stats.js";
 
 export const LABEL: Record<SystemName, string> = {
@@ -29,6 +30,8 @@ export interface Extra {
   startup?: StartupResults;
   /** The http hook against the command hook (bench/http-hook.json, issue 29 item 6). */
   httpHook?: HttpHookResults;
+  /** The direct path's round trip beside the relay's (bench/direct.json, issue 32). */
+  direct?: DirectResults;
 }
 
 /** The side files of the other modes, when they exist. */
@@ -43,6 +46,8 @@ export function loadExtra(): Extra {
   if (startup) x.startup = startup;
   const httpHook = read<HttpHookResults>("bench/http-hook.json");
   if (httpHook) x.httpHook = httpHook;
+  const direct = read<DirectResults>("bench/direct.json");
+  if (direct) x.direct = direct;
   if (profile) x.profile = profile;
   if (extras) x.extras = extras;
   if (ab) x.ab = ab;

@@ -7,6 +7,7 @@
 import { esc, fmt, kib, LABEL, mib, rr, SYSTEMS, us, type Extra } from "./render-common.js";
 import { abSection, costModel, counts, extrasSection, profileSection, reopenNote, startupSection } from "./render-sections.js";
 import { httpHookSection } from "./render-http-hook.js";
+import { directSection } from "./render-direct.js";
 import type { Results } from "./results.js";
 
 export { loadExtra, type Extra } from "./render-common.js";
@@ -220,7 +221,7 @@ docs/reliability.md) makes it write more, each for a rule:
 
 ${extrasSection(x)}
 
-${startupSection(x)}${httpHookSection(x)}## Scale
+${startupSection(x)}${httpHookSection(x)}${directSection(x)}## Scale
 
 ${r.scale.relay.sessions} sessions × (1 agent + ${r.config.scale_apps_per_session} apps) = ${r.scale.relay.sockets} sockets on one relay process, one call per session,
 all at once; the same on the durable floor (rooms need no creating). Both apps answer every call; on the relay
