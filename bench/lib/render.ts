@@ -279,6 +279,7 @@ npm run bench -- --profile       # CPU profile of the relay's frame path → ben
 PROFILE_TARGET=durable npm run bench -- --profile   # the same for the durable floor
 npm run bench -- --startup       # only the agent package's install size and start-up → bench/startup.json
 npm run bench -- --http-hook     # only Claude Code's http hook against the command hook → bench/http-hook.json
+npm run bench -- --direct        # only the direct path's round trip beside the relay's → bench/direct.json
 npm run bench -- --extras        # the contract's extra writes, one by one, on the durable floor → bench/extras.json
 npm run bench -- --ab [dir]      # A/B: a relay snapshot (default bench/.tmp/relay-before) vs the work tree → bench/ab.json
 \`\`\`
