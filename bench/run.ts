@@ -18,6 +18,7 @@ import { runHttpHook } from "./lib/http-hook.js";
 import { runInboxScale } from "./lib/inbox-scale.js";
 import { runInboxPath } from "./lib/inbox-path.js";
 import { runPhone } from "./lib/phone-open.js";
+import { runDirect } from "./lib/direct.js";
 import { loadExtra, renderMarkdown, renderSvg } from "./lib/render.js";
 import { cpuMsOf, memOf, sampleRss, snapshotRelay, startNodeBaselineProc, startWrangler, workerdOf, type Proc } from "./lib/proc.js";
 import type { Cpu, Results, Scale, Throughput, Wake } from "./lib/results.js";
@@ -192,6 +193,8 @@ async function main() {
   await runStartup();
   // Then the http hook against the command hook (bench/http-hook.json, issue 29 item 6): its own relay, stopped after.
   await runHttpHook();
+  // The direct path's round trip beside the relay's (bench/direct.json, issue 32): its own relay, stopped after.
+  writeFileSync("bench/direct.json", `${JSON.stringify(await runDirect(), null, 2)}\n`);
   log("starting the relay (wrangler dev), the Durable Object baselines (wrangler dev) and the Node baseline…");
   let relay: Proc | undefined;
   let floor: Proc | undefined;
@@ -455,11 +458,24 @@ async function phoneOnly(): Promise<void> {
   log("phone: bench/phone.json and docs/benchmarks.md written");
 }
 
+/** `--direct`: only the direct path's round trip beside the relay's, then the page re-rendered (issue 32). */
+async function directOnly(): Promise<void> {
+  if (!existsSync("dist/web/index.html")) execFileSync("npx", ["vite", "build", "--logLevel", "warn"], { stdio: "inherit" });
+  const d = await runDirect();
+  writeFileSync("bench/direct.json", `${JSON.stringify(d, null, 2)}\n`);
+  const r = JSON.parse(readFileSync("bench/results.json", "utf8")) as Results;
+  writeFileSync("docs/benchmarks.md", renderMarkdown(r, loadExtra()));
+  log(
+    `direct: relay p50 ${d.ways.relay.p50} ms, direct p50 ${d.ways.direct.p50} ms (${d.relay_vs_direct.median}×); bench/direct.json and docs/benchmarks.md written`,
+  );
+}
+
 // One mode a run: the first flag found (in this order) picks it; none runs everything.
 const MODES: [string, () => Promise<void>][] = [
   ["--inbox-scale", inboxScaleOnly],
   ["--inbox", inboxOnly],
   ["--phone", phoneOnly],
+  ["--direct", directOnly],
   ["--startup", startupOnly],
   ["--http-hook", httpHookOnly],
   ["--profile", runProfile],

@@ -10,6 +10,7 @@ import type { HttpHookResults } from "./http-hook.js";
 import type { InboxScaleResults } from "./inbox-scale.js";
 import type { InboxResults } from "./inbox-path.js";
 import type { PhoneResults } from "./phone-open.js";
+import type { DirectResults } from "./direct-label.js";
 import type { RoundRatio } from "./stats.js";
 
 export const LABEL: Record<SystemName, string> = {
@@ -41,6 +42,8 @@ export interface Extra {
   phone?: PhoneResults;
   /** The same, measured on the app before the change that dials the socket during the pin read (bench/phone-before.json). */
   phoneBefore?: PhoneResults;
+  /** The direct path's round trip beside the relay's (bench/direct.json, issue 32). */
+  direct?: DirectResults;
 }
 
 /** The side files of the other modes, when they exist. */
@@ -65,6 +68,8 @@ export function loadExtra(): Extra {
   if (phone) x.phone = phone;
   const phoneBefore = read<PhoneResults>("bench/phone-before.json");
   if (phoneBefore) x.phoneBefore = phoneBefore;
+  const direct = read<DirectResults>("bench/direct.json");
+  if (direct) x.direct = direct;
   if (profile) x.profile = profile;
   if (extras) x.extras = extras;
   if (ab) x.ab = ab;

@@ -10,6 +10,7 @@ import { httpHookSection } from "./render-http-hook.js";
 import { inboxScaleSection } from "./render-inbox-scale.js";
 import { inboxSection } from "./render-inbox.js";
 import { phoneSection } from "./render-phone.js";
+import { directSection } from "./render-direct.js";
 import type { Results } from "./results.js";
 
 export { loadExtra, type Extra } from "./render-common.js";
@@ -223,7 +224,7 @@ docs/reliability.md) makes it write more, each for a rule:
 
 ${extrasSection(x)}
 
-${startupSection(x)}${httpHookSection(x)}${inboxSection(x)}${inboxScaleSection(x)}${phoneSection(x)}## Scale
+${startupSection(x)}${httpHookSection(x)}${inboxSection(x)}${inboxScaleSection(x)}${phoneSection(x)}${directSection(x)}## Scale
 
 ${r.scale.relay.sessions} sessions × (1 agent + ${r.config.scale_apps_per_session} apps) = ${r.scale.relay.sockets} sockets on one relay process, one call per session,
 all at once; the same on the durable floor (rooms need no creating). Both apps answer every call; on the relay
@@ -284,6 +285,7 @@ npm run bench -- --http-hook     # only Claude Code's http hook against the comm
 npm run bench -- --inbox-scale   # only the same call on inboxes of 1, 30 and 200 sessions (2 vs 32 devices) → bench/inbox-scale.json
 npm run bench -- --inbox         # the inbox path with a device and Web Push, and its cost per call → bench/inbox.json (BENCH_CALLS default 1000 here)
 npx vite build && npm run bench -- --phone   # throttled Chromium opening a waiting question, cold and warm → bench/phone.json (PHONE_ROUNDS, default 7)
+npm run bench -- --direct        # only the direct path's round trip beside the relay's → bench/direct.json
 npm run bench -- --extras        # the contract's extra writes, one by one, on the durable floor → bench/extras.json
 npm run bench -- --ab [dir]      # A/B: a relay snapshot (default bench/.tmp/relay-before) vs the work tree → bench/ab.json
 \`\`\`

@@ -44,7 +44,8 @@ async function cliJson<T>(args: string[], stateDir: string): Promise<T> {
 /** `lineup e2e on` + `lineup pair`, then a device redeems the link and says hello. */
 async function pairedDevice(stateDir: string, name = "sim phone"): Promise<SimDevice> {
   const { url } = await cliJson<{ url: string }>(["pair", "--json"], stateDir);
-  expect(url).toMatch(/#pair=[^&]+&k=[A-Za-z0-9_-]{43}$/);
+  // The pairing secret, then the machine's direct key (issue 32: `&dk=`, docs/protocol.md).
+  expect(url).toMatch(/#pair=[^&]+&k=[A-Za-z0-9_-]{43}&dk=[A-Za-z0-9_-]{87}$/);
   const d = await SimDevice.redeem(relay, url, name);
   expect(await d.hello()).toBe(201);
   return d;
@@ -94,7 +95,7 @@ describe("lineup e2e on|off|status", () => {
     expect(plain.url).not.toContain("&k=");
     await cliJson(["e2e", "on", "--json"], dir);
     const { url, expires_at } = await cliJson<{ url: string; expires_at: number }>(["pair", "--json"], dir);
-    const k = /&k=([A-Za-z0-9_-]{43})$/.exec(url)?.[1];
+    const k = /&k=([A-Za-z0-9_-]{43})(?:&|$)/.exec(url)?.[1];
     expect(k).toBeTruthy();
     const pending = findInbox(dir, relay)!.e2e!.pending;
     expect(pending).toHaveLength(1);

@@ -67,9 +67,9 @@ async function pairCode(t: Target, stateDir: string): Promise<{ url: string; cod
   const lines = r.stdout.split("\n").filter(Boolean);
   expect(lines).toHaveLength(1);
   const { url } = JSON.parse(lines[0]!) as { url: string };
-  const code = /#pair=(.+)$/.exec(url)?.[1];
+  const code = new URLSearchParams(new URL(url).hash.slice(1)).get("pair") ?? undefined;
   expect(code).toBeTruthy();
-  return { url, code: decodeURIComponent(code!) };
+  return { url, code: code! };
 }
 
 describe("the state file", () => {
@@ -258,7 +258,7 @@ describe.each(targets)("the inbox on the $name", { timeout: 120_000 }, (t) => {
     const env = envFor(t, dir);
     const first = spawnCli(["connect", "--no-qr"], env, dir);
     cleanups.push(() => first.kill("SIGKILL"));
-    const link = await waitFor(() => /(http:\/\/\S+#pair=(\S+))/.exec(first.output().stderr) ?? undefined, "the pairing link", 60_000);
+    const link = await waitFor(() => /(http:\/\/\S+#pair=([^&\s]+))/.exec(first.output().stderr) ?? undefined, "the pairing link", 60_000);
     expect(first.output().stderr).not.toContain("#s=");
     first.kill("SIGINT");
     await first.done;

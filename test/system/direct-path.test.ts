@@ -1,113 +1,22 @@
 // Issue 32 (docs/direct.md): the direct path end to end against the REAL relay (`wrangler dev`). The agent is
-// the adapter library with node-datachannel; the device is a stand-in for the PWA (whose side is not built
-// yet): a raw app socket with the same client core (call book, paths) and node-datachannel offering the
-// channel. Both ends bind to 127.0.0.1 and pass only loopback candidates, so no private address is probed.
-import nodeDataChannel from "node-datachannel";
+// the adapter library with node-datachannel; the device is a stand-in for the PWA (test/helpers/direct-device.ts):
+// a raw app socket with the same client core (call book, paths) and node-datachannel offering the channel.
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { connectAgent, type Client } from "../../adapter/client/index.js";
-import { DirectSide, type NdcModule } from "../../adapter/client/direct.js";
 import { ensureSession } from "../../adapter/client/ensure.js";
 import { loadDirectKey } from "../../adapter/client/direct-key.js";
 import { directKeyOfFragment } from "../../shared/client/direct-bind.js";
-import { CallBook, type Effect } from "../../shared/client/call-book.js";
-import { fromPeer, Paths, type PathName } from "../../shared/client/paths.js";
-import { Codec, type CodecKeys } from "../../shared/client/codec.js";
-import type { HelloFrame, RelayFrame, ToolCallOut } from "../../shared/contract/protocol.js";
+import type { CodecKeys } from "../../shared/client/codec.js";
+import type { HelloFrame } from "../../shared/contract/protocol.js";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import { appClient, CONFIRM, runCli, tempDir, waitFor } from "../helpers/adapter-helpers.js";
+import { Device, LOOPBACK } from "../helpers/direct-device.js";
 import { SimDevice } from "../helpers/e2e-device.js";
-import type { RawClient } from "../helpers/raw-client.js";
-
-const ndc: NdcModule = nodeDataChannel;
-const LOOPBACK = { ndc, bindAddress: "127.0.0.1", allowCandidate: (c: string) => / 127\.0\.0\.1 \d+ typ host/.test(c) };
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** The device: its relay socket, its direct path, and the same client core the PWA will use (codec, call book, paths). */
-class Device {
-  readonly book = new CallBook({ unclaimed: "ack" });
-  readonly paths = new Paths();
-  /** Every copy of a call that arrived, with its path. */
-  readonly arrivals: { callId: string; path: PathName }[] = [];
-  /** Calls handed over to the person (the book's `call` effects). */
-  readonly handed: ToolCallOut[] = [];
-  readonly direct: DirectSide;
-  readonly codec: Codec;
-  /** The agent machine's direct key as this device pinned it (from the pairing link, else on first contact). */
-  pin: string | undefined;
-  /** Keys the device took an answer from: `first` when it pinned it then (trust on first use). */
-  readonly accepted: { key: string; first: boolean }[] = [];
-
-  constructor(
-    readonly app: RawClient,
-    readonly agentId: string,
-    o: { sessionId: string; sender: string; hello?: HelloFrame; keys?: CodecKeys; pin?: string },
-  ) {
-    this.pin = o.pin;
-    this.codec = new Codec({
-      sessionId: o.sessionId,
-      sender: () => o.sender,
-      keys: o.keys,
-      write: (w) => (app.send(w), true),
-      deliver: (d) => {
-        if ("rtc" in d) this.direct.signal(d.rtc.from.client_id, d.rtc.id, d.rtc.signal);
-        else if ("frame" in d && d.frame.type === "tool.call") this.in("relay", d.frame);
-      },
-    });
-    if (o.hello) this.codec.hello(o.hello);
-    this.direct = new DirectSide({
-      ...LOOPBACK,
-      send: (to, id, signal) => this.codec.signal(to, `agent:${to}`, id, signal),
-      frame: (f) => this.in("direct", fromPeer(f, { role: "agent", clientId: agentId }, Date.now())),
-      state: (peer) => this.paths.setDirect(peer),
-      verify: {
-        sessionId: o.sessionId,
-        selfId: o.sender.slice("app:".length),
-        required: !o.keys,
-        pinned: () => this.pin,
-        accepted: (key, first) => {
-          this.accepted.push({ key, first });
-          this.pin ??= key;
-        },
-      },
-    });
-    app.ws.on("message", (data: Buffer) => {
-      const f = JSON.parse(data.toString("utf8")) as Record<string, unknown>;
-      if (f.type !== "hello") this.codec.in(f);
-    });
-    this.run(this.book.hello());
-  }
-
-  private in(path: PathName, f: RelayFrame | undefined): void {
-    if (!f) return;
-    if (f.type === "tool.call") this.arrivals.push({ callId: f.call_id, path });
-    if (this.paths.accept(path, f)) this.run(this.book.receive(f));
-  }
-
-  answer(call: ToolCallOut, message: string): void {
-    this.run(this.book.answer(call, { result: { message } }));
-  }
-
-  /** Answers with the relay stalled: the answer goes on the direct path now, its relay copy only on `release()`. */
-  answerWithRelayStalled(call: ToolCallOut, message: string): { release: () => void } {
-    const held = this.book.answer(call, { result: { message } }).flatMap((e) => (e.kind === "send" ? [e.frame] : []));
-    for (const f of held) this.paths.alsoDirect(f);
-    return { release: () => held.forEach((f) => this.codec.out(f)) };
-  }
-
-  private run(fx: Effect[]): void {
-    for (const e of fx) {
-      if (e.kind === "send") {
-        this.codec.out(e.frame);
-        this.paths.alsoDirect(e.frame);
-      }
-      if (e.kind === "call") this.handed.push(e.call);
-    }
-  }
-}
 
 async function world(): Promise<{ agent: Client; device: Device; sessionId: string; agentToken: string; relayUrl: string }> {
   const relayUrl = inject("relayUrl");
