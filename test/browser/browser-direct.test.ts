@@ -1,12 +1,15 @@
 // Issue 32 in real Chromium: the built PWA on a phone (390×844) opens the direct path — its real
 // RTCPeerConnection and data channel — to the real agent adapter (node-datachannel) through `wrangler dev`,
 // and the session stays whole whichever path carries what.
-// Loopback only: the agent binds 127.0.0.1 and sends and accepts only `127.0.0.1 … typ host` candidates
-// (as in test/system/direct-path.test.ts). Chromium never gathers loopback candidates (checked: not with
-// --allow-loopback-in-peer-connection either, and none at all in a network namespace that has only `lo`),
-// so the page's candidates name the machine's own interfaces and the agent drops them unread; the only
-// address either side is given is the agent's 127.0.0.1. mDNS obfuscation is off so candidates are plain.
+// Never the machine's network: the agent binds 127.0.0.1 and sends and accepts only `127.0.0.1 … typ host`
+// candidates (as in test/system/direct-path.test.ts), but Chromium never gathers loopback candidates (checked:
+// not with --allow-loopback-in-peer-connection either, and none at all in a network namespace that has only
+// `lo`), so its checks would come from — and the agent's answers go to — the machine's own address. So the
+// suite runs in a network namespace of its own (`unshare -n`, root): `lo` plus a veth pair connected to
+// nothing outside (10.254.0.1), with its own `wrangler dev`; this file re-runs itself there
+// (LINEUP_DIRECT_NETNS=1) and is skipped, saying why, where no namespace can be made. mDNS obfuscation is off.
 // The relay is "stalled" by a route on the page's session socket that holds frames both ways.
+import { spawn, spawnSync } from "node:child_process";
 import type { BrowserContext, Page, WebSocketRoute } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import nodeDataChannel from "node-datachannel";
@@ -23,7 +26,34 @@ const LOOPBACK = { ndc, bindAddress: "127.0.0.1", allowCandidate: (c: string) =>
 /** What the confirm card's Yes answers. */
 const YES = { message: "yes", confirmed: true };
 
-const fx = useBrowser({ args: ["--disable-features=WebRtcHideLocalIpsWithMdns"] });
+/** Inside the suite's own network namespace (the outer run below made it). */
+const INSIDE = process.env.LINEUP_DIRECT_NETNS === "1";
+const NETNS =
+  "ip link set lo up && ip link add lu0 type veth peer name lu1 && ip addr add 10.254.0.1/30 dev lu0 && ip link set lu0 up && ip link set lu1 up && ip route add default dev lu0";
+/** Whether this machine can make one (root, `unshare`, `ip`, veth). */
+const netnsOk = () => !INSIDE && process.getuid?.() === 0 && spawnSync("unshare", ["-n", "sh", "-c", NETNS], { stdio: "ignore" }).status === 0;
+
+describe.runIf(!INSIDE)("the direct-path suite runs in a network namespace of its own", () => {
+  const ok = netnsOk();
+  it.skipIf(!ok)(
+    "re-runs this file there (lo + an unconnected veth pair, its own wrangler dev) and every test passes",
+    async () => {
+      const child = spawn("unshare", ["-n", "sh", "-c", `${NETNS} && exec npx vitest run --project node test/browser/browser-direct.test.ts`], {
+        env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "FORCE_COLOR")), NO_COLOR: "1", LINEUP_DIRECT_NETNS: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+      const code = await new Promise<number | null>((r) => child.on("exit", r));
+      expect(code, out).toBe(0);
+      expect(out).toMatch(/Tests\s+6 passed \| 1 skipped \(7\)/);
+    },
+    300_000,
+  );
+});
+
+const fx = useBrowser({ args: ["--disable-features=WebRtcHideLocalIpsWithMdns"], skip: !INSIDE });
 
 /** The page's session socket, through a route the test controls. */
 class RelayRoute {
@@ -104,6 +134,7 @@ async function askAndAnswer(question: string, before?: () => Promise<void>): Pro
 const dropChannel = () => page.evaluate(() => (Reflect.get(window, "__dcs") as RTCDataChannel[]).forEach((dc) => dc.close()));
 
 beforeAll(async () => {
+  if (!INSIDE) return;
   const url = fx.relay();
   const stateDir = tempDir();
   const saved = await ensureSession({ relayUrl: url, stateDir, cwd: stateDir });
@@ -136,7 +167,7 @@ afterAll(async () => {
   await agent?.close();
 });
 
-describe("the PWA's direct path to the agent on the same network (issue 32)", () => {
+describe.runIf(INSIDE)("the PWA's direct path to the agent on the same network (issue 32)", () => {
   it("opens after hello with no STUN/TURN and the session's status line says 'direct'", async () => {
     await waitFor(async () => ((await mark()) === "direct" && agent.path === "direct" ? true : undefined), "the direct path to open");
     // The pair in use reaches the agent at 127.0.0.1, the only candidate it offered.

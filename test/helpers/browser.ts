@@ -47,6 +47,8 @@ export interface BrowserFixtureOptions {
   args?: readonly string[];
   /** Bound of the set-up; default 60 s. */
   timeoutMs?: number;
+  /** Launch nothing (a file whose tests run elsewhere this time, e.g. in a network namespace). */
+  skip?: boolean;
 }
 
 export interface BrowserFixture {
