@@ -79,6 +79,8 @@ export interface EngineOptions {
   bridge?(meta: SessionMeta): Bridge | undefined;
   /** After any work that may have changed calls or presence (the inbox report, shared/session/report.ts). */
   changed?(): void;
+  /** A later time the host has work due at (an inbox report owed): the alarm covers it too. */
+  due?(): number | undefined;
 }
 
 export type HttpCallAnswer = { status: 200; result: ToolResultOut } | { status: 202; call_id: string } | { status: 400 | 404 | 409 | 429; call_id?: string };
@@ -354,8 +356,8 @@ export class SessionEngine {
   nextDue(): number | undefined {
     const m = this.meta();
     if (!m) return undefined;
-    const due = this.store.nextDue();
-    return due === undefined ? m.expires_at : Math.min(due, m.expires_at);
+    const due = Math.min(this.store.nextDue() ?? Infinity, this.opts.due?.() ?? Infinity);
+    return Math.min(due, m.expires_at);
   }
 
   status(): SessionStatus | null {
