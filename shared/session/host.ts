@@ -18,7 +18,7 @@ import {
 } from "./engine.js";
 import type { SocketIdentity } from "./identity.js";
 import { answerFromPush } from "./push-answer.js";
-import { glance, summarize } from "./report.js";
+import { agentOnline, glance, summarize } from "./report.js";
 import { ReportQueue, type Glance } from "./report-queue.js";
 import { keyOf, type Peer } from "./router.js";
 import type { Store } from "./store.js";
@@ -141,7 +141,7 @@ export class SessionHost {
 
   private glance(): Glance {
     const peers = this.engine.ctx().peers;
-    const online = peers.some((p) => p.role === "agent" && !p.clientId.startsWith("~"));
+    const online = agentOnline(peers);
     const version = this.store.openVersion?.();
     if (version !== undefined && this.seen?.version === version && this.seen.online === online) return this.seen.g;
     const g = glance(this.store, peers);

@@ -60,7 +60,7 @@ const agentCalls = (store: Store) =>
     .openCalls()
     .filter((c) => c.caller_role === "agent")
     .sort((x, y) => x.created_at - y.created_at);
-const agentOnline = (peers: readonly Peer[]) => peers.some((p) => p.role === "agent" && !p.clientId.startsWith("~"));
+export const agentOnline = (peers: readonly Peer[]) => peers.some((p) => p.role === "agent" && !p.clientId.startsWith("~"));
 
 /** What a report would say, without parsing any arguments (shared/session/report-queue.ts decides with it). */
 export function glance(store: Store, peers: readonly Peer[]): Glance {
