@@ -129,11 +129,12 @@ function beforeAfter(a: InboxResults, b: InboxResults | undefined): string {
   const g = (k: keyof InboxResults["goals"]) => (r: InboxResults) => `${r.goals[k].median}× (${r.goals[k].spread[0]}–${r.goals[k].spread[1]})`;
   const c = (f: (p: PathCount) => number) => (r: InboxResults) => (r.cost ? String(f(r.cost.inbox_calculator)) : "n/a");
   return `
-### Before and after: one report in flight, automatic tools' calls held 2 s
+### Before and after: one report in flight, automatic tools' calls held 2 s, a push sent from the report's request
 
 The same mode run on the code before the change (bench/inbox-before.json, ${b.generated_at.slice(0, 16).replace("T", " ")} UTC, 1-minute
 load ${b.load_avg_1m.join(" → ")}) and after it (this run). Before, a session sent its inbox a report on every change of
-its Waiting list, each its own stub call, read its open calls on every frame and wrote the listed ids twice per call.
+its Waiting list, each its own stub call, read its open calls on every frame and wrote the listed ids twice per call;
+the inbox sent a push only from its alarm.
 
 | | before | after |
 |---|---:|---:|
