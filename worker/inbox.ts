@@ -61,7 +61,13 @@ export class Inbox extends DurableObject<Env> {
         wakeEnding: (at) => this.pushPorts.wake(earliest(at, this.push.nextDue())),
       },
       {
-        reported: (sid, before, after, r) => this.push.reported(sid, before, after, r),
+        reported: (sid, before, after, r) => {
+          this.push.reported(sid, before, after, r);
+          // A push due now leaves from this request, not after an alarm round (issue 33): its queue item is leased
+          // before the send, so the alarm — still set, the backstop after an eviction — never sends it twice.
+          const due = this.push.nextDue();
+          if (due !== undefined && due <= Date.now()) ctx.waitUntil(this.push.pump());
+        },
         revoked: (id) => this.push.unsubscribe(id, true),
       },
     );

@@ -5,6 +5,7 @@ import type { HostPorts, HostSocketPort } from "../shared/session/host.js";
 import type { Peer } from "../shared/session/router.js";
 import { closeQuietly, sendIfOpen } from "../shared/session/sockets.js";
 import type { Env } from "./env.js";
+import type { Inbox } from "./inbox.js";
 import type { SqlStore } from "./sql-store.js";
 
 const tagOf = (to: Target) => ("conn" in to ? `conn:${to.conn}` : to.key);
@@ -52,6 +53,8 @@ export class ObjectSockets implements HostSocketPort {
 }
 
 export function objectPorts(ctx: DurableObjectState, env: Env, store: SqlStore, sockets: ObjectSockets, schedule: () => Promise<void>): HostPorts {
+  /** A session reports to one inbox (its meta's, set at creation). */
+  let inboxStub: DurableObjectStub<Inbox> | undefined;
   return {
     sockets,
     txn: (fn) => {
@@ -64,11 +67,13 @@ export function objectPorts(ctx: DurableObjectState, env: Env, store: SqlStore, 
     },
     schedule,
     sleep: (ms) => scheduler.wait(ms),
-    // A send after the work, never awaited by routing; the session's end awaits its last one.
+    // A send after the work, never awaited by routing; the session's end awaits its last one. The stub is kept
+    // (one id derivation per wake, not per report) and made again after a failure, which may break a stub.
     report: (inbox, sid, epoch, r) => {
-      const sent = env.INBOXES.get(env.INBOXES.idFromName(inbox))
-        .report(sid, epoch, r)
-        .catch(() => undefined);
+      const stub = (inboxStub ??= env.INBOXES.get(env.INBOXES.idFromName(inbox)));
+      const sent = stub.report(sid, epoch, r).catch(() => {
+        inboxStub = undefined;
+      });
       ctx.waitUntil(sent);
       return sent;
     },

@@ -48,6 +48,8 @@ export class SqlStore implements Store {
    * MIN query on every result and every ack. The alarm and a rollback forget it.
    */
   private due: number | null | undefined;
+  /** openVersion(): bumped whenever an open call comes, goes or is re-sealed; memory only, never reset. */
+  private version = 0;
   /** Each side's registrations as parsed, per wake: every write to them goes through this class (it drops
    * them); a rollback or the alarm forgets them, and a new wake starts without. */
   private readonly regs = new Map<Role, Registration[]>();
@@ -85,6 +87,7 @@ export class SqlStore implements Store {
     if (t !== null && this.due !== undefined) this.due = this.due === null ? t : Math.min(this.due, t);
   }
   private opened(n: number): void {
+    this.version++;
     if (this.open !== undefined) this.open += n;
   }
 
@@ -179,6 +182,7 @@ export class SqlStore implements Store {
     if (this.run("UPDATE calls SET args = ?, fingerprint = ?, bytes = ? WHERE call_id = ? AND status = 'open'", args, fingerprint, bytes, id) === 0)
       return false;
     this.add(bytes - oldBytes);
+    this.version++;
     return true;
   }
   dropOpenCall(id: string) {
@@ -202,6 +206,9 @@ export class SqlStore implements Store {
     if (!row) return false;
     this.add(-row.bytes);
     return true;
+  }
+  openVersion() {
+    return this.version;
   }
   countOpen() {
     this.open ??= this.one<{ n: number }>("SELECT COUNT(*) AS n FROM calls WHERE status = 'open'")?.n ?? 0;

@@ -1,7 +1,7 @@
 // Raw `ws` clients speaking the lineup/1 contract (no adapter): an agent that makes calculator calls and
 // times them, and apps that answer every call at once. The baselines carry the very same frames.
 import WebSocket from "ws";
-import { CALCULATOR } from "../../shared/contract/builtin-tools.js";
+import { CALCULATOR, CONFIRM } from "../../shared/contract/builtin-tools.js";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 
@@ -30,7 +30,10 @@ function opened(ws: WebSocket, timeoutMs = 120_000): Promise<void> {
   });
 }
 
-/** Answers every tool.call with the calculator's result (as the PWA does for `calculator`). */
+/**
+ * Answers every tool.call at once: a `confirm` with "Yes" (a human who taps at once), anything else with the
+ * calculator's result (as the PWA does for `calculator`).
+ */
 export function autoAnswer(ws: WebSocket): void {
   ws.on("message", (data, isBinary) => {
     if (isBinary) return;
@@ -38,6 +41,10 @@ export function autoAnswer(ws: WebSocket): void {
     if (!s.includes('"tool.call"')) return;
     const f = JSON.parse(s) as { type: string; call_id: string; name: string; action?: string; arguments?: { a?: number; b?: number } };
     if (f.type !== "tool.call") return;
+    if (f.name === "confirm") {
+      ws.send(JSON.stringify({ type: "tool.result", call_id: f.call_id, name: f.name, result: { message: "Yes", value: true } }));
+      return;
+    }
     const a = f.arguments?.a ?? 0;
     const b = f.arguments?.b ?? 0;
     const value = f.action === "subtract" ? a - b : f.action === "multiply" ? a * b : a + b;
@@ -52,6 +59,11 @@ export class Agent {
   /** Every relay frame type seen, for sanity checks (errors must stay at zero). */
   readonly errors: string[] = [];
   private closedWith = "socket closed";
+  /**
+   * What `call()` asks: a calculator sum (an automatic tool: the PWA answers it, the session never reports it to
+   * an inbox) or a `confirm` (a question a human answers: reported, and pushed on an inbox session).
+   */
+  tool: "calculator" | "confirm" = "calculator";
   constructor(
     readonly ws: WebSocket,
     private readonly ack: boolean,
@@ -77,7 +89,7 @@ export class Agent {
       this.pending.clear();
     });
   }
-  /** One calculator call; resolves with its round-trip time in ms. */
+  /** One call of `tool`; resolves with its round-trip time in ms. */
   call(timeoutMs = 120_000): Promise<number> {
     const call_id = `${this.prefix}${++this.seq}`;
     const a = this.seq;
@@ -98,7 +110,11 @@ export class Agent {
           reject(e);
         },
       });
-      this.ws.send(JSON.stringify({ type: "tool.call", call_id, name: "calculator", action: "add", arguments: { a, b: 1 } }));
+      const frame =
+        this.tool === "confirm"
+          ? { type: "tool.call", call_id, name: "confirm", arguments: { question: `Deploy build ${a}?` } }
+          : { type: "tool.call", call_id, name: "calculator", action: "add", arguments: { a, b: 1 } };
+      this.ws.send(JSON.stringify(frame));
     });
   }
 }
@@ -151,7 +167,7 @@ export async function relaySocket(s: SessionCreated, token: string, clientId: st
   return ws;
 }
 
-/** Agent + `apps` calculator apps in one relay session; resolves once the agent sees the catalog. */
+/** Agent + `apps` apps (calculator and confirm) in one relay session; resolves once the agent sees the catalog. */
 export async function relayPair(s: SessionCreated, apps: number, tag: string): Promise<Pair> {
   const agentWs = await relaySocket(s, s.agent_token, `ag-${tag}`);
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -173,7 +189,7 @@ export async function relayPair(s: SessionCreated, apps: number, tag: string): P
     Array.from({ length: apps }, async (_, i) => {
       const ws = await relaySocket(s, s.app_token, `app${i}-${tag}`);
       autoAnswer(ws);
-      ws.send(JSON.stringify({ type: "tool.list", tools: [CALCULATOR] }));
+      ws.send(JSON.stringify({ type: "tool.list", tools: [CALCULATOR, CONFIRM] }));
       return ws;
     }),
   );

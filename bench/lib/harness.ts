@@ -19,6 +19,8 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export class Systems<S extends string> {
   readonly reopened = {} as Record<S, number>;
+  /** What every agent asks (a reopened pair's agent too). */
+  tool: Agent["tool"] = "calculator";
   private gen = 0;
   constructor(
     private readonly pairs: Record<S, Pair>,
@@ -32,7 +34,9 @@ export class Systems<S extends string> {
   async robust<T>(s: S, f: (a: Agent) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await f(this.pairs[s].agent);
+        const a = this.pairs[s].agent;
+        a.tool = this.tool;
+        return await f(a);
       } catch (e) {
         if (attempt >= 3) throw e;
         log(`${s}: ${(e as Error).message} — reopening (wrangler dev reloads on source changes) and repeating the round`);

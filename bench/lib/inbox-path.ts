@@ -29,6 +29,7 @@ export const INBOX_GOALS = { latency_p50_vs_durable: 1.3, throughput_vs_durable:
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000); // per system; three systems one in flight on a shared machine
 const ROUNDS = 10;
 const PUSH_PER_ROUND = 3;
+const CONFIRM_CALLS = Number(process.env.BENCH_CONFIRM_CALLS ?? 300);
 const TPUT_ROUNDS = 5;
 const TPUT_S = Number(process.env.BENCH_SECONDS ?? 10);
 const IN_FLIGHT = 64;
@@ -40,6 +41,8 @@ export interface InboxResults {
     latency_calls: number;
     rounds: number;
     push_samples_per_round: number;
+    /** Calls per system in the confirm rounds (absent in runs before they existed). */
+    confirm_calls?: number;
     throughput_in_flight: number;
     throughput_seconds: number;
     relay_vars: Record<string, string>;
@@ -49,6 +52,13 @@ export interface InboxResults {
   latency_rounds: Record<InboxSystem, { p50: number[]; p99: number[] }>;
   throughput: Record<InboxSystem, { calls_per_s: number; rounds: number[] }>;
   cpu_us_per_call: Record<InboxSystem, number | null>;
+  /** The latency rounds again with `confirm` calls the device answers at once (each reported, and pushed on the inbox). */
+  confirm?: {
+    latency: Record<InboxSystem, Dist>;
+    inbox_vs_durable_p50: RoundRatio;
+    inbox_vs_relay_p50: RoundRatio;
+    pushes_per_call: number;
+  };
   /** agent `tool.call` of a confirm → the fake push service has the whole encrypted request (ms). */
   push: Dist & { per_round_p50: number[] };
   /** InboxState frames the device's inbox socket received per call in the latency rounds (one per inbox change). */
@@ -111,8 +121,14 @@ export async function runInboxPath(): Promise<InboxResults> {
     const bare = await createSession(relay.url, "inbox-bare");
     const held = new Map<string, (h: Held) => void>();
     let inboxPairNow: Awaited<ReturnType<typeof inboxPair>> | undefined;
+    let confirmAtOnce = false; // the confirm rounds: the device taps "Yes" as soon as a confirm arrives
     const open: Record<InboxSystem, (tag: string) => Promise<Pair>> = {
-      inbox: async (tag) => (inboxPairNow = await inboxPair(setup.session, setup.device, `in${tag}`, (h) => held.get(h.call_id)?.(h))),
+      inbox: async (tag) =>
+        (inboxPairNow = await inboxPair(setup.session, setup.device, `in${tag}`, (h) => {
+          const w = held.get(h.call_id);
+          if (w) w(h);
+          else if (confirmAtOnce) inboxPairNow?.answer(h.call_id);
+        })),
       relay: (tag) => relayPair(bare, 1, `bare${tag}`),
       durable: (tag) => baselinePair(floor.url, `inb${tag}`, { durable: true }),
     };
@@ -162,6 +178,17 @@ export async function runInboxPath(): Promise<InboxResults> {
     }
     log(`inbox: push delay p50 ${median(pushAll).toFixed(1)} ms over ${pushAll.length} pushes`);
 
+    // The same rounds with a question a human answers (confirm, tapped at once): on the inbox session each such
+    // call is reported to the inbox twice and pushed (a calculator call is answered by the app and never reported).
+    log(`inbox: ${CONFIRM_CALLS} confirm calls per system answered at once, ${ROUNDS} interleaved rounds`);
+    sys.tool = "confirm";
+    confirmAtOnce = true;
+    const pushed0 = fake.received.length;
+    const latC = await latencyRounds(sys, order, CONFIRM_CALLS, ROUNDS);
+    const pushesPerConfirm = Math.round(((fake.received.length - pushed0) / (latC.all.inbox.length + WARMUP)) * 100) / 100;
+    sys.tool = "calculator";
+    confirmAtOnce = false;
+
     log(`inbox: throughput, ${IN_FLIGHT} in flight, ${TPUT_S} s per system in ${TPUT_ROUNDS} interleaved rounds`);
     const wd = workerdOf(relay.proc.pid!).runtime;
     const fd = workerdOf(floor.proc.pid!).runtime;
@@ -191,6 +218,7 @@ export async function runInboxPath(): Promise<InboxResults> {
     loads.push(loadavg()[0]!);
 
     const pr = (s: InboxSystem, k: "p50" | "p99") => lat.perRound[s].map((x) => x[k]);
+    const prC = (s: InboxSystem) => latC.perRound[s].map((x) => x.p50);
     const rr = {
       latency_p50: {
         inbox_vs_durable: roundRatio(pr("inbox", "p50"), pr("durable", "p50")),
@@ -226,6 +254,7 @@ export async function runInboxPath(): Promise<InboxResults> {
         latency_calls: CALLS,
         rounds: ROUNDS,
         push_samples_per_round: PUSH_PER_ROUND,
+        confirm_calls: CONFIRM_CALLS,
         throughput_in_flight: IN_FLIGHT,
         throughput_seconds: TPUT_S,
         relay_vars: RELAY_VARS,
@@ -246,6 +275,12 @@ export async function runInboxPath(): Promise<InboxResults> {
         inbox: cpu.inbox.ok ? Math.round((cpu.inbox.ms * 1000) / cpu.inbox.calls) : null,
         relay: cpu.relay.ok ? Math.round((cpu.relay.ms * 1000) / cpu.relay.calls) : null,
         durable: cpu.durable.ok ? Math.round((cpu.durable.ms * 1000) / cpu.durable.calls) : null,
+      },
+      confirm: {
+        latency: { inbox: dist(latC.all.inbox), relay: dist(latC.all.relay), durable: dist(latC.all.durable) },
+        inbox_vs_durable_p50: roundRatio(prC("inbox"), prC("durable")),
+        inbox_vs_relay_p50: roundRatio(prC("inbox"), prC("relay")),
+        pushes_per_call: pushesPerConfirm,
       },
       push: { ...dist(pushAll), per_round_p50: pushRoundP50.map((x) => Math.round(x * 1000) / 1000) },
       inbox_frames_per_call: framesPerCall,

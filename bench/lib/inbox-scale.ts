@@ -1,4 +1,5 @@
-// Flat as the inbox grows (issue 33 item 2): the same calculator call, in a session attached to an inbox that
+// Flat as the inbox grows (issue 33 item 2): the same `confirm` call (a question a human answers; the app taps
+// "Yes" at once), in a session attached to an inbox that
 // holds 1, 30 or 200 sessions (2 paired devices), or 1 session and 32 devices. Two parts:
 // - Live: the real Worker in workerd (`wrangler dev`), one inbox per size in one relay, one open inbox socket
 //   per inbox (the phone showing its home); per call the round trip and workerd's process CPU (bench/lib/proc.ts),
@@ -140,14 +141,14 @@ async function counted(size: { sessions: number; devices: number }): Promise<{ r
   const hot = `s${size.sessions - 1}`;
   const call = (i: number) => {
     const t = now + 1000 + i;
-    const waiting = [{ call_id: `c${i}`, name: "calculator", text: `add ${i} 1`, created_at: t, deadline_at: t + 600_000 }];
+    const waiting = [{ call_id: `c${i}`, name: "confirm", text: `Deploy build ${i}?`, created_at: t, deadline_at: t + 600_000 }];
     const r1: SessionReport = { agent_online: true, pending: 1, last_activity: t, waiting };
     const r2: SessionReport = {
       agent_online: true,
       pending: 0,
       last_activity: t,
       waiting: [],
-      closed: [{ call_id: `c${i}`, outcome: "answered", by: "app-1", answer: String(i + 1) }],
+      closed: [{ call_id: `c${i}`, outcome: "answered", by: "app-1", answer: "Yes" }],
     };
     core.report(hot, 1, r1);
     core.report(hot, 1, r2);
@@ -201,6 +202,8 @@ async function liveInbox(base: string, size: { sessions: number; devices: number
     ws.once("error", rej);
   });
   const pair = await relayPair(hot!, 1, tag);
+  // A calculator call is answered by the app and never reported (REPORT_DELAY_MS); a confirm is reported twice.
+  pair.agent.tool = "confirm";
   return {
     pair,
     received: () => received,

@@ -36,8 +36,10 @@ export interface Extra {
   /** The inbox as it grows (bench/inbox-scale.json, issue 33 item 2), and the figures before its storage was split. */
   inboxScale?: InboxScaleResults;
   inboxScaleBefore?: InboxScaleResults;
-  /** The inbox path with push, and its cost per call (bench/inbox.json, issue 33). */
+  /** The inbox path with push, and its cost per call (bench/inbox.json, issue 33), and the same before the
+   * session's reports were coalesced (bench/inbox-before.json). */
   inbox?: InboxResults;
+  inboxBefore?: InboxResults;
   /** A phone opening a waiting question, throttled (bench/phone.json, issue 33). */
   phone?: PhoneResults;
   /** The same, measured on the app before the change that dials the socket during the pin read (bench/phone-before.json). */
@@ -64,6 +66,8 @@ export function loadExtra(): Extra {
   if (inboxScaleBefore) x.inboxScaleBefore = inboxScaleBefore;
   const inbox = read<InboxResults>("bench/inbox.json");
   if (inbox) x.inbox = inbox;
+  const inboxBefore = read<InboxResults>("bench/inbox-before.json");
+  if (inboxBefore) x.inboxBefore = inboxBefore;
   const phone = read<PhoneResults>("bench/phone.json");
   if (phone) x.phone = phone;
   const phoneBefore = read<PhoneResults>("bench/phone-before.json");

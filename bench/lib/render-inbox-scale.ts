@@ -28,7 +28,8 @@ export function inboxScaleSection(x: Extra): string {
 _Measured by \`npm run bench -- --inbox-scale\` (bench/lib/inbox-scale.ts); raw figures in
 [bench/inbox-scale.json](../bench/inbox-scale.json)${b ? " and, before the storage was split, [bench/inbox-scale-before.json](../bench/inbox-scale-before.json)" : ""}._
 
-The same calculator call (agent → app → agent, acked) in a session attached to an inbox holding 1, 30 or 200
+The same \`confirm\` call, answered "Yes" at once (agent → app → agent, acked; "before" ran calculator calls, which
+were reported then and are not any more: docs/inbox.md "When a report goes") in a session attached to an inbox holding 1, 30 or 200
 sessions with 2 paired devices, or 1 session with 32 devices; one relay (the real Worker in workerd, \`wrangler
 dev\`), one inbox per size, one open inbox socket per inbox (a phone showing its home). Each call makes its
 session report to its inbox twice (the call waits, then it left). Round trips and workerd's process CPU are

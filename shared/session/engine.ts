@@ -79,6 +79,8 @@ export interface EngineOptions {
   bridge?(meta: SessionMeta): Bridge | undefined;
   /** After any work that may have changed calls or presence (the inbox report, shared/session/report.ts). */
   changed?(): void;
+  /** A later time the host has work due at (an inbox report owed): the alarm covers it too. */
+  due?(): number | undefined;
 }
 
 export type HttpCallAnswer = { status: 200; result: ToolResultOut } | { status: 202; call_id: string } | { status: 400 | 404 | 409 | 429; call_id?: string };
@@ -286,8 +288,8 @@ export class SessionEngine {
   private async guarded(peer: Peer, work: () => Out[]): Promise<void> {
     try {
       this.flush(this.ports.txn(work));
+      this.opts.changed?.(); // first: a report it defers is due at a time the alarm must cover
       await this.ports.schedule();
-      this.opts.changed?.();
     } catch (e) {
       console.error("session: handler failed", (e as Error).name, (e as Error).message);
       this.ports.sockets.send({ conn: peer.conn }, JSON.stringify({ type: "error", code: "internal", message: "internal error; reconnect" }));
@@ -347,15 +349,15 @@ export class SessionEngine {
   async tick(): Promise<void> {
     if (!this.live()) return;
     this.flush(this.ports.txn(() => this.router().tick(this.ctx())));
+    this.opts.changed?.(); // first: a report it defers is due at a time the alarm must cover
     await this.ports.schedule();
-    this.opts.changed?.();
   }
 
   nextDue(): number | undefined {
     const m = this.meta();
     if (!m) return undefined;
-    const due = this.store.nextDue();
-    return due === undefined ? m.expires_at : Math.min(due, m.expires_at);
+    const due = Math.min(this.store.nextDue() ?? Infinity, this.opts.due?.() ?? Infinity);
+    return Math.min(due, m.expires_at);
   }
 
   status(): SessionStatus | null {
@@ -386,8 +388,8 @@ export class SessionEngine {
     const { call_id, conflict, out } = this.ports.txn(() => this.router().httpCall(body, this.ctx()));
     if (conflict) return { status: 409, call_id };
     this.flush(out);
+    this.opts.changed?.(); // first: a report it defers is due at a time the alarm must cover
     await this.ports.schedule();
-    this.opts.changed?.();
     return this.httpResult(call_id, waitS);
   }
 
@@ -401,8 +403,8 @@ export class SessionEngine {
     if (out.some((o) => o.to === HTTP_KEY && o.frame.type === "error")) return "unknown_call";
     this.flush(out);
     this.waiters.get(callId)?.forEach((wake) => wake());
+    this.opts.changed?.(); // first: a report it defers is due at a time the alarm must cover
     await this.ports.schedule();
-    this.opts.changed?.();
     return "cancelled";
   }
 

@@ -18,7 +18,8 @@ import {
 } from "./engine.js";
 import type { SocketIdentity } from "./identity.js";
 import { answerFromPush } from "./push-answer.js";
-import { Reporter, summarize } from "./report.js";
+import { agentOnline, glance, summarize } from "./report.js";
+import { ReportQueue, type Glance } from "./report-queue.js";
 import { keyOf, type Peer } from "./router.js";
 import type { Store } from "./store.js";
 
@@ -34,7 +35,7 @@ export interface HostPorts extends EnginePorts {
   report(inbox: string, sessionId: string, epoch: number, r: SessionReport): void | Promise<void>;
 }
 
-export type HostOptions = Omit<EngineOptions, "changed">;
+export type HostOptions = Omit<EngineOptions, "changed" | "due">;
 
 /** One request of the HTTP call API: start a call, wait for its result, or cancel it. */
 export type HttpOp =
@@ -58,14 +59,17 @@ const NOT_FOUND = { ok: false, status: 404, code: "session_not_found", message: 
 
 export class SessionHost {
   readonly engine: SessionEngine;
-  private reporter: Reporter | undefined;
+  private reports: ReportQueue | undefined;
+  /** The last glance and what it was read at (the store's open-call version, presence): frames that change
+   * neither (an ack, a hello) read no calls. */
+  private seen: { version: number; online: boolean; g: Glance } | undefined;
 
   constructor(
     readonly store: Store,
     private readonly ports: HostPorts,
     opts: HostOptions,
   ) {
-    this.engine = new SessionEngine(store, ports, { ...opts, changed: () => this.report() });
+    this.engine = new SessionEngine(store, ports, { ...opts, changed: () => this.report(), due: () => this.reports?.due() });
   }
 
   // ---------------------------------------------------------------- requests of one incarnation (`epoch`)
@@ -120,13 +124,29 @@ export class SessionHost {
 
   // ---------------------------------------------------------------- the inbox report and the end
 
-  /** An inbox session tells its inbox what changed (online, waiting calls): only changes go out. */
+  /** An inbox session tells its inbox what changed (online, waiting calls): only changes go out, when
+   * shared/session/report-queue.ts says so. */
   report(): void {
     const m = this.engine.meta();
     if (!m?.inbox) return;
     const { inbox, session_id, epoch } = m;
-    this.reporter ??= new Reporter((r) => void this.ports.report(inbox, session_id, epoch, r));
-    this.reporter.maybe(summarize(this.store, this.engine.ctx().peers, Date.now(), m.sealed === true));
+    this.reports ??= new ReportQueue({
+      glance: () => this.glance(),
+      summarize: () => summarize(this.store, this.engine.ctx().peers, Date.now(), m.sealed === true),
+      send: async (r) => this.ports.report(inbox, session_id, epoch, r),
+      schedule: () => void Promise.resolve(this.ports.schedule()).catch(() => undefined),
+    });
+    this.reports.changed();
+  }
+
+  private glance(): Glance {
+    const peers = this.engine.ctx().peers;
+    const online = agentOnline(peers);
+    const version = this.store.openVersion?.();
+    if (version !== undefined && this.seen?.version === version && this.seen.online === online) return this.seen.g;
+    const g = glance(this.store, peers);
+    this.seen = version === undefined ? undefined : { version, online, g };
+    return g;
   }
 
   /**
@@ -139,7 +159,9 @@ export class SessionHost {
       code === CLOSE.sessionEnded && m?.inbox
         ? this.ports.report(m.inbox, m.session_id, m.epoch, { agent_online: false, pending: 0, last_activity: Date.now(), waiting: [], ended: true })
         : undefined;
-    this.reporter = undefined;
+    this.reports?.stop();
+    this.reports = undefined;
+    this.seen = undefined;
     this.engine.end(reason, code);
     await sent;
   }

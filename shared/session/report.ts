@@ -1,10 +1,10 @@
 // What a session attached to an inbox tells it: agent online, the calls waiting for a human and their
-// question text. Sent only when it changed (a hibernation forgets the last one: the next change re-sends,
-// which the inbox takes idempotently), so ordinary frames cost no call to the inbox.
+// question text. When it is sent (only when it changed, one in flight at a time) is shared/session/report-queue.ts.
 import { INBOX_LIMITS, type SessionReport, type WaitingCall } from "../contract/inbox.js";
 import { PUSH_LIMITS, type ClosedCall } from "../contract/push.js";
 import type { Peer } from "./router.js";
 import type { CallRow, Store } from "./store.js";
+import type { Glance } from "./report-queue.js";
 import type { SealedArgs } from "./sealed.js";
 import { cut } from "../text/cut.js";
 import { summaryOf } from "../tools/meaning.js";
@@ -54,23 +54,34 @@ function sealedEntry(c: CallRow): WaitingCall {
   return w;
 }
 
+/** The agent's open calls, oldest first. Unchecked calls too: a call waits unchecked until a device that serves it connects once. */
+const agentCalls = (store: Store) =>
+  store
+    .openCalls()
+    .filter((c) => c.caller_role === "agent")
+    .sort((x, y) => x.created_at - y.created_at);
+export const agentOnline = (peers: readonly Peer[]) => peers.some((p) => p.role === "agent" && !p.clientId.startsWith("~"));
+
+/** What a report would say, without parsing any arguments (shared/session/report-queue.ts decides with it). */
+export function glance(store: Store, peers: readonly Peer[]): Glance {
+  const open = agentCalls(store);
+  const listed = open.slice(0, INBOX_LIMITS.maxWaitingPerSession).map((c) => ({ id: c.call_id, name: c.name, fp: c.fingerprint }));
+  return { online: agentOnline(peers), listed, pending: open.length };
+}
+
 export function summarize(store: Store, peers: readonly Peer[], now: number, sealed = false): SessionReport {
-  // Unchecked calls too: a call waits unchecked until a device that serves it connects once.
-  const open = store.openCalls().filter((c) => c.caller_role === "agent");
-  const waiting: WaitingCall[] = open
-    .sort((x, y) => x.created_at - y.created_at)
-    .slice(0, INBOX_LIMITS.maxWaitingPerSession)
-    .map((c) => {
-      if (sealed) return sealedEntry(c);
-      let args: unknown = {};
-      try {
-        args = JSON.parse(c.args || "{}");
-      } catch {
-        /* kept args are our own JSON; an empty one reads as {} */
-      }
-      return { call_id: c.call_id, name: c.name, text: callText(c.name, args), created_at: c.created_at, deadline_at: c.deadline, ...pushExtras(c.name, args) };
-    });
-  const agent_online = peers.some((p) => p.role === "agent" && !p.clientId.startsWith("~"));
+  const open = agentCalls(store);
+  const waiting: WaitingCall[] = open.slice(0, INBOX_LIMITS.maxWaitingPerSession).map((c) => {
+    if (sealed) return sealedEntry(c);
+    let args: unknown = {};
+    try {
+      args = JSON.parse(c.args || "{}");
+    } catch {
+      /* kept args are our own JSON; an empty one reads as {} */
+    }
+    return { call_id: c.call_id, name: c.name, text: callText(c.name, args), created_at: c.created_at, deadline_at: c.deadline, ...pushExtras(c.name, args) };
+  });
+  const agent_online = agentOnline(peers);
   const report: SessionReport = { agent_online, pending: open.length, last_activity: now, waiting };
   // Which listed calls left since the last report, and how: the inbox updates their notifications.
   let listed: string[] = [];
@@ -84,18 +95,4 @@ export function summarize(store: Store, peers: readonly Peer[], now: number, sea
   if (left.length) report.closed = left.map((id) => outcomeOf(store, id));
   if (left.length || ids.some((id) => !listed.includes(id))) store.setMeta(LISTED_KEY, JSON.stringify(ids));
   return report;
-}
-
-/** Remembers what was last sent, so only changes go out. */
-export class Reporter {
-  private last = "";
-
-  constructor(private readonly send: (r: SessionReport) => void) {}
-
-  maybe(r: SessionReport): void {
-    const key = JSON.stringify([r.agent_online, r.pending, r.waiting.map((w) => [w.call_id, w.text, w.preview?.n]), r.ended ?? false]);
-    if (key === this.last) return;
-    this.last = key;
-    this.send(r);
-  }
 }

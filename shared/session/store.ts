@@ -81,6 +81,9 @@ export interface Store {
   /** The ack: deletes the call if it is done and `caller`'s; false (nothing changed) otherwise. */
   ackCall(callId: string, caller: string): boolean;
   countOpen(): number;
+  /** A number that changes whenever an open call comes, goes or is re-sealed (memory only: it may also change
+   * for writes rolled back). Lets the inbox report skip reading the calls after frames that changed none. */
+  openVersion?(): number;
   /** Open calls, oldest first. */
   openCalls(): CallRow[];
   /** Done calls whose result the caller has not acked. */
@@ -143,6 +146,8 @@ export class MemoryStore implements Store {
   private seq = 0;
   private cursors = new Map<string, number>();
   private journal: (() => void)[] | undefined;
+  /** openVersion(): bumped by every write of a call that may add, end or re-seal an open one. */
+  private version = 0;
 
   txn<T>(fn: () => T): T {
     if (this.journal) return fn(); // nested: the outer transaction owns the undo log
@@ -197,23 +202,27 @@ export class MemoryStore implements Store {
     return c ? { ...c } : undefined;
   }
   insertCall(row: CallRow) {
+    this.version++;
     if (this.calls.has(row.call_id)) return false;
     this.put(this.calls, row.call_id, { ...row });
     return true;
   }
   finishCall(id: string, result: string, keepUntil: number, _oldBytes: number) {
+    this.version++;
     const c = this.calls.get(id);
     if (!c || c.status !== "open") return false;
     this.put(this.calls, id, { ...c, status: "done", result, keep_until: keepUntil, args: "", bytes: utf8Length(result), deliv: "[]" });
     return true;
   }
   resealCall(id: string, args: string, fingerprint: string, _oldBytes: number) {
+    this.version++;
     const c = this.calls.get(id);
     if (!c || c.status !== "open") return false;
     this.put(this.calls, id, { ...c, args, fingerprint, bytes: utf8Length(args) });
     return true;
   }
   dropOpenCall(id: string) {
+    this.version++;
     const c = this.calls.get(id);
     if (!c || c.status !== "open") return false;
     this.del(this.calls, id);
@@ -224,6 +233,7 @@ export class MemoryStore implements Store {
     if (c) this.put(this.calls, id, { ...c, checked: 1, target });
   }
   deleteCall(id: string) {
+    this.version++;
     this.del(this.calls, id);
   }
   ackCall(id: string, caller: string) {
@@ -231,6 +241,9 @@ export class MemoryStore implements Store {
     if (!c || c.status !== "done" || c.caller !== caller) return false;
     this.deleteCall(id);
     return true;
+  }
+  openVersion() {
+    return this.version;
   }
   countOpen() {
     let n = 0;
