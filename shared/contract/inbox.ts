@@ -202,6 +202,18 @@ export interface InboxState {
   e2e?: { epoch: number; rekey_needed: boolean; pending: number };
 }
 
+/**
+ * A change of one session only (its report, its "needs you" mark, seen): sent to each device socket instead of the
+ * whole InboxState, which the socket's first frame carries (issue 33: a call must not cost each phone the whole
+ * inbox). `session` absent: the session left the list (ended or expired). shared/inbox/view.ts applies it.
+ */
+export interface InboxSessionFrame {
+  type: "inbox.session";
+  inbox_id: string;
+  session_id: string;
+  session?: InboxSession;
+}
+
 export const POLICY_LIMITS = { maxRules: 200, maxRuleChars: 512 } as const;
 const Rules = z.array(z.string().min(1).max(POLICY_LIMITS.maxRuleChars)).max(POLICY_LIMITS.maxRules);
 /** The policy's plaintext lists: what `PUT` takes while E2E is off, and what a sealed policy holds inside. */

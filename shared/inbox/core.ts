@@ -19,9 +19,10 @@ import {
 import type { AttentionReason, ClosedCall } from "../contract/push.js";
 import type { Envelope } from "../crypto/e2e/envelope.js";
 import { cut } from "../text/cut.js";
-import { e2eState, e2eSummary, e2eWrite, emptyE2E, prunePairings, recordPairing, revokeHolder, type E2EAnswer, type E2EData, type E2ERequest } from "./e2e.js";
+import { deviceInfo, machineInfo, sessionFrame, view } from "./view.js";
+import { e2eState, e2eWrite, emptyE2E, prunePairings, recordPairing, revokeHolder, type E2EAnswer, type E2EData, type E2ERequest } from "./e2e.js";
 
-interface Member {
+export interface Member {
   name: string;
   hash: string;
   since: number;
@@ -128,8 +129,13 @@ export class InboxCore {
     }
   }
 
-  private push(d: InboxData): void {
-    this.ports.broadcast((id) => JSON.stringify(view(d, { kind: "device", id })));
+  /** Every device socket gets the whole state; with `sid`, only that session's row (issue 33: a report must not
+   * cost each phone the whole inbox — a socket has the whole state from its first frame on). */
+  private push(d: InboxData, sid?: string): void {
+    if (sid !== undefined) {
+      const f = JSON.stringify(sessionFrame(d, sid));
+      this.ports.broadcast(() => f);
+    } else this.ports.broadcast((id) => JSON.stringify(view(d, { kind: "device", id })));
   }
 
   /** Makes the inbox with its first machine; false when it exists (ids are random: never in practice). */
@@ -230,7 +236,7 @@ export class InboxCore {
       if (s.attention && s.waiting.some((w) => w.created_at >= s.attention!.at && !before.some((b) => b.call_id === w.call_id))) delete s.attention;
     }
     this.ports.save(d, { sessions: [sid] });
-    this.push(d);
+    this.push(d, sid);
     this.hooks.reported?.(sid, before, r.ended ? [] : s.waiting, r);
   }
 
@@ -245,7 +251,7 @@ export class InboxCore {
     if (reason === undefined || reason === "waiting" || shown) return true;
     s.attention = { reason, at: now };
     this.ports.save(d, { sessions: [sid] });
-    this.push(d);
+    this.push(d, sid);
     return true;
   }
 
@@ -256,7 +262,7 @@ export class InboxCore {
     if (!d || !s?.attention) return;
     delete s.attention;
     this.ports.save(d, { sessions: [sid] });
-    this.push(d);
+    this.push(d, sid);
   }
 
   issueCode(kind: "pair" | "join", hash: string, now = Date.now()): number | undefined {
@@ -456,26 +462,6 @@ export class InboxCore {
     this.push(d);
     return d.policy;
   }
-}
-
-const deviceInfo = (id: string, m: Member): DeviceInfo => ({ id, name: m.name, paired_at: m.since, last_seen: m.last_seen });
-const machineInfo = (id: string, m: Member): MachineInfo => ({ id, name: m.name, joined_at: m.since, last_seen: m.last_seen });
-
-function view(d: InboxData, you: { kind: CredentialKind; id: string }): InboxState {
-  const now = Date.now();
-  return {
-    type: "inbox",
-    inbox_id: d.inbox_id,
-    you,
-    devices: Object.entries(d.devices).map(([id, m]) => deviceInfo(id, m)),
-    machines: Object.entries(d.machines).map(([id, m]) => machineInfo(id, m)),
-    sessions: Object.values(d.sessions)
-      .filter((s) => s.expires_at > now)
-      .sort((a, b) => b.last_activity - a.last_activity)
-      .map(({ epoch: _e, ...s }) => ({ ...s, sealed: s.sealed === true })),
-    policy_version: d.policy.version,
-    e2e: e2eSummary(d.e2e, now),
-  };
 }
 
 /** The recent list after a report: the calls that just left (as they were listed), newest last, bounded. */

@@ -6,6 +6,7 @@ import { connect, ECHO, http, refused, RawClient, tryConnect, wsUrl, type Frame 
 import type { CodeIssued, DevicePaired, InboxState, MachineCreated } from "../../shared/contract/inbox.js";
 import { ASK_QUESTION } from "../../shared/contract/builtin-tools.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
+import { InboxView } from "../helpers/inbox-view.js";
 
 const ASK = ASK_QUESTION;
 const code = (r: { json: unknown }) => (r.json as { error: { code: string } }).error.code;
@@ -108,9 +109,9 @@ describe.each(TARGETS)("$name", (tc) => {
       const s = await session(m, "/home/me/api");
       const d1 = await pair(m, "Pixel 8");
       const d2 = await pair(m, "Laptop browser");
-      const live = pool.track(await inboxSocket(d2));
-      const first = await live.next((f) => (f.type as string) === "inbox");
-      expect((first as unknown as InboxState).sessions).toHaveLength(1);
+      const live = new InboxView(pool.track(await inboxSocket(d2)));
+      const first = await live.next();
+      expect(first.sessions).toHaveLength(1);
       const agent = await pool.agent(s);
       const c1 = await deviceSocket(s, d1);
       const c2 = await deviceSocket(s, d2);
@@ -120,9 +121,7 @@ describe.each(TARGETS)("$name", (tc) => {
       c2.send({ type: "tool.list", tools: [ASK] });
       await c2.sync();
       agent.send({ type: "tool.call", call_id: "q1", name: "ask_question", arguments: { question: "Deploy now?", project_directory: "/home/me/api" } });
-      const waiting = (await live.next(
-        (f) => (f.type as string) === "inbox" && ((f as unknown as InboxState).sessions[0]?.waiting.length ?? 0) > 0,
-      )) as unknown as InboxState;
+      const waiting = await live.next((st) => (st.sessions[0]?.waiting.length ?? 0) > 0);
       expect(waiting.sessions[0]!.waiting[0]).toMatchObject({ call_id: "q1", name: "ask_question", text: "Deploy now?" });
       expect(waiting.sessions[0]!.pending).toBe(1);
       expect(waiting.sessions[0]!.agent_online).toBe(true);
@@ -131,7 +130,7 @@ describe.each(TARGETS)("$name", (tc) => {
       const cancel = await c2.next((f) => f.type === "tool.cancel");
       expect(cancel).toMatchObject({ call_id: "q1", reason: "answered", answered_by: "Pixel 8", answer: "yes" });
       expect(await agent.next("tool.result")).toMatchObject({ call_id: "q1", result: { message: "yes" } });
-      await live.next((f) => (f.type as string) === "inbox" && (f as unknown as InboxState).sessions[0]?.pending === 0);
+      await live.next((st) => st.sessions[0]?.pending === 0);
     });
 
     it("an answer from a guest link (a v1 app token) is named by its client id on the devices", async () => {

@@ -7,6 +7,7 @@ import { TARGETS, useTarget } from "../helpers/contract-targets.js";
 import { connect, ECHO, http, refused, wsUrl } from "../helpers/raw-client.js";
 import type { CodeIssued, DevicePaired, InboxState, MachineCreated } from "../../shared/contract/inbox.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
+import { InboxView } from "../helpers/inbox-view.js";
 
 const code = (r: { json: unknown }) => (r.json as { error: { code: string } }).error.code;
 
@@ -42,8 +43,10 @@ describe.each(TARGETS)("$name", (tc) => {
       const agent = await pool.agent(s);
       const app = await device(s, phone);
       await pool.register(app, agent, [ECHO]);
-      const live = pool.track(await connect(`${run.T.url.replace(/^http/, "ws")}/api/inbox/ws`, { token: phone.device_credential, via: "subprotocol" }));
-      await live.next("inbox");
+      const live = new InboxView(
+        pool.track(await connect(`${run.T.url.replace(/^http/, "ws")}/api/inbox/ws`, { token: phone.device_credential, via: "subprotocol" })),
+      );
+      await live.next();
       // One call over the socket and one held on HTTP, both waiting for the phone when the session ends.
       agent.send({ type: "tool.call", call_id: "ws1", name: ECHO.name, arguments: { text: "socket" } });
       await app.next((f) => f.type === "tool.call" && f.call_id === "ws1");
@@ -60,7 +63,7 @@ describe.each(TARGETS)("$name", (tc) => {
       const h = await held;
       expect(h.status).toBe(404);
       expect(code(h)).toBe("session_not_found");
-      await live.next((f) => (f.type as string) === "inbox" && !JSON.stringify((f as unknown as InboxState).sessions).includes(s.session_id));
+      await live.next((st) => !JSON.stringify(st.sessions).includes(s.session_id));
 
       // Nothing of it works any more: new sockets and HTTP, with either token, or the phone's credential.
       expect((await refused(wsUrl(run.T.url, s.session_id), { token: s.agent_token })).status).toBe(404);

@@ -11,6 +11,7 @@ import type { SessionCreated } from "../../shared/contract/protocol.js";
 import type { Inbox } from "../../worker/inbox.js";
 import { authed } from "./contract-fixtures.js";
 import { Client, connect, fetchWorker, RELAY_KEY, type Frame } from "./helpers.js";
+import { InboxView } from "../helpers/inbox-view.js";
 
 const json = (method: string, path: string, token: string | undefined, body?: unknown) =>
   fetchWorker(path, {
@@ -55,9 +56,12 @@ async function inboxSocket(d: DevicePaired): Promise<Client> {
   expect(res.status).toBe(101);
   res.webSocket!.accept();
   const c = new Client(res.webSocket!);
-  await c.next("inbox");
+  const view = new InboxView(c);
+  views.set(c, view);
+  await view.next();
   return c;
 }
+const views = new WeakMap<Client, InboxView>();
 
 const rowOf = (state: InboxState | Frame, sid: string): InboxSession | undefined => (state as InboxState).sessions.find((x) => x.session_id === sid);
 const row = async (w: World): Promise<InboxSession | undefined> =>
@@ -65,8 +69,7 @@ const row = async (w: World): Promise<InboxSession | undefined> =>
 const attention = (w: World, reason?: string) =>
   json("POST", "/api/inbox/push/attention", w.m.machine_credential, { session_id: w.s.session_id, ...(reason ? { reason } : {}) });
 /** The next state frame on an inbox socket in which `pred` holds for the session's row. */
-const stateWhere = (sock: Client, sid: string, pred: (r: InboxSession | undefined) => boolean) =>
-  sock.next((f) => (f as { type: string }).type === "inbox" && pred(rowOf(f, sid)));
+const stateWhere = (sock: Client, sid: string, pred: (r: InboxSession | undefined) => boolean) => views.get(sock)!.next((st) => pred(rowOf(st, sid)));
 
 describe("the home row's needs you / finished", () => {
   it("an agent's needs_input marks its row and tells the device's socket; a device opening the session clears it", async () => {

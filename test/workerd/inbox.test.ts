@@ -9,6 +9,7 @@ import type { CodeIssued, DevicePaired, InboxState, MachineCreated } from "../..
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { authed } from "./contract-fixtures.js";
 import { Client, connect, fetchWorker, RELAY_KEY, stubOf } from "./helpers.js";
+import { InboxView } from "../helpers/inbox-view.js";
 
 const post = (path: string, token: string | undefined, body: unknown = {}) =>
   fetchWorker(path, {
@@ -78,7 +79,8 @@ describe("inbox in workerd, across evictions", () => {
     const s = await session(m, "/p/web");
     const d: DevicePaired = await (await redeem(await code(m), "phone")).json();
     const live = await inboxSocket(d);
-    await live.next("inbox");
+    const view = new InboxView(live);
+    await view.next();
     const agent = await connect(s.session_id, s.agent_token);
     const app = await connect(s.session_id, d.device_credential, { via: "subprotocol" });
     app.send({ type: "tool.list", tools: [ASK_QUESTION] });
@@ -86,12 +88,12 @@ describe("inbox in workerd, across evictions", () => {
     await evictDurableObject(stubOf(s.session_id), { webSockets: "hibernate" });
     await evictDurableObject(inboxStub(m.inbox_id), { webSockets: "hibernate" });
     agent.send({ type: "tool.call", call_id: "w1", name: "ask_question", arguments: { project_directory: "/p/web", question: "Ship it?" } });
-    const f = (await live.next((x) => (x.type as string) === "inbox" && JSON.stringify(x).includes("Ship it?"))) as unknown as InboxState;
+    const f = await view.next((x) => JSON.stringify(x).includes("Ship it?"));
     expect(f.sessions[0]).toMatchObject({ label: "web · laptop", pending: 1, agent_online: true });
     await app.next("tool.call");
     app.send({ type: "tool.result", call_id: "w1", result: { message: "yes" } });
     await agent.next("tool.result");
-    await live.next((x) => (x.type as string) === "inbox" && (x as unknown as InboxState).sessions[0]?.pending === 0);
+    await view.next((x) => x.sessions[0]?.pending === 0);
     for (const c of [agent, app, live]) c.close();
   });
 

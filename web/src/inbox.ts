@@ -3,7 +3,8 @@
 // agent machines, sessions with their online state and waiting calls. A close with 4401, or a 401 from any
 // inbox endpoint, means this device was removed: the caller forgets the inbox.
 import { signal } from "@preact/signals";
-import type { CodeIssued, DeviceInfo, DevicePaired, InboxState } from "../../shared/contract/inbox.js";
+import type { CodeIssued, DeviceInfo, DevicePaired, InboxSessionFrame, InboxState } from "../../shared/contract/inbox.js";
+import { applySessionFrame } from "../../shared/inbox/apply.js";
 import { ReconnectingSocket, type RawFrame } from "../../shared/client/socket.js";
 import { CLOSE } from "../../shared/contract/close.js";
 import { readJson, remove, writeJson, type SavedInbox } from "./storage.js";
@@ -29,6 +30,11 @@ export async function api<T>(origin: string, method: string, path: string, token
 /** Redeems a pairing code (the `#pair=` fragment) on the relay that served this page. */
 export function redeemPairing(origin: string, code: string, name: string): Promise<DevicePaired> {
   return api<DevicePaired>(origin, "POST", "/api/pair", undefined, { code, name });
+}
+
+function isSessionFrame(v: RawFrame): v is RawFrame & InboxSessionFrame {
+  const f = v as Partial<InboxSessionFrame>;
+  return f.type === "inbox.session" && typeof f.session_id === "string" && (f.session === undefined || (typeof f.session === "object" && f.session !== null));
 }
 
 function isState(v: unknown): v is InboxState {
@@ -133,6 +139,12 @@ export class InboxConn {
     // The relay says so just before it closes with 4401 (the close may arrive late).
     if (f.type === "revoked") {
       this.revoked();
+      return;
+    }
+    if (isSessionFrame(f)) {
+      // Only on top of this connection's whole state (its first frame); never the cached state of another one.
+      const st = this.state.value;
+      if (this.got && st && f.inbox_id === st.inbox_id) this.setState(applySessionFrame(st, f));
       return;
     }
     if (!isState(f)) return;
