@@ -4,7 +4,7 @@
 // - Live: the real Worker in workerd (`wrangler dev`), one inbox per size in one relay, one open inbox socket
 //   per inbox (the phone showing its home); per call the round trip and workerd's process CPU (bench/lib/proc.ts),
 //   in interleaved rounds (the order rotates each round), every ratio per round against the 1-session inbox.
-//   Also the bytes the device's inbox socket received per call (every change sends each device its whole state).
+//   Also the bytes the device's inbox socket received per call (a report sends each device its session's row).
 // - Counted: the inbox's logic (shared/inbox/core.ts) and the object's storage (worker/inbox-store.ts) over
 //   node:sqlite, driven with the two reports a session makes per call (the call waits, then it left): rows and
 //   bytes written per call (the bytes bound to INSERT/UPDATE statements: the payload SQLite stores, not its pages),
