@@ -36,12 +36,11 @@ function threeProjects() {
   const a = core();
   a.inbox.create("ib_1", { id: "m_1", name: "vm", hash: "h" }, T0);
   for (const [i, dir] of ["api", "web", "docs"].entries())
-    a.inbox.attach({ session_id: `s_${dir}`, label: dir, project_dir: `/home/me/${dir}`, host: "vm", created_at: T0 + i, expires_at: T0 + 86_400_000, epoch: 1 }, T0 + i);
-  const order = () =>
-    homeRows(
-      Object.values(a.data().sessions),
-      (s) => s.waiting.length > 0,
-    ).map((s) => s.session_id);
+    a.inbox.attach(
+      { session_id: `s_${dir}`, label: dir, project_dir: `/home/me/${dir}`, host: "vm", created_at: T0 + i, expires_at: T0 + 86_400_000, epoch: 1 },
+      T0 + i,
+    );
+  const order = () => homeRows(Object.values(a.data().sessions), (s) => s.waiting.length > 0).map((s) => s.session_id);
   return { ...a, order, at: (sid: string) => a.data().sessions[sid]!.last_activity };
 }
 
