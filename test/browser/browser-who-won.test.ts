@@ -110,6 +110,43 @@ describe("who won (issue 28 §4)", () => {
     }
   }, 120_000);
 
+  it("an answer made offline that lost names the winning device and answer when the device is back (the inbox's recent list; the cancel went out while it was away)", async () => {
+    const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
+    const s = await ok<SessionCreated>("POST", "/api/inbox/sessions", m.machine_credential, { project_dir: "/home/me/away", host: "laptop" });
+    const agent = await Agent.connect(s);
+    const a = await fx.context("phone");
+    const b = await fx.context("phone");
+    try {
+      const pa = await a.newPage();
+      const pb = await b.newPage();
+      const nameA = await pairPage(pa, m);
+      await pairPage(pb, m);
+      await pa.goto(`${fx.relay()}/s/${s.session_id}`);
+      await pb.goto(`${fx.relay()}/s/${s.session_id}`);
+      agent.call("off1", "confirm", { question: "Away: rotate the keys?" });
+      await pa.locator('[data-call="off1"]').getByRole("button", { name: "Yes" }).waitFor({ timeout: 15_000 });
+      await pb.locator('[data-call="off1"]').getByRole("button", { name: "No" }).waitFor({ timeout: 15_000 });
+      await b.setOffline(true);
+      await pb.locator('header .conn-line[data-conn="no-network"]').waitFor({ timeout: 5_000 });
+      await pb.locator('[data-call="off1"]').getByRole("button", { name: "No" }).click();
+      await pb.locator('[data-call="off1"][data-state="queued"]').waitFor({ timeout: 5_000 });
+      await pa.locator('[data-call="off1"]').getByRole("button", { name: "Yes" }).click();
+      expect((await agent.result("off1")).result).toEqual({ message: "yes", confirmed: true });
+      await b.setOffline(false);
+      const lost = pb.locator('[data-call="off1"][data-state="lost"]');
+      await lost.waitFor({ timeout: 30_000 });
+      await expect.poll(() => lost.locator(".state").textContent(), { timeout: 15_000 }).toBe(`${nameA} answered first; your answer was not used`);
+      expect(await lost.locator("summary b").textContent()).toBe("Yes");
+      // No banner says "another device" beside a card that names it.
+      await expect.poll(() => pb.locator(".session > .banner").filter({ hasText: "Another device" }).count(), { timeout: 10_000 }).toBe(0);
+      await shot(pb, "who-won-lost-offline");
+    } finally {
+      agent.close();
+      await a.close();
+      await b.close();
+    }
+  }, 120_000);
+
   it("two tabs of one device: the tab that did not answer says another tab did, with the answer, and never overwrites the answering tab's own", async () => {
     const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
     const s = await ok<SessionCreated>("POST", "/api/inbox/sessions", m.machine_credential, { project_dir: "/home/me/tabs", host: "laptop" });
