@@ -9,6 +9,7 @@ import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { CodeIssued, MachineCreated } from "../../shared/contract/inbox.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { Agent, shot, useBrowser } from "../helpers/browser.js";
+import { Machine, SealedAgent, pairSealed } from "../helpers/e2e-browser.js";
 
 const fx = useBrowser();
 
@@ -105,6 +106,40 @@ describe("who won (issue 28 §4)", () => {
       expect(await pa.locator('[data-call="w1"][data-state="answered"] .state').textContent()).toBe("Answered on this device");
     } finally {
       agent.close();
+      await a.close();
+      await b.close();
+    }
+  }, 120_000);
+
+  it("in a sealed session too, the losing device is shown the winning answer (opened from the winner's own envelope) and the device", async () => {
+    const mc = await Machine.create(fx.relay());
+    const a = await fx.context("phone");
+    const b = await fx.context("phone");
+    let agent: SealedAgent | undefined;
+    try {
+      await holdCancels(b);
+      const pa = await a.newPage();
+      const pb = await b.newPage();
+      await pairSealed(pa, mc);
+      await pairSealed(pb, mc);
+      const nameA = (await inboxes(pa))[0]!.name;
+      const s = await mc.sealedSession("/home/me/sealed-race");
+      agent = await SealedAgent.connect(mc, s);
+      await pa.goto(`${fx.relay()}/s/${s.session_id}`);
+      await pb.goto(`${fx.relay()}/s/${s.session_id}`);
+      await agent.call("sw1", "confirm", { question: "Sealed: delete the old backups?" });
+      await pa.locator('[data-call="sw1"]').getByRole("button", { name: "Yes" }).waitFor({ timeout: 20_000 });
+      await pb.locator('[data-call="sw1"]').getByRole("button", { name: "No" }).waitFor({ timeout: 20_000 });
+      await pa.locator('[data-call="sw1"]').getByRole("button", { name: "Yes" }).click();
+      expect((await agent.result("sw1")).open.result).toEqual({ message: "yes", confirmed: true });
+      await pb.locator('[data-call="sw1"]').getByRole("button", { name: "No" }).click();
+      const lost = pb.locator('[data-call="sw1"][data-state="lost"]');
+      await lost.waitFor({ timeout: 15_000 });
+      expect(await lost.locator("summary b").textContent()).toBe("Yes");
+      expect(await lost.locator(".state").textContent()).toBe(`${nameA} answered first; your answer was not used`);
+      await shot(pb, "who-won-lost-sealed");
+    } finally {
+      agent?.close();
       await a.close();
       await b.close();
     }
