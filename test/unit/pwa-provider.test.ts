@@ -184,6 +184,16 @@ describe("the PWA's call book host", () => {
     expect(p.find("q1")).toMatchObject({ state: "lost", by: "other", answeredBy: "dv_iphone", answerText: "yes" });
   });
 
+  it("in a sealed session the recent list names the winning device but an answer in it (the relay's words) is never shown", () => {
+    const { p } = rig(true);
+    p.hello(() => true);
+    p.receive(call("s1"));
+    p.settle("s1", "gone", "other");
+    p.fromRecent([{ call_id: "s1", outcome: "answered", by: "dv_iphone", answer: "yes, says the relay" }]);
+    expect(p.find("s1")).toMatchObject({ state: "elsewhere", answeredBy: "dv_iphone" });
+    expect(p.find("s1")).not.toHaveProperty("answerText");
+  });
+
   it("a card found closed on the way back is shown as answered on the device the recent list names; a timeout or a named winner stays", () => {
     const { p } = rig();
     p.hello(() => true);

@@ -147,11 +147,9 @@ export class Provider {
     for (const r of recent) {
       const c = r.outcome === "answered" && r.by ? this.find(r.call_id) : undefined;
       if (!c || c.answeredBy || c.tab || (c.state !== "lost" && c.state !== "gone")) continue;
-      this.log.update(c.call_id, {
-        state: c.state === "gone" ? "elsewhere" : "lost",
-        answeredBy: r.by,
-        ...(r.answer !== undefined ? { answerText: r.answer } : {}),
-      });
+      // A sealed session's list has no answer: one the relay puts there anyway is its own words, never shown (issue 26).
+      const answer = r.answer !== undefined && !this.host.sealed() ? { answerText: r.answer } : {};
+      this.log.update(c.call_id, { state: c.state === "gone" ? "elsewhere" : "lost", answeredBy: r.by, ...answer });
       named = true;
     }
     return named;
