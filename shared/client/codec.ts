@@ -4,7 +4,7 @@
 // own errors only end calls) and opened; every client frame is sealed (shared/crypto/e2e/frames.ts) — a call
 // and a result once, so a retry is identical (rule 4) — and both directions keep their order through one
 // queue each, since sealing and opening are asynchronous. A session pinned sealed refuses a plaintext hello.
-import type { ClientFrame, ContentBlock, HelloFrame, MessageOut, RelayFrame, ToolCallOut, ToolDef } from "../contract/protocol.js";
+import type { ClientFrame, ContentBlock, HelloFrame, MessageOut, RelayFrame, ToolCallOut, ToolCancelOut, ToolDef } from "../contract/protocol.js";
 import { RtcSignal, type Role } from "../contract/protocol.js";
 import { ToolDef as ToolDefSchema, ToolError as ToolErrorSchema, ToolResultBody as ToolResultBodySchema, describeIssues } from "../contract/protocol.js";
 import type { ContentKey } from "../crypto/e2e/keys.js";
@@ -278,7 +278,10 @@ export class Codec {
       case "tool.call":
       case "tool.result":
       case "tool.cancel":
-        if (raw.sealed === undefined) return isRelayFrame(raw) ? d({ frame: raw }) : undefined;
+        if (raw.sealed === undefined) {
+          if (!isRelayFrame(raw)) return;
+          return d({ frame: raw.type === "tool.cancel" ? await this.cancelIn(raw) : raw });
+        }
         break;
       case "rtc.signal": {
         let o: Frame;
@@ -310,6 +313,23 @@ export class Codec {
     }
     if (raw.type === "message" && !Array.isArray(rest.content)) return this.log(`end-to-end: message ${String(rest.id)} has no content list; ignored`);
     return isRelayFrame(rest) ? d({ frame: rest }) : undefined;
+  }
+
+  /**
+   * The relay's cancel{answered} of a sealed session: the winning device's sealed answer (`answer_sealed`, its
+   * author `answer_sender`) opened here, its message as the cancel's `answer` (issue 28 item 4) — the relay's
+   * own words never are. One that does not open leaves the cancel naming the device only.
+   */
+  private async cancelIn(f: ToolCancelOut): Promise<ToolCancelOut> {
+    const { answer_sealed, answer_sender, answer: _relays, ...cancel } = f;
+    if (cancel.reason !== "answered" || answer_sealed === undefined || typeof answer_sender !== "string") return cancel;
+    try {
+      const won = checkedResult(await this.openOnce({ type: "tool.result", call_id: cancel.call_id, sealed: answer_sealed, sender: answer_sender }));
+      if (won.type === "tool.result" && typeof won.result?.message === "string") return { ...cancel, answer: won.result.message };
+    } catch (e) {
+      this.log(`end-to-end: the winning answer of call ${cancel.call_id} does not open (${errText(e)}); its card names the device only`);
+    }
+    return cancel;
   }
 
   /** Opens a sealed tool list entry by entry: an entry that does not open (or is no tool) is dropped and reported. */

@@ -5,6 +5,10 @@ export const ENVELOPE_VERSION = 1;
 export const NONCE_BYTES = 12;
 export const TAG_BYTES = 16;
 
+/** Bytes (UTF-8 JSON) of a winning sealed answer the relay passes on in the other devices' `tool.cancel`
+ * (`answer_sealed`, docs/e2e.md rule 7); a bigger one is left out and the card names the device only. */
+export const SEALED_ANSWER_MAX = 8 * 1024;
+
 /** The JSON-safe envelope that replaces a sealed field's value on the wire. */
 export interface Envelope {
   v: typeof ENVELOPE_VERSION;

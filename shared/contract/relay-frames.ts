@@ -79,6 +79,13 @@ export interface ToolCancelOut {
   /** With reason "answered": the answering device's name (or client id) and the winning result.message. */
   answered_by?: string;
   answer?: string;
+  /**
+   * Sealed sessions, reason "answered": the winning `tool.result`'s envelope as its device sent it, and that
+   * device as `role:client_id` (the envelope's associated-data sender). Every device of the inbox opens it;
+   * the relay cannot. Left out above SEALED_ANSWER_MAX bytes (docs/e2e.md rule 7).
+   */
+  answer_sealed?: Envelope;
+  answer_sender?: string;
   /** Sealed sessions: a caller's sealed `{reason}` and its author. */
   sealed?: Envelope;
   sender?: string;

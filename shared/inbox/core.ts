@@ -223,10 +223,19 @@ export class InboxCore {
     const before = s.waiting;
     if (r.ended) delete d.sessions[sid];
     else {
+      // Activity is a change of what the row shows. A session object that woke from hibernation forgot what it
+      // last reported and reports the same again when a device connects: not news, or opening the app (its
+      // sockets connecting in any order) would reorder the home list (issue 28 item 2).
+      const news =
+        s.agent_online !== r.agent_online ||
+        s.pending !== r.pending ||
+        !!r.closed?.length ||
+        before.length !== r.waiting.length ||
+        r.waiting.some((w, i) => w.call_id !== before[i]?.call_id);
       Object.assign(s, {
         agent_online: r.agent_online,
         pending: r.pending,
-        last_activity: r.last_activity,
+        last_activity: news ? r.last_activity : s.last_activity,
         waiting: r.waiting.slice(0, INBOX_LIMITS.maxWaitingPerSession),
       });
       const recent = recentAfter(s.recent ?? [], before, r.closed ?? [], r.last_activity);

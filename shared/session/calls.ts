@@ -16,6 +16,7 @@ import {
   isSealedTool,
 } from "../contract/protocol.js";
 import { checkArguments } from "../contract/schema.js";
+import { SEALED_ANSWER_MAX } from "../contract/envelope.js";
 import { fingerprintHash } from "./hash.js";
 import { RouterState, callFrame, HTTP_PEER, isInternal, keyOf, type Ctx, type Out, type Peer } from "./router-state.js";
 import { sealedCallFrame } from "./sealed.js";
@@ -230,6 +231,12 @@ export class CallRouter extends RouterState {
       cancel.answered_by = answeredBy;
       // Never in a sealed session: the relay cannot read the answer, and must not pretend to.
       if (typeof result?.message === "string" && !this.sealed) cancel.answer = result.message;
+    }
+    // There, the winning sealed answer as its device sent it: the other devices open it, so a device whose answer
+    // lost is told what won too (issue 28 item 4); too big an envelope is left out (the card names the device).
+    if (sealed && by && utf8Length(JSON.stringify(sealed.sealed)) <= SEALED_ANSWER_MAX) {
+      cancel.answer_sealed = sealed.sealed;
+      cancel.answer_sender = keyOf(by);
     }
     if (by || error?.code === "timeout") for (const to of notify) out.push({ to, frame: cancel });
     return out;

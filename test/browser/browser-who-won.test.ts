@@ -9,6 +9,7 @@ import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { CodeIssued, MachineCreated } from "../../shared/contract/inbox.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { Agent, shot, useBrowser } from "../helpers/browser.js";
+import { Machine, SealedAgent, pairSealed } from "../helpers/e2e-browser.js";
 
 const fx = useBrowser();
 
@@ -103,6 +104,77 @@ describe("who won (issue 28 §4)", () => {
 
       // The winner keeps its own "Answered on this device".
       expect(await pa.locator('[data-call="w1"][data-state="answered"] .state').textContent()).toBe("Answered on this device");
+    } finally {
+      agent.close();
+      await a.close();
+      await b.close();
+    }
+  }, 120_000);
+
+  it("in a sealed session too, the losing device is shown the winning answer (opened from the winner's own envelope) and the device", async () => {
+    const mc = await Machine.create(fx.relay());
+    const a = await fx.context("phone");
+    const b = await fx.context("phone");
+    let agent: SealedAgent | undefined;
+    try {
+      await holdCancels(b);
+      const pa = await a.newPage();
+      const pb = await b.newPage();
+      await pairSealed(pa, mc);
+      await pairSealed(pb, mc);
+      const nameA = (await inboxes(pa))[0]!.name;
+      const s = await mc.sealedSession("/home/me/sealed-race");
+      agent = await SealedAgent.connect(mc, s);
+      await pa.goto(`${fx.relay()}/s/${s.session_id}`);
+      await pb.goto(`${fx.relay()}/s/${s.session_id}`);
+      await agent.call("sw1", "confirm", { question: "Sealed: delete the old backups?" });
+      await pa.locator('[data-call="sw1"]').getByRole("button", { name: "Yes" }).waitFor({ timeout: 20_000 });
+      await pb.locator('[data-call="sw1"]').getByRole("button", { name: "No" }).waitFor({ timeout: 20_000 });
+      await pa.locator('[data-call="sw1"]').getByRole("button", { name: "Yes" }).click();
+      expect((await agent.result("sw1")).open.result).toEqual({ message: "yes", confirmed: true });
+      await pb.locator('[data-call="sw1"]').getByRole("button", { name: "No" }).click();
+      const lost = pb.locator('[data-call="sw1"][data-state="lost"]');
+      await lost.waitFor({ timeout: 15_000 });
+      expect(await lost.locator("summary b").textContent()).toBe("Yes");
+      expect(await lost.locator(".state").textContent()).toBe(`${nameA} answered first; your answer was not used`);
+      await shot(pb, "who-won-lost-sealed");
+    } finally {
+      agent?.close();
+      await a.close();
+      await b.close();
+    }
+  }, 120_000);
+
+  it("an answer made offline that lost names the winning device and answer when the device is back (the inbox's recent list; the cancel went out while it was away)", async () => {
+    const m = await ok<MachineCreated>("POST", "/api/inboxes", DEV_RELAY_KEY, { machine_name: "laptop" });
+    const s = await ok<SessionCreated>("POST", "/api/inbox/sessions", m.machine_credential, { project_dir: "/home/me/away", host: "laptop" });
+    const agent = await Agent.connect(s);
+    const a = await fx.context("phone");
+    const b = await fx.context("phone");
+    try {
+      const pa = await a.newPage();
+      const pb = await b.newPage();
+      const nameA = await pairPage(pa, m);
+      await pairPage(pb, m);
+      await pa.goto(`${fx.relay()}/s/${s.session_id}`);
+      await pb.goto(`${fx.relay()}/s/${s.session_id}`);
+      agent.call("off1", "confirm", { question: "Away: rotate the keys?" });
+      await pa.locator('[data-call="off1"]').getByRole("button", { name: "Yes" }).waitFor({ timeout: 15_000 });
+      await pb.locator('[data-call="off1"]').getByRole("button", { name: "No" }).waitFor({ timeout: 15_000 });
+      await b.setOffline(true);
+      await pb.locator('header .conn-line[data-conn="no-network"]').waitFor({ timeout: 5_000 });
+      await pb.locator('[data-call="off1"]').getByRole("button", { name: "No" }).click();
+      await pb.locator('[data-call="off1"][data-state="queued"]').waitFor({ timeout: 5_000 });
+      await pa.locator('[data-call="off1"]').getByRole("button", { name: "Yes" }).click();
+      expect((await agent.result("off1")).result).toEqual({ message: "yes", confirmed: true });
+      await b.setOffline(false);
+      const lost = pb.locator('[data-call="off1"][data-state="lost"]');
+      await lost.waitFor({ timeout: 30_000 });
+      await expect.poll(() => lost.locator(".state").textContent(), { timeout: 15_000 }).toBe(`${nameA} answered first; your answer was not used`);
+      expect(await lost.locator("summary b").textContent()).toBe("Yes");
+      // No banner says "another device" beside a card that names it.
+      await expect.poll(() => pb.locator(".session > .banner").filter({ hasText: "Another device" }).count(), { timeout: 10_000 }).toBe(0);
+      await shot(pb, "who-won-lost-offline");
     } finally {
       agent.close();
       await a.close();

@@ -120,3 +120,57 @@ describe("the client codec", () => {
     expect(wire[2]!.sealed).not.toEqual(wire[0]!.sealed);
   });
 });
+
+describe("who won in a sealed session (issue 28 item 4)", () => {
+  it("a cancel{answered} carrying the winning device's sealed answer is delivered with that answer's message; a plaintext answer of the relay never", async () => {
+    const ck = await generateContentKey(1);
+    const winner = rig({ keys: keysOf(ck), sender: "app:dv_Winner0001" });
+    const loser = rig({ keys: keysOf(ck), sender: "app:dv_Loser00001" });
+    for (const r of [winner, loser]) r.codec.hello({ ...hello({ epoch: 1 }), role: "app" });
+    winner.codec.out({ type: "tool.result", call_id: "c1", name: "confirm", result: { message: "yes", confirmed: true } });
+    await winner.codec.idle();
+    const sealed = winner.wire[0]!.sealed;
+    loser.codec.in({
+      type: "tool.cancel",
+      call_id: "c1",
+      reason: "answered",
+      answered_by: "Pixel 8",
+      answer: "no, says the relay",
+      answer_sealed: sealed,
+      answer_sender: "app:dv_Winner0001",
+    });
+    await loser.codec.idle();
+    expect(loser.got).toEqual([{ frame: { type: "tool.cancel", call_id: "c1", reason: "answered", answered_by: "Pixel 8", answer: "yes" } }]);
+  });
+
+  it("a winning answer that does not open (another call's envelope, another author) leaves the cancel naming the device only", async () => {
+    const ck = await generateContentKey(1);
+    const winner = rig({ keys: keysOf(ck), sender: "app:dv_Winner0001" });
+    const loser = rig({ keys: keysOf(ck), sender: "app:dv_Loser00001" });
+    for (const r of [winner, loser]) r.codec.hello({ ...hello({ epoch: 1 }), role: "app" });
+    winner.codec.out({ type: "tool.result", call_id: "c1", name: "confirm", result: { message: "yes" } });
+    await winner.codec.idle();
+    const sealed = winner.wire[0]!.sealed;
+    loser.codec.in({
+      type: "tool.cancel",
+      call_id: "c2",
+      reason: "answered",
+      answered_by: "Pixel 8",
+      answer_sealed: sealed,
+      answer_sender: "app:dv_Winner0001",
+    });
+    loser.codec.in({
+      type: "tool.cancel",
+      call_id: "c1",
+      reason: "answered",
+      answered_by: "Pixel 8",
+      answer_sealed: sealed,
+      answer_sender: "app:dv_Other00001",
+    });
+    await loser.codec.idle();
+    expect(loser.got).toEqual([
+      { frame: { type: "tool.cancel", call_id: "c2", reason: "answered", answered_by: "Pixel 8" } },
+      { frame: { type: "tool.cancel", call_id: "c1", reason: "answered", answered_by: "Pixel 8" } },
+    ]);
+  });
+});

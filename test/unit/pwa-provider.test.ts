@@ -170,6 +170,50 @@ describe("the PWA's call book host", () => {
     expect(p.find("w1")).toMatchObject({ state: "lost", by: "other", answeredBy: "iPhone · Safari", answerText: "yes" });
   });
 
+  it("who won while away: an answer queued offline that lost names the winner and its answer from the inbox's recent list (issue 28 §4)", () => {
+    const { p } = rig();
+    p.hello(() => true);
+    p.receive(call("q1"));
+    p.book.down(); // offline: the answer waits in the outbox, and the relay's cancel goes out without this device
+    p.answer("q1", { result: { message: "no", confirmed: false } }, "me");
+    p.hello(() => true);
+    p.receive({ type: "error", code: "unknown_call", message: "no open call", call_id: "q1" });
+    expect(p.find("q1")).toMatchObject({ state: "lost" });
+    expect(p.find("q1")).not.toHaveProperty("answeredBy");
+    p.fromRecent([{ call_id: "q1", outcome: "answered", by: "dv_iphone", answer: "yes" }]);
+    expect(p.find("q1")).toMatchObject({ state: "lost", by: "other", answeredBy: "dv_iphone", answerText: "yes" });
+  });
+
+  it("in a sealed session the recent list names the winning device but an answer in it (the relay's words) is never shown", () => {
+    const { p } = rig(true);
+    p.hello(() => true);
+    p.receive(call("s1"));
+    p.settle("s1", "gone", "other");
+    p.fromRecent([{ call_id: "s1", outcome: "answered", by: "dv_iphone", answer: "yes, says the relay" }]);
+    expect(p.find("s1")).toMatchObject({ state: "elsewhere", answeredBy: "dv_iphone" });
+    expect(p.find("s1")).not.toHaveProperty("answerText");
+  });
+
+  it("a card found closed on the way back is shown as answered on the device the recent list names; a timeout or a named winner stays", () => {
+    const { p } = rig();
+    p.hello(() => true);
+    p.receive(call("g1"));
+    p.receive(call("g2"));
+    p.receive({ type: "tool.cancel", call_id: "g2", reason: "answered", answered_by: "Pixel 8", answer: "no" });
+    p.receive(call("g3"));
+    // Back from away, the catch-up found g1 and g3 closed (web/src/provider.ts "gone").
+    p.settle("g1", "gone", "other");
+    p.settle("g3", "gone", "other");
+    p.fromRecent([
+      { call_id: "g1", outcome: "answered", by: "dv_iphone", answer: "yes" },
+      { call_id: "g2", outcome: "answered", by: "dv_other", answer: "maybe" },
+      { call_id: "g3", outcome: "timeout" },
+    ]);
+    expect(p.find("g3")).toMatchObject({ state: "gone" });
+    expect(p.find("g1")).toMatchObject({ state: "elsewhere", answeredBy: "dv_iphone", answerText: "yes" });
+    expect(p.find("g2")).toMatchObject({ state: "elsewhere", answeredBy: "Pixel 8", answerText: "no" });
+  });
+
   it("a timeout that overtakes our sent answer closes the card as timed out, not as lost to another device", () => {
     const { p } = rig();
     p.hello(() => true);

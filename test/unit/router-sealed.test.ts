@@ -67,3 +67,33 @@ describe("sealed frames through the one dispatch table", () => {
     expect(h.one(ph, (f) => f.type === "tool.call")).toMatchObject({ call_id: "c3", sealed: ENV(2, "D"), resealed: true });
   });
 });
+
+describe("who won in a sealed session (issue 28 item 4)", () => {
+  it("the other devices' cancel carries the winning answer's envelope and its author, never a plaintext answer", () => {
+    const { h, ag, ph } = sealedSession();
+    const p2 = h.connect("app", "p2");
+    h.send(p2, { type: "tool.list", tools: [{ name: "confirm", type: "action", sealed: ENV(2) }] });
+    h.take(ag);
+    h.send(ag, { type: "tool.call", call_id: "c1", name: "confirm", sealed: ENV(2), preview: ENV(2, "B") });
+    h.take(ph);
+    h.take(p2);
+    h.send(ph, { type: "tool.result", call_id: "c1", sealed: ENV(2, "C") });
+    const cancel = h.one(p2, (f) => f.type === "tool.cancel");
+    expect(cancel).toMatchObject({ call_id: "c1", reason: "answered", answer_sealed: ENV(2, "C"), answer_sender: "app:ph" });
+    expect(cancel).not.toHaveProperty("answer");
+    expect(h.take(ph, (f) => f.type === "tool.cancel")).toEqual([]);
+  });
+
+  it("a winning envelope over 8 KiB is left out of the cancel", () => {
+    const { h, ag, ph } = sealedSession();
+    const p2 = h.connect("app", "p2");
+    h.send(p2, { type: "tool.list", tools: [{ name: "confirm", type: "action", sealed: ENV(2) }] });
+    h.send(ag, { type: "tool.call", call_id: "c1", name: "confirm", sealed: ENV(2), preview: ENV(2, "B") });
+    h.take(p2);
+    const big = { v: 1, e: 2, n: "A".repeat(16), c: "A".repeat(12_000) };
+    h.send(ph, { type: "tool.result", call_id: "c1", sealed: big });
+    const cancel = h.one(p2, (f) => f.type === "tool.cancel");
+    expect(cancel).toMatchObject({ call_id: "c1", reason: "answered" });
+    expect(cancel).not.toHaveProperty("answer_sealed");
+  });
+});

@@ -164,7 +164,7 @@ describe("sealed sessions: frames", () => {
     p.close();
   });
 
-  it("routes a sealed call: sender on every forwarded frame, no arguments, waiting entry without text, no answer on the cancel", async () => {
+  it("routes a sealed call: sender on every forwarded frame, no arguments, waiting entry without text, the cancel with the winner's envelope and no plaintext answer", async () => {
     const w = await world();
     const phone = await pairDevice(w, "phone");
     const tablet = await pairDevice(w, "tablet");
@@ -221,6 +221,10 @@ describe("sealed sessions: frames", () => {
     const cancel = await dev2.next("tool.cancel");
     expect(cancel).toMatchObject({ call_id: "q1", reason: "answered", answered_by: "phone" });
     expect(cancel).not.toHaveProperty("answer");
+    // … but the phone's sealed answer as it sent it, which the tablet opens (issue 28 item 4) and the relay cannot.
+    expect(cancel).toMatchObject({ answer_sealed: res.sealed, answer_sender: `app:${phone.d.device_id}` });
+    const won = await openFrame(keys(w.ck), sid, { type: "tool.result", call_id: "q1", sealed: cancel.answer_sealed, sender: cancel.answer_sender });
+    expect(won.result).toEqual({ message: "SECRET ANSWER" });
     // Chat: the message keeps its envelope, in the live frame and in the history.
     dev1.send(await sealFrame(w.ck, pctx, { type: "message", id: "m1", content: [{ type: "text", text: "SECRET CHAT" }] }));
     const msg = await agent.next("message");

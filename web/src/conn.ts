@@ -156,6 +156,17 @@ export class SessionConn {
       const p = this.phase.value === "online" ? this.presence.value : null;
       if (p) untracked(() => this.direct.agent(p.agent.online));
     });
+    // Who won a call this device lost or found closed while away: the inbox's recent list says (issue 28 item 4).
+    // Both orders: the list may come before the card is lost (its refusal arrives after the inbox's state).
+    effect(() => {
+      const recent = this.hooks.recentOf?.();
+      const cards = this.calls_.log.calls.value;
+      if (!recent?.length || !cards.some((c) => (c.state === "lost" || c.state === "gone") && !c.answeredBy)) return;
+      untracked(() => {
+        // The card names the winner now: the banner for a loss it could not explain goes.
+        if (this.calls_.fromRecent(recent) && this.notice.value?.key === "lostRace") this.notice.value = null;
+      });
+    });
     this.calls = this.calls_.log.calls;
     this.calls_.book.provide(BUILTIN_TOOLS);
     this.pinRead = isPinned(saved.origin, this.sid).then((p) => {

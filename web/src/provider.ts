@@ -7,6 +7,7 @@
 import type { RelayFrame, ToolCallOut, ToolCancelOut } from "../../shared/contract/protocol.js";
 import { CallBook, type Effect, type MessageFrame, type ResultFrame } from "../../shared/client/call-book.js";
 import type { ClientFrame } from "../../shared/contract/protocol.js";
+import type { ClosedCall } from "../../shared/contract/push.js";
 import { CallLog, type CallEntry, type CallState } from "./calls.js";
 import type { Answer } from "./tools/calculator.js";
 import { readJson, remove, writeJson } from "./storage.js";
@@ -133,6 +134,25 @@ export class Provider {
     this.run(this.book.message(f));
     this.persist();
     return online;
+  }
+
+  /**
+   * The inbox's list of calls that recently left its Waiting list (`recent`: who answered, and what in a
+   * plaintext session) names the winner the relay's cancel could not: it went out while this device was away,
+   * so an answer queued offline that lost, or a card found closed on the way back, said "another device"
+   * (issue 28 item 4). Only cards that name no winner yet; an answer of another tab of this device stays its own.
+   */
+  fromRecent(recent: readonly ClosedCall[]): boolean {
+    let named = false;
+    for (const r of recent) {
+      const c = r.outcome === "answered" && r.by ? this.find(r.call_id) : undefined;
+      if (!c || c.answeredBy || c.tab || (c.state !== "lost" && c.state !== "gone")) continue;
+      // A sealed session's list has no answer: one the relay puts there anyway is its own words, never shown (issue 26).
+      const answer = r.answer !== undefined && !this.host.sealed() ? { answerText: r.answer } : {};
+      this.log.update(c.call_id, { state: c.state === "gone" ? "elsewhere" : "lost", answeredBy: r.by, ...answer });
+      named = true;
+    }
+    return named;
   }
 
   settle(callId: string, state: CallState, by: CallEntry["by"], extra: Partial<CallEntry> = {}): void {

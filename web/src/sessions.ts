@@ -90,6 +90,7 @@ export function connOf(sid: string): SessionConn | undefined {
             onRevoked: () => revokeInbox(ib),
             nameOf: (id) => ib.state.value?.devices.find((d) => d.id === id)?.name ?? (id === ib.saved.device_id ? ib.saved.name : undefined),
             inbox: ib,
+            recentOf: () => ib.state.value?.sessions.find((x) => x.session_id === sid)?.recent,
             machineOf: () => {
               const st = ib.state.value;
               return { machine: st?.sessions.find((x) => x.session_id === sid)?.machine_id, machines: st?.machines.length ?? 0 };
