@@ -181,8 +181,20 @@ export function programsOf(ws: readonly Word[], redirects: readonly Redirect[], 
   } else if (base === "alias") {
     for (const w of ws.slice(1)) {
       const eq = w.value.indexOf("=");
-      if (eq > 0 && !w.value.startsWith("-")) out.scripts.push(w.value.slice(eq + 1));
+      if (eq > 0 && !w.value.startsWith("-")) {
+        out.scripts.push(w.value.slice(eq + 1));
+        // `alias g=git` then `g push` on a later line (with expand_aliases): the use is not seen here.
+        out.computed ??= `defines the alias ${w.value.slice(0, eq)}, which runs its text and the words after it wherever it is used`;
+      }
     }
+  } else if (base === "hash" && ws.some((w) => /^-[a-z]*p/.test(w.value))) {
+    // `hash -p /usr/bin/git g; g push`: the name g runs that file from then on (bash(1) "hash").
+    out.computed = "gives a program another name with hash -p";
+  } else if (base === "fc" && !ws.some((w) => /^-[a-z]*l/.test(w.value))) {
+    // `fc -s`, `fc -e - …`, `fc`: run commands again from the history (bash(1) "fc"), which LineUp does not see.
+    out.computed = "runs commands from the shell's history";
+  } else if (base === "enable" && ws.some((w) => /^-[a-z]*f/.test(w.value))) {
+    out.computed = "loads a builtin from a shared object";
   } else if (base === "git") {
     const g = gitCommand(ws, segment);
     if (g) out.commands.push(g);
