@@ -9,7 +9,7 @@ import { RtcSignal, type Role } from "../contract/protocol.js";
 import { ToolDef as ToolDefSchema, ToolError as ToolErrorSchema, ToolResultBody as ToolResultBodySchema, describeIssues } from "../contract/protocol.js";
 import type { ContentKey } from "../crypto/e2e/keys.js";
 import { isE2EError } from "../crypto/e2e/errors.js";
-import { openFrame, sealFrame, sealPreview, sealReseal, type Frame, type KeyOf, type Preview } from "../crypto/e2e/frames.js";
+import { openFrame, sealFrame, sealPreview, sealReseal, senderOf, type Frame, type KeyOf, type Preview } from "../crypto/e2e/frames.js";
 import { plaintextTools, screenSealed } from "../crypto/e2e/guard.js";
 import type { CallFrame } from "./call-book.js";
 import { isRelayFrame } from "./socket.js";
@@ -254,6 +254,11 @@ export class Codec {
       return this.log(`end-to-end: dropped ${screened.drop} in sealed session ${this.o.sessionId}${id}`);
     }
     const raw = screened.frame;
+    // Calls and results only travel between the two roles: a sealed one "from" this client's own role is the
+    // relay handing back what this side sealed (its own call to run, its own answer as the answer to its call).
+    const from = raw.sealed !== undefined && (raw.type === "tool.call" || raw.type === "tool.result") ? senderOf(raw) : undefined;
+    if (from !== undefined && roleOf(from) === roleOf(this.o.sender()))
+      return this.log(`end-to-end: dropped a sealed ${raw.type} from ${from}, of this client's own role (reflected by the relay)`);
     const d = this.o.deliver;
     switch (raw.type) {
       case "tool.list":
@@ -391,5 +396,8 @@ function identify(f: Frame): Unopenable {
 function pick(p: unknown): Partial<HelloFrame["peers"]> {
   return typeof p === "object" && p !== null ? (p as Partial<HelloFrame["peers"]>) : {};
 }
+
+/** The role part of `<role>:<client_id>`. */
+const roleOf = (sender: string): string => sender.split(":")[0] ?? sender;
 
 const errText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
