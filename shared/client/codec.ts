@@ -169,7 +169,7 @@ export class Codec {
   reseal(call: CallFrame, alsoCall: boolean, key?: ContentKey): void {
     this.enqueue(async () => {
       const ck = key ?? this.key();
-      const r = await sealReseal(ck, this.ctx(), call.call_id, call.arguments, this.o.preview?.(call.name, call.arguments));
+      const r = await sealReseal(ck, this.ctx(), call.call_id, call.arguments, this.previewOf(call));
       const base = this.calls.get(call.call_id) ?? (await this.sealCall(call));
       const wire = this.keep(this.calls, call.call_id, { ...base, sealed: r.sealed, ...(r.preview ? { preview: r.preview } : {}) });
       this.o.write(r);
@@ -226,8 +226,14 @@ export class Codec {
   private async sealCall(frame: CallFrame): Promise<Frame> {
     const ck = this.key();
     const wire = await sealFrame(ck, this.ctx(), { ...frame });
-    if (this.o.preview) wire.preview = await sealPreview(ck, this.ctx(), frame.call_id, this.o.preview(frame.name, frame.arguments));
+    const preview = this.previewOf(frame);
+    if (preview) wire.preview = await sealPreview(ck, this.ctx(), frame.call_id, preview);
     return wire;
+  }
+
+  /** A call's preview, naming its tool inside the envelope: a service worker answers only when the name beside it agrees. */
+  private previewOf(call: CallFrame): Preview | undefined {
+    return this.o.preview ? { ...this.o.preview(call.name, call.arguments), tool: call.name } : undefined;
   }
 
   /** Opens a frame of a sealed session; a newer epoch than we hold is fetched once first. */

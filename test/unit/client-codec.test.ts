@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { Codec, type CodecKeys, type Decoded } from "../../shared/client/codec.js";
 import type { HelloFrame } from "../../shared/contract/protocol.js";
-import { generateContentKey, type ContentKey } from "../../shared/crypto/e2e/index.js";
+import { generateContentKey, openPreview, type ContentKey } from "../../shared/crypto/e2e/index.js";
 
 const hello = (sealed?: { epoch: number }): HelloFrame => ({
   type: "hello",
@@ -126,6 +126,16 @@ describe("the client codec", () => {
     app.codec.in({ ...call, from: "agent", sender: "agent:a1" });
     await app.codec.idle();
     expect(app.got).toMatchObject([{ frame: { type: "tool.call", call_id: "c1", name: "permission" } }]);
+  });
+
+  it("a sealed call's preview names its tool inside the envelope, so a service worker can tell a card the relay relabelled", async () => {
+    const ck = await generateContentKey(1);
+    const { codec, wire } = rig({ keys: keysOf(ck) });
+    codec.hello(hello({ epoch: 1 }));
+    codec.out({ type: "tool.call", call_id: "c1", name: "permission", arguments: { tool_name: "Bash" } });
+    await codec.idle();
+    const keyOf = (e: number) => (e === 1 ? ck : undefined);
+    expect(await openPreview(keyOf, "s1234567", "c1", "agent:a1", wire[0]!.preview)).toEqual({ text: "asks permission", tool: "permission" });
   });
 
   it("a re-seal sends tool.reseal and updates the kept call envelope, so the next retry carries the new seal", async () => {
