@@ -183,8 +183,9 @@ const COMPOUND: Row[] = [
 
 // Regression (issue 26 audit, 2026-12-06): spellings found by probing with bash 5.2 that ran `git push` yet
 // were ALLOWED — ANSI-C \u/\U escapes were not decoded, extglob patterns were not read as globs, an alias or
-// a `hash -p` name defined earlier in the script and `fc` replaying history were not seen, and several
-// wrappers (util-linux, strace, fakeroot, …) were not looked past.
+// a `hash -p` name defined earlier in the script and `fc` replaying history were not seen, several
+// wrappers (util-linux, strace, fakeroot, …) were not looked past, the reserved word `time` before a group
+// hid it, and mapfile's callback, a PS4 prompt under `set -x` and sh's ENV file ran unseen.
 const PROBED: Row[] = [
   ["git $'\\u0070ush'", "deny", "runs"],
   ["git $'\\U00000070ush' origin main", "deny", "runs"],
@@ -207,6 +208,12 @@ const PROBED: Row[] = [
   ["fakeroot -- git push", "deny"],
   ["firejail --quiet git push", "deny"],
   ["valgrind -q git push", "deny"],
+  ["time { git push; }", "deny", "runs"],
+  ["time -p { git push; }", "deny", "runs"],
+  ["mapfile -C 'git push' -c 1 < x.sh", "deny", "runs"],
+  ["readarray -C'git push' -c 1 a < x.sh", "deny", "runs"],
+  ["set -x; PS4='$(git push)'; :", "ask", "runs"],
+  ["ENV=x.sh sh -ic true", "ask"],
 ];
 
 const TABLE: Array<[string, Row[]]> = [
