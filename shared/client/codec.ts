@@ -9,7 +9,7 @@ import { RtcSignal, type Role } from "../contract/protocol.js";
 import { ToolDef as ToolDefSchema, ToolError as ToolErrorSchema, ToolResultBody as ToolResultBodySchema, describeIssues } from "../contract/protocol.js";
 import type { ContentKey } from "../crypto/e2e/keys.js";
 import { isE2EError } from "../crypto/e2e/errors.js";
-import { openFrame, sealFrame, sealPreview, sealReseal, senderOf, type Frame, type KeyOf, type Preview } from "../crypto/e2e/frames.js";
+import { openFrame, openPreview, sealFrame, sealPreview, sealReseal, senderOf, type Frame, type KeyOf, type Preview } from "../crypto/e2e/frames.js";
 import { plaintextTools, screenSealed } from "../crypto/e2e/guard.js";
 import type { CallFrame } from "./call-book.js";
 import { isRelayFrame } from "./socket.js";
@@ -312,6 +312,11 @@ export class Codec {
     const { sender: _s, resealed, ...rest } = opened;
     if (raw.type === "tool.result") return d({ frame: checkedResult(rest) });
     if (raw.type === "tool.call") {
+      // The tool name travels in plaintext; the caller's preview names it sealed: a relay that relabelled the
+      // call (a permission shown as a confirm, whose answer means something else) gets it refused, not shown.
+      const named = await this.previewTool(raw);
+      if (named !== undefined && named !== raw.name)
+        return d({ unopenable: identify(raw), why: `the relay changed the call's tool from ${JSON.stringify(named)} to ${JSON.stringify(raw.name)}` });
       const call = rest;
       if (!isRelayFrame(call) || call.type !== "tool.call") return;
       const args = rest.arguments;
@@ -321,6 +326,18 @@ export class Codec {
     }
     if (raw.type === "message" && !Array.isArray(rest.content)) return this.log(`end-to-end: message ${String(rest.id)} has no content list; ignored`);
     return isRelayFrame(rest) ? d({ frame: rest }) : undefined;
+  }
+
+  /** The tool a sealed call's preview names (undefined: no preview, none named, or it does not open). */
+  private async previewTool(raw: Frame): Promise<string | undefined> {
+    const keys = this.o.keys;
+    const sender = senderOf(raw);
+    if (!keys || raw.preview === undefined || sender === undefined) return undefined;
+    try {
+      return (await openPreview(keys.keyOf, this.o.sessionId, String(raw.call_id), sender, raw.preview)).tool;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Opens a sealed tool list entry by entry: an entry that does not open (or is no tool) is dropped and reported. */

@@ -138,6 +138,23 @@ describe("the client codec", () => {
     expect(await openPreview(keyOf, "s1234567", "c1", "agent:a1", wire[0]!.preview)).toEqual({ text: "asks permission", tool: "permission" });
   });
 
+  it("regression: a sealed call whose plaintext tool name the relay changed is not shown as that tool: its preview names the real one", async () => {
+    const ck = await generateContentKey(1);
+    const agent = rig({ keys: keysOf(ck) });
+    agent.codec.hello(hello({ epoch: 1 }));
+    agent.codec.out({ type: "tool.call", call_id: "c1", name: "permission", arguments: { tool_name: "Bash", input: { command: "rm -rf /" } } });
+    await agent.codec.idle();
+    const app = rig({ keys: keysOf(ck), sender: "app:dv_AbCdEfGhIj" });
+    app.codec.hello({ ...hello({ epoch: 1 }), role: "app" });
+    app.codec.in({ ...agent.wire[0], name: "confirm", from: "agent", sender: "agent:a1" });
+    app.codec.in({ ...agent.wire[0], from: "agent", sender: "agent:a1" });
+    await app.codec.idle();
+    expect(app.got).toEqual([
+      { unopenable: { type: "tool.call", call_id: "c1", name: "confirm" }, why: expect.stringContaining("permission") },
+      { frame: expect.objectContaining({ type: "tool.call", call_id: "c1", name: "permission" }) },
+    ]);
+  });
+
   it("a re-seal sends tool.reseal and updates the kept call envelope, so the next retry carries the new seal", async () => {
     const ck = await generateContentKey(1);
     const { codec, wire } = rig({ keys: keysOf(ck) });
