@@ -9,7 +9,7 @@ import { RtcSignal, type Role } from "../contract/protocol.js";
 import { ToolDef as ToolDefSchema, ToolError as ToolErrorSchema, ToolResultBody as ToolResultBodySchema, describeIssues } from "../contract/protocol.js";
 import type { ContentKey } from "../crypto/e2e/keys.js";
 import { isE2EError } from "../crypto/e2e/errors.js";
-import { openFrame, sealFrame, sealPreview, sealReseal, type Frame, type KeyOf, type Preview } from "../crypto/e2e/frames.js";
+import { openFrame, openPreview, sealFrame, sealPreview, sealReseal, senderOf, type Frame, type KeyOf, type Preview } from "../crypto/e2e/frames.js";
 import { plaintextTools, screenSealed } from "../crypto/e2e/guard.js";
 import type { CallFrame } from "./call-book.js";
 import { isRelayFrame } from "./socket.js";
@@ -169,7 +169,7 @@ export class Codec {
   reseal(call: CallFrame, alsoCall: boolean, key?: ContentKey): void {
     this.enqueue(async () => {
       const ck = key ?? this.key();
-      const r = await sealReseal(ck, this.ctx(), call.call_id, call.arguments, this.o.preview?.(call.name, call.arguments));
+      const r = await sealReseal(ck, this.ctx(), call.call_id, call.arguments, this.previewOf(call));
       const base = this.calls.get(call.call_id) ?? (await this.sealCall(call));
       const wire = this.keep(this.calls, call.call_id, { ...base, sealed: r.sealed, ...(r.preview ? { preview: r.preview } : {}) });
       this.o.write(r);
@@ -226,8 +226,14 @@ export class Codec {
   private async sealCall(frame: CallFrame): Promise<Frame> {
     const ck = this.key();
     const wire = await sealFrame(ck, this.ctx(), { ...frame });
-    if (this.o.preview) wire.preview = await sealPreview(ck, this.ctx(), frame.call_id, this.o.preview(frame.name, frame.arguments));
+    const preview = this.previewOf(frame);
+    if (preview) wire.preview = await sealPreview(ck, this.ctx(), frame.call_id, preview);
     return wire;
+  }
+
+  /** A call's preview, naming its tool inside the envelope: a service worker answers only when the name beside it agrees. */
+  private previewOf(call: CallFrame): Preview | undefined {
+    return this.o.preview ? { ...this.o.preview(call.name, call.arguments), tool: call.name } : undefined;
   }
 
   /** Opens a frame of a sealed session; a newer epoch than we hold is fetched once first. */
@@ -254,6 +260,11 @@ export class Codec {
       return this.log(`end-to-end: dropped ${screened.drop} in sealed session ${this.o.sessionId}${id}`);
     }
     const raw = screened.frame;
+    // Calls and results only travel between the two roles: a sealed one "from" this client's own role is the
+    // relay handing back what this side sealed (its own call to run, its own answer as the answer to its call).
+    const from = raw.sealed !== undefined && (raw.type === "tool.call" || raw.type === "tool.result") ? senderOf(raw) : undefined;
+    if (from !== undefined && roleOf(from) === roleOf(this.o.sender()))
+      return this.log(`end-to-end: dropped a sealed ${raw.type} from ${from}, of this client's own role (reflected by the relay)`);
     const d = this.o.deliver;
     switch (raw.type) {
       case "tool.list":
@@ -304,6 +315,11 @@ export class Codec {
     const { sender: _s, resealed, ...rest } = opened;
     if (raw.type === "tool.result") return d({ frame: checkedResult(rest) });
     if (raw.type === "tool.call") {
+      // The tool name travels in plaintext; the caller's preview names it sealed: a relay that relabelled the
+      // call (a permission shown as a confirm, whose answer means something else) gets it refused, not shown.
+      const named = await this.previewTool(raw);
+      if (named !== undefined && named !== raw.name)
+        return d({ unopenable: identify(raw), why: `the relay changed the call's tool from ${JSON.stringify(named)} to ${JSON.stringify(raw.name)}` });
       const call = rest;
       if (!isRelayFrame(call) || call.type !== "tool.call") return;
       const args = rest.arguments;
@@ -330,6 +346,18 @@ export class Codec {
       this.log(`end-to-end: the winning answer of call ${cancel.call_id} does not open (${errText(e)}); its card names the device only`);
     }
     return cancel;
+  }
+
+  /** The tool a sealed call's preview names (undefined: no preview, none named, or it does not open). */
+  private async previewTool(raw: Frame): Promise<string | undefined> {
+    const keys = this.o.keys;
+    const sender = senderOf(raw);
+    if (!keys || raw.preview === undefined || sender === undefined) return undefined;
+    try {
+      return (await openPreview(keys.keyOf, this.o.sessionId, String(raw.call_id), sender, raw.preview)).tool;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Opens a sealed tool list entry by entry: an entry that does not open (or is no tool) is dropped and reported. */
@@ -411,5 +439,8 @@ function identify(f: Frame): Unopenable {
 function pick(p: unknown): Partial<HelloFrame["peers"]> {
   return typeof p === "object" && p !== null ? (p as Partial<HelloFrame["peers"]>) : {};
 }
+
+/** The role part of `<role>:<client_id>`. */
+const roleOf = (sender: string): string => sender.split(":")[0] ?? sender;
 
 const errText = (e: unknown): string => (e instanceof Error ? e.message : String(e));

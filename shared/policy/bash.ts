@@ -316,7 +316,16 @@ export function analyzeBash(command: string, ctx: BashContext, depth = 0): BashA
 function strippedWords(all: readonly Word[]): Word[] {
   const ws = afterFunctionKeyword(all);
   let i = 0;
-  while (i < ws.length && !ws[i]?.quoted && LEADING_KEYWORDS.has(ws[i]?.value ?? "")) i++;
+  for (;;) {
+    if (i < ws.length && !ws[i]?.quoted && LEADING_KEYWORDS.has(ws[i]?.value ?? "")) i++;
+    else if (ws[i]?.value === "time" && !ws[i]?.quoted) {
+      // The reserved word `time` (with -p, --) before a keyword or group: `time { git push; }`, `time ! x`.
+      let j = i + 1;
+      while (ws[j]?.value === "-p" || ws[j]?.value === "--") j++;
+      if (!LEADING_KEYWORDS.has(ws[j]?.value ?? "") || ws[j]?.quoted) break;
+      i = j;
+    } else break;
+  }
   const rest = ws.slice(i);
   if (rest.every((w) => !w.quoted && CLOSING_KEYWORDS.has(w.value))) return [];
   return rest;

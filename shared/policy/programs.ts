@@ -181,8 +181,27 @@ export function programsOf(ws: readonly Word[], redirects: readonly Redirect[], 
   } else if (base === "alias") {
     for (const w of ws.slice(1)) {
       const eq = w.value.indexOf("=");
-      if (eq > 0 && !w.value.startsWith("-")) out.scripts.push(w.value.slice(eq + 1));
+      if (eq > 0 && !w.value.startsWith("-")) {
+        out.scripts.push(w.value.slice(eq + 1));
+        // `alias g=git` then `g push` on a later line (with expand_aliases): the use is not seen here.
+        out.computed ??= `defines the alias ${w.value.slice(0, eq)}, which runs its text and the words after it wherever it is used`;
+      }
     }
+  } else if (base === "mapfile" || base === "readarray") {
+    // `mapfile -C 'git push' -c 1 < f`: the callback is evaluated with the index and the line (bash(1) "mapfile").
+    for (let i = 1; i < ws.length; i++) {
+      const o = ws[i]?.value ?? "";
+      const w = o === "-C" ? ws[i + 1] : /^-C./.test(o) ? { ...(ws[i] as Word), value: o.slice(2) } : undefined;
+      if (w) script(joined([w, unknownWord("index"), unknownWord("line")]), "a mapfile callback");
+    }
+  } else if (base === "hash" && ws.some((w) => /^-[a-z]*p/.test(w.value))) {
+    // `hash -p /usr/bin/git g; g push`: the name g runs that file from then on (bash(1) "hash").
+    out.computed = "gives a program another name with hash -p";
+  } else if (base === "fc" && !ws.some((w) => /^-[a-z]*l/.test(w.value))) {
+    // `fc -s`, `fc -e - …`, `fc`: run commands again from the history (bash(1) "fc"), which LineUp does not see.
+    out.computed = "runs commands from the shell's history";
+  } else if (base === "enable" && ws.some((w) => /^-[a-z]*f/.test(w.value))) {
+    out.computed = "loads a builtin from a shared object";
   } else if (base === "git") {
     const g = gitCommand(ws, segment);
     if (g) out.commands.push(g);
@@ -200,6 +219,10 @@ export function programsOf(ws: readonly Word[], redirects: readonly Redirect[], 
     if (fn?.[1] !== undefined) out.scripts.push(fn[1]);
     // BASH_ENV names a file every non-interactive bash runs first; `${x@P}` expands `$( )` inside a variable.
     if (/^BASH_ENV=/.test(w.raw)) out.computed ??= "sets BASH_ENV, a file bash runs first";
+    // ENV: the file an interactive sh runs first (POSIX sh); PS0/PS1/PS2/PS4 are expanded as prompts (`PS4` on
+    // every `set -x` line), which runs a `$( )` or backquote in their value.
+    if (/^ENV=/.test(w.raw)) out.computed ??= "sets ENV, a file an interactive sh runs first";
+    if (/^PS[0124]=/.test(w.raw) && /\$\(|`/.test(w.value)) out.computed ??= "sets a prompt whose expansion runs commands";
     if (/\$\{[^}]*@P\}/.test(w.raw)) out.computed ??= "expands a variable as a prompt, which runs the commands in it";
   }
   return out;

@@ -3,6 +3,8 @@
 // (`echo "a && b"` is one command), and also returns the commands hidden in `$( )`, backticks, `<( )`
 // and unquoted here-documents, because those run too. It never executes or expands anything.
 // Anything it cannot read with confidence is an error, and callers treat an error as "ask".
+import { readAnsiC } from "./ansi-c.js";
+import { ShellSyntaxError } from "./shell-error.js";
 
 /**
  * A word as the shell may see it after expansion: literal text, and `null` for a part whose text is
@@ -56,8 +58,6 @@ export interface ShellParse {
 /** Claude Code prompts for any command longer than this; so do we (docs/permissions.md). */
 export const MAX_COMMAND_LENGTH = 10_000;
 const MAX_NESTING = 16;
-
-class ShellSyntaxError extends Error {}
 
 const WORD_BREAK = new Set([" ", "\t", "\n", ";", "&", "|", "(", ")", "<", ">"]);
 const REDIRECT_RE = /(\d*)(&>>|&>|>>|>&|>\||<<<|<<-|<<|<&|<>|>|<)/y;
@@ -246,6 +246,9 @@ class Parser {
         this.readDollar(acc, false);
       } else if (c === "`") {
         this.readBacktick(acc);
+      } else if ("@!+*?".includes(c) && s[this.i + 1] === "(") {
+        // An extglob pattern (`@(push)`, `+(…)`, `!(…)`, …; bash(1) "Pattern Matching", with `shopt -s extglob`).
+        this.readExtglob(acc);
       } else {
         // Unquoted `*`, `?` and `[…]` may match file names; `{a,b}` and `{1..3}` expand to several words.
         if (c === "[" || c === "{") roughEnd = roughEnd > this.i ? roughEnd : this.wordEnd();
@@ -355,7 +358,9 @@ class Parser {
       acc.expansion = true;
     } else if (n === "'" && !inDq) {
       this.i += 2;
-      lit(acc, this.readAnsiC());
+      const a = readAnsiC(this.s, this.i);
+      this.i = a.end;
+      lit(acc, a.text);
       acc.quoted = true;
       return;
     } else if (n === '"' && !inDq) {
@@ -378,53 +383,23 @@ class Parser {
     acc.parts.push(null);
   }
 
-  private readAnsiC(): string {
+  /** `@(a|b)` and its kin, to the matching `)`: a glob, known only at run time. */
+  private readExtglob(acc: Acc): void {
     const s = this.s;
-    const map: Record<string, string> = {
-      n: "\n",
-      t: "\t",
-      r: "\r",
-      a: "\x07",
-      b: "\b",
-      e: "\x1b",
-      E: "\x1b",
-      f: "\f",
-      v: "\v",
-      "\\": "\\",
-      "'": "'",
-      '"': '"',
-      "?": "?",
-    };
-    let out = "";
-    while (this.i < s.length) {
-      const c = s[this.i] ?? "";
-      if (c === "'") {
-        this.i++;
-        return out;
-      }
-      if (c === "\\" && this.i + 1 < s.length) {
-        const n = s[this.i + 1] ?? "";
-        const hex = /^x([0-9A-Fa-f]{1,2})/.exec(s.slice(this.i + 1, this.i + 4));
-        const oct = /^([0-7]{1,3})/.exec(s.slice(this.i + 1, this.i + 4));
-        if (map[n] !== undefined) {
-          out += map[n];
-          this.i += 2;
-        } else if (hex?.[1]) {
-          out += String.fromCharCode(parseInt(hex[1], 16));
-          this.i += 1 + hex[0].length;
-        } else if (oct?.[1]) {
-          out += String.fromCharCode(parseInt(oct[1], 8));
-          this.i += 1 + oct[0].length;
-        } else {
-          out += "\\" + n;
-          this.i += 2;
-        }
-      } else {
-        out += c;
-        this.i++;
+    const start = this.i;
+    let depth = 0;
+    for (let j = this.i + 1; j < s.length; j++) {
+      if (s[j] === "\\") j++;
+      else if (s[j] === "(") depth++;
+      else if (s[j] === ")" && --depth === 0) {
+        this.i = j + 1;
+        acc.glob = true;
+        acc.value += s.slice(start, this.i);
+        acc.parts.push(null);
+        return;
       }
     }
-    throw new ShellSyntaxError("unterminated $'…' string");
+    throw new ShellSyntaxError("unterminated extglob pattern");
   }
 
   private readBacktick(acc: Acc): void {

@@ -165,6 +165,42 @@ const SPECS: Readonly<Record<string, Spec>> = {
     longFlags: ["--null", "--no-run-if-empty", "--verbose", "--interactive", "--exit", "--open-tty", "--show-limits", "--replace", "--eof"],
   },
   env: { short: "uCS", flags: "i0v", long: ["--unset", "--chdir", "--split-string"], longFlags: ["--ignore-environment", "--null", "--debug"] },
+  // Issue 26 audit: more programs that run the command after their options (util-linux unshare(1),
+  // nsenter(1), chrt(1), prlimit(1), setpriv(1); strace(1), ltrace(1), fakeroot(1), firejail(1), valgrind(1),
+  // proxychains4, torsocks(1)). Options not listed are read both ways, as everywhere.
+  unshare: {
+    short: "SGRw",
+    flags: "imnpuUCTrcf",
+    long: ["--setuid", "--setgid", "--root", "--wd", "--map-user", "--map-group", "--map-users", "--map-groups", "--propagation", "--setgroups"],
+  },
+  nsenter: { short: "tSG", flags: "amuinpUCTFZrwe", long: ["--target", "--setuid", "--setgid"] },
+  chrt: { short: "TPD", flags: "bdfioRramv", long: ["--sched-runtime", "--sched-period", "--sched-deadline"], positional: 1 },
+  prlimit: { short: "p", long: ["--pid", "--output"] },
+  setpriv: {
+    flags: "d",
+    long: [
+      "--reuid",
+      "--regid",
+      "--ruid",
+      "--euid",
+      "--rgid",
+      "--egid",
+      "--groups",
+      "--inh-caps",
+      "--ambient-caps",
+      "--bounding-set",
+      "--securebits",
+      "--pdeathsig",
+    ],
+  },
+  strace: { short: "IbeOSUaosXPpEu", flags: "ACdfFhikqrtTvVwxyzZDcYn" },
+  ltrace: { short: "aAelnopsuwxDF", flags: "LbcCfhirStTV" },
+  fakeroot: { short: "lisb", flags: "uhv", long: ["--lib", "--faked", "--fd-base"], longFlags: ["--unknown-is-real"] },
+  firejail: {},
+  valgrind: { flags: "qv" },
+  proxychains: { short: "f", flags: "q" },
+  proxychains4: { short: "f", flags: "q" },
+  torsocks: { short: "upaP", flags: "iqd" },
 };
 
 /** The positions where the command may start after `ws[0]`'s options; several when an option is unknown. */

@@ -90,6 +90,7 @@ describe("push for sealed sessions", () => {
       // A sealed permission request: Allow / Deny from the opened preview; "allow" sealed by the service worker.
       await agent.call("sp-perm", "permission", { tool_name: "Bash", input: { command: "git push SEALED-PERM" } }, undefined, {
         text: "Bash: git push SEALED-PERM",
+        tool: "permission",
       });
       await expect
         .poll(() => fake.for(saved.endpoint).filter((x) => callOf(x.msg as unknown as Record<string, unknown>) === "sp-perm").length, { timeout: 20_000 })
@@ -102,6 +103,16 @@ describe("push for sealed sessions", () => {
         .toMatchObject({ body: "Bash: git push SEALED-PERM", actions: ["allow", "deny"] });
       await tap(ctx, "sp-perm", "allow");
       expect((await agent.result("sp-perm")).open.result).toEqual({ message: "allow", behavior: "allow" });
+
+      // Regression (issue 26 audit): the relay relabels the sealed permission card as a "confirm" (the tool name
+      // beside the envelope is plaintext): the preview names its own tool, so the card shows the generic text and
+      // offers no button that would answer with another tool's meaning. Before, it showed the question with Yes/No.
+      const relabelled = JSON.parse(pp.plain) as { tool?: string; sealed: Record<string, unknown> };
+      const asConfirm = { ...relabelled, tool: "confirm", sealed: { ...relabelled.sealed, name: "confirm" } };
+      await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId: regId, data: JSON.stringify(asConfirm) });
+      await expect
+        .poll(async () => (await shown(ctx)).find((n) => n.tag.endsWith("/sp-perm")), { timeout: 15_000 })
+        .toMatchObject({ body: "An agent is waiting for you", actions: [] });
 
       // A preview moved to another call (or of a key this device lacks) does not open: the generic text.
       const orig = JSON.parse(p.plain) as { call: string; sealed: Record<string, unknown> };

@@ -138,7 +138,7 @@ describe("a sealed session", () => {
     expect(JSON.stringify(f)).not.toContain("secret plan");
     const opened = await dev.open(s.session_id, f);
     expect(opened.arguments).toEqual({ question: "Deploy the secret plan?", yes_label: "Ship it" });
-    expect(await dev.preview(s.session_id, f)).toEqual({ text: "Deploy the secret plan?", yes_label: "Ship it" });
+    expect(await dev.preview(s.session_id, f)).toEqual({ text: "Deploy the secret plan?", yes_label: "Ship it", tool: "confirm" });
     const waiting = (await dev.sessions()).find((x) => x.session_id === s.session_id)!.waiting;
     expect(JSON.stringify(waiting)).not.toContain("secret plan");
 

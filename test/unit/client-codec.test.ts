@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { Codec, type CodecKeys, type Decoded } from "../../shared/client/codec.js";
 import type { HelloFrame } from "../../shared/contract/protocol.js";
-import { generateContentKey, type ContentKey } from "../../shared/crypto/e2e/index.js";
+import { generateContentKey, openPreview, type ContentKey } from "../../shared/crypto/e2e/index.js";
 
 const hello = (sealed?: { epoch: number }): HelloFrame => ({
   type: "hello",
@@ -91,7 +91,7 @@ describe("the client codec", () => {
   it("a sealed result that does not open here is reported by its ids, never as ciphertext; the key's holder gets it opened", async () => {
     const ck = await generateContentKey(1);
     const other = await generateContentKey(1);
-    const app = rig({ keys: keysOf(other), sender: "app:dv_AbCdEfGhIj" });
+    const app = rig({ keys: keysOf(other) });
     const provider = rig({ keys: keysOf(ck), sender: "app:dv_AbCdEfGhIj" });
     const agent = rig({ keys: keysOf(ck) });
     for (const r of [app, provider, agent]) r.codec.hello(hello({ epoch: 1 }));
@@ -103,6 +103,56 @@ describe("the client codec", () => {
     await Promise.all([app.codec.idle(), agent.codec.idle()]);
     expect(app.got).toEqual([{ unopenable: { type: "tool.result", call_id: "c1", name: "confirm" }, why: expect.any(String) }]);
     expect(agent.got).toEqual([{ frame: { type: "tool.result", call_id: "c1", name: "confirm", result: { message: "ok" } } }]);
+  });
+
+  it("regression: a sealed call or result reflected back by the relay to a client of the role that sealed it is dropped, never run or taken as an answer", async () => {
+    // Calls and results only ever travel between the two roles (shared/session/calls.ts), so a sealed one from
+    // this client's own role is the relay replaying what this side sealed: e.g. the agent's own permission
+    // call handed back to it as a call to run, or its own sealed answer handed back as the answer to its call.
+    const ck = await generateContentKey(1);
+    const agent = rig({ keys: keysOf(ck) });
+    agent.codec.hello(hello({ epoch: 1 }));
+    agent.codec.out({ type: "tool.call", call_id: "c1", name: "permission", arguments: { tool_name: "Bash", input: { command: "rm -rf /" } } });
+    agent.codec.out({ type: "tool.result", call_id: "c1", name: "permission", result: { message: "allow", behavior: "allow" } });
+    await agent.codec.idle();
+    const [call, result] = agent.wire;
+    agent.codec.in({ ...call, from: "agent", sender: "agent:a1" });
+    agent.codec.in({ ...result, sender: "agent:a1" });
+    await agent.codec.idle();
+    expect(agent.got).toEqual([]);
+    // The same envelopes from the other role's side are read as before (they open only for their true sender).
+    const app = rig({ keys: keysOf(ck), sender: "app:dv_AbCdEfGhIj" });
+    app.codec.hello({ ...hello({ epoch: 1 }), role: "app" });
+    app.codec.in({ ...call, from: "agent", sender: "agent:a1" });
+    await app.codec.idle();
+    expect(app.got).toMatchObject([{ frame: { type: "tool.call", call_id: "c1", name: "permission" } }]);
+  });
+
+  it("a sealed call's preview names its tool inside the envelope, so a service worker can tell a card the relay relabelled", async () => {
+    const ck = await generateContentKey(1);
+    const { codec, wire } = rig({ keys: keysOf(ck) });
+    codec.hello(hello({ epoch: 1 }));
+    codec.out({ type: "tool.call", call_id: "c1", name: "permission", arguments: { tool_name: "Bash" } });
+    await codec.idle();
+    const keyOf = (e: number) => (e === 1 ? ck : undefined);
+    expect(await openPreview(keyOf, "s1234567", "c1", "agent:a1", wire[0]!.preview)).toEqual({ text: "asks permission", tool: "permission" });
+  });
+
+  it("regression: a sealed call whose plaintext tool name the relay changed is not shown as that tool: its preview names the real one", async () => {
+    const ck = await generateContentKey(1);
+    const agent = rig({ keys: keysOf(ck) });
+    agent.codec.hello(hello({ epoch: 1 }));
+    agent.codec.out({ type: "tool.call", call_id: "c1", name: "permission", arguments: { tool_name: "Bash", input: { command: "rm -rf /" } } });
+    await agent.codec.idle();
+    const app = rig({ keys: keysOf(ck), sender: "app:dv_AbCdEfGhIj" });
+    app.codec.hello({ ...hello({ epoch: 1 }), role: "app" });
+    app.codec.in({ ...agent.wire[0], name: "confirm", from: "agent", sender: "agent:a1" });
+    app.codec.in({ ...agent.wire[0], from: "agent", sender: "agent:a1" });
+    await app.codec.idle();
+    expect(app.got).toEqual([
+      { unopenable: { type: "tool.call", call_id: "c1", name: "confirm" }, why: expect.stringContaining("permission") },
+      { frame: expect.objectContaining({ type: "tool.call", call_id: "c1", name: "permission" }) },
+    ]);
   });
 
   it("a re-seal sends tool.reseal and updates the kept call envelope, so the next retry carries the new seal", async () => {

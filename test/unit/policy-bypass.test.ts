@@ -181,6 +181,41 @@ const COMPOUND: Row[] = [
   ["case x in x) git push;; esac", "ask", "runs"],
 ];
 
+// Regression (issue 26 audit, 2026-12-06): spellings found by probing with bash 5.2 that ran `git push` yet
+// were ALLOWED — ANSI-C \u/\U escapes were not decoded, extglob patterns were not read as globs, an alias or
+// a `hash -p` name defined earlier in the script and `fc` replaying history were not seen, several
+// wrappers (util-linux, strace, fakeroot, …) were not looked past, the reserved word `time` before a group
+// hid it, and mapfile's callback, a PS4 prompt under `set -x` and sh's ENV file ran unseen.
+const PROBED: Row[] = [
+  ["git $'\\u0070ush'", "deny", "runs"],
+  ["git $'\\U00000070ush' origin main", "deny", "runs"],
+  ["git $'\\x70\\u0075sh'", "deny", "runs"],
+  ["shopt -s extglob\ngit @(push)", "ask", "runs"],
+  ["shopt -s extglob\ngit +(push)", "ask", "runs"],
+  ["bash -O extglob -c 'git @(push)'", "ask", "runs"],
+  ["shopt -s extglob\ngit !(x)", "ask"],
+  ["shopt -s expand_aliases\nalias g=git\ng push", "ask", "runs"],
+  ["hash -p bin/git g; g push", "ask", "runs"],
+  ["set -o history\nhistory -s 'git push'\nfc -s", "ask", "runs"],
+  ["unshare git push", "deny", "runs"],
+  ["unshare -r --fork git push", "deny", "runs"],
+  ["chrt -o 0 git push", "deny", "runs"],
+  ["prlimit --nofile=100 git push", "deny", "runs"],
+  ["setpriv --reuid=1000 git push", "deny"],
+  ["nsenter -t 1 -m git push", "deny"],
+  ["strace -f -o /dev/null git push", "deny"],
+  ["ltrace -f git push", "deny"],
+  ["fakeroot -- git push", "deny"],
+  ["firejail --quiet git push", "deny"],
+  ["valgrind -q git push", "deny"],
+  ["time { git push; }", "deny", "runs"],
+  ["time -p { git push; }", "deny", "runs"],
+  ["mapfile -C 'git push' -c 1 < x.sh", "deny", "runs"],
+  ["readarray -C'git push' -c 1 a < x.sh", "deny", "runs"],
+  ["set -x; PS4='$(git push)'; :", "ask", "runs"],
+  ["ENV=x.sh sh -ic true", "ask"],
+];
+
 const TABLE: Array<[string, Row[]]> = [
   ["quoting is removed before matching", QUOTING],
   ["an expansion where the rule expects a literal word asks", EXPANSIONS],
@@ -188,6 +223,7 @@ const TABLE: Array<[string, Row[]]> = [
   ["wrappers and their options are looked past; xargs's input is unknown", WRAPPERS],
   ["git's global options are skipped; an alias defined on the command line asks", GIT_OPTIONS],
   ["compound commands, functions, substitutions and coprocesses", COMPOUND],
+  ["regression: ANSI-C \\u escapes, extglob, aliases and hash -p names, fc and more wrappers (found by probing bash 5.2)", PROBED],
 ];
 
 describe("Bash(git push:*) denied, everything else allowed: no shell syntax gets git push allowed", () => {

@@ -58,6 +58,8 @@ async function sealAnswer(m: SealedPush, action: string): Promise<Envelope | nul
     if (!rec) return null;
     const keys = await keysOf(rec);
     const preview = await openPreview((e) => keys.get(e), m.sid, m.call, m.from, m.preview);
+    // A preview that names another tool than the push: the relay relabelled the card; nothing is answered.
+    if (preview.tool !== undefined && preview.tool !== m.name) return null;
     const result = resultFor(m.name, preview, action);
     let ck: ContentKey | undefined;
     for (const k of keys.values()) if (!ck || k.epoch > ck.epoch) ck = k;

@@ -295,7 +295,10 @@ async function sealedCall(m: Msg & { sealed: Record<string, unknown> }): Promise
   };
   // The preview's AAD is the envelope's own call: a preview of another session or call does not open.
   const ref: SealedRef | undefined = typeof s.from === "string" ? { ...s, from: s.from } : undefined;
-  const p = self.lineupE2E && x.preview && ref && x.session_id === m.sid && x.call_id === m.call ? await self.lineupE2E.open(ref) : null;
+  const opened = self.lineupE2E && x.preview && ref && x.session_id === m.sid && x.call_id === m.call ? await self.lineupE2E.open(ref) : null;
+  // The tool name beside the envelope is the relay's: a preview naming another tool (a relabelled card, whose
+  // buttons would mean something else) is not shown and answers nothing (issue 26 audit).
+  const p = opened && (opened.tool === undefined || opened.tool === s.name) ? opened : null;
   const L = stringsOf(m.lang);
   const plain: Msg = {
     ...m,

@@ -35,6 +35,8 @@ export const PREVIEW_TYPE = "tool.call.preview";
 /** What a sealed call's preview carries (the inbox's waiting list and push; docs/push.md). */
 export interface Preview {
   text: string;
+  /** The call's tool (issue 26 audit): the tool `name` beside the envelope is the relay's word, this one the caller's. */
+  tool?: string;
   yes_label?: string;
   no_label?: string;
   options?: string[];
