@@ -4,12 +4,14 @@
 // fresh temporary directory (it installs node-datachannel, the direct path's optional dependency, issue 32; the
 // check then REMOVES it, as a platform without its binary would be, because `--omit=optional` is ignored by
 // `npm install -g <tarball>`: npm/cli#8284), then with nothing but that prefix and Node on PATH and a temporary HOME:
-//   lineup --version · npx <tarball> --version · lineup serve (the PWA from the package, /healthz and its version
-//   header) · lineup connect against it: a phone's direct-path offer answered `bye` and "relay only" said once,
-//   a first question answered by the phone (a raw app socket) · lineup mcp
-//   (initialize and tools/list over stdio) · lineup setup claude (the hook commands name the global `lineup`)
-//   and the written PreToolUse command run through a shell · the library's entry, and a TypeScript file using it
-//   type-checked against the shipped declarations.
+//   lineup --version · npx ./<tarball> --version · lineup serve (the PWA from the package, /healthz and its
+//   version header) · lineup connect --relay <its URL> (LINEUP_RELAY_KEY its token), as a user starts it: it creates the
+//   machine's inbox and a session and prints a pairing link; a "phone" redeems it (POST /api/pair), opens the
+//   session with its device credential (a raw app socket), gets a direct-path offer answered `bye` ("relay
+//   only" said once) and the first question, and answers it · lineup mcp (the MCP SDK's own client over stdio:
+//   initialize, tools/list) · lineup setup claude (the hook commands name the global `lineup`) and the written
+//   PreToolUse command run through a shell · the library's entry, its declarations importing only the package's
+//   dependencies, and a TypeScript file using it type-checked against them (a wrong type must be refused).
 // Exit 0 when every check passes, else 1 with what failed. Prints its wall time. Usage: node scripts/pack-check.mjs
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -17,6 +19,9 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { declarationPackages } from "../packages/agent/build.mjs";
 import { preToolUse } from "./lib/claude-events.mjs";
 
 const started = Date.now();
@@ -113,16 +118,16 @@ async function main() {
   // From here on without it (a platform with no prebuilt binary): the adapter must run relay-only.
   rmSync(join(installed, "node_modules", "node-datachannel"), { recursive: true, force: true });
 
-  // 2. lineup --version, and the same through npx <tarball>.
+  // 2. lineup --version, and the same through npx <tarball>: the path relative (`./x.tgz`), since npm runs an
+  // absolute path to an existing file as the command itself (libnpmexec's localFileExists; docs/adapter.md).
   const v = await run("lineup", ["--version"]);
   check(v.code === 0 && v.out.trim() === `lineup ${pkg.version} (protocol lineup/1)`, "lineup --version prints the package version", v.out + v.err);
-  const nv = await run("npm", ["exec", "--yes", `--package=${tarball}`, "--", "lineup", "--version"], { timeoutMs: 60_000 });
-  check(nv.code === 0 && nv.out.includes(`lineup ${pkg.version}`), "npx <tarball> lineup --version", nv.out + nv.err);
+  const nv = await run("npx", ["--yes", `./${packed}`, "--version"], { timeoutMs: 60_000, cwd: tmp });
+  check(nv.code === 0 && nv.out.trim() === `lineup ${pkg.version} (protocol lineup/1)`, "npx ./<tarball> --version", nv.out + nv.err);
 
   // 3. lineup serve: the relay contract and the PWA from the package.
-  const serve = start("lineup", ["serve", "--port", "0", "--host", "127.0.0.1", "--no-qr"], {
-    env: userEnv({ LINEUP_LAN_TOKEN: "pack-check-lan-token-0123456789" }),
-  });
+  const lanToken = "pack-check-lan-token-0123456789";
+  const serve = start("lineup", ["serve", "--port", "0", "--host", "127.0.0.1", "--no-qr"], { env: userEnv({ LINEUP_LAN_TOKEN: lanToken }) });
   if (!check(await serve.waitFor(/"agent_token"/), "lineup serve starts", serve.err)) return;
   const s = JSON.parse(serve.out.split("\n").find((l) => l.includes('"agent_token"')));
   const health = await fetch(`${s.local_url}/healthz`);
@@ -133,9 +138,32 @@ async function main() {
   const page = await fetch(`${s.local_url}/`);
   check(page.ok && (await page.text()).includes("<html"), "lineup serve serves the PWA from the package");
 
-  // 4. lineup connect: a first question, answered by the "phone" (a raw app socket with the app token).
+  // 4. lineup connect --relay URL, as a user starts it on a machine with nothing saved: the machine's
+  // inbox, a session and a pairing link; the "phone" pairs with it, then answers the first question.
   const WebSocket = createRequire(join(installed, "package.json"))("ws");
-  const phone = new WebSocket(`${s.local_url.replace(/^http/, "ws")}/api/sessions/${s.session_id}/ws`, ["lineup.v1", `lineup.token.${s.app_token}`]);
+  // In a directory of its own: in `project` it would reuse the session `lineup serve` saved there (a guest link).
+  const agentProject = join(tmp, "agent-project");
+  mkdirSync(agentProject);
+  const connect = start("lineup", ["connect", "--relay", s.local_url, "--no-qr"], { env: userEnv({ LINEUP_RELAY_KEY: lanToken }), cwd: agentProject });
+  const linked = await connect.waitFor(/#pair=\S+/);
+  if (!check(linked, "lineup connect --relay <url> prints a pairing link", connect.err)) return;
+  const link = new URL(/(http\S+#pair=\S+)/.exec(connect.err)?.[1] ?? "");
+  const code = new URLSearchParams(link.hash.slice(1)).get("pair");
+  const paired = await fetch(`${s.local_url}/api/pair`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ code, name: "pack-check phone" }),
+  });
+  const device = paired.status === 201 ? await paired.json() : undefined;
+  if (!check(!!device?.device_credential, "a phone pairs with the link (POST /api/pair)", `${paired.status}`)) return;
+  const inbox = await (await fetch(`${s.local_url}/api/inbox`, { headers: { authorization: `Bearer ${device.device_credential}` } })).json();
+  const sessionId = /session (\S+) on /.exec(connect.err)?.[1];
+  check(
+    !!sessionId && inbox.sessions?.some((x) => x.session_id === sessionId),
+    "the paired phone's inbox lists the session lineup connect made",
+    `${sessionId} ${JSON.stringify(inbox.sessions)}`,
+  );
+  const phone = new WebSocket(`${s.local_url.replace(/^http/, "ws")}/api/sessions/${sessionId}/ws`, ["lineup.v1", `lineup.token.${device.device_credential}`]);
   let asked = "";
   const byes = [];
   phone.on("message", (data) => {
@@ -148,12 +176,8 @@ async function main() {
     }
   });
   await new Promise((r, j) => (phone.once("open", r), phone.once("error", j)));
-  const connect = start("lineup", ["connect", "--no-qr"], {
-    env: userEnv({ LINEUP_RELAY_URL: s.local_url, LINEUP_SESSION: s.session_id, LINEUP_TOKEN: s.agent_token }),
-  });
-  if (check(await connect.waitFor(/connected to session|app(s)? connected/), "lineup connect connects to the relay", connect.err)) {
+  if (check(await connect.waitFor(/1 app connected/), "lineup connect sees the paired phone", connect.err)) {
     // Issue 32: without node-datachannel a device's direct-path offer gets `bye`, and "relay only" is said once.
-    await connect.waitFor(/\(client [^)\s]+\)/);
     const agentId = /\(client ([^)\s]+)\)/.exec(connect.err)?.[1];
     const sdp = `v=0\r\na=fingerprint:sha-256 ${Array(32).fill("AB").join(":")}\r\n`;
     for (const id of ["pack.1", "pack.2"]) phone.send(JSON.stringify({ type: "rtc.signal", id, to: agentId, signal: { kind: "offer", sdp } }));
@@ -166,7 +190,7 @@ async function main() {
     connect.p.stdin.write('/call confirm {"question":"Deploy to staging?"}\n');
     check(
       (await connect.waitFor(/result: .*"confirmed":true/)) && asked === "Deploy to staging?",
-      "lineup connect puts a question on the phone and gets its answer",
+      "lineup connect puts a first question on the paired phone and gets its answer",
       connect.err,
     );
     connect.p.stdin.write("/quit\n");
@@ -174,23 +198,32 @@ async function main() {
   }
   phone.close();
 
-  // 5. lineup mcp: initialize and tools/list over stdio.
-  const mcp = start("lineup", ["mcp"], { env: userEnv({ LINEUP_RELAY_URL: s.local_url, LINEUP_RELAY_KEY: "pack-check-lan-token-0123456789" }) });
-  const rpc = (id, method, params) => mcp.p.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
-  rpc(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pack-check", version: "1" } });
-  const init = await mcp.waitFor(/"id":1/);
-  const initAnswer = init && JSON.parse(mcp.out.split("\n").find((l) => l.includes('"id":1')));
-  check(
-    initAnswer?.result?.serverInfo?.name === "lineup" && initAnswer.result.serverInfo.version === pkg.version,
-    "lineup mcp answers initialize",
-    mcp.out + mcp.err,
-  );
-  mcp.p.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
-  rpc(2, "tools/list", {});
-  check((await mcp.waitFor(/"id":2.*ask_question|ask_question.*"id":2/)) === true, "lineup mcp lists ask_question", mcp.out + mcp.err);
-  mcp.p.stdin.end();
-  mcp.p.kill("SIGTERM");
-  await mcp.exit();
+  // 5. lineup mcp, started by the MCP SDK's own client as a host starts it: initialize, then tools/list.
+  const mcp = new Client({ name: "pack-check", version: "1" });
+  const transport = new StdioClientTransport({
+    command: "lineup",
+    args: ["mcp"],
+    env: userEnv({ LINEUP_RELAY_URL: s.local_url, LINEUP_RELAY_KEY: lanToken }),
+    cwd: project,
+    stderr: "pipe",
+  });
+  let mcpErr = "";
+  transport.stderr?.on("data", (d) => (mcpErr += d));
+  try {
+    await mcp.connect(transport);
+    const info = mcp.getServerVersion();
+    check(info?.name === "lineup" && info.version === pkg.version, "lineup mcp answers the SDK client's initialize with its version", JSON.stringify(info));
+    const { tools } = await mcp.listTools();
+    check(
+      ["ask_question", "work_report"].every((n) => tools.some((t) => t.name === n)),
+      "lineup mcp lists ask_question and work_report",
+      tools.map((t) => t.name).join(),
+    );
+  } catch (e) {
+    check(false, "lineup mcp with the SDK client", `${e instanceof Error ? e.message : String(e)}\n${mcpErr}`);
+  } finally {
+    await mcp.close().catch(() => undefined);
+  }
   serve.p.kill("SIGTERM");
   check((await serve.exit()) === 0, "lineup serve stops on SIGTERM", serve.err);
 
@@ -216,6 +249,15 @@ async function main() {
   const lib = await import(pathToFileURL(join(installed, "dist", "lib", "index.js")).href);
   check(typeof lib.connectAgent === "function" && typeof lib.LineUpError === "function", "the library entry exports connectAgent and LineUpError");
   check(existsSync(join(installed, pkg.types)), `its declarations ship (${pkg.types})`);
+  // Regression (zod bundled, not a dependency): the declarations named zod, found only where npm happened to
+  // hoist the MCP SDK's copy; elsewhere every contract type silently became `any`.
+  const typed = declarationPackages(join(installed, "dist", "types"));
+  const declared = Object.keys(pkg.dependencies);
+  check(
+    typed.length > 0 && typed.every((n) => declared.includes(n)),
+    `its declarations import only its dependencies (${typed.join(", ")})`,
+    declared.join(", "),
+  );
   // A TypeScript user of the library: `import … from "lineup-agent"` type-checks against the shipped declarations.
   const consumer = join(tmp, "consumer");
   mkdirSync(join(consumer, "node_modules"), { recursive: true });
@@ -223,7 +265,14 @@ async function main() {
   writeFileSync(join(consumer, "package.json"), '{"type":"module"}');
   writeFileSync(
     join(consumer, "use.ts"),
-    `import { connectAgent, LineUpError, type AgentClient } from "${pkg.name}";\nexport const open = (): Promise<AgentClient> => connectAgent({ relayUrl: "http://127.0.0.1:1" });\nexport const isIt = (e: unknown): boolean => e instanceof LineUpError;\n`,
+    [
+      `import { connectAgent, LineUpError, type AgentClient, type ToolDef } from "${pkg.name}";`,
+      'export const open = (): Promise<AgentClient> => connectAgent({ relayUrl: "http://127.0.0.1:1" });',
+      "export const isIt = (e: unknown): boolean => e instanceof LineUpError;",
+      "// @ts-expect-error a ToolDef is an object (an `any` from an unresolved import would take the number)",
+      "export const wrong: ToolDef = 42;",
+      "",
+    ].join("\n"),
   );
   const tsc = await run(
     process.execPath,

@@ -23,9 +23,10 @@ import { DirectSide } from "./direct.js";
 import { dialRelay, peersToPresence, refusalOf, type HttpRefusal } from "./dial.js";
 import { normalizeUrl } from "./state.js";
 import type { AgentClient, CallOptions, ClientOptions, Events, Presence, ToolHandler } from "./types.js";
-import { protocolWarner } from "./version.js";
+import { protocolWarner, type ProtocolMemory } from "./version.js";
 
-/** One warning per process and relay when the relay speaks a newer protocol (issue 30), however many clients. */
+/** One warning per relay and protocol when the relay speaks a newer protocol (issue 30), however many clients;
+ * across processes through the state directory's memory (ClientOptions.protocolMemory). */
 const warnProtocol = protocolWarner();
 
 interface Waiting {
@@ -49,6 +50,7 @@ export class Client implements AgentClient {
   private readonly log: (line: string) => void;
   /** Warnings the user must see even when no log was given (Node's own warning channel, stderr). */
   private readonly warn: (line: string) => void;
+  private readonly protocolMemory: ProtocolMemory | undefined;
   private readonly sock: ReconnectingSocket;
   private readonly codec: Codec;
   private readonly book = new CallBook();
@@ -84,6 +86,7 @@ export class Client implements AgentClient {
     this.graceS = o.localGraceS ?? 15;
     this.log = o.log ?? (() => {});
     this.warn = o.log ?? ((line) => process.emitWarning(line, { code: "LINEUP_PROTOCOL" }));
+    this.protocolMemory = o.protocolMemory;
     for (const t of o.tools ?? []) this.provider.define(t);
     if (this.provider.defs.size > 0) this.book.provide([...this.provider.defs.values()]);
     const keyring = o.keyring;
@@ -201,7 +204,7 @@ export class Client implements AgentClient {
       // The role comes from the token: an app token would make this process a "human".
       return this.refuse(new LineUpError("auth", `this token is for the ${f.role} role; the adapter needs the session's agent token`), "wrong role");
     }
-    const newer = warnProtocol(f.protocol, this.relayUrl);
+    const newer = warnProtocol(f.protocol, this.relayUrl, this.protocolMemory);
     if (newer) this.warn(newer);
     const v = this.codec.hello(f);
     if (!v.ok && v.code === "e2e_downgrade") {

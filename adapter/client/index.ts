@@ -6,6 +6,7 @@ import { Client } from "./agent.js";
 import { openKeyring, resolveSession } from "./session.js";
 import { loadDirectKey } from "./direct-key.js";
 import type { ConnectOptions } from "./types.js";
+import { protocolMemory } from "./version.js";
 
 export type { ToolDef, ToolResultBody, ToolCallOut, MessageOut, ContentBlock, ToolResultOut } from "../../shared/contract/protocol.js";
 export type { AgentClient, CallOptions, ConnectionState, ConnectOptions, Presence, ToolCall, ToolHandler } from "./types.js";
@@ -37,6 +38,7 @@ export async function connectAgent(opts: ConnectOptions = {}): Promise<Client> {
     ...(opts.localGraceS !== undefined ? { localGraceS: opts.localGraceS } : {}),
     ...(opts.log ? { log: opts.log } : {}),
     ...(opts.direct ? { direct: { key: () => loadDirectKey(r.stateDir), ...opts.direct } } : {}),
+    protocolMemory: protocolMemory(r.stateDir),
   });
   try {
     await client.start();

@@ -5,6 +5,7 @@ import type { LineUpError } from "../../shared/client/errors.js";
 import type { Keyring } from "../e2e/keyring.js";
 import type { DirectSideOptions } from "./direct.js";
 import type { DirectKey } from "../../shared/client/direct-bind.js";
+import type { ProtocolMemory } from "./version.js";
 
 export interface ConnectOptions {
   relayUrl?: string;
@@ -86,6 +87,8 @@ export interface ClientOptions {
   /** Issue 32: answer a device's direct-path offer with this WebRTC library (docs/direct.md), each answer
    * signed with this machine's direct key (`key`; connectAgent loads it from the state dir). */
   direct?: DirectConfig & { key?: () => Promise<DirectKey> };
+  /** Where the newer-protocol warning is remembered across processes (connectAgent: the state directory's). */
+  protocolMemory?: ProtocolMemory;
 }
 
 /** The direct path's library and its network limits (adapter/client/direct.ts). */

@@ -234,7 +234,11 @@ round); 1-minute load ${s.load_avg_1m.join(" → ")}; raw figures in [bench/star
 
 \`${p.name}@${p.version}\` packed by \`npm pack\` (${p.tarball_kib} KiB) and installed with \`npm install -g --prefix <tmp> <tarball> --omit=dev\`
 from the warm npm cache in ${p.install_s} s: **${p.packages} packages, ${p.installed_kib} KiB on disk** (${p.dependencies.length} direct
-dependencies: ${p.dependencies.map((d) => `\`${d}\``).join(", ")}). Each command is a fresh \`node\` process started by the
+dependencies: ${p.dependencies.map((d) => `\`${d}\``).join(", ")}${p.dependencies.includes("zod") ? "; zod is bundled into the code and a dependency for the library's type declarations only" : ""})${
+    p.optional
+      ? `, plus where its prebuilt binary installs the optional ${p.optional.dependencies.map((d) => `\`${d}\``).join(", ")} (the direct path): ${p.optional.packages} packages, ${p.optional.installed_kib} KiB more`
+      : ""
+  }. Each command is a fresh \`node\` process started by the
 bench (\`spawnSync\`, wall time to exit, stdin given); the hook answers \`allow\` from a project
 \`.lineup/policy.json\` rule — disk only, no network, no inbox copy to refresh.
 

@@ -3,7 +3,8 @@
 // `lineup hook pre-tool-use` (answering from the policy on disk: a project `.lineup/policy.json` rule, no network)
 // timed as child processes against the floor `node -e ""`, in interleaved rounds (the order rotates each round),
 // plus the repository's own bin (TypeScript through tsx) as the before. Every ratio is per round; the goal is
-// hook p50 ≤ 2.5 × the floor's p50. Also the installed size and the number of packages installed.
+// hook p50 ≤ 2.5 × the floor's p50. Also the installed size and the number of packages installed, the optional
+// dependencies' share (node-datachannel, where its binary installs) apart.
 // `npm run bench -- --startup` runs only this (bench/startup.json, re-rendering docs/benchmarks.md); the full
 // bench runs it first, while nothing else loads the machine.
 import { execFileSync, spawnSync } from "node:child_process";
@@ -31,7 +32,18 @@ export interface StartupResults {
   node: string;
   runs: number;
   load_avg_1m: number[];
-  package: { name: string; version: string; tarball_kib: number; installed_kib: number; packages: number; dependencies: string[]; install_s: number };
+  package: {
+    name: string;
+    version: string;
+    tarball_kib: number;
+    /** The package and everything its required dependencies need (what every install gets). */
+    installed_kib: number;
+    packages: number;
+    dependencies: string[];
+    /** What the optional dependencies (node-datachannel, the direct path) add where their binary installs. */
+    optional?: { dependencies: string[]; packages: number; installed_kib: number };
+    install_s: number;
+  };
   /** Per command: the distribution of wall times (ms) and its ratio to the floor, per round. */
   commands: Record<Cmd, { p50: number; p95: number; min: number; max: number; vs_floor: RoundRatio }>;
   goal: { what: string; goal: string; p50_ratio: number; met: boolean };
@@ -42,6 +54,27 @@ const du = (p: string): number => {
   if (!s.isDirectory()) return s.size;
   return readdirSync(p).reduce((n, e) => n + du(join(p, e)), 0);
 };
+/**
+ * The installed packages (name → directory, npm's hoisted layout) that only the optional dependencies need: every
+ * package under node_modules that the required dependencies' own `dependencies`, followed transitively, never
+ * reach. (`--omit=optional` cannot install without them: npm ignores it for a global tarball, npm/cli#8284.)
+ */
+export function optionalOnly(nm: string, required: string[]): string[] {
+  const dirOf = (n: string) => join(nm, ...n.split("/"));
+  const seen = new Set<string>();
+  const walk = (n: string) => {
+    if (seen.has(n)) return;
+    seen.add(n);
+    const deps = (JSON.parse(readFileSync(join(dirOf(n), "package.json"), "utf8")) as { dependencies?: Record<string, string> }).dependencies ?? {};
+    for (const d of Object.keys(deps)) walk(d);
+  };
+  for (const r of required) walk(r);
+  const all = readdirSync(nm)
+    .filter((e) => !e.startsWith("."))
+    .flatMap((e) => (e.startsWith("@") ? readdirSync(join(nm, e)).map((m) => `${e}/${m}`) : [e]));
+  return all.filter((n) => !seen.has(n)).map(dirOf);
+}
+
 /** Installed packages: every directory with a package.json under node_modules, at any depth. */
 const countPackages = (nm: string): number => {
   let n = 0;
@@ -72,7 +105,12 @@ export async function runStartup(): Promise<StartupResults> {
   const t0 = performance.now();
   execFileSync("npm", ["install", "-g", "--prefix", prefix, join(dir, tgz), "--omit=dev", "--no-audit", "--no-fund"], { stdio: "ignore" });
   const installS = Math.round(performance.now() - t0) / 1000;
-  const pkg = JSON.parse(readFileSync("packages/agent/package.json", "utf8")) as { name: string; version: string; dependencies: Record<string, string> };
+  const pkg = JSON.parse(readFileSync("packages/agent/package.json", "utf8")) as {
+    name: string;
+    version: string;
+    dependencies: Record<string, string>;
+    optionalDependencies?: Record<string, string>;
+  };
   const installed = join(prefix, "lib", "node_modules", pkg.name);
   writeFileSync(join(project, ".lineup", "policy.json"), JSON.stringify({ permissions: { allow: ["Bash(ls *)"] } }));
   const event = preToolUse(project, "Bash", { command: "ls -la" });
@@ -107,6 +145,11 @@ export async function runStartup(): Promise<StartupResults> {
     }),
   ) as StartupResults["commands"];
   const deps = Object.keys(pkg.dependencies).sort();
+  const nm = join(installed, "node_modules");
+  const extra = optionalOnly(nm, deps);
+  const extraKib = Math.round(extra.reduce((n, d) => n + du(d), 0) / 1024);
+  const allKib = Math.round(du(installed) / 1024);
+  const allPackages = 1 + countPackages(nm);
   const p50Ratio = ratio(commands.hook.p50, commands.floor.p50);
   const res: StartupResults = {
     generated_at: new Date().toISOString(),
@@ -117,9 +160,10 @@ export async function runStartup(): Promise<StartupResults> {
       name: pkg.name,
       version: pkg.version,
       tarball_kib: Math.round(statSync(join(dir, tgz)).size / 1024),
-      installed_kib: Math.round(du(installed) / 1024),
-      packages: 1 + countPackages(join(installed, "node_modules")),
+      installed_kib: allKib - extraKib,
+      packages: allPackages - extra.length,
       dependencies: deps,
+      optional: { dependencies: Object.keys(pkg.optionalDependencies ?? {}).sort(), packages: extra.length, installed_kib: extraKib },
       install_s: installS,
     },
     commands,
@@ -127,7 +171,7 @@ export async function runStartup(): Promise<StartupResults> {
   };
   writeFileSync("bench/startup.json", `${JSON.stringify(res, null, 2)}\n`);
   log(
-    `startup: floor p50 ${commands.floor.p50} ms; --version ${commands.version.p50} ms; hook ${commands.hook.p50} ms = ${p50Ratio}× the floor [goal ≤ ${STARTUP_GOAL}]; repository bin hook ${commands.repo_hook.p50} ms; ${res.package.packages} packages, ${res.package.installed_kib} KiB installed`,
+    `startup: floor p50 ${commands.floor.p50} ms; --version ${commands.version.p50} ms; hook ${commands.hook.p50} ms = ${p50Ratio}× the floor [goal ≤ ${STARTUP_GOAL}]; repository bin hook ${commands.repo_hook.p50} ms; ${res.package.packages} packages, ${res.package.installed_kib} KiB installed (+ optional ${extra.length}, ${extraKib} KiB)`,
   );
   rmSync(dir, { recursive: true, force: true });
   return res;

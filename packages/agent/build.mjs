@@ -9,11 +9,11 @@
 //   dist/web/    the built PWA for `lineup serve` (copied from the repository's dist/web: `npm run build` first)
 // The layout mirrors the repository's (adapter/cli → dist/lib, adapter/bin → dist/bin, dist/web → dist/web), so
 // the sources' `new URL("../bin/lineup.mjs" | "../../dist/web", import.meta.url)` hold in both.
-// It refuses to build when the package's dependencies are not exactly the npm packages the bundle imports, when
-// a range differs from the root package.json's (the one lock file), or when the two versions differ.
+// It refuses to build when the package's dependencies are not exactly the npm packages the bundle and the
+// declarations import (zod: bundled into dist/lib, yet a dependency for its types), when a range differs from the root package.json's (the one lock file), or when the two versions differ.
 // Run by `npm pack` (prepack) and `npm run build:agent`; `--quiet` prints only errors.
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
@@ -75,6 +75,15 @@ export function importedPackages(metafile, files = Object.keys(metafile.outputs)
   return [...used].sort();
 }
 
+/** The npm packages the declaration files under `dir` import (`from "x"`, `import("x")`), by name. */
+export function declarationPackages(dir) {
+  const used = new Set();
+  for (const f of readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((n) => n.endsWith(".d.ts")))
+    for (const m of readFileSync(join(dir, f), "utf8").matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)["']([^"'.][^"']*)["']/gm))
+      if (!m[1].startsWith("node:")) used.add(packageOf(m[1]));
+  return [...used].sort();
+}
+
 /** The outputs that load before `file` runs: itself and its static imports, transitively (not its import()s). */
 export function staticClosure(metafile, file) {
   const seen = new Set();
@@ -100,9 +109,7 @@ async function main() {
   const used = importedPackages(result.metafile);
   const declared = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.optionalDependencies ?? {})];
   const missing = used.filter((n) => !declared.includes(n));
-  const unused = declared.filter((n) => !used.includes(n));
   if (missing.length) fail(`the bundle imports ${missing.join(", ")}, not in packages/agent/package.json dependencies`);
-  if (unused.length) fail(`packages/agent/package.json lists ${unused.join(", ")}, which the bundle never imports`);
   // An optional dependency (node-datachannel, issue 32) is optional at the root too, at the same range.
   for (const kind of ["dependencies", "optionalDependencies"])
     for (const n of Object.keys(pkg[kind] ?? {}))
@@ -113,11 +120,22 @@ async function main() {
   chmodSync(join(out, "bin", "lineup.mjs"), 0o755);
   cpSync(web, join(out, "web"), { recursive: true });
   execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(here, "tsconfig.types.json")], { stdio: "inherit" });
+  // The declarations' own npm imports (zod: the contract's types are z.infer of its schemas) must resolve from the
+  // package alone: a package they name that is not a dependency turns every type from it into `any` for a
+  // TypeScript user whose installer does not hoist it by chance (pnpm, or an MCP SDK without zod).
+  const typed = declarationPackages(join(out, "types"));
+  const untyped = typed.filter((n) => !declared.includes(n));
+  if (untyped.length) fail(`the declarations (dist/types) import ${untyped.join(", ")}, not in packages/agent/package.json dependencies`);
+  const unused = declared.filter((n) => !used.includes(n) && !typed.includes(n));
+  if (unused.length) fail(`packages/agent/package.json lists ${unused.join(", ")}, which neither the bundle nor the declarations import`);
   // What each entry and split point loads before it runs (its static imports), in bytes: a look at the split.
   const startup = {};
   for (const [file, o] of Object.entries(result.metafile.outputs))
     if (o.entryPoint) startup[o.entryPoint] = staticClosure(result.metafile, file).reduce((n, f) => n + result.metafile.outputs[f].bytes, 0);
-  writeFileSync(join(out, "meta.json"), `${JSON.stringify({ version: pkg.version, dependencies: used, startupBytes: startup }, null, 2)}\n`);
+  writeFileSync(
+    join(out, "meta.json"),
+    `${JSON.stringify({ version: pkg.version, dependencies: used, typeDependencies: typed, startupBytes: startup }, null, 2)}\n`,
+  );
   if (!quiet) process.stdout.write(`build:agent: ${pkg.name}@${pkg.version} in packages/agent/dist (imports ${used.join(", ")})\n`);
 }
 

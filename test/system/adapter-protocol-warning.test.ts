@@ -6,7 +6,8 @@ import { connectAgent, type Client } from "../../adapter/client/index.js";
 import { UPGRADE_COMMAND } from "../../adapter/client/version.js";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import { LyingRelay } from "../helpers/lying-relay.js";
-import { tempDir, waitFor } from "../helpers/adapter-helpers.js";
+import { ensureSession } from "../../adapter/client/ensure.js";
+import { appClient, runCli, tempDir, waitFor } from "../helpers/adapter-helpers.js";
 
 const relay = inject("relayUrl");
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -56,6 +57,30 @@ describe("a relay that speaks a newer protocol", () => {
     await waitFor(() => (lr.sockets.length >= 2 ? true : undefined), "the reconnect");
     await new Promise((r) => setTimeout(r, 300));
     expect(ours()).toHaveLength(1);
+  });
+
+  it("regression (warned per process): of two `lineup call`s on one machine only the first names it", async () => {
+    const lr = await LyingRelay.start(relay);
+    cleanups.push(() => lr.close());
+    lr.toClient = (f) => (f.type === "hello" ? { ...f, protocol: "lineup/2" } : f);
+    const dir = tempDir();
+    const s = await ensureSession({ relayUrl: lr.url, relayKey: DEV_RELAY_KEY, stateDir: dir, cwd: dir });
+    const app = await appClient(relay, s.sessionId, s.appToken!);
+    cleanups.push(() => app.close());
+    const env = { LINEUP_RELAY_URL: lr.url, LINEUP_RELAY_KEY: DEV_RELAY_KEY, LINEUP_STATE_DIR: dir, LINEUP_SESSION: "", LINEUP_TOKEN: "" };
+    const oneCall = async () => {
+      const run = runCli(["call", "confirm", "--args", '{"question":"Deploy?"}'], env, dir);
+      const call = await app.next("tool.call", 30_000);
+      app.send({ type: "tool.result", call_id: call.call_id, result: { message: "yes", confirmed: true } });
+      return run;
+    };
+    const first = await oneCall();
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain("speaks lineup/2");
+    expect(first.stderr).toContain(UPGRADE_COMMAND);
+    const second = await oneCall();
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).not.toContain("speaks lineup/2");
   });
 
   it("is not mentioned when the relay speaks the adapter's own protocol", async () => {

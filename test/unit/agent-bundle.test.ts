@@ -2,7 +2,8 @@
 // esbuild options, then read from esbuild's metafile — which npm packages and how much of our code each command
 // loads before it runs. Regression: the command table imported every command statically, so `lineup --version`
 // and every Claude Code PreToolUse hook loaded `ws`, the QR code and the whole client (and zod as ~100 files).
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build, type BuildOptions, type Metafile } from "esbuild";
@@ -16,6 +17,7 @@ interface AgentBuild {
   BUNDLED: string[];
   importedPackages: (m: Metafile, files?: string[]) => string[];
   staticClosure: (m: Metafile, file: string) => string[];
+  declarationPackages: (dir: string) => string[];
 }
 
 let meta: Metafile;
@@ -52,15 +54,27 @@ describe("the agent package's bundle loads what a command needs", () => {
     expect(packagesAt("adapter/lan/server.ts")).toEqual(expect.arrayContaining(["hono", "@hono/node-server"]));
   });
 
-  it("imports exactly the runtime dependencies packages/agent/package.json declares, at the root's ranges", () => {
+  it("imports exactly the runtime dependencies packages/agent/package.json declares, at the root's ranges, besides zod for the declarations", () => {
     type Deps = { dependencies: Record<string, string>; optionalDependencies: Record<string, string> };
     const pkg = JSON.parse(readFileSync(join(ROOT, "packages", "agent", "package.json"), "utf8")) as Deps;
     const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Deps;
-    expect(b.importedPackages(meta)).toEqual([...Object.keys(pkg.dependencies), ...Object.keys(pkg.optionalDependencies)].sort());
+    // zod is bundled (the bundle never imports it) yet a dependency: the library's declarations are z.infer types.
+    expect([...b.importedPackages(meta), "zod"].sort()).toEqual([...Object.keys(pkg.dependencies), ...Object.keys(pkg.optionalDependencies)].sort());
     for (const [name, range] of Object.entries(pkg.dependencies)) expect(range, name).toBe(root.dependencies[name]);
     expect(pkg.optionalDependencies).toEqual({ "node-datachannel": root.optionalDependencies["node-datachannel"] });
     expect(Object.keys(pkg.dependencies)).not.toContain("tsx");
-    expect(Object.keys(pkg.dependencies)).not.toContain("zod"); // bundled; the MCP SDK brings its own
+  });
+
+  it("reads the npm packages declaration files import, by package name, leaving relative paths and node: alone", () => {
+    const dir = mkdtempSync(join(tmpdir(), "lineup-dts-"));
+    mkdirSync(join(dir, "shared", "contract"), { recursive: true });
+    writeFileSync(
+      join(dir, "shared", "contract", "protocol.d.ts"),
+      'import { z } from "zod";\nimport type { X } from "../y.js";\nexport type T = z.infer<typeof S>;\n',
+    );
+    writeFileSync(join(dir, "index.d.ts"), 'export type A = import("@scope/pkg/deep").A;\nimport "node:fs";\nexport { B } from "./b.js";\n');
+    writeFileSync(join(dir, "notes.txt"), 'from "not-a-declaration"');
+    expect(b.declarationPackages(dir)).toEqual(["@scope/pkg", "zod"]);
   });
 
   it("loads node-datachannel (optional) only with import() when a device offers, never before a command runs", () => {
