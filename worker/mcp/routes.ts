@@ -3,7 +3,7 @@
 // SDK v2 handler serves 2025-03-26 … 2025-11-25 (stateless legacy leg) and 2026-07-28 (`server/discover`).
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { Hono, type Context } from "hono";
-import { jsonDepth, LIMITS, SESSION_ID_RE } from "../../shared/contract/protocol.js";
+import { httpError, jsonDepth, LIMITS, SESSION_ID_RE } from "../../shared/contract/protocol.js";
 import { parseBudgetHeader } from "../../shared/mcp/budget.js";
 import { tokenIdentity } from "../../shared/mcp/call-id.js";
 import { isClientTimeout } from "../../shared/mcp/hold.js";
@@ -32,7 +32,7 @@ const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
 
 const fail = (c: C, status: 400 | 401 | 403 | 413, code: string, message: string, challenge?: string) => {
   if (challenge !== undefined) c.header("www-authenticate", challenge);
-  return c.json({ error: { code, message } }, status);
+  return c.json(httpError(code, message), status);
 };
 
 /**
@@ -144,7 +144,7 @@ export function createMcpRoutes(options: Partial<McpRouteOptions> = {}): Hono<{ 
     return scope.wrap(res);
   });
 
-  app.all("*", (c) => c.json({ error: { code: "not_found", message: "no such endpoint (the MCP endpoint is POST /mcp)" } }, 404));
+  app.all("*", (c) => c.json(httpError("not_found", "no such endpoint (the MCP endpoint is POST /mcp)"), 404));
   return app;
 }
 
@@ -156,7 +156,7 @@ function originRefused(c: C, host: EdgeHost): Response | undefined {
   if (!origin) return undefined;
   const own = new URL(c.req.url).origin;
   if (origin !== own && !host.origins.includes(origin))
-    return c.json({ error: { code: "origin_not_allowed", message: "this origin may not use the relay (see ALLOWED_ORIGINS)" } }, 403);
+    return c.json(httpError("origin_not_allowed", "this origin may not use the relay (see ALLOWED_ORIGINS)"), 403);
   if (origin !== own) {
     c.header("access-control-allow-origin", origin);
     c.header("vary", "origin");
