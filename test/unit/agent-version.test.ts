@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { VERSION_LINE } from "../../adapter/cli/main.js";
-import { isOurs } from "../../adapter/cli/setup.js";
+import { isOurs } from "../../adapter/setup/index.js";
 import { AGENT_PACKAGE, AGENT_VERSION, protocolNumber, protocolWarner, UPGRADE_COMMAND } from "../../adapter/client/version.js";
 
 const json = (f: string) => JSON.parse(readFileSync(new URL(f, import.meta.url), "utf8")) as { name: string; version: string };

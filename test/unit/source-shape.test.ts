@@ -1,8 +1,8 @@
 // The source tree's shape as issue 27 set it (docs/development.md "Source limits"): no source file over 500 lines,
 // the two client shells (adapter/client/agent.ts, web/src/conn.ts) at most 400 and the session object at most 180,
-// no `as unknown as` cast, and no close-code number outside the one CLOSE table. Tests, fixtures and vendored files
+// no file/folder twins, no `as unknown as` cast, and no close-code number outside the one CLOSE table. Tests, fixtures and vendored files
 // are not source.
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -42,6 +42,14 @@ describe("the source tree's shape", () => {
       return f && lines(f.text) > max ? [`${path}: ${lines(f.text)} > ${max}`] : [];
     };
     expect([...over("adapter/client/agent.ts", 400), ...over("web/src/conn.ts", 400), ...over("worker/session.ts", 180)]).toEqual([]);
+  });
+
+  it("has no file/folder twins (`x.ts` beside `x/`) in shared/, adapter/, worker/ or web/", () => {
+    const twins = source
+      .filter((f) => /^(shared|adapter|worker|web)\//.test(f.path))
+      .map((f) => f.path.replace(/\.(ts|tsx|mjs|cjs|js)$/, ""))
+      .filter((stem) => existsSync(join(ROOT, stem)) && statSync(join(ROOT, stem)).isDirectory());
+    expect(twins).toEqual([]);
   });
 
   it("has no `as unknown as` cast in source", () => {
