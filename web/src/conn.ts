@@ -3,6 +3,7 @@
 // one codec — plaintext frames pass as they are; a sealed session's go through shared/client/codec.ts, loaded
 // with the lazy e2e chunk (web/src/e2e/codec.ts). Also the thread and the automatic tools. UI components only
 // read the signals and call answer/send.
+import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from "../../shared/contract/limits.js";
 import { batch, effect, signal, untracked } from "@preact/signals";
 import type { ClientFrame, ContentBlock, HelloFrame, PeerState, ToolDef } from "../../shared/contract/protocol.js";
 import { ReconnectingSocket, type RawFrame, type Terminal, isRelayFrame } from "../../shared/client/socket.js";
@@ -211,7 +212,7 @@ export class SessionConn {
     // The token travels as a subprotocol: never in a URL, a log line or the Referer. No hello timeout (the heartbeat
     // drops a silent socket). WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
     const sock = new ReconnectingSocket({
-      dial: () => new WebSocket(socketUrl(this.saved, this.clientId), ["lineup.v1", `lineup.token.${this.saved.token}`]),
+      dial: () => new WebSocket(socketUrl(this.saved, this.clientId), [SUBPROTOCOL, `${TOKEN_SUBPROTOCOL_PREFIX}${this.saved.token}`]),
       heartbeatMs: PING_MS,
       deadMs: DEAD_MS,
       helloTimeoutMs: 0,
