@@ -8,6 +8,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import WebSocket from "ws";
 import { CALCULATOR } from "../shared/contract/builtin-tools.js";
+import { CLOSE, isTerminalClose } from "../shared/contract/close.js";
 import type { SessionCreated } from "../shared/contract/protocol.js";
 import { freePort } from "../test/helpers/relay.js";
 import { snapshotRelay, startWrangler, type Proc } from "./lib/proc.js";
@@ -79,7 +80,7 @@ class Client {
     });
     ws.on("close", (code) => {
       this.up = false;
-      if (code >= 4000 && code !== 4409) fail(`${this.id}: closed with ${code}`);
+      if (isTerminalClose(code) && code !== CLOSE.replaced) fail(`${this.id}: closed with ${code}`);
       if (!this.stopped) setTimeout(() => this.start(), 100 + Math.floor(rand() * 1400));
       stats.reconnects++;
     });
@@ -94,7 +95,7 @@ class Client {
   stop() {
     this.stopped = true;
     this.up = false;
-    this.ws?.close(1000);
+    this.ws?.close(CLOSE.normal);
   }
 }
 

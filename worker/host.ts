@@ -33,7 +33,7 @@ const configs = new WeakMap<Env, ConfigResult>();
 function configOf(env: Env): ConfigResult {
   let r = configs.get(env);
   if (!r) {
-    r = parseConfig(env as unknown as Record<string, string | undefined>);
+    r = parseConfig(env);
     if (r.ok && env.TOKEN_SECRET && (env.TOKEN_SECRET.length < 32 || env.TOKEN_SECRET === env.RELAY_KEY)) {
       r = { ok: false, problems: ["TOKEN_SECRET must be at least 32 characters and differ from RELAY_KEY"] };
     }

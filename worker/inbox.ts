@@ -2,6 +2,7 @@
 // (worker/inbox-store.ts: one per session, device, machine) and hibernatable sockets tagged with their device id. The edge has checked the credential (in
 // `auth`, here) before anything else is called. Web Push (shared/inbox/push.ts, worker/push.ts) lives here
 // too: its document is a second row, its sends run from the object's one alarm.
+import { SUBPROTOCOL } from "../shared/contract/limits.js";
 import { DurableObject } from "cloudflare:workers";
 import { InboxCore } from "../shared/inbox/core.js";
 import { PushCore } from "../shared/inbox/push.js";
@@ -90,7 +91,7 @@ export class Inbox extends DurableObject<Env> {
     const s = this.core.state({ kind: "device", id: deviceId });
     if (s) sendIfOpen(server, JSON.stringify(s));
     const headers = new Headers();
-    if (req.headers.get("x-lineup-subprotocol") === "1") headers.set("sec-websocket-protocol", "lineup.v1");
+    if (req.headers.get("x-lineup-subprotocol") === "1") headers.set("sec-websocket-protocol", SUBPROTOCOL);
     return new Response(null, { status: 101, webSocket: client, headers });
   }
 

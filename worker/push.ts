@@ -24,7 +24,7 @@ export function tagOf(ws: WebSocket): InboxSocketTag | null {
 /** The ports, and `alarmFired()` for the alarm handler: the runtime cleared the alarm that ran. */
 export function workerPushPorts(ctx: DurableObjectState, env: Env, inbox: () => InboxData | undefined): PushPorts & { alarmFired(): void } {
   const store = new PushStore(ctx.storage.sql, (fn) => ctx.storage.transactionSync(fn));
-  const cfg = parseConfig(env as unknown as Record<string, string | undefined>);
+  const cfg = parseConfig(env);
   let alarmAt: number | null | undefined;
   return {
     alarmFired: () => (alarmAt = undefined),

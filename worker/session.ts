@@ -7,7 +7,7 @@ import type { HistoryPage, HttpCallAnswer, HttpCancelAnswer, SessionEngine, Sess
 import { SessionHost, type HttpOp } from "../shared/session/host.js";
 import { identityOf } from "../shared/session/identity.js";
 import type { PushAnswerInput, SessionPushAnswer } from "../shared/contract/push.js";
-import { fromPlain, LIMITS, SUBPROTOCOL, type SessionStatus } from "../shared/contract/protocol.js";
+import { fromPlain, httpError, LIMITS, SUBPROTOCOL, type SessionStatus } from "../shared/contract/protocol.js";
 import type { Peer } from "../shared/session/router.js";
 import { closeQuietly } from "../shared/session/sockets.js";
 import { randomId } from "../shared/edge/tokens.js";
@@ -111,7 +111,7 @@ export class Session extends DurableObject<Env> {
   async fetch(req: Request): Promise<Response> {
     const id = identityOf(req.headers);
     const a = this.host.admit(id);
-    if (!a.ok) return Response.json({ error: { code: a.code, message: a.message } }, { status: a.status });
+    if (!a.ok) return Response.json(httpError(a.code, a.message), { status: a.status });
     const { 0: client, 1: server } = new WebSocketPair();
     this.sockets.accept(server, a.peer);
     await this.engine.connected(a.peer);

@@ -91,10 +91,10 @@ export class SqlStore implements Store {
     if (this.open !== undefined) this.open += n;
   }
 
-  private all<T>(q: string, ...p: SqlStorageValue[]): T[] {
-    return this.sql.exec(q, ...p).toArray() as unknown as T[];
+  private all<T extends Record<string, SqlStorageValue>>(q: string, ...p: SqlStorageValue[]): T[] {
+    return this.sql.exec<T>(q, ...p).toArray();
   }
-  private one<T>(q: string, ...p: SqlStorageValue[]): T | undefined {
+  private one<T extends Record<string, SqlStorageValue>>(q: string, ...p: SqlStorageValue[]): T | undefined {
     return this.all<T>(q, ...p)[0];
   }
   private run(q: string, ...p: SqlStorageValue[]): number {

@@ -130,7 +130,7 @@ Options:
 Runs the MCP server on stdio (see docs/mcp.md). Options are the MCP server's own. Like \`lineup connect\`
 it prints a pairing link (stderr) while this machine's inbox has no device.`,
   ...INBOX_HELP,
-  // Issue 17 (permissions): full help in adapter/permissions/hooks.ts and adapter/cli/setup.ts (`lineup hook --help`, `lineup setup --help`).
+  // Issue 17 (permissions): full help in adapter/permissions/hooks.ts and adapter/setup/index.ts (`lineup hook --help`, `lineup setup --help`).
   hook: "Usage: lineup hook permission-request|pre-tool-use|notify|stop|cursor-shell|codex-notify [--wait S]\n\nHook commands for Claude Code, Cursor and Codex (docs/permissions.md); `lineup hook --help` for details.",
   setup:
     "Usage: lineup setup claude|cursor|codex [--project DIR] [--dry-run]\n\nWrites the agent's hook configuration, merging (docs/permissions.md); `lineup setup --help` for details.",

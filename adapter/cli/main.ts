@@ -28,7 +28,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   hook: async (argv) => (await import("../permissions/hooks.js")).runHook(argv),
   // i29-defer: resumes deferred headless Claude Code runs without a `lineup connect` (docs/permissions.md §9.2).
   daemon: async (argv) => (await import("./daemon.js")).cmdDaemon(argv),
-  setup: async (argv) => (await import("./setup.js")).runSetup(argv),
+  setup: async (argv) => (await import("../setup/index.js")).runSetup(argv),
   permissions: async (argv) => (await import("../permissions/log.js")).runPermissionsLog(argv),
   ...Object.fromEntries(INBOX_COMMAND_NAMES.map((name) => [name, async (argv: string[]) => (await import("./inbox.js")).runInboxCommand(name, argv)])),
 };

@@ -6,7 +6,7 @@
 // unacked result after `hello`); results acked once handed over and de-duplicated by call_id; after a
 // reconnect only OPEN calls are re-sent, by id; messages carry ids the relay de-duplicates; the latest status.
 // What stays here: the `ws` dial and its HTTP refusals, promises and timers of calls, and running handlers.
-import { clampTimeout, describeIssues, ToolCallIn } from "../../shared/contract/protocol.js";
+import { clampTimeout } from "../../shared/contract/protocol.js";
 import type { ContentBlock, HelloFrame, RelayFrame, ToolDef, ToolResultBody } from "../../shared/contract/protocol.js";
 import { CLOSE, terminalCodeName } from "../../shared/contract/close.js";
 import { CallBook, type Effect, type Outcome } from "../../shared/client/call-book.js";
@@ -16,17 +16,18 @@ import { isRelayFrame, ReconnectingSocket, type WebSocketLike } from "../../shar
 import { randomId } from "../../shared/crypto/bytes.js";
 import type { ContentKey } from "../../shared/crypto/e2e/keys.js";
 import type { Keyring } from "../e2e/keyring.js";
-import { checkCallArguments, previewOf } from "../e2e/frames.js";
+import { previewOf } from "../e2e/frames.js";
+import { callFrameOf } from "./call-frame.js";
 import { Provider } from "./provider.js";
 import { fromPeer, Paths } from "../../shared/client/paths.js";
 import { DirectSide } from "./direct.js";
-import { dialRelay, peersToPresence, refusalOf, type HttpRefusal } from "./dial.js";
+import { dialRelay, peersToPresence, sessionWsUrl, refusalOf, sealRefusal, wrongRole, type HttpRefusal } from "./dial.js";
 import { normalizeUrl } from "./state.js";
 import type { AgentClient, CallOptions, ClientOptions, Events, Presence, ToolHandler } from "./types.js";
 import { protocolWarner, type ProtocolMemory } from "./version.js";
+import { Emitter } from "./emitter.js";
 
-/** One warning per relay and protocol when the relay speaks a newer protocol (issue 30), however many clients;
- * across processes through the state directory's memory (ClientOptions.protocolMemory). */
+/** One warning per relay and protocol when it speaks a newer protocol (issue 30); across processes: protocolMemory. */
 const warnProtocol = protocolWarner();
 
 interface Waiting {
@@ -67,13 +68,7 @@ export class Client implements AgentClient {
 
   private readonly waiting = new Map<string, Waiting>();
   private readonly provider = new Provider({ sealed: () => this.codec.sealed, answer: (f, body) => this.answer(f, body), log: (l) => this.log(l) });
-  private readonly listeners: { [E in keyof Events]: Set<(v: Events[E]) => void> } = {
-    presence: new Set(),
-    tools: new Set(),
-    message: new Set(),
-    connection: new Set(),
-    result: new Set(),
-  };
+  private readonly events: Emitter<Events>;
 
   constructor(o: ClientOptions) {
     this.relayUrl = normalizeUrl(o.relayUrl);
@@ -87,6 +82,7 @@ export class Client implements AgentClient {
     this.log = o.log ?? (() => {});
     this.warn = o.log ?? ((line) => process.emitWarning(line, { code: "LINEUP_PROTOCOL" }));
     this.protocolMemory = o.protocolMemory;
+    this.events = new Emitter<Events>(this.log);
     for (const t of o.tools ?? []) this.provider.define(t);
     if (this.provider.defs.size > 0) this.book.provide([...this.provider.defs.values()]);
     const keyring = o.keyring;
@@ -109,7 +105,7 @@ export class Client implements AgentClient {
       heartbeatMs,
       deadMs: 2 * heartbeatMs,
       helloTimeoutMs: this.connectTimeoutMs,
-      terminalOf: () => this.refusal()?.code,
+      terminalOf: () => refusalOf(this.http)?.code,
     });
     this.sock.on("frame", (f) => (isRelayFrame(f) && f.type === "hello" ? this.onHello(f) : this.codec.in(f)));
     if (o.direct) {
@@ -138,7 +134,7 @@ export class Client implements AgentClient {
     this.sock.on("terminal", (t) => {
       if (t.name === "stopped") return;
       const e =
-        this.refusal() ??
+        refusalOf(this.http) ??
         new LineUpError(terminalCodeName(t.code), `the relay closed the connection with ${t.code}${t.reason ? ` (${t.reason})` : ""}; not reconnecting`);
       if (!this.first) this.log(e.message);
       this.stop(e);
@@ -173,9 +169,7 @@ export class Client implements AgentClient {
   }
 
   get wsUrl(): string {
-    const u = new URL(`${this.relayUrl.replace(/^http/, "ws")}/api/sessions/${encodeURIComponent(this.sessionId)}/ws`);
-    u.searchParams.set("client_id", this.clientId);
-    return u.toString();
+    return sessionWsUrl(this.relayUrl, this.sessionId, this.clientId);
   }
 
   // ------------------------------------------------------------------ connection
@@ -194,33 +188,14 @@ export class Client implements AgentClient {
     return ws;
   }
 
-  /** An upgrade the relay refused over HTTP that must not be retried. */
-  private refusal(): LineUpError | undefined {
-    return refusalOf(this.http);
-  }
-
   private onHello(f: HelloFrame): void {
-    if (f.role !== "agent") {
-      // The role comes from the token: an app token would make this process a "human".
-      return this.refuse(new LineUpError("auth", `this token is for the ${f.role} role; the adapter needs the session's agent token`), "wrong role");
-    }
+    const wrong = wrongRole(f);
+    if (wrong) return this.refuse(wrong, "wrong role");
     const newer = warnProtocol(f.protocol, this.relayUrl, this.protocolMemory);
     if (newer) this.warn(newer);
     const v = this.codec.hello(f);
-    if (!v.ok && v.code === "e2e_downgrade") {
-      // A relay that drops `sealed` would get every frame in plaintext: refused before anything is sent.
-      const why = this.codec.sealed ? "its earlier hello said so" : "this machine created it sealed";
-      const msg = `session ${this.sessionId} is end-to-end encrypted (${why}), but the relay at ${this.relayUrl} now says it is not: refused, nothing was sent. A relay cannot unseal a session; check LINEUP_RELAY_URL, or start a new session`;
-      return this.refuse(new LineUpError("e2e_downgrade", msg), "e2e_downgrade");
-    }
-    if (!v.ok)
-      return this.refuse(
-        new LineUpError(
-          "e2e_no_key",
-          `session ${f.session_id} is sealed (end-to-end encrypted) but this machine holds no key of its inbox on ${this.relayUrl}: \`lineup e2e status\` tells why`,
-        ),
-        "no key",
-      );
+    const at = { relayUrl: this.relayUrl, sessionId: this.sessionId, sealed: this.codec.sealed };
+    if (!v.ok) return this.refuse(sealRefusal(f, v, at), v.code === "e2e_downgrade" ? "e2e_downgrade" : "no key");
     this.book.sealed = this.codec.sealed;
     this.clientId = f.client_id;
     this.presence = peersToPresence(v.frame.peers);
@@ -281,7 +256,7 @@ export class Client implements AgentClient {
           break;
         case "unclaimed":
           // A result for a call made before this process started: handed to a listener, or kept (unacked) until call() claims it.
-          if (this.listeners.result.size > 0) {
+          if (this.events.count("result") > 0) {
             this.emit("result", e.frame);
             this.run(this.book.acknowledge(e.frame.call_id));
           }
@@ -367,19 +342,9 @@ export class Client implements AgentClient {
       if (this.stopped) return reject(new LineUpError(this.lastError?.code ?? "closed", this.lastError?.message ?? "the client is closed"));
       const callId = opts.callId ?? `c_${randomId(12)}`;
       if (this.book.isPending(callId)) return reject(new LineUpError("duplicate_call", `call_id "${callId}" is already open in this client`));
-      const raw: Record<string, unknown> = { type: "tool.call", call_id: callId, name, arguments: args };
-      if (action !== undefined && action !== "") raw.action = action;
-      if (opts.timeoutS !== undefined) raw.timeout_s = opts.timeoutS;
-      const parsed = ToolCallIn.safeParse(raw);
-      if (!parsed.success) return reject(new LineUpError("bad_frame", describeIssues(parsed.error)));
-      const frame = parsed.data;
-      // Sealed: the relay cannot check the arguments any more, so the caller does (docs/e2e.md rule 2).
-      if (this.sealed) {
-        if (!this.keyring?.current())
-          return reject(new LineUpError("e2e_no_key", "this session is sealed but this machine holds no content key of its inbox (`lineup e2e status`)"));
-        const bad = checkCallArguments(this.appTools, name, frame.action, frame.arguments);
-        if (bad) return reject(new LineUpError("invalid_arguments", bad));
-      }
+      const sealed = this.sealed ? { hasKey: !!this.keyring?.current(), appTools: this.appTools } : undefined;
+      const frame = callFrameOf({ callId, name, action, args, timeoutS: opts.timeoutS }, sealed);
+      if (frame instanceof LineUpError) return reject(frame);
       const claimed = this.book.claim(callId);
       if (claimed) {
         this.waiting.set(callId, { resolve, reject, cleanup: () => {} });
@@ -426,18 +391,10 @@ export class Client implements AgentClient {
   }
 
   on<E extends keyof Events>(event: E, cb: (v: Events[E]) => void): () => void {
-    const set = this.listeners[event] as Set<(v: Events[E]) => void>;
-    set.add(cb);
-    return () => set.delete(cb);
+    return this.events.on(event, cb);
   }
 
   private emit<E extends keyof Events>(event: E, v: Events[E]): void {
-    for (const cb of [...(this.listeners[event] as Set<(v: Events[E]) => void>)]) {
-      try {
-        cb(v);
-      } catch (e) {
-        this.log(`a ${event} listener threw: ${String(e)}`);
-      }
-    }
+    this.events.emit(event, v);
   }
 }

@@ -15,7 +15,7 @@ import { WebSocketServer, type WebSocket } from "ws";
 import { AuthBrake, createEdge, type EdgeHost, type EdgeSession } from "../../shared/edge/app.js";
 import type { SessionEngine, SessionMeta } from "../../shared/session/engine.js";
 import { httpApi, SessionHost } from "../../shared/session/host.js";
-import { CLOSE, LIMITS, SUBPROTOCOL } from "../../shared/contract/protocol.js";
+import { CLOSE, LIMITS, SUBPROTOCOL, httpError } from "../../shared/contract/protocol.js";
 import type { SocketIdentity } from "../../shared/session/identity.js";
 import { keyOf, type Peer } from "../../shared/session/router.js";
 import { closeQuietly, sendIfOpen } from "../../shared/session/sockets.js";
@@ -160,9 +160,9 @@ export async function startLanServer(o: LanServerOptions): Promise<LanServer> {
     }
 
     async connect(a: SocketIdentity, up: LanUpgrade | undefined): Promise<Response> {
-      if (!up) return Response.json({ error: { code: "upgrade_required", message: "this endpoint takes a WebSocket upgrade" } }, { status: 426 });
+      if (!up) return Response.json(httpError("upgrade_required", "this endpoint takes a WebSocket upgrade"), { status: 426 });
       const adm = this.host.admit(a);
-      if (!adm.ok) return Response.json({ error: { code: adm.code, message: adm.message } }, { status: adm.status });
+      if (!adm.ok) return Response.json(httpError(adm.code, adm.message), { status: adm.status });
       const peer = adm.peer;
       up.done = true;
       wss.handleUpgrade(up.req, up.socket, up.head, (ws) => {

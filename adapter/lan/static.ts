@@ -1,4 +1,5 @@
 // The LAN server's plain HTTP parts: which Host names it answers, and the built PWA as static files.
+import { httpError } from "../../shared/contract/protocol.js";
 import { readFile, stat } from "node:fs/promises";
 import { hostname, networkInterfaces } from "node:os";
 import { extname, join, normalize, sep } from "node:path";
@@ -45,7 +46,7 @@ export function allowedHosts(port: () => number, bind: string, extra: string[]):
 
 /** The built PWA, with the single-page-app fallback to index.html (as the Worker's static assets). */
 export async function staticFile(webDir: string, req: Request): Promise<Response> {
-  if (req.method !== "GET" && req.method !== "HEAD") return Response.json({ error: { code: "method_not_allowed", message: "GET only" } }, { status: 405 });
+  if (req.method !== "GET" && req.method !== "HEAD") return Response.json(httpError("method_not_allowed", "GET only"), { status: 405 });
   const index = join(webDir, "index.html");
   const isFile = (f: string) =>
     stat(f).then(

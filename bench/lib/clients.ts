@@ -2,6 +2,7 @@
 // times them, and apps that answer every call at once. The baselines carry the very same frames.
 import WebSocket from "ws";
 import { CALCULATOR, CONFIRM } from "../../shared/contract/builtin-tools.js";
+import { CLOSE } from "../../shared/contract/close.js";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 
@@ -128,7 +129,7 @@ export interface Pair {
 function closeAll(socks: WebSocket[]) {
   for (const s of socks) {
     try {
-      s.close(1000);
+      s.close(CLOSE.normal);
     } catch {
       /* closing */
     }

@@ -4,6 +4,7 @@
 // socket on the session that answers `calculator` at once — as the PWA does — and every other tool when told.
 import WebSocket from "ws";
 import { CALCULATOR, CONFIRM } from "../../shared/contract/builtin-tools.js";
+import { CLOSE } from "../../shared/contract/close.js";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { CodeIssued, DevicePaired, MachineCreated } from "../../shared/contract/inbox.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
@@ -109,7 +110,7 @@ export async function inboxPair(
   const close = () => {
     for (const w of [agentWs, dev]) {
       try {
-        w.close(1000);
+        w.close(CLOSE.normal);
       } catch {
         /* closing */
       }

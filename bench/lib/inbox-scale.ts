@@ -14,6 +14,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import WebSocket from "ws";
+import { CLOSE } from "../../shared/contract/close.js";
 import { DEV_RELAY_KEY } from "../../shared/contract/defaults.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import type { SessionReport } from "../../shared/contract/inbox.js";
@@ -209,7 +210,7 @@ async function liveInbox(base: string, size: { sessions: number; devices: number
     received: () => received,
     close: () => {
       pair.close();
-      ws.close(1000);
+      ws.close(CLOSE.normal);
     },
   };
 }

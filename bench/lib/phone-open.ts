@@ -126,12 +126,15 @@ async function throttled(ctx: BrowserContext): Promise<Page> {
 async function openAndAnswer(page: Page, url: string, id: string, text: string): Promise<{ visible: number; ttfb: number }> {
   await page.addInitScript({ content: watchVisible(id, text) });
   await page.goto(url, { waitUntil: "commit" });
-  await page.waitForFunction(() => (window as unknown as { __visibleAt?: number }).__visibleAt !== undefined, undefined, { timeout: 60_000, polling: 20 });
+  // `window.__visibleAt` is the init script's own global (watchVisible): read as page expressions, not typed code.
+  await page.waitForFunction("window.__visibleAt !== undefined", undefined, { timeout: 60_000, polling: 20 });
   // Read while the page is still this one (the floor's form navigates once sent).
-  const got = await page.evaluate(() => {
+  const visible = await page.evaluate<number>("window.__visibleAt");
+  const ttfb = await page.evaluate(() => {
     const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming | undefined;
-    return { visible: (window as unknown as { __visibleAt: number }).__visibleAt, ttfb: nav ? nav.responseStart - nav.requestStart : NaN };
+    return nav ? nav.responseStart - nav.requestStart : NaN;
   });
+  const got = { visible, ttfb };
   const card = page.locator(`[data-call="${id}"]`);
   await card.locator("textarea").fill("ok");
   await card.getByRole("button", { name: "Send" }).click();

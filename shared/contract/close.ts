@@ -20,6 +20,10 @@ export const CLOSE = {
   replaced: 4409,
 } as const;
 
+/** RFC 6455 §7.4.1: codes that only describe a close (1004 reserved, 1005 no status, 1006 abnormal, 1015 TLS);
+ * never sent in a close frame — `close()` with one throws. */
+export const RESERVED_CLOSE: ReadonlySet<number> = new Set([1004, 1005, CLOSE.abnormal, 1015]);
+
 /** Close codes 4000–4999 tell a client not to reconnect (contract §5). */
 export const isTerminalClose = (code: number): boolean => code >= 4000 && code <= 4999;
 
@@ -32,4 +36,10 @@ const TERMINAL_NAMES: Record<number, string> = {
 /** The error code a client reports for a terminal close: the table's name, else `closed_<code>`. */
 export function terminalCodeName(code: number): string {
   return TERMINAL_NAMES[code] ?? `closed_${code}`;
+}
+
+/** The code a close frame may carry (RFC 6455 §7.4.1–7.4.2: 1000–1014 but the reserved ones, and 3000–4999): `code`
+ * when it may, else a normal close. */
+export function sendableClose(code: number): number {
+  return code < CLOSE.normal || code > 4999 || (code > 1014 && code < 3000) ? CLOSE.normal : code;
 }

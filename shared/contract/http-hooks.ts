@@ -2,7 +2,7 @@
 // /api/hooks/claude/<event>?wait=<s>` with the machine credential as `Authorization: Bearer`, the hook's JSON
 // input as the body (the same stdin a command hook reads: shared/policy/hooks.ts and ask-hooks.ts parse it),
 // and the exact JSON a command hook prints as the answer — or an empty 200 for "no decision". Written by
-// `lineup setup claude --http` (adapter/cli/setup/http.ts), served by worker/hooks/routes.ts.
+// `lineup setup claude --http` (adapter/setup/http.ts), served by worker/hooks/routes.ts.
 
 /** The events, by the path segment the relay serves them under (the same names as `lineup hook <event>`). */
 export const HTTP_HOOK_EVENTS = ["pre-tool-use", "permission-request", "ask-user-question"] as const;

@@ -114,8 +114,9 @@ export const PushAttentionBody = z
   .strict();
 export type PushAttentionResult = { status: "queued"; devices: number } | { status: "throttled"; retry_after_s: number } | { status: "unknown_session" };
 
-/** `yes` / `no` answer a confirm, `allow` / `deny` a permission, `opt:<i>` picks option i of a single choice. */
-export const PUSH_ACTION_RE = /^(yes|no|allow|deny|opt:\d{1,2})$/;
+/** `yes` / `no` answer a confirm, `allow` / `deny` a permission (with `choices` also `session` / `always`), `opt:<i>`
+ * picks option i of a single choice. Which of them answers a given call: shared/tools/meaning.ts `tapResult`. */
+export const PUSH_ACTION_RE = /^(yes|no|allow|deny|session|always|opt:\d{1,2})$/;
 export const PushAnswerBody = z.union([
   z.object({ token: z.string().max(128), action: z.string().regex(PUSH_ACTION_RE) }).strict(),
   // A sealed session's answer (docs/e2e.md): the service worker sealed the tool.result's `{result}` itself.

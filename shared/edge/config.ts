@@ -16,11 +16,21 @@ export interface RelayConfig {
 
 export type ConfigResult = { ok: true; config: RelayConfig } | { ok: false; problems: string[] };
 
-type Vars = Partial<Record<string, string | undefined>>;
+/** The vars the relay's configuration reads (docs: README "Deploy"); the Worker's Env has each of them. */
+export interface ConfigVars {
+  RATE_LIMIT_PER_S?: string | undefined;
+  RATE_LIMIT_BURST?: string | undefined;
+  ALLOWED_ORIGINS?: string | undefined;
+  PUBLIC_URL?: string | undefined;
+  VAPID_SUBJECT?: string | undefined;
+  WUKONGIM_API_URL?: string | undefined;
+  WUKONGIM_FORWARD_URL?: string | undefined;
+}
+type Vars = ConfigVars;
 
 const blank = (v: string | undefined) => v === undefined || v.trim() === "";
 
-function positive(vars: Vars, name: string, fallback: number, problems: string[]): number {
+function positive(vars: Vars, name: "RATE_LIMIT_PER_S" | "RATE_LIMIT_BURST", fallback: number, problems: string[]): number {
   const raw = vars[name];
   if (blank(raw)) return fallback;
   const n = Number(raw);
@@ -59,7 +69,7 @@ export function parseConfig(vars: Vars): ConfigResult {
   }
   let publicUrl: string | undefined;
   if (!blank(vars.PUBLIC_URL)) publicUrl = origin(vars.PUBLIC_URL!.trim().replace(/\/+$/, ""), "PUBLIC_URL", problems);
-  for (const name of ["WUKONGIM_API_URL", "WUKONGIM_FORWARD_URL"]) {
+  for (const name of ["WUKONGIM_API_URL", "WUKONGIM_FORWARD_URL"] as const) {
     const v = vars[name];
     if (blank(v)) continue;
     try {

@@ -1,6 +1,7 @@
 // The inbox endpoints of the shared edge (docs/inbox.md), for the Worker and the LAN server alike: a sub-app
 // mounted by shared/edge/app.ts. Credentials are checked by middleware (shared/edge/credential.ts `holder`), in the
 // inbox's object, before any session object is touched; secrets are hashed there and only their SHA-256 travels further.
+import { SUBPROTOCOL } from "../contract/limits.js";
 import { Hono, type Context } from "hono";
 import { validator } from "hono/validator";
 import type { z } from "zod";
@@ -70,7 +71,7 @@ inboxRoutes.get("/api/inbox/ws", holder("device"), async (c) => {
   const who = c.var.holder;
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return fail(c, 426, "upgrade_required", "this endpoint takes a WebSocket upgrade");
   const offered = (c.req.header("sec-websocket-protocol") ?? "").split(",").map((s) => s.trim());
-  return c.var.host.inboxes!.connect(who.inbox, c.req.raw, who.id, offered.includes("lineup.v1"));
+  return c.var.host.inboxes!.connect(who.inbox, c.req.raw, who.id, offered.includes(SUBPROTOCOL));
 });
 
 /** A refusal of `makeInboxSession`, in the edge's error envelope. */

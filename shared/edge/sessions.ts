@@ -1,6 +1,7 @@
 // The session endpoints of the shared edge (spec/lineup-relay-v1.md): create, list (LAN), status, history, delete, the
 // WebSocket, and HTTP calls (with their cancel). Middleware has checked the key or the token before a handler runs (shared/edge/credential.ts);
 // the session's object answers only the 404s it alone knows.
+import { SUBPROTOCOL } from "../contract/limits.js";
 import { Hono, type Context } from "hono";
 import { DEVICE_ID_PREFIX } from "../contract/inbox.js";
 import { CreateSessionBody, HttpCallBody, LIMITS } from "../contract/protocol.js";
@@ -104,7 +105,7 @@ sessionRoutes.get("/api/sessions/:sid/ws", sessionToken(["agent", "app"], true),
   if (a.device && asked !== null && asked !== a.device.id) return fail(c, 403, "client_id_bound", `this device connects as its own id ${a.device.id}`);
   if (!a.device && asked?.startsWith(DEVICE_ID_PREFIX))
     return fail(c, 403, "client_id_reserved", `client ids starting with ${DEVICE_ID_PREFIX} belong to paired devices`);
-  const auth: SocketAuth = { role: a.role, epoch: a.epoch, clientId: a.device?.id ?? asked, subprotocol: offered.includes("lineup.v1") };
+  const auth: SocketAuth = { role: a.role, epoch: a.epoch, clientId: a.device?.id ?? asked, subprotocol: offered.includes(SUBPROTOCOL) };
   if (a.device) auth.name = a.device.name;
   // Answer only a subprotocol the client offered: answering one it did not offer fails the handshake.
   return c.var.host.session(a.sid).connect(c.req.raw, auth);

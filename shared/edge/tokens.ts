@@ -5,6 +5,7 @@
 // `v3.<session>.<role>.<expiry>.<epoch>.<inbox>.<machine>.<hmac>`: its owner, which the edge checks against
 // the inbox, so revoking the machine refuses the token at once (docs/inbox.md "Revocation").
 // Only [A-Za-z0-9._~-] appear, so a token is valid in a URL and as a WebSocket subprotocol.
+import { TOKEN_SUBPROTOCOL_PREFIX } from "../contract/limits.js";
 import type { Role } from "../contract/protocol.js";
 import { SESSION_ID_RE } from "../contract/protocol.js";
 import { INBOX_ID_RE, MACHINE_ID_RE } from "../contract/inbox.js";
@@ -94,7 +95,7 @@ export function tokenFrom(headers: Headers, url: URL): { token?: string; viaSubp
   const proto = headers.get("sec-websocket-protocol");
   if (proto) {
     for (const p of proto.split(",").map((s) => s.trim())) {
-      if (p.startsWith("lineup.token.")) return { token: p.slice("lineup.token.".length), viaSubprotocol: true };
+      if (p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) return { token: p.slice(TOKEN_SUBPROTOCOL_PREFIX.length), viaSubprotocol: true };
     }
   }
   const q = url.searchParams.get("token");

@@ -21,6 +21,7 @@ import {
   type PushSettings,
 } from "../contract/push.js";
 import { randomId } from "../crypto/bytes.js";
+import { tapResult } from "../tools/meaning.js";
 import { publicUrlProblem } from "../edge/public-host.js";
 import { buildPushRequest, classifyPushResponse, retryAfterMs, WebPushError, type PushRequest, type VapidKeys } from "../crypto/webpush/index.js";
 import {
@@ -452,14 +453,9 @@ export class PushCore {
     }
     if (job.ended) return this.closedAnswer(job.ended.closed, nameOf);
     // A sealed call takes only a sealed answer (the relay cannot make a result it cannot read), and the reverse.
-    const ok = job.call.sealed
-      ? typeof input !== "string"
-      : typeof input === "string" &&
-        (job.call.name === "confirm"
-          ? action === "yes" || action === "no"
-          : job.call.name === "permission"
-            ? action === "allow" || action === "deny"
-            : job.call.options !== undefined && /^opt:\d+$/.test(action) && Number(action.slice(4)) < job.call.options.length);
+    // A tap answers what its notification offered: the built-in tools' meaning (shared/tools/meaning.ts) over the
+    // call's pushed options (a choice's options, a permission's `choices`).
+    const ok = job.call.sealed ? typeof input !== "string" : typeof input === "string" && tapResult(job.call.name, action, job.call.options) !== undefined;
     if (!ok) return { status: "bad_action" };
     const s = inbox?.sessions[job.sid];
     const me = inbox?.devices[device];

@@ -8,13 +8,15 @@ import type { Peer } from "./router.js";
 import type { Store } from "./store.js";
 import type { ToolResultBody } from "../contract/protocol.js";
 import { tapResult } from "../tools/meaning.js";
+import { cut } from "../text/cut.js";
 
 /** What the PWA's cards send for the same tap (shared/tools/meaning.ts), from the call's own arguments. */
 export function resultFor(name: string, args: Record<string, unknown>, action: string): ToolResultBody | undefined {
   return tapResult(name, action, name === "permission" ? args.choices : args.options, args.multiple === true);
 }
 
-function closedOf(store: Store, callId: string): SessionPushAnswer {
+/** What a tap learns of a call that is no longer open: its outcome, who answered and the answer, cut. */
+export function closedOf(store: Store, callId: string): SessionPushAnswer {
   const row = store.getCall(callId);
   if (!row) return { status: "closed", outcome: "cancelled" };
   let f: { answered_by?: unknown; result?: { message?: unknown }; error?: { code?: unknown }; sealed?: unknown } = {};
@@ -27,7 +29,7 @@ function closedOf(store: Store, callId: string): SessionPushAnswer {
     f.result || f.sealed ? "answered" : f.error?.code === "timeout" ? "timeout" : f.error?.code === "declined" ? "declined" : "error";
   const out: SessionPushAnswer = { status: "closed", outcome };
   if (typeof f.answered_by === "string") out.by = f.answered_by;
-  if (typeof f.result?.message === "string") out.answer = f.result.message.slice(0, PUSH_LIMITS.maxAnswer);
+  if (typeof f.result?.message === "string") out.answer = cut(f.result.message, PUSH_LIMITS.maxAnswer);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Small socket helpers for both servers (workerd's WebSocket and the `ws` package share this shape).
 // `send()` after close throws, and `close()` with a reserved code throws too — so both are wrapped once.
+import { RESERVED_CLOSE, sendableClose } from "../contract/close.js";
 
 export interface SocketLike {
   readonly readyState: number;
@@ -8,8 +9,6 @@ export interface SocketLike {
 }
 
 const OPEN = 1;
-/** RFC 6455 §7.4: 1005, 1006 and 1015 only describe a close; they are never sent in a close frame. */
-const RESERVED = new Set([1004, 1005, 1006, 1015]);
 /** A close frame's reason is at most 123 bytes of UTF-8 (125 minus the 2-byte code). */
 const MAX_REASON_BYTES = 123;
 
@@ -44,8 +43,8 @@ export function closeReason(reason: string): string {
  * what an endpoint may send become 1000.
  */
 export function closeQuietly(ws: SocketLike, code: number, reason: string): void {
-  if (RESERVED.has(code)) return;
-  const safe = code < 1000 || code > 4999 || (code > 1014 && code < 3000) ? 1000 : code;
+  if (RESERVED_CLOSE.has(code)) return;
+  const safe = sendableClose(code);
   try {
     ws.close(safe, closeReason(reason));
   } catch {

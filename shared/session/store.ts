@@ -2,7 +2,8 @@
 // (`ctx.storage.sql`) is synchronous, and so is the in-memory store of the adapter's LAN mode.
 import { LIMITS, utf8Length, type KeptMessage, type Role, type KeptToolDef } from "../contract/protocol.js";
 
-export interface CallRow {
+/** A type, not an interface: as a row it must fit SqlStorage's `Record<string, SqlStorageValue>` (worker/sql-store.ts). */
+export type CallRow = {
   call_id: string;
   /** `role:client_id` of the caller — results route to it, not to a socket. */
   caller: string;
@@ -31,7 +32,7 @@ export interface CallRow {
   /** JSON of the `Delivery[]` of an open call: which connections got it (who may answer, who gets the
    * cancel). In the call's own row, so a call is one insert and its result one update; `[]` once done. */
   deliv: string;
-}
+};
 
 export interface Delivery {
   key: string;

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runSetup } from "../../adapter/cli/setup.js";
+import { runSetup } from "../../adapter/setup/index.js";
 
 const BIN = "node /opt/lineup/adapter/bin/lineup.mjs";
 const cmdFlag = ["--command", BIN];

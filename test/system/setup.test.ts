@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { mergeCodexConfig, runSetup } from "../../adapter/cli/setup.js";
+import { mergeCodexConfig, runSetup } from "../../adapter/setup/index.js";
 import { REPO, runCli } from "../helpers/adapter-helpers.js";
 
 const CMD = ["node", "/opt/lineup/adapter/bin/lineup.mjs"];

@@ -86,7 +86,7 @@ describe("the agent package's bundle loads what a command needs", () => {
   it("keeps every output in dist/lib, so the sources' paths relative to themselves land on what the build writes", () => {
     const dirs = new Set(Object.keys(meta.outputs).map((f) => relative(OUT, resolve(ROOT, f)).split("/").slice(0, -1).join("/")));
     expect([...dirs]).toEqual([""]);
-    const sources = ["adapter/cli/setup.ts", "adapter/permissions/policy-store.ts", "adapter/lan/server.ts"];
+    const sources = ["adapter/setup/index.ts", "adapter/permissions/policy-store.ts", "adapter/lan/server.ts"];
     const targets = sources.flatMap((s) =>
       [...readFileSync(join(ROOT, s), "utf8").matchAll(/new URL\("([^"]+)", import\.meta\.url\)/g)].map((m) =>
         relative(join(ROOT, "packages", "agent"), fileURLToPath(new URL(m[1] as string, pathToFileURL(join(OUT, "chunk.js"))))),

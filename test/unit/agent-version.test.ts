@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { VERSION_LINE } from "../../adapter/cli/main.js";
-import { isOurs } from "../../adapter/cli/setup.js";
+import { isOurs } from "../../adapter/setup/index.js";
 import {
   AGENT_PACKAGE,
   AGENT_VERSION,

@@ -5,6 +5,7 @@ import { INBOX_LIMITS } from "../../shared/contract/inbox.js";
 import { PUSH_LIMITS } from "../../shared/contract/push.js";
 import type { MessageOut } from "../../shared/contract/protocol.js";
 import { placeholderFor } from "../../shared/session/history.js";
+import { closedOf } from "../../shared/session/push-answer.js";
 import { callText, pushExtras, summarize } from "../../shared/session/report.js";
 import { MemoryStore, type CallRow } from "../../shared/session/store.js";
 import { cut, cutStart, head } from "../../shared/text/cut.js";
@@ -70,6 +71,39 @@ describe("cut keeps an emoji at the boundary whole", () => {
     store.finishCall("c1", JSON.stringify({ answered_by: "dv_1", result: { message: answer } }), 10_000, row.bytes);
     const r = summarize(store, [], 3);
     const a = r.closed?.[0]?.answer;
+    expect(a).toBeDefined();
+    expect(a).not.toMatch(LONE);
+    expect(a?.endsWith("…")).toBe(true);
+  });
+
+  it("regression: the answer a notification tap learns of a call already closed (push-answer closedOf) does not split an emoji at maxAnswer (it sliced UTF-16 units)", () => {
+    const store = new MemoryStore();
+    const row: CallRow = {
+      call_id: "c2",
+      caller: "agent1",
+      caller_role: "agent",
+      name: "input",
+      action: null,
+      args: JSON.stringify({ question: "q" }),
+      timeout_s: 60,
+      deadline: 10_000_000,
+      target: null,
+      status: "open",
+      checked: 1,
+      result: null,
+      keep_until: null,
+      created_at: 1,
+      fingerprint: "f",
+      bytes: 10,
+      deliv: "[]",
+    };
+    expect(store.insertCall(row)).toBe(true);
+    // maxAnswer - 1 letters then emojis: a UTF-16 slice at maxAnswer ends on the first emoji's high surrogate.
+    const answer = "a".repeat(PUSH_LIMITS.maxAnswer - 1) + EMOJI.repeat(4);
+    store.finishCall("c2", JSON.stringify({ answered_by: "dv_1", result: { message: answer } }), 10_000, row.bytes);
+    const r = closedOf(store, "c2");
+    expect(r).toMatchObject({ status: "closed", outcome: "answered", by: "dv_1" });
+    const a = "answer" in r ? r.answer : undefined;
     expect(a).toBeDefined();
     expect(a).not.toMatch(LONE);
     expect(a?.endsWith("…")).toBe(true);

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { defaultCommand } from "../../adapter/cli/setup.js";
+import { defaultCommand } from "../../adapter/setup/index.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SOURCE_DIRS = ["adapter", "shared", "worker", "scripts", "bench"];

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runSetup } from "../../adapter/cli/setup.js";
+import { runSetup } from "../../adapter/setup/index.js";
 
 const CMD = ["node", "/opt/lineup/adapter/bin/lineup.mjs"];
 const CRED = "lum1.AAAAAAAAAAAA.mc_BBBBBBBBBB.CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC";

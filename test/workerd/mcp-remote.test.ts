@@ -296,6 +296,24 @@ describe("POST /mcp authenticates with the agent token in Authorization only", (
     const res = await post({ authorization: `Bearer ${s.agent_token}`, origin: "https://evil.example" });
     expect(res.status).toBe(403);
   });
+
+  it("an allowed other origin's preflight is answered with its CORS headers (hono/cors), our own origin needs none", async () => {
+    const preflight = (origin: string) =>
+      worker("http://relay.test/mcp", {
+        method: "OPTIONS",
+        headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, mcp-protocol-version" },
+      });
+    const other = await preflight("https://allowed.example");
+    expect(other.status).toBe(204);
+    expect(other.headers.get("access-control-allow-origin")).toBe("https://allowed.example");
+    expect(other.headers.get("access-control-allow-methods")).toBe("POST,OPTIONS");
+    expect(other.headers.get("access-control-allow-headers")).toContain("mcp-protocol-version");
+    expect(other.headers.get("access-control-max-age")).toBe("600");
+    const own = await preflight("http://relay.test");
+    expect(own.status).toBe(204);
+    expect(own.headers.get("access-control-allow-origin")).toBeNull();
+    expect((await preflight("https://evil.example")).status).toBe(403);
+  });
 });
 
 describe("POST /mcp waits for the human without giving the answer away to a client's timer", () => {

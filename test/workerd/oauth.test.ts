@@ -57,6 +57,19 @@ async function mcp(token: string): Promise<McpClient> {
 }
 
 describe("discovery documents", () => {
+  it("answers any origin's preflight of its public endpoints (hono/cors), and its errors carry the CORS header too", async () => {
+    const pre = await worker("/oauth/token", {
+      method: "OPTIONS",
+      headers: { origin: "https://claude.ai", "access-control-request-method": "POST", "access-control-request-headers": "content-type" },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-origin")).toBe("*");
+    expect(pre.headers.get("access-control-allow-headers")).toContain("mcp-protocol-version");
+    const bad = await worker("/oauth/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "grant_type=nonsense" });
+    expect(bad.status).toBeGreaterThanOrEqual(400);
+    expect(bad.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
   it("protected-resource metadata for /mcp (RFC 9728): resource is the MCP URL, authorization_servers names the relay", async () => {
     const r = await worker("/.well-known/oauth-protected-resource/mcp");
     expect(r.status).toBe(200);

@@ -343,6 +343,31 @@ describe("Web Push from the inbox object", () => {
     w.agent.close();
   });
 
+  it("regression: a permission push with choices answers the taps it offers (the push core knew only Allow / Deny, and refused “for this session” as bad_action)", async () => {
+    const w = await world();
+    const pixel = await device(w, "Pixel");
+    w.agent.send({
+      type: "tool.call",
+      call_id: "perm-choices",
+      name: "permission",
+      arguments: { tool_name: "Bash", input: { command: "make deploy" }, choices: ["once", "session", "deny"] },
+      timeout_s: 600,
+    });
+    await until(w.m.inbox_id, () => fake.for(pixel.endpoint).length >= 1, "the permission push");
+    const msg = fake.for(pixel.endpoint)[0]!.msg as PushCallMessage;
+    expect(msg).toMatchObject({ kind: "call", tool: "permission", options: ["once", "session", "deny"] });
+    // "always" needs the card (choosing a rule) and was not offered here: still not an answer.
+    expect((await json("POST", "/api/push/answer", undefined, { token: msg.token, action: "always" })).status).toBe(400);
+    const r = await json("POST", "/api/push/answer", undefined, { token: msg.token, action: "session" });
+    expect(r.status, await r.clone().text()).toBe(200);
+    expect(await w.agent.next("tool.result")).toMatchObject({
+      call_id: "perm-choices",
+      result: { message: "session", behavior: "allow" },
+      answered_by: pixel.device_id,
+    });
+    w.agent.close();
+  });
+
   it('an agent\'s "waiting for you" (POST /api/inbox/push/attention) is pushed without actions or token, spared on screen, at most once a minute per session', async () => {
     const w = await world();
     const pixel = await device(w, "Pixel");

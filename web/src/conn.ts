@@ -3,19 +3,18 @@
 // one codec — plaintext frames pass as they are; a sealed session's go through shared/client/codec.ts, loaded
 // with the lazy e2e chunk (web/src/e2e/codec.ts). Also the thread and the automatic tools. UI components only
 // read the signals and call answer/send.
+import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from "../../shared/contract/limits.js";
 import { batch, effect, signal, untracked } from "@preact/signals";
 import type { ClientFrame, ContentBlock, HelloFrame, PeerState, ToolDef } from "../../shared/contract/protocol.js";
 import { ReconnectingSocket, type RawFrame, type Terminal, isRelayFrame } from "../../shared/client/socket.js";
-import { CLOSE } from "../../shared/contract/close.js";
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
 import type { Answer } from "./tools/calculator.js";
 import { AUTOMATIC, AutoTools } from "./tools/auto.js";
-import type { Key } from "./i18n.js";
 import { deviceId, randomId, type SavedSession } from "./storage.js";
 import { answeredBy, type CallEntry, type CallLog } from "./calls.js";
 import { Provider } from "./provider.js";
 import { Thread } from "./thread.js";
-import { isPinned, pinSealed } from "./e2e/store.js";
+import { SealPin } from "./conn-pin.js";
 import { plainWire, SealedWire, type Wire, type WireHost } from "./wire.js";
 import { showDecoded, type FrameView } from "./conn-frames.js";
 import { readStatus, socketUrl } from "./session-status.js";
@@ -23,7 +22,7 @@ import { DirectLink } from "./direct-link.js";
 import { pinOf } from "./direct-pins.js";
 
 export type { ConnHooks, Phase } from "./conn-hooks.js";
-import type { ConnHooks, Phase } from "./conn-hooks.js";
+import { type ConnHooks, notices, type Phase, refusedStop, type StopReason, terminalStop } from "./conn-hooks.js";
 
 export { AUTOMATIC } from "./tools/auto.js";
 export type { CallEntry, CallState } from "./calls.js";
@@ -31,15 +30,13 @@ export type { ThreadMessage } from "./thread.js";
 /** Heartbeat: a `ping` this often; no frame at all for DEAD_MS means the socket is dead. */
 const PING_MS = 20_000;
 const DEAD_MS = 45_000;
-/** How long a notice ("another device answered first") stays on screen. */
-const NOTICE_MS = 10_000;
 /** An agent status without its plaintext detail (a sealed session's detail is sealed). */
 const plainAgent = (a: PeerState["agent"]): PeerState["agent"] => (a.status?.detail !== undefined ? { ...a, status: { state: a.status.state } } : a);
 
 export class SessionConn {
   readonly sid: string;
   readonly phase = signal<Phase>("connecting");
-  readonly stopReason = signal<{ key: Key; reason?: string } | null>(null);
+  readonly stopReason = signal<StopReason | null>(null);
   readonly presence = signal<PeerState | null>(null);
   /** The calls (web/src/provider.ts: the call book, the log and the outbox) and the chat thread (web/src/thread.ts). */
   private readonly calls_: Provider;
@@ -51,7 +48,9 @@ export class SessionConn {
   private readonly auto: AutoTools;
   readonly boards: AutoTools["boards"];
   readonly agentTools = signal<ToolDef[]>([]);
-  readonly notice = signal<{ key: Key; at: number } | null>(null);
+  /** A one-off notice on the session screen (conn-hooks.ts notices: it clears itself). */
+  private readonly notices = notices();
+  readonly notice = this.notices.notice;
   readonly remotePending = signal<number | null>(null);
   /** False while the relay cannot be reached at all (a network error, not an HTTP answer): the browser's
    * own online flag misses a dead Wi-Fi, a captive portal or a relay that is down. */
@@ -80,11 +79,8 @@ export class SessionConn {
   private readonly sealedWire: SealedWire;
   private wire: Wire;
   private readonly view: FrameView;
-  /** Pinned sealed in IndexedDB (issue 26): undefined until read; the socket's events wait for it (whenPinned). */
-  private pinned: boolean | undefined;
-  /** The socket's events that came before the pin was read, in order. */
-  private early: (() => void)[] | undefined;
-  private readonly pinRead: Promise<void>;
+  /** The seal pin (issue 26, web/src/conn-pin.ts): the socket's events wait for its read. */
+  private readonly pin: SealPin;
 
   constructor(
     readonly saved: SavedSession,
@@ -126,7 +122,7 @@ export class SessionConn {
       {
         send: (f, unsent, fresh) => this.out(f, unsent, fresh),
         refresh: () => this.wire.refresh(),
-        lost: () => this.flashNotice("lostRace"),
+        lost: () => this.notices.flash("lostRace"),
         sent: (id) => this.thread.markSent(id),
         auto: (c) =>
           void this.auto.answer(c, this.sealed.value, () => this.find(c.call_id)?.state === "pending").then((a) => a && this.answer(c.call_id, a, "auto")),
@@ -135,7 +131,7 @@ export class SessionConn {
         keepSealed: (frames) =>
           void this.sealedWire.sealAll(frames).then(
             (env) => this.calls_.writeSealed(env),
-            () => this.flashNotice("e2eCannotSeal"),
+            () => this.notices.flash("e2eCannotSeal"),
           ),
       },
       (name) => AUTOMATIC.has(name),
@@ -169,10 +165,7 @@ export class SessionConn {
     });
     this.calls = this.calls_.log.calls;
     this.calls_.book.provide(BUILTIN_TOOLS);
-    this.pinRead = isPinned(saved.origin, this.sid).then((p) => {
-      this.pinned = p;
-      if (p) this.markSealed();
-    });
+    this.pin = new SealPin(saved.origin, this.sid, () => this.markSealed());
   }
 
   start(): void {
@@ -184,7 +177,7 @@ export class SessionConn {
   }
 
   /** Stops for good (forget, or a 4xxx close). */
-  stop(reason?: { key: Key; reason?: string }): void {
+  stop(reason?: StopReason): void {
     this.direct.stop();
     this.stopped = true;
     const sock = this.sock;
@@ -230,33 +223,16 @@ export class SessionConn {
     // The token travels as a subprotocol: never in a URL, a log line or the Referer. No hello timeout (the heartbeat
     // drops a silent socket). WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
     const sock = new ReconnectingSocket({
-      dial: () => new WebSocket(socketUrl(this.saved, this.clientId), ["lineup.v1", `lineup.token.${this.saved.token}`]),
+      dial: () => new WebSocket(socketUrl(this.saved, this.clientId), [SUBPROTOCOL, `${TOKEN_SUBPROTOCOL_PREFIX}${this.saved.token}`]),
       heartbeatMs: PING_MS,
       deadMs: DEAD_MS,
       helloTimeoutMs: 0,
     });
     this.sock = sock;
-    sock.on("frame", (f) => this.whenPinned(() => this.sock === sock && this.onRaw(f)));
-    sock.on("close", () => this.whenPinned(() => this.sock === sock && this.onClose()));
-    sock.on("terminal", (t) => this.whenPinned(() => this.sock === sock && this.onTerminal(t)));
+    sock.on("frame", (f) => this.pin.run(() => this.sock === sock && this.onRaw(f)));
+    sock.on("close", () => this.pin.run(() => this.sock === sock && this.onClose()));
+    sock.on("terminal", (t) => this.pin.run(() => this.sock === sock && this.onTerminal(t)));
     sock.start();
-  }
-
-  /**
-   * A pinned session's first frame must already be read as sealed, so the socket's events wait for the pin (one
-   * IndexedDB read) — but the socket dials meanwhile: under a slow phone the read took about as long as the dial
-   * (issue 33, docs/benchmarks.md). Events that came before it are replayed in order once it is read.
-   */
-  private whenPinned(run: () => void): void {
-    if (this.pinned !== undefined && !this.early) return run();
-    if (!this.early) {
-      const q: (() => void)[] = (this.early = []);
-      void this.pinRead.then(() => {
-        this.early = undefined;
-        for (const f of q) f();
-      });
-    }
-    this.early.push(run);
   }
 
   private onRaw(f: RawFrame): void {
@@ -287,30 +263,21 @@ export class SessionConn {
   /** Close codes 4000–4999 mean "do not reconnect" (contract §5). */
   private onTerminal(t: Terminal): void {
     this.ended();
-    if (t.code === CLOSE.revoked && this.saved.inbox) {
-      this.stop({ key: "stoppedRevoked" });
-      this.hooks.onRevoked?.();
-      return;
-    }
-    this.stop({
-      key: t.code === CLOSE.sessionEnded ? "stopped4004" : t.code === CLOSE.replaced ? "stopped4409" : "stoppedOther",
-      reason: t.reason || String(t.code),
-    });
+    const s = terminalStop(t.code, t.reason, !!this.saved.inbox);
+    this.stop(s === "revoked" ? { key: "stoppedRevoked" } : s);
+    if (s === "revoked") this.hooks.onRevoked?.();
   }
 
   /** A socket that failed before `hello` may have been refused (401/403/404 before the upgrade): ask over HTTP. */
   private async diagnose(): Promise<void> {
-    const status = await this.refreshStatus();
-    if (status === 401) {
-      this.stop({ key: "stoppedAuth" });
-      this.hooks.onAuthFail?.();
-    } else if (status === 404) this.stop({ key: "stoppedGone" });
-    else if (status === 403) this.stop({ key: "stoppedOrigin" });
+    const s = refusedStop(await this.refreshStatus());
+    if (s) this.stop(s === "auth" ? { key: "stoppedAuth" } : s);
+    if (s === "auth") this.hooks.onAuthFail?.();
   }
 
   /** GET /api/sessions/:sid with the token as a Bearer header: label, presence, pending count, message history. */
   async refreshStatus(): Promise<number> {
-    await this.pinRead;
+    await this.pin.read;
     const { code, status: s, sealed } = await readStatus(this.saved);
     this.reachable.value = code !== 0;
     if (s) {
@@ -335,7 +302,7 @@ export class SessionConn {
   private out(f: ClientFrame, unsent: (() => void) | undefined, fresh: boolean): void {
     if (this.wire.sealed && this.sealedWire.hasKey() === false && (f.type === "tool.result" || f.type === "message")) {
       this.noKey.value = true;
-      this.flashNotice("e2eCannotSeal");
+      this.notices.flash("e2eCannotSeal");
       return;
     }
     this.wire.out(f, unsent, fresh);
@@ -355,10 +322,7 @@ export class SessionConn {
   /** The session is sealed (its hello, its status or its inbox said so): from now on nothing of it is written
    * to localStorage in plaintext, and it is pinned sealed (issue 26) — a relay's later word cannot unseal it. */
   markSealed(): void {
-    if (!this.pinned) {
-      this.pinned = true;
-      void pinSealed(this.saved.origin, this.sid);
-    }
+    this.pin.pin();
     if (this.sealed.value) return;
     this.sealed.value = true;
     this.calls_.log.forget();
@@ -387,15 +351,6 @@ export class SessionConn {
     // The registration, a catalog query (its answer ends the relay's catch-up), then the outbox.
     this.calls_.hello((f) => !!this.sock?.send(f));
     if (w.sealed) this.sealedWire.flush(w);
-  }
-
-  /** A one-off notice on the session screen; it clears itself after NOTICE_MS. */
-  private flashNotice(key: Key): void {
-    const at = Date.now();
-    this.notice.value = { key, at };
-    setTimeout(() => {
-      if (this.notice.value?.at === at) this.notice.value = null;
-    }, NOTICE_MS);
   }
 
   /** Answers a call (human or automatic). Sent now, or queued in localStorage until the next `hello`. */

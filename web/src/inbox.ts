@@ -2,6 +2,7 @@
 // credential as a subprotocol) sends the whole InboxState at once and after every change — devices,
 // agent machines, sessions with their online state and waiting calls. A close with 4401, or a 401 from any
 // inbox endpoint, means this device was removed: the caller forgets the inbox.
+import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from "../../shared/contract/limits.js";
 import { signal } from "@preact/signals";
 import type { CodeIssued, DeviceInfo, DevicePaired, InboxSessionFrame, InboxState } from "../../shared/contract/inbox.js";
 import { applySessionFrame } from "../../shared/inbox/apply.js";
@@ -83,7 +84,7 @@ export class InboxConn {
     // hello: a connection counts as up once open; the socket sees no hello timeout.
     const sock = new ReconnectingSocket({
       // The global WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
-      dial: () => new WebSocket(u.toString(), ["lineup.v1", `lineup.token.${this.saved.device_credential}`]),
+      dial: () => new WebSocket(u.toString(), [SUBPROTOCOL, `${TOKEN_SUBPROTOCOL_PREFIX}${this.saved.device_credential}`]),
       heartbeatMs: PING_MS,
       deadMs: DEAD_MS,
       helloTimeoutMs: 0,

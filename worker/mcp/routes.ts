@@ -3,7 +3,8 @@
 // SDK v2 handler serves 2025-03-26 … 2025-11-25 (stateless legacy leg) and 2026-07-28 (`server/discover`).
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { Hono, type Context } from "hono";
-import { jsonDepth, LIMITS, SESSION_ID_RE } from "../../shared/contract/protocol.js";
+import { cors } from "hono/cors";
+import { httpError, jsonDepth, LIMITS, SESSION_ID_RE } from "../../shared/contract/protocol.js";
 import { parseBudgetHeader } from "../../shared/mcp/budget.js";
 import { tokenIdentity } from "../../shared/mcp/call-id.js";
 import { isClientTimeout } from "../../shared/mcp/hold.js";
@@ -32,7 +33,7 @@ const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
 
 const fail = (c: C, status: 400 | 401 | 403 | 413, code: string, message: string, challenge?: string) => {
   if (challenge !== undefined) c.header("www-authenticate", challenge);
-  return c.json({ error: { code, message } }, status);
+  return c.json(httpError(code, message), status);
 };
 
 /**
@@ -41,6 +42,14 @@ const fail = (c: C, status: 400 | 401 | 403 | 413, code: string, message: string
  */
 const bearer = (c: C, error?: "invalid_token" | "invalid_request", description?: string) =>
   `Bearer realm="${REALM}", resource_metadata="${resourceMetadataUrl(new URL(c.req.url).origin)}"${error ? `, error="${error}"` : ""}${description ? `, error_description="${description.replace(/["\\]/g, "")}"` : ""}`;
+
+/** Preflights and answers for an allowed other origin (hono/cors, as the edge's); our own origin needs none. */
+const crossOrigin = cors({
+  origin: (origin) => origin,
+  allowMethods: ["POST", "OPTIONS"],
+  allowHeaders: ["authorization", "content-type", "accept", "mcp-protocol-version", "mcp-method", "mcp-name", "lineup-wait-budget", "last-event-id"],
+  maxAge: 600,
+});
 
 export function createMcpRoutes(options: Partial<McpRouteOptions> = {}): Hono<{ Bindings: Env }> {
   const opts: McpRouteOptions = { ...REMOTE_DEFAULTS, link: (h, epoch) => edgeLink(h.session, epoch), ...options };
@@ -52,16 +61,19 @@ export function createMcpRoutes(options: Partial<McpRouteOptions> = {}): Hono<{ 
     return c.json({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this MCP server is stateless (POST only)." }, id: null }, 405);
   });
 
-  app.options("/", (c) => {
-    const refused = originRefused(c, workerHost(c));
-    if (refused) return refused;
-    return c.body(null, 204);
+  // The edge's origin policy (as on /api/*): a browser may only come from our own or a configured origin; another
+  // allowed origin gets its preflight and CORS headers from hono/cors.
+  app.use("/", async (c, next) => {
+    const origin = c.req.header("origin");
+    if (!origin || origin === new URL(c.req.url).origin) return next();
+    if (!workerHost(c).origins.includes(origin)) return c.json(httpError("origin_not_allowed", "this origin may not use the relay (see ALLOWED_ORIGINS)"), 403);
+    return crossOrigin(c, next);
   });
+
+  app.options("/", (c) => c.body(null, 204));
 
   app.post("/", async (c) => {
     const host = workerHost(c);
-    const refused = originRefused(c, host);
-    if (refused) return refused;
     const url = new URL(c.req.url);
     if (url.searchParams.has("token")) {
       return fail(
@@ -144,31 +156,11 @@ export function createMcpRoutes(options: Partial<McpRouteOptions> = {}): Hono<{ 
     return scope.wrap(res);
   });
 
-  app.all("*", (c) => c.json({ error: { code: "not_found", message: "no such endpoint (the MCP endpoint is POST /mcp)" } }, 404));
+  app.all("*", (c) => c.json(httpError("not_found", "no such endpoint (the MCP endpoint is POST /mcp)"), 404));
   return app;
 }
 
 export const mcpRoutes = createMcpRoutes();
-
-/** The edge's origin policy (as on /api/*): a browser may only come from our own or a configured origin. */
-function originRefused(c: C, host: EdgeHost): Response | undefined {
-  const origin = c.req.header("origin");
-  if (!origin) return undefined;
-  const own = new URL(c.req.url).origin;
-  if (origin !== own && !host.origins.includes(origin))
-    return c.json({ error: { code: "origin_not_allowed", message: "this origin may not use the relay (see ALLOWED_ORIGINS)" } }, 403);
-  if (origin !== own) {
-    c.header("access-control-allow-origin", origin);
-    c.header("vary", "origin");
-    c.header("access-control-allow-methods", "POST, OPTIONS");
-    c.header(
-      "access-control-allow-headers",
-      "authorization, content-type, accept, mcp-protocol-version, mcp-method, mcp-name, lineup-wait-budget, last-event-id",
-    );
-    c.header("access-control-max-age", "600");
-  }
-  return undefined;
-}
 
 /**
  * Tolerance for known client quirks, so the SDK's strict checks do not refuse real clients:

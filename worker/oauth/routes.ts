@@ -6,6 +6,7 @@
 // app" screen looks it up and decides (`/api/inbox/oauth/*`, device credential). Allow creates a session in
 // that device's inbox, labelled with the client's name; the grant's tokens act as that session's agent token.
 import type { Context, Hono } from "hono";
+import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { checkCredential, sha256 } from "../../shared/edge/credential.js";
 import type { Holder } from "../../shared/edge/host.js";
@@ -57,13 +58,14 @@ export async function checkAccessToken(env: Env, token: string, base: string): P
 
 // ---------------------------------------------------------------- helpers
 
-/** Public documents and endpoints without ambient credentials: any origin may read them (browser-based clients). */
-function cors(c: Context): void {
-  c.header("access-control-allow-origin", "*");
-  c.header("access-control-allow-methods", "GET, POST, OPTIONS");
-  c.header("access-control-allow-headers", "authorization, content-type, mcp-protocol-version");
-  c.header("access-control-max-age", "600");
-}
+/** Public documents and endpoints without ambient credentials: any origin may read them (browser-based clients);
+ * hono/cors answers their preflights and sets the headers on every answer, errors included. */
+const publicCors = cors({
+  origin: "*",
+  allowMethods: ["GET", "POST", "OPTIONS"],
+  allowHeaders: ["authorization", "content-type", "mcp-protocol-version"],
+  maxAge: 600,
+});
 
 type OAuthError =
   | "invalid_request"
@@ -112,7 +114,6 @@ type ClientVars = EdgeEnv<Env> & { Variables: { form: URLSearchParams; client: O
  */
 const authenticatedClient = (malformed?: string) =>
   createMiddleware<ClientVars>(async (c, next) => {
-    cors(c);
     const form = await formOf(c);
     if (form === "too_large") return oauthError(c, "invalid_request", malformed ?? "body too large");
     if (form === "duplicate") return oauthError(c, "invalid_request", malformed ?? "a parameter is given more than once");
@@ -183,9 +184,9 @@ async function mint(inbox: string) {
 // ---------------------------------------------------------------- routes
 
 export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
+  for (const p of [`${PRM_PATH}/mcp`, PRM_PATH, ASM_PATH, "/oauth/token", "/oauth/register", "/oauth/revoke"]) app.use(p, publicCors);
   // ---- discovery
   const prm = (c: C, resource: string) => {
-    cors(c);
     const base = baseOf(c);
     return c.json({
       resource,
@@ -199,7 +200,6 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
   app.get(`${PRM_PATH}/mcp`, (c) => prm(c, mcpResource(baseOf(c))));
   app.get(PRM_PATH, (c) => prm(c, baseOf(c)));
   app.get(ASM_PATH, (c) => {
-    cors(c);
     const base = baseOf(c);
     return c.json({
       issuer: base,
@@ -218,12 +218,6 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
       authorization_response_iss_parameter_supported: true,
     });
   });
-  for (const p of [`${PRM_PATH}/mcp`, PRM_PATH, ASM_PATH, "/oauth/token", "/oauth/register", "/oauth/revoke"]) {
-    app.options(p, (c) => {
-      cors(c);
-      return c.body(null, 204);
-    });
-  }
 
   // ---- the authorization endpoint and its waiting page (worker/oauth/authorize.ts)
   authorizeRoutes(app);
@@ -265,7 +259,6 @@ export function oauthRoutes(app: Hono<EdgeEnv<Env>>): void {
 
   // ---- registration (RFC 7591) and revocation (RFC 7009)
   app.post("/oauth/register", async (c) => {
-    cors(c);
     const b = await readJson(c);
     if (!b.ok) return oauthError(c, "invalid_client_metadata", "the body must be a JSON object of client metadata");
     const r = await register(b.value ?? {}, await clientContext(c, workerHost(c)));

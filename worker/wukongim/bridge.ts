@@ -63,7 +63,7 @@ CREATE TABLE IF NOT EXISTS im_seen (id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS im_answers (call_id TEXT PRIMARY KEY, client_msg_no TEXT, from_uid TEXT NOT NULL, at INTEGER NOT NULL);
 `;
 
-interface OutboxRow {
+type OutboxRow = {
   id: number;
   call_id: string | null;
   bodies: string;
@@ -72,7 +72,7 @@ interface OutboxRow {
   next_at: number;
   deadline: number | null;
   last_error: string | null;
-}
+};
 
 /** Delay before retry number `attempts` (1-based): 2 s, doubling, at most 60 s. */
 export const backoffMs = (attempts: number) => Math.min(WK_LIMITS.maxRetryMs, WK_LIMITS.firstRetryMs * 2 ** Math.max(0, attempts - 1));
@@ -95,10 +95,10 @@ export class WuKongImBridge implements Bridge {
     this.cfg = wkConfig(env);
   }
 
-  private all<T>(q: string, ...p: SqlStorageValue[]): T[] {
-    return this.sql.exec(q, ...p).toArray() as unknown as T[];
+  private all<T extends Record<string, SqlStorageValue>>(q: string, ...p: SqlStorageValue[]): T[] {
+    return this.sql.exec<T>(q, ...p).toArray();
   }
-  private one<T>(q: string, ...p: SqlStorageValue[]): T | undefined {
+  private one<T extends Record<string, SqlStorageValue>>(q: string, ...p: SqlStorageValue[]): T | undefined {
     return this.all<T>(q, ...p)[0];
   }
 

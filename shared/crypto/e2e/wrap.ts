@@ -83,9 +83,12 @@ export function parseWrappedKey(v: unknown): WrappedKey {
     throw new E2EError("bad_format", `wrapped key: keys must be exactly ${want.join(", ")}`);
   if (o.v !== WRAP_VERSION) throw new E2EError("bad_format", "wrapped key: unknown version");
   if (!isEpoch(o.e)) throw new E2EError("bad_format", "wrapped key: e is not a uint32 ≥ 1");
-  for (const k of ["i", "from", "k", "to", "n", "c"] as const)
-    if (typeof o[k] !== "string") throw new E2EError("bad_format", `wrapped key: ${k} is not a string`);
-  const w = o as unknown as WrappedKey;
+  const str = (k: "i" | "from" | "k" | "to" | "n" | "c"): string => {
+    const x = o[k];
+    if (typeof x !== "string") throw new E2EError("bad_format", `wrapped key: ${k} is not a string`);
+    return x;
+  };
+  const w: WrappedKey = { v: WRAP_VERSION, i: str("i"), e: Number(o.e), from: str("from"), k: str("k"), to: str("to"), n: str("n"), c: str("c") };
   checkIds(w.from, w.to);
   let n: Bytes, c: Bytes;
   try {

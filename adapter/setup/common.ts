@@ -1,9 +1,9 @@
-// What `lineup setup` shares across agents (adapter/cli/setup.ts is the entry): options, reading and writing
+// What `lineup setup` shares across agents (adapter/setup/index.ts is the entry): options, reading and writing
 // files without clobbering them, shell quoting, recognising LineUp's own hook commands, and merging hooks into
 // the `{hooks: {Event: [{matcher?, hooks: [{type, command, timeout}]}]}}` format Claude Code and Codex share.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { randomId } from "../../../shared/edge/tokens.js";
+import { randomId } from "../../shared/edge/tokens.js";
 
 export const SETUP_DEFAULTS = {
   /** Claude Code's PermissionRequest hook timeout we write (s); current versions default to 600, old ones to 60. */

@@ -6,15 +6,15 @@ import { homedir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEV_RELAY_URL } from "../../shared/contract/defaults.js";
-import { planClaude } from "./setup/claude.js";
-import { planCodex } from "./setup/codex.js";
-import { SETUP_DEFAULTS, SetupError, type SetupOptions, writeAtomic } from "./setup/common.js";
-import { planCursor } from "./setup/cursor.js";
+import { planClaude } from "./claude.js";
+import { planCodex } from "./codex.js";
+import { SETUP_DEFAULTS, SetupError, type SetupOptions, writeAtomic } from "./common.js";
+import { planCursor } from "./cursor.js";
 // i29-http: `--http` (Claude Code's http hooks to the relay).
-import { checkHttpHookUrl, httpNextSteps } from "./setup/http.js";
+import { checkHttpHookUrl, httpNextSteps } from "./http.js";
 
-export { mergeCodexConfig } from "./setup/codex.js";
-export { isOurs, SETUP_DEFAULTS, shellQuote } from "./setup/common.js";
+export { mergeCodexConfig } from "./codex.js";
+export { isOurs, SETUP_DEFAULTS, shellQuote } from "./common.js";
 
 export const SETUP_HELP = `Usage: lineup setup claude [--project DIR] [--timeout S] [--ask-wait S] [--command CMD] [--http [--relay URL]] [--dry-run]
        lineup setup cursor [--project DIR] [--wait S] [--command CMD] [--dry-run]

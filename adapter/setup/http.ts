@@ -4,8 +4,8 @@
 // is `Authorization: Bearer $LINEUP_MACHINE_CREDENTIAL`, which Claude Code fills from its environment because
 // `allowedEnvVars` lists that one name (unlisted names become empty strings). Merged like the command hooks
 // (claude.ts): LineUp's own entries are replaced in place, everything else is kept.
-import { HTTP_HOOK_CREDENTIAL_ENV, HTTP_HOOK_LIMITS, httpHookUrl, type HttpHookEvent } from "../../../shared/contract/http-hooks.js";
-import { LineUpError } from "../../../shared/client/errors.js";
+import { HTTP_HOOK_CREDENTIAL_ENV, HTTP_HOOK_LIMITS, httpHookUrl, type HttpHookEvent } from "../../shared/contract/http-hooks.js";
+import { LineUpError } from "../../shared/client/errors.js";
 import { isObj, type Json } from "./common.js";
 
 /** The `lineup hook` events the relay answers over http (the others stay command hooks). */
