@@ -23,11 +23,12 @@ import { createSession, relaySocket } from "./clients.js";
 import { log } from "./harness.js";
 import { snapshotRelay, startWrangler } from "./proc.js";
 import { dist, roundRatio, type RoundRatio } from "./stats.js";
+import { freePort, throttleServiceWorkers } from "./sw-throttle.js";
 
 const ROUNDS = Number(process.env.PHONE_ROUNDS ?? 7);
 export const PHONE_GOALS = { warm_vs_floor: 1.5, cold_vs_floor: 3 } as const;
 export const THROTTLE = { rtt_ms: 150, down_kbps: 1600, up_kbps: 750, cpu_slowdown: 4 } as const;
-const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
+export const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 type Way = "cold" | "warm" | "floor";
 
 export interface PhoneResults {
@@ -35,6 +36,8 @@ export interface PhoneResults {
   chromium: string;
   rounds: number;
   throttle: typeof THROTTLE;
+  /** Whether the service workers got the same throttling (bench/lib/sw-throttle.ts), how many were attached, CDP errors. */
+  sw_throttle: { on: boolean; attached: number; errors: string[] };
   load_avg_1m: number[];
   /** Per way: the distribution of `visible` and `answered` (ms), and the navigation's own timing (ms). */
   ways: Record<Way, { visible: { p50: number; min: number; max: number }; answered: { p50: number; min: number; max: number }; ttfb_p50: number }>;
@@ -51,7 +54,7 @@ export interface PhoneResults {
  * A string, not a function: tsx (esbuild's keepNames) would wrap the function's inner names in a `__name` helper
  * the page does not have.
  */
-const watchVisible = (id: string, text: string): string => `(() => {
+export const watchVisible = (id: string, text: string): string => `(() => {
   const id = ${JSON.stringify(id)}, text = ${JSON.stringify(text)};
   const check = () => {
     const el = document.querySelector('[data-call="' + id + '"]');
@@ -108,7 +111,7 @@ function bounded<T>(p: Promise<T>, what: string, ms = 60_000): Promise<T> {
 }
 const step = (what: string) => process.env.PHONE_DEBUG && log(`phone: ${what}`);
 
-async function throttled(ctx: BrowserContext): Promise<Page> {
+export async function throttled(ctx: BrowserContext): Promise<Page> {
   const page = await ctx.newPage();
   const cdp = await ctx.newCDPSession(page);
   await cdp.send("Network.enable");
@@ -120,6 +123,36 @@ async function throttled(ctx: BrowserContext): Promise<Page> {
   });
   await cdp.send("Emulation.setCPUThrottlingRate", { rate: THROTTLE.cpu_slowdown });
   return page;
+}
+
+/**
+ * Chromium as a phone: headless, and (unless PHONE_SW_THROTTLE=0) a debugging port through which every service
+ * worker gets the page's network conditions and CPU slowdown too (bench/lib/sw-throttle.ts: the page's own CDP
+ * throttling does not reach its service worker, so a warm load's navigation would skip it).
+ */
+export async function phoneBrowser(): Promise<{ browser: Browser; sw: Awaited<ReturnType<typeof throttleServiceWorkers>> | undefined }> {
+  const port = process.env.PHONE_SW_THROTTLE === "0" ? undefined : await freePort();
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
+      ...(port ? [`--remote-debugging-port=${port}`] : []),
+    ],
+  });
+  const sw = port
+    ? await throttleServiceWorkers(port, {
+        latency: THROTTLE.rtt_ms,
+        downloadThroughput: (THROTTLE.down_kbps * 1000) / 8,
+        uploadThroughput: (THROTTLE.up_kbps * 1000) / 8,
+        cpu: THROTTLE.cpu_slowdown,
+      })
+    : undefined;
+  return { browser, sw };
 }
 
 /** Waits for `__visibleAt`, types "ok" into the card's reply box and presses Send; returns `visible` and the navigation's TTFB. */
@@ -162,10 +195,7 @@ export async function runPhone(): Promise<PhoneResults> {
   log("phone: starting the relay (wrangler dev), the floor's server and Chromium");
   const relay = await startWrangler({ config: snapshotRelay("bench/.tmp/phone-relay"), persistTo: "bench/.tmp/state-phone" });
   const floor = await floorServer();
-  const browser: Browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-  });
+  const { browser, sw } = await phoneBrowser();
   let agent: WebSocket | undefined;
   try {
     const s = await createSession(relay.url, "Phone bench");
@@ -274,6 +304,7 @@ export async function runPhone(): Promise<PhoneResults> {
       chromium: browser.version(),
       rounds: ROUNDS,
       throttle: THROTTLE,
+      sw_throttle: { on: !!sw, attached: sw?.attached() ?? 0, errors: [...new Set(sw?.errors ?? [])] },
       load_avg_1m: loads.map((l) => Math.round(l * 100) / 100),
       ways: Object.fromEntries(
         order.map((w) => [w, { visible: short(v(w)), answered: short(a(w)), ttfb_p50: Math.round(dist(got[w].map((x) => x.ttfb)).p50) }]),
@@ -290,6 +321,7 @@ export async function runPhone(): Promise<PhoneResults> {
     return res;
   } finally {
     agent?.close();
+    sw?.close();
     await browser.close();
     await new Promise<void>((r) => floor.server.close(() => r()));
     await relay.stop();

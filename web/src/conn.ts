@@ -3,7 +3,7 @@
 // one codec — plaintext frames pass as they are; a sealed session's go through shared/client/codec.ts, loaded
 // with the lazy e2e chunk (web/src/e2e/codec.ts). Also the thread and the automatic tools. UI components only
 // read the signals and call answer/send.
-import { batch, effect, signal, untracked } from "@preact/signals";
+import { batch, computed, effect, signal } from "@preact/signals";
 import type { ClientFrame, ContentBlock, HelloFrame, PeerState, ToolDef } from "../../shared/contract/protocol.js";
 import { ReconnectingSocket, type RawFrame, type Terminal, isRelayFrame } from "../../shared/client/socket.js";
 import { CLOSE } from "../../shared/contract/close.js";
@@ -35,6 +35,19 @@ const DEAD_MS = 45_000;
 const NOTICE_MS = 10_000;
 /** An agent status without its plaintext detail (a sealed session's detail is sealed). */
 const plainAgent = (a: PeerState["agent"]): PeerState["agent"] => (a.status?.detail !== undefined ? { ...a, status: { state: a.status.state } } : a);
+
+/** Runs `fn` once a frame was painted (or after FALLBACK_MS, where frames are not painted: a hidden tab). */
+const PAINT_FALLBACK_MS = 500;
+function afterPaint(fn: () => void): void {
+  let done = false;
+  const go = () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+  if (typeof requestAnimationFrame === "function") requestAnimationFrame(() => setTimeout(go, 0));
+  setTimeout(go, PAINT_FALLBACK_MS);
+}
 
 export class SessionConn {
   readonly sid: string;
@@ -85,6 +98,10 @@ export class SessionConn {
   /** The socket's events that came before the pin was read, in order. */
   private early: (() => void)[] | undefined;
   private readonly pinRead: Promise<void>;
+  /** This connection's catch-up is over (the call book's word, after the frame that ended it was shown). */
+  private readonly caughtUp = signal(false);
+  /** Nothing more to wait for on opening: caught up, or not connected (offline, stopped). */
+  readonly settled = computed(() => this.caughtUp.value || this.phase.value === "offline" || this.phase.value === "stopped");
 
   constructor(
     readonly saved: SavedSession,
@@ -151,10 +168,13 @@ export class SessionConn {
       rtc: (r) => this.direct.rtc(r),
       acceptRelay: (f) => this.direct.acceptRelay(f),
     };
-    // The agent's presence on the relay starts (or, when it came back, replaces) the direct path's attempt.
+    // The agent's presence on the relay starts (or, when it came back, replaces) the direct path's attempt — once
+    // the relay's catch-up is over and a frame was painted: its chunk, a status fetch and the offer would
+    // otherwise take a slow phone's main thread while the waiting cards arrive (issue 33, docs/benchmarks.md).
     effect(() => {
-      const p = this.phase.value === "online" ? this.presence.value : null;
-      if (p) untracked(() => this.direct.agent(p.agent.online));
+      const p = this.phase.value === "online" && this.caughtUp.value ? this.presence.value : null;
+      const link = this.link;
+      if (p) afterPaint(() => link === this.link && this.direct.agent(p.agent.online));
     });
     this.calls = this.calls_.log.calls;
     this.calls_.book.provide(BUILTIN_TOOLS);
@@ -257,12 +277,14 @@ export class SessionConn {
   private decode(w: Wire, f: RawFrame): void {
     if (f.type === "hello" && isRelayFrame(f) && f.type === "hello") this.onHello(w, f);
     else w.in(f);
+    if (!this.caughtUp.peek() && this.calls_.book.caughtUp) this.caughtUp.value = true;
   }
 
   /** The connection ended: frames still being opened for it are dropped, and nothing is sent until the next hello. */
   private ended(): void {
     this.link++;
     this.helloed = false;
+    this.caughtUp.value = false;
     this.calls_.book.down();
   }
 
