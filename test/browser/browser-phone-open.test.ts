@@ -1,0 +1,84 @@
+// Opening a waiting question on a phone (issue 33 item 4, docs/benchmarks.md "A phone opening a waiting
+// question"): what the page does before the card shows. Orders of events, never durations: the markdown chunk
+// and the direct path's chunk are not loaded while the waiting card is on its way, and a warm open does not wait
+// for the network's copy of the shell. Real Chromium, the real relay (`wrangler dev`), the built PWA.
+import type { Page, Route } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { Agent, createSession, useBrowser } from "../helpers/browser.js";
+
+const fx = useBrowser();
+
+/** The page's requests for lazy chunks and the frames its sockets received, in the order they happened. */
+function recordOrder(page: Page): string[] {
+  const log: string[] = [];
+  page.on("request", (r) => {
+    const m = /\/assets\/(markdown-render|rtc)-[^/]+\.js$/.exec(new URL(r.url()).pathname);
+    if (m) log.push(`chunk:${m[1]}`);
+  });
+  page.on("websocket", (ws) =>
+    ws.on("framereceived", (f) => {
+      try {
+        log.push(`frame:${(JSON.parse(String(f.payload)) as { type: string }).type}`);
+      } catch {
+        /* "pong" */
+      }
+    }),
+  );
+  return log;
+}
+
+describe("a phone opening a waiting question", () => {
+  it("loads neither the markdown chunk nor the direct path's chunk before the waiting call arrived (they took a slow phone's main thread as the card came)", async () => {
+    const s = await createSession(fx.relay(), "phone open");
+    const agent = await Agent.connect(s);
+    try {
+      agent.call("q-open-1", "ask_question", { project_directory: "/srv/app", question: "Ship **it** now?" });
+      const ctx = await fx.context("phone");
+      const page = await ctx.newPage();
+      const order = recordOrder(page);
+      await page.goto(s.app_url);
+      const card = page.locator('[data-call="q-open-1"]');
+      await card.getByText("Ship").waitFor();
+      // Both chunks do load: the question's markdown, and the direct path to an agent that is online.
+      await card.locator("strong", { hasText: "it" }).waitFor();
+      await expect.poll(() => order.includes("chunk:rtc"), { timeout: 15_000 }).toBe(true);
+      const call = order.indexOf("frame:tool.call");
+      expect(call, order.join(" ")).toBeGreaterThanOrEqual(0);
+      expect(order.indexOf("chunk:markdown-render"), order.join(" ")).toBeGreaterThan(call);
+      // The direct path waits for the end of the catch-up: the answer to the app's catalog query, the second
+      // tool.list after hello.
+      const hello = order.indexOf("frame:hello");
+      const lists = order.map((x, i) => (x === "frame:tool.list" && i > hello ? i : -1)).filter((i) => i >= 0);
+      expect(lists.length, order.join(" ")).toBeGreaterThanOrEqual(2);
+      expect(order.indexOf("chunk:rtc"), order.join(" ")).toBeGreaterThan(lists[1]!);
+      await ctx.close();
+    } finally {
+      agent.close();
+    }
+  });
+
+  it("opens warm from the cached shell while the network has not answered the navigation (it waited for a phone's round trip)", async () => {
+    const s = await createSession(fx.relay(), "phone warm");
+    const agent = await Agent.connect(s);
+    const held: Route[] = [];
+    try {
+      const ctx = await fx.context("phone");
+      const first = await ctx.newPage();
+      await first.goto(fx.relay());
+      await first.evaluate(() => navigator.serviceWorker.ready.then(() => true));
+      await first.close();
+      // From now on the network never answers for the shell (the service worker's fetch of it included).
+      await ctx.route("**/*", (route) => (new URL(route.request().url()).pathname === "/" ? void held.push(route) : route.continue()));
+      agent.call("q-warm-1", "ask_question", { project_directory: "/srv/app", question: "Warm open?" });
+      const page = await ctx.newPage();
+      await page.goto(s.app_url, { waitUntil: "commit" });
+      await page.locator('[data-call="q-warm-1"]').getByText("Warm open?").waitFor({ timeout: 20_000 });
+      expect(held.length).toBeGreaterThan(0);
+      for (const r of held.splice(0)) await r.abort().catch(() => undefined);
+      await ctx.close();
+    } finally {
+      for (const r of held) await r.abort().catch(() => undefined);
+      agent.close();
+    }
+  });
+});
