@@ -38,6 +38,7 @@ as soon as the text is visible (so it includes the bench's own Playwright round 
 TTFB is the navigation's \`responseStart − requestStart\` (it stays under the emulated 150 ms: Chromium's emulated
 latency evidently falls outside that span, so it is shown for the record only). The floor is a static HTML page with the same question, a
 reply box and a Send button (no script) served by the bench's own HTTP server on 127.0.0.1, loaded cold.
+${swLine(p)}
 
 | p50 (min–max) | visible ms | answered ms | TTFB ms |
 |---|---:|---:|---:|
@@ -51,13 +52,25 @@ ${goalRow("visible, cold ÷ floor", "cold_vs_floor")}
 Answered, warm ÷ floor ${rr(p.ratios.warm_answered_vs_floor)}, cold ÷ floor ${rr(p.ratios.cold_answered_vs_floor)}. The build measured:
 initial JavaScript **${p.size.initial_js_gz_kib} KB** gzipped (budget 60 KB; scripts/size.mjs) and initial CSS **${p.size.css_gz_kib} KB** gzipped (the
 stylesheets index.html links). The app needs more than bytes before the card shows: its script runs (at 4× CPU), it
-opens the session's WebSocket, the relay sends \`hello\`, the app its \`tool.list\`, then the waiting call arrives and is
-rendered; the markdown renderer is a chunk loaded after the first paint (outside the initial budget).
+opens the session's WebSocket, the relay sends \`hello\` (a new device's waiting call comes after the app's
+registration, one round trip later), then the call arrives and is rendered; the markdown renderer is a chunk
+loaded once the session has caught up (outside the initial budget).
 ${before(x)}
 `;
 }
 
-/** The figures of the app before web/src/conn.ts dialed its socket during the pin read, when measured. */
+/** Whether the service worker was throttled like the page (bench/lib/sw-throttle.ts). */
+function swLine(p: PhoneResults): string {
+  const s = p.sw_throttle;
+  if (!s) return "The service worker was not throttled (its fetches skip the page's CDP conditions).";
+  return s.on
+    ? `The service worker gets the same conditions (bench/lib/sw-throttle.ts): the page's CDP throttling does not reach it — it is a target of
+its own (puppeteer/puppeteer#4305, webdriverio/webdriverio#7452) — so the bench attaches to each service worker as DevTools does and
+applies the network conditions there (${s.attached} attached; its CPU slowdown is refused for workers: "${s.errors.join("; ") || "none"}").`
+    : "The service worker was not throttled in this run (PHONE_SW_THROTTLE=0): a warm navigation it fetches skips the emulated network.";
+}
+
+/** The figures of the app before this round's changes (bench/phone-before.json: the same bench on the old app), when measured. */
 function before(x: Extra): string {
   const b = x.phoneBefore;
   const p = x.phone;
@@ -65,18 +78,25 @@ function before(x: Extra): string {
   const w = (r: PhoneResults, k: "cold" | "warm") =>
     `${r.ways[k].visible.p50} ms (${r.goals[k === "cold" ? "cold_vs_floor" : "warm_vs_floor"].median}× its floor)`;
   return `
-**What was changed, and its effect.** A trace of a warm load (Playwright's request and WebSocket events, an init
-script timing \`indexedDB.open\` and \`new WebSocket\`) showed the session's socket dialed only after the app had read
-the session's seal pin from IndexedDB (issue 26: a pinned session's first frame must be read as sealed); under the
-4× CPU slowdown that read took 0.3–0.7 s, and the dial, \`hello\`, \`tool.list\` and the call followed it one after
-another. web/src/conn.ts now dials at once and holds the socket's events until the pin is read, then replays them
-in order, so the rule is kept (the downgrade test of test/browser/browser-e2e-lying.test.ts still passes). The same bench
-on the code before (bench/phone-before.json, ${b.generated_at.slice(0, 16).replace("T", " ")} UTC, load ${b.load_avg_1m.join(" → ")}): visible p50
-cold ${w(b, "cold")}, warm ${w(b, "warm")}; after (this run): cold ${w(p, "cold")}, warm ${w(p, "warm")}. The app's
-milliseconds dropped, but the floor's came out faster in the later run too, so the ratios rose: on this loaded
-machine the per-round spreads (above) are wider than the change, and these two runs neither prove nor disprove its
-effect on the ratio. What the trace shows directly is the socket dialed about half a second earlier.
-Not changed: the markdown chunk still loads after the first paint (a \`modulepreload\` would put its 17 KB into the
-initial JavaScript, over the 60 KB budget), and nothing blocks the first paint but the app's one script and stylesheet.
+**Where the time went, and what was changed.** \`npm run bench -- --phone-trace\` (bench/lib/phone-trace.ts) loads the
+link cold and warm with an init script stamping the page's clock at each step (first render, \`new WebSocket\`, its
+\`open\`, every frame in and out), the resource timings, a Chrome trace of the renderer's main thread and (with
+PHONE_TRACE_PROFILE=1) a CPU profile of the span between the call's arrival and the card's paint. On the old app
+(single traced loads, load 4–6): the warm navigation waited 165–183 ms for the network (the service worker went to
+the network first); the main bundle's evaluation (at 4×) took 365–660 ms of the main thread before the socket was
+dialed; and the card was painted 400–620 ms after its \`tool.call\` arrived, because that span also held the
+markdown chunk's evaluation (marked's rules), the direct path's chunks (its WebRTC code and zod's), its
+\`RTCPeerConnection\` offer and a second status read — all started at \`hello\` or at the first paint. Changed:
+web/src/sw.ts answers navigations from the cached shell and keeps the network's copy for the next open (a new
+deploy shows one open later; docs/pwa.md "Offline"); web/src/conn.ts starts the direct path once the catch-up is over
+and a frame was painted (docs/direct.md); web/src/main.tsx loads the markdown chunk once the sessions opened at start
+have caught up (at most 3 s; a card that needs it first loads it and shows its text as written meanwhile). After
+(the same traces): the warm navigation 12–19 ms; the card painted 150–420 ms after its call arrived.
+The same bench on the old app (bench/phone-before.json, ${b.generated_at.slice(0, 16).replace("T", " ")} UTC, load ${b.load_avg_1m.join(" → ")}): visible p50
+cold ${w(b, "cold")}, warm ${w(b, "warm")}; after (this run): cold ${w(p, "cold")}, warm ${w(p, "warm")}.
+Not changed, and what is left: the main bundle's evaluation before the socket is dialed (only a smaller first
+chunk would cut it), the WebSocket's handshake, and for a new device the registration's round trip before the relay
+delivers its waiting call (docs/protocol.md's catch-up rule); nothing renders a waiting card before the socket
+answers except the call log a previous visit kept (a new call is not in it).
 `;
 }
