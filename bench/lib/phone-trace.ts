@@ -7,7 +7,7 @@
 // It also checks whether the page's CDP throttling reaches the service worker's own fetches (it does not: the
 // conditions are scoped to the CDP session they are sent on — the SW is a target of its own), by timing one
 // fetch the SW makes for the page against the same fetch made by the page. Figures are printed, not asserted.
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import type { Browser, Page } from "playwright-core";
 import type WebSocket from "ws";
@@ -296,5 +296,6 @@ export async function runPhoneTrace(): Promise<void> {
     sw?.close();
     await browser.close();
     await relay.stop();
+    for (const d of ["bench/.tmp/trace-relay", "bench/.tmp/state-trace"]) rmSync(d, { recursive: true, force: true });
   }
 }
