@@ -93,7 +93,9 @@ and a frame was painted (docs/direct.md); web/src/main.tsx loads the markdown ch
 have caught up (at most 3 s; a card that needs it first loads it and shows its text as written meanwhile). After
 (the same traces): the warm navigation 12–19 ms; the card painted 150–420 ms after its call arrived.
 The same bench on the old app (bench/phone-before.json, ${b.generated_at.slice(0, 16).replace("T", " ")} UTC, load ${b.load_avg_1m.join(" → ")}): visible p50
-cold ${w(b, "cold")}, warm ${w(b, "warm")}; after (this run): cold ${w(p, "cold")}, warm ${w(p, "warm")}.
+cold ${w(b, "cold")}, warm ${w(b, "warm")}; after (this run): cold ${w(p, "cold")}, warm ${w(p, "warm")}. The two runs
+followed each other, not interleaved, on a machine other jobs share (their loads above); each run's per-round spread
+is wide, so read the direction, not the second digit.
 Not changed, and what is left: the main bundle's evaluation before the socket is dialed (only a smaller first
 chunk would cut it), the WebSocket's handshake, and for a new device the registration's round trip before the relay
 delivers its waiting call (docs/protocol.md's catch-up rule); nothing renders a waiting card before the socket
