@@ -81,4 +81,91 @@ describe("a phone opening a waiting question", () => {
       agent.close();
     }
   });
+
+  it("dials the opened session's socket before the app's session list is read, and answers through it (it waited for the whole app to evaluate)", async () => {
+    const s = await createSession(fx.relay(), "phone early dial");
+    const agent = await Agent.connect(s);
+    try {
+      agent.call("q-early-1", "ask_question", { project_directory: "/srv/app", question: "Dial early?" });
+      const ctx = await fx.context("phone");
+      const page = await ctx.newPage();
+      // The page's own order: each localStorage read and each socket it opens (web/src/sessions.ts reads
+      // "lineup.hidden" as it evaluates, before any session connection could dial).
+      await page.addInitScript(() => {
+        const w = window as unknown as { __order: string[] };
+        w.__order = [];
+        const get = Storage.prototype.getItem;
+        Storage.prototype.getItem = function (k: string) {
+          w.__order.push(`get:${k}`);
+          return get.call(this, k);
+        };
+        const Native = window.WebSocket;
+        window.WebSocket = class extends Native {
+          constructor(url: string | URL, protocols?: string | string[]) {
+            super(url, protocols);
+            w.__order.push("ws");
+          }
+        };
+      });
+      await page.goto(s.app_url);
+      const card = page.locator('[data-call="q-early-1"]');
+      await card.getByText("Dial early?").waitFor();
+      const order = await page.evaluate(() => (window as unknown as { __order: string[] }).__order);
+      expect(order.indexOf("ws"), order.join(" ")).toBeGreaterThanOrEqual(0);
+      expect(order.indexOf("ws"), order.join(" ")).toBeLessThan(order.indexOf("get:lineup.hidden"));
+      expect(order.filter((x) => x === "ws").length, order.join(" ")).toBe(1);
+      await card.locator("textarea").fill("yes");
+      await card.getByRole("button", { name: "Send" }).click();
+      const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-early-1");
+      expect(JSON.stringify(r)).toContain("yes");
+      await ctx.close();
+    } finally {
+      agent.close();
+    }
+  });
+
+  it("loads no markdown chunk for the cards of an earlier visit before the waiting call arrived (they loaded it as the app started)", async () => {
+    const s = await createSession(fx.relay(), "phone seen before");
+    const agent = await Agent.connect(s);
+    try {
+      const ctx = await fx.context("phone");
+      agent.call("q-seen-1", "ask_question", { project_directory: "/srv/app", question: "Seen **before**?" });
+      const first = await ctx.newPage();
+      await first.goto(s.app_url);
+      await first.locator('[data-call="q-seen-1"] strong', { hasText: "before" }).waitFor();
+      await first.close();
+      agent.call("q-seen-2", "ask_question", { project_directory: "/srv/app", question: "New **while** closed?" });
+      const page = await ctx.newPage();
+      // The relay's frames are held until the card seen before was painted and its effects ran.
+      const order: string[] = [];
+      const held: (() => void)[] = [];
+      let holding = true;
+      await page.routeWebSocket(/\/ws/, (ws) => {
+        const server = ws.connectToServer();
+        server.onMessage((m) => {
+          const pass = () => {
+            if (m !== "pong") order.push(`frame:${(JSON.parse(String(m)) as { type: string }).type}`);
+            ws.send(m);
+          };
+          if (holding) held.push(pass);
+          else pass();
+        });
+      });
+      page.on("request", (r) => /\/assets\/markdown-render-[^/]+\.js$/.test(new URL(r.url()).pathname) && order.push("chunk:markdown-render"));
+      await page.goto(s.app_url);
+      // The card seen before is shown from this device's own record, its text as written until the chunk loads.
+      await page.locator('[data-call="q-seen-1"]').getByText("Seen").waitFor();
+      // Two painted frames with their effects (preact runs a component's effects after a paint).
+      await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => setTimeout(() => requestAnimationFrame(() => setTimeout(r, 0)), 0))));
+      holding = false;
+      for (const pass of held.splice(0)) pass();
+      await page.locator('[data-call="q-seen-2"] strong', { hasText: "while" }).waitFor();
+      const call = order.indexOf("frame:tool.call");
+      expect(call, order.join(" ")).toBeGreaterThanOrEqual(0);
+      expect(order.indexOf("chunk:markdown-render"), order.join(" ")).toBeGreaterThan(call);
+      await ctx.close();
+    } finally {
+      agent.close();
+    }
+  });
 });

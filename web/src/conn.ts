@@ -21,6 +21,7 @@ import { showDecoded, type FrameView } from "./conn-frames.js";
 import { readStatus, socketUrl } from "./session-status.js";
 import { DirectLink } from "./direct-link.js";
 import { pinOf } from "./direct-pins.js";
+import { takeEarly } from "./early.js";
 
 export type { ConnHooks, Phase } from "./conn-hooks.js";
 import type { ConnHooks, Phase } from "./conn-hooks.js";
@@ -238,8 +239,13 @@ export class SessionConn {
     this.phase.value = "connecting";
     // The token travels as a subprotocol: never in a URL, a log line or the Referer. No hello timeout (the heartbeat
     // drops a silent socket). WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
+    // The first dial takes the socket web/src/early.ts dialled as the page started, when it is this one.
     const sock = new ReconnectingSocket({
-      dial: () => new WebSocket(socketUrl(this.saved, this.clientId), ["lineup.v1", `lineup.token.${this.saved.token}`]),
+      dial: () => {
+        const url = socketUrl(this.saved, this.clientId);
+        const protocols = ["lineup.v1", `lineup.token.${this.saved.token}`];
+        return takeEarly(url, protocols) ?? new WebSocket(url, protocols);
+      },
       heartbeatMs: PING_MS,
       deadMs: DEAD_MS,
       helloTimeoutMs: 0,

@@ -1,5 +1,7 @@
 // Entry: pair from the URL fragment (then wipe it from the address bar), start the connections,
-// register the service worker, render.
+// register the service worker, render. The first import dials the opened session's socket before the rest
+// evaluates (web/src/early.ts, issue 33).
+import "./early.js";
 import { render } from "preact";
 import { App, flash, notice, online } from "./app.js";
 import { deviceName } from "./devname.js";
