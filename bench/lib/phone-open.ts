@@ -3,7 +3,10 @@
 // 1.6 Mbps down, 750 kbps up: `Network.emulateNetworkConditions`) and a 4× CPU slowdown
 // (`Emulation.setCPUThrottlingRate`) opens a session link (`app_url`) while the agent's `ask_question` waits:
 // - cold: a fresh browser context (no HTTP cache, no service worker);
-// - warm: a new page in a context that loaded the app before (its service worker installed and controlling);
+// - warm: a new page in a context that loaded the app before (its service worker installed and controlling), the
+//   call new while the app was closed (the realistic case after tapping a notification: no cache of it helps);
+// - seen: the same warm context, the call shown once by an earlier (unthrottled) visit left without answering, so
+//   the card comes from this device's own record of it (web/src/calls.ts, plaintext sessions only) first;
 // - floor: a static HTML page with the same text, a reply box and a Send button, served by the bench's own
 //   HTTP server on 127.0.0.1 (none of the relay's code), loaded cold.
 // Measured: `visible` — ms from the navigation's start (the page's own clock) until the card holding the question
@@ -29,7 +32,13 @@ const ROUNDS = Number(process.env.PHONE_ROUNDS ?? 7);
 export const PHONE_GOALS = { warm_vs_floor: 1.5, cold_vs_floor: 3 } as const;
 export const THROTTLE = { rtt_ms: 150, down_kbps: 1600, up_kbps: 750, cpu_slowdown: 4 } as const;
 export const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
-type Way = "cold" | "warm" | "floor";
+type Way = "cold" | "warm" | "seen" | "floor";
+
+export interface WayFigures {
+  visible: { p50: number; min: number; max: number };
+  answered: { p50: number; min: number; max: number };
+  ttfb_p50: number;
+}
 
 export interface PhoneResults {
   generated_at: string;
@@ -40,8 +49,16 @@ export interface PhoneResults {
   sw_throttle: { on: boolean; attached: number; errors: string[] };
   load_avg_1m: number[];
   /** Per way: the distribution of `visible` and `answered` (ms), and the navigation's own timing (ms). */
-  ways: Record<Way, { visible: { p50: number; min: number; max: number }; answered: { p50: number; min: number; max: number }; ttfb_p50: number }>;
-  ratios: { warm_vs_floor: RoundRatio; cold_vs_floor: RoundRatio; warm_answered_vs_floor: RoundRatio; cold_answered_vs_floor: RoundRatio };
+  ways: Record<Exclude<Way, "seen">, WayFigures> & { seen?: WayFigures };
+  ratios: {
+    warm_vs_floor: RoundRatio;
+    cold_vs_floor: RoundRatio;
+    warm_answered_vs_floor: RoundRatio;
+    cold_answered_vs_floor: RoundRatio;
+    /** The warm context, the call seen by an earlier visit (absent in runs before this way was measured). */
+    seen_vs_floor?: RoundRatio;
+    seen_answered_vs_floor?: RoundRatio;
+  };
   goals: Record<keyof typeof PHONE_GOALS, { goal: string; median: number; spread: [number, number]; met: boolean }>;
   /** The initial JS (scripts/size.mjs) and CSS of the build that was measured, KiB gzipped. */
   size: { initial_js_gz_kib: number; css_gz_kib: number; lines: string[] };
@@ -219,7 +236,7 @@ export async function runPhone(): Promise<PhoneResults> {
     const once = async (way: Way): Promise<{ visible: number; answered: number; ttfb: number }> => {
       const { id, text } = ask(way);
       step(`${way} ${id}: context`);
-      const ctx = way === "warm" ? warmCtx : await bounded(browser.newContext({ ...PHONE, serviceWorkers: "allow" }), "newContext");
+      const ctx = way === "warm" || way === "seen" ? warmCtx : await bounded(browser.newContext({ ...PHONE, serviceWorkers: "allow" }), "newContext");
       try {
         step(`${way} ${id}: page`);
         const page = await bounded(throttled(ctx), "a throttled page");
@@ -240,6 +257,14 @@ export async function runPhone(): Promise<PhoneResults> {
             }),
           );
           url = s.app_url;
+          if (way === "seen") {
+            // An earlier visit (unthrottled) showed the card and was left without answering.
+            step(`${way} ${id}: the earlier visit`);
+            const before = await bounded(ctx.newPage(), "a page for the earlier visit");
+            await before.goto(url, { waitUntil: "commit" });
+            await before.locator(`[data-call="${id}"]`).getByText(text).waitFor({ timeout: 60_000 });
+            await bounded(before.close(), "page.close", 20_000);
+          }
         }
         step(`${way} ${id}: open`);
         const t0 = performance.now();
@@ -248,10 +273,10 @@ export async function runPhone(): Promise<PhoneResults> {
         const answered = (await bounded(done, `the answer to ${id} (${way})`)) - t0;
         step(`${way} ${id}: closing`);
         // Only the warm context lives on; the floor's page, mid-navigation after its POST, could take long to close.
-        if (way === "warm") await bounded(page.close(), "page.close", 20_000);
+        if (way === "warm" || way === "seen") await bounded(page.close(), "page.close", 20_000);
         return { visible: got.visible, answered, ttfb: got.ttfb };
       } finally {
-        if (way !== "warm") await bounded(ctx.close(), "context.close", 20_000).catch((e: unknown) => log(String(e)));
+        if (way !== "warm" && way !== "seen") await bounded(ctx.close(), "context.close", 20_000).catch((e: unknown) => log(String(e)));
       }
     };
     {
@@ -266,8 +291,8 @@ export async function runPhone(): Promise<PhoneResults> {
       await p.evaluate(() => navigator.serviceWorker.ready.then(() => true));
       await p.close();
     }
-    const order: Way[] = ["floor", "cold", "warm"];
-    const got: Record<Way, { visible: number; answered: number; ttfb: number }[]> = { floor: [], cold: [], warm: [] };
+    const order: Way[] = ["floor", "cold", "warm", "seen"];
+    const got: Record<Way, { visible: number; answered: number; ttfb: number }[]> = { floor: [], cold: [], warm: [], seen: [] };
     const retried: string[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       for (let k = 0; k < order.length; k++) {
@@ -297,6 +322,8 @@ export async function runPhone(): Promise<PhoneResults> {
       cold_vs_floor: roundRatio(v("cold"), v("floor")),
       warm_answered_vs_floor: roundRatio(a("warm"), a("floor")),
       cold_answered_vs_floor: roundRatio(a("cold"), a("floor")),
+      seen_vs_floor: roundRatio(v("seen"), v("floor")),
+      seen_answered_vs_floor: roundRatio(a("seen"), a("floor")),
     };
     const goal = (x: RoundRatio, g: number) => ({ goal: `≤ ${g}`, median: x.median, spread: x.spread, met: x.median <= g });
     const res: PhoneResults = {
@@ -316,7 +343,7 @@ export async function runPhone(): Promise<PhoneResults> {
     };
     writeFileSync("bench/phone.json", `${JSON.stringify(res, null, 2)}\n`);
     log(
-      `phone: visible p50 floor ${res.ways.floor.visible.p50} ms, cold ${res.ways.cold.visible.p50} ms (${ratios.cold_vs_floor.median}× [goal ≤ ${PHONE_GOALS.cold_vs_floor}]), warm ${res.ways.warm.visible.p50} ms (${ratios.warm_vs_floor.median}× [goal ≤ ${PHONE_GOALS.warm_vs_floor}]); initial JS ${res.size.initial_js_gz_kib} KB gz, CSS ${res.size.css_gz_kib} KB gz`,
+      `phone: visible p50 floor ${res.ways.floor.visible.p50} ms, cold ${res.ways.cold.visible.p50} ms (${ratios.cold_vs_floor.median}× [goal ≤ ${PHONE_GOALS.cold_vs_floor}]), warm ${res.ways.warm.visible.p50} ms (${ratios.warm_vs_floor.median}× [goal ≤ ${PHONE_GOALS.warm_vs_floor}]), seen before ${res.ways.seen?.visible.p50} ms (${ratios.seen_vs_floor.median}×); initial JS ${res.size.initial_js_gz_kib} KB gz, CSS ${res.size.css_gz_kib} KB gz`,
     );
     return res;
   } finally {

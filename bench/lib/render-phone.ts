@@ -6,18 +6,21 @@ import type { PhoneResults } from "./phone-open.js";
 const WAY_LABEL = {
   floor: "floor: a static page with the same text (the bench's own server), cold",
   cold: "the app, cold (new context: no cache, no service worker)",
-  warm: "the app, warm (its service worker installed and controlling)",
+  warm: "the app, warm (its service worker installed and controlling), the call new while the app was closed",
+  seen: "the app, warm, the call seen by an earlier visit (its card from this device's own record first)",
 } as const;
 
 export function phoneSection(x: Extra): string {
   const p: PhoneResults | undefined = x.phone;
   if (!p) return "";
   const t = p.throttle;
-  const rows = (["floor", "cold", "warm"] as const)
+  const rows = (["floor", "cold", "warm", "seen"] as const)
     .map((w) => {
       const d = p.ways[w];
+      if (!d) return "";
       return `| ${WAY_LABEL[w]} | ${d.visible.p50} (${d.visible.min}–${d.visible.max}) | ${d.answered.p50} (${d.answered.min}–${d.answered.max}) | ${d.ttfb_p50} |`;
     })
+    .filter(Boolean)
     .join("\n");
   const g = p.goals;
   const goalRow = (what: string, k: keyof PhoneResults["goals"]) =>
@@ -49,7 +52,7 @@ ${rows}
 ${goalRow("visible, warm ÷ floor", "warm_vs_floor")}
 ${goalRow("visible, cold ÷ floor", "cold_vs_floor")}
 
-Answered, warm ÷ floor ${rr(p.ratios.warm_answered_vs_floor)}, cold ÷ floor ${rr(p.ratios.cold_answered_vs_floor)}. The build measured:
+Answered, warm ÷ floor ${rr(p.ratios.warm_answered_vs_floor)}, cold ÷ floor ${rr(p.ratios.cold_answered_vs_floor)}.${seenLine(p)} The build measured:
 initial JavaScript **${p.size.initial_js_gz_kib} KB** gzipped (budget 60 KB; scripts/size.mjs) and initial CSS **${p.size.css_gz_kib} KB** gzipped (the
 stylesheets index.html links). The app needs more than bytes before the card shows: its script runs (at 4× CPU), it
 opens the session's WebSocket, the relay sends \`hello\` (a new device's waiting call comes after the app's
@@ -57,6 +60,15 @@ registration, one round trip later), then the call arrives and is rendered; the 
 loaded once the session has caught up (outside the initial budget).
 ${before(x)}
 `;
+}
+
+/** The warm open of a call an earlier visit showed, beside the goal's figure (a call new while the app was closed). */
+function seenLine(p: PhoneResults): string {
+  const v = p.ratios.seen_vs_floor;
+  const a = p.ratios.seen_answered_vs_floor;
+  if (!v || !a) return "";
+  return ` Seen before (warm, the card from this device's record of an earlier visit): visible ÷ floor ${rr(v)}, answered ÷ floor ${rr(a)} —
+the goal is judged on the call new while the app was closed (the case after tapping a notification), which no cache helps.`;
 }
 
 /** Whether the service worker was throttled like the page (bench/lib/sw-throttle.ts). */
@@ -77,28 +89,30 @@ function before(x: Extra): string {
   if (!b || !p) return "";
   const w = (r: PhoneResults, k: "cold" | "warm") =>
     `${r.ways[k].visible.p50} ms (${r.goals[k === "cold" ? "cold_vs_floor" : "warm_vs_floor"].median}× its floor)`;
+  const seen = (r: PhoneResults) =>
+    r.ways.seen && r.ratios.seen_vs_floor ? `, seen before ${r.ways.seen.visible.p50} ms (${r.ratios.seen_vs_floor.median}×)` : "";
   return `
 **Where the time went, and what was changed.** \`npm run bench -- --phone-trace\` (bench/lib/phone-trace.ts) loads the
 link cold and warm with an init script stamping the page's clock at each step (first render, \`new WebSocket\`, its
-\`open\`, every frame in and out), the resource timings, a Chrome trace of the renderer's main thread and (with
-PHONE_TRACE_PROFILE=1) a CPU profile of the span between the call's arrival and the card's paint. On the old app
-(single traced loads, load 4–6): the warm navigation waited 165–183 ms for the network (the service worker went to
-the network first); the main bundle's evaluation (at 4×) took 365–660 ms of the main thread before the socket was
-dialed; and the card was painted 400–620 ms after its \`tool.call\` arrived, because that span also held the
-markdown chunk's evaluation (marked's rules), the direct path's chunks (its WebRTC code and zod's), its
-\`RTCPeerConnection\` offer and a second status read — all started at \`hello\` or at the first paint. Changed:
-web/src/sw.ts answers navigations from the cached shell and keeps the network's copy for the next open (a new
-deploy shows one open later; docs/pwa.md "Offline"); web/src/conn.ts starts the direct path once the catch-up is over
-and a frame was painted (docs/direct.md); web/src/main.tsx loads the markdown chunk once the sessions opened at start
-have caught up (at most 3 s; a card that needs it first loads it and shows its text as written meanwhile). After
-(the same traces): the warm navigation 12–19 ms; the card painted 150–420 ms after its call arrived.
-The same bench on the old app (bench/phone-before.json, ${b.generated_at.slice(0, 16).replace("T", " ")} UTC, load ${b.load_avg_1m.join(" → ")}): visible p50
-cold ${w(b, "cold")}, warm ${w(b, "warm")}; after (this run): cold ${w(p, "cold")}, warm ${w(p, "warm")}. The two runs
+\`open\`, every frame in and out), the resource timings, a Chrome trace of the renderer's main thread (PHONE_TRACE_LONG=1:
+its long events) and (PHONE_TRACE_PROFILE=1) a CPU profile. The first round (branch i33-phone): web/src/sw.ts answers
+navigations from the cached shell (a warm navigation 165–183 → 12–19 ms); web/src/conn.ts starts the direct path once
+the catch-up is over and a frame was painted (docs/direct.md); web/src/main.tsx loads the markdown chunk once the
+sessions opened at start have caught up (at most 3 s). The second round (branch i33-warm): web/src/early.ts, the main
+bundle's first module, dials the socket of the session the address names before the rest of the app evaluates, and
+the session's connection takes it on its first dial with the frames it got meanwhile (traces: \`new WebSocket\` about
+50 ms into the bundle's evaluation, where it came after all of it, 450–600 ms after the bundle arrived); and the cards
+of an earlier visit, kept on the device, no longer load the markdown chunk at the first render (a warm trace showed it
+loading there and running marked's rules — up to 1.3 s of main thread on the loaded machine — as the waiting call
+arrived); a card shows its text as written until the app loads the chunk.
+The same bench on the app before the second round (branch i33-phone's build; bench/phone-before.json, ${b.generated_at.slice(0, 16).replace("T", " ")} UTC, load ${b.load_avg_1m.join(" → ")}): visible p50
+cold ${w(b, "cold")}, warm ${w(b, "warm")}${seen(b)}; after (this run): cold ${w(p, "cold")}, warm ${w(p, "warm")}${seen(p)}. The two runs
 followed each other, not interleaved, on a machine other jobs share (their loads above); each run's per-round spread
 is wide, so read the direction, not the second digit.
-Not changed, and what is left: the main bundle's evaluation before the socket is dialed (only a smaller first
-chunk would cut it), the WebSocket's handshake, and for a new device the registration's round trip before the relay
-delivers its waiting call (docs/protocol.md's catch-up rule); nothing renders a waiting card before the socket
-answers except the call log a previous visit kept (a new call is not in it).
+Not changed, and what is left: the bundle's parse and evaluation before the first render (a smaller first chunk — the
+session view, the socket and the call book before the home, settings, pairing and IM screens — was not done), the
+WebSocket's handshake (now under the evaluation, not after it), the card's own render at 4× (150–450 ms after its call
+arrived), and for a new device the registration's round trip before the relay delivers its waiting call
+(docs/protocol.md's catch-up rule).
 `;
 }

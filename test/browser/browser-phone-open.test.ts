@@ -124,7 +124,7 @@ describe("a phone opening a waiting question", () => {
     }
   });
 
-  it("loads no markdown chunk for the cards of an earlier visit before the waiting call arrived (they loaded it as the app started)", async () => {
+  it("shows the cards of an earlier visit before the socket is up, sends an answer made then after the hello, and loads no markdown chunk for them before the waiting call arrived (they loaded it as the app started)", async () => {
     const s = await createSession(fx.relay(), "phone seen before");
     const agent = await Agent.connect(s);
     try {
@@ -157,9 +157,15 @@ describe("a phone opening a waiting question", () => {
       await page.locator('[data-call="q-seen-1"]').getByText("Seen").waitFor();
       // Two painted frames with their effects (preact runs a component's effects after a paint).
       await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => setTimeout(() => requestAnimationFrame(() => setTimeout(r, 0)), 0))));
+      // Answered before the socket said hello: it waits in the outbox and goes after the hello.
+      const seen = page.locator('[data-call="q-seen-1"]');
+      await seen.locator("textarea").fill("from the record");
+      await seen.getByRole("button", { name: "Send" }).click();
       holding = false;
       for (const pass of held.splice(0)) pass();
       await page.locator('[data-call="q-seen-2"] strong', { hasText: "while" }).waitFor();
+      const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-seen-1");
+      expect(JSON.stringify(r)).toContain("from the record");
       const call = order.indexOf("frame:tool.call");
       expect(call, order.join(" ")).toBeGreaterThanOrEqual(0);
       expect(order.indexOf("chunk:markdown-render"), order.join(" ")).toBeGreaterThan(call);
