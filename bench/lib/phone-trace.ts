@@ -126,7 +126,7 @@ function traceEvent(e: Record<string, unknown>): TraceEvent {
 }
 
 interface Profile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; parent?: number; children?: number[] }[];
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber?: number }; parent?: number; children?: number[] }[];
   startTime: number;
   samples?: number[];
   timeDeltas?: number[];
@@ -140,7 +140,7 @@ function selfTimes(p: Profile, stamps: Record<string, number>, navTs: number, vi
     t += (p.timeDeltas ?? [])[i] ?? 0;
     const n = byId.get(id);
     if (!n) return;
-    const key = `${n.callFrame.functionName || "(anon)"} ${n.callFrame.url.replace(/^.*\//, "")}:${n.callFrame.lineNumber}`;
+    const key = `${n.callFrame.functionName || "(anon)"} ${n.callFrame.url.replace(/^.*\//, "")}:${n.callFrame.lineNumber}:${n.callFrame.columnNumber ?? ""}`;
     // The profile's clock is the trace's (µs, monotonic): aligned on the trace's navigationStart.
     const ms = (t - navTs) / 1000;
     const span =

@@ -5,11 +5,11 @@
 // subprotocols are the same; the events it missed meanwhile (open, hello, the catch-up's frames, a close) are
 // handed over in order. Nothing is read or sent here: frames wait as they came (a sealed session's stay sealed).
 // Only the session named by the address is dialled: a v1 link's fragment (`#s=…&t=…`), or `/s/<sid>` of a
-// guest session kept on this device or of a session of this origin's inbox when exactly one is paired.
-// A socket not taken within EARLY_TTL_MS is closed.
+// guest session kept on this device (not a session of an inbox: see sessionOfAddress). A socket not taken within
+// EARLY_TTL_MS is closed, and so is one whose session dials with another address or token.
 import type { SocketEvent, WebSocketLike } from "../../shared/client/socket.js";
 import { socketUrl } from "./session-status.js";
-import { deviceId, loadInboxes, loadSessions, parsePairing, type SavedSession } from "./storage.js";
+import { deviceId, loadSessions, parsePairing, type SavedSession } from "./storage.js";
 
 /** An early socket nobody took (the app opened another way) is closed after this long. */
 export const EARLY_TTL_MS = 10_000;
@@ -90,15 +90,10 @@ export function sessionOfAddress(loc: { hash: string; pathname: string; origin: 
   if (link) return { saved: { sid: link.sid, token: link.token, origin: loc.origin, label: "", addedAt: 0 }, clientId: deviceId() };
   const sid = /^\/s\/([A-Za-z0-9_-]{8,64})$/.exec(loc.pathname)?.[1];
   if (!sid) return undefined;
+  // A session of an inbox is not dialled here: its connection dialled another socket in a test (browser-who-won's
+  // two tabs), and an untaken socket of the same client id may be handed the session's calls (not done, issue 33).
   const guest = loadSessions().find((s) => s.sid === sid && s.origin === loc.origin);
-  if (guest) return { saved: guest, clientId: guest.clientId ?? deviceId() };
-  const ibs = loadInboxes().filter((x) => x.origin === loc.origin);
-  if (ibs.length !== 1) return undefined;
-  const ib = ibs[0]!;
-  return {
-    saved: { sid, token: ib.device_credential, origin: ib.origin, label: "", addedAt: 0, clientId: ib.device_id, inbox: ib.inbox_id },
-    clientId: ib.device_id,
-  };
+  return guest ? { saved: guest, clientId: guest.clientId ?? deviceId() } : undefined;
 }
 
 /** Dials the address's session now (once per page); a failure to dial leaves the app to dial as before. */
@@ -124,7 +119,15 @@ export function dialEarly(): void {
 /** The early socket when it was dialled to this address with these subprotocols and is still usable (once). */
 export function takeEarly(url: string, protocols: readonly string[]): WebSocketLike | undefined {
   const e = early;
-  if (!e || e.url !== url || e.protocols.length !== protocols.length || e.protocols.some((p, i) => p !== protocols[i])) return undefined;
+  if (!e) return undefined;
+  if (e.url !== url || e.protocols.length !== protocols.length || e.protocols.some((p, i) => p !== protocols[i])) {
+    // The same session dialled otherwise: the early socket goes now (the relay could hand it the session's calls).
+    if (new URL(e.url).pathname === new URL(url).pathname) {
+      early = undefined;
+      e.close(1000, "unused");
+    }
+    return undefined;
+  }
   early = undefined;
   if (e.closedEarly) return undefined;
   return e.take();
