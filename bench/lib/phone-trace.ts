@@ -131,10 +131,10 @@ interface Profile {
   samples?: number[];
   timeDeltas?: number[];
 }
-/** Self time per function (and per script) in the CPU profile, in the spans before `ws.new` and after `ws.tool.call`. */
+/** Self time per function in the CPU profile: before `ws.new`, from it to the first render, and from `ws.tool.call` to the card's paint. */
 function selfTimes(p: Profile, stamps: Record<string, number>, navTs: number, visible: number): void {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const spans: Record<string, Map<string, number>> = { early: new Map(), after_call: new Map() };
+  const spans: Record<string, Map<string, number>> = { early: new Map(), to_render: new Map(), after_call: new Map() };
   let t = p.startTime;
   (p.samples ?? []).forEach((id, i) => {
     t += (p.timeDeltas ?? [])[i] ?? 0;
@@ -144,7 +144,15 @@ function selfTimes(p: Profile, stamps: Record<string, number>, navTs: number, vi
     // The profile's clock is the trace's (µs, monotonic): aligned on the trace's navigationStart.
     const ms = (t - navTs) / 1000;
     const span =
-      ms < 0 ? undefined : ms < (stamps["ws.new"] ?? 0) ? "early" : ms >= (stamps["ws.tool.call"] ?? Infinity) && ms <= visible ? "after_call" : undefined;
+      ms < 0
+        ? undefined
+        : ms < (stamps["ws.new"] ?? 0)
+          ? "early"
+          : ms < (stamps["render.first"] ?? 0)
+            ? "to_render"
+            : ms >= (stamps["ws.tool.call"] ?? Infinity) && ms <= visible
+              ? "after_call"
+              : undefined;
     if (span) spans[span]!.set(key, (spans[span]!.get(key) ?? 0) + ((p.timeDeltas ?? [])[i] ?? 0) / 1000);
   });
   for (const [k, m] of Object.entries(spans))
