@@ -1,5 +1,6 @@
 // Issue 33 (a phone that opens in a blink): the socket of the session a page opens on is dialled before the rest
-// of the app evaluates. main.tsx imports this module first, so it runs before preact, the UI and the session list
+// of the app evaluates. The page's first script (web/src/boot.ts, its own small chunk) and main.tsx's first import
+// are this module (one instance: a chunk shared by both), so it runs before preact, the UI and the session list
 // (a slow phone spent 365–660 ms evaluating them before `new WebSocket`, and the handshake then cost one more
 // round trip). The session's connection (web/src/conn.ts) takes the socket on its first dial when the address and
 // subprotocols are the same; the events it missed meanwhile (open, hello, the catch-up's frames, a close) are
