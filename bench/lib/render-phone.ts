@@ -98,10 +98,11 @@ link cold and warm with an init script stamping the page's clock at each step (f
 its long events) and (PHONE_TRACE_PROFILE=1) a CPU profile. The first round (branch i33-phone): web/src/sw.ts answers
 navigations from the cached shell (a warm navigation 165–183 → 12–19 ms); web/src/conn.ts starts the direct path once
 the catch-up is over and a frame was painted (docs/direct.md); web/src/main.tsx loads the markdown chunk once the
-sessions opened at start have caught up (at most 3 s). The second round (branch i33-warm): web/src/early.ts, the main
-bundle's first module, dials the socket of the session the address names before the rest of the app evaluates, and
-the session's connection takes it on its first dial with the frames it got meanwhile (traces: \`new WebSocket\` about
-50 ms into the bundle's evaluation, where it came after all of it, 450–600 ms after the bundle arrived); and the cards
+sessions opened at start have caught up (at most 3 s). The second round (branch i33-warm): the page's first script,
+a 1.5 KB chunk of its own (web/src/boot.ts → web/src/early.ts), dials the socket of the session the address names
+before the main bundle evaluates, and the session's connection takes it on its first dial with the frames it got
+meanwhile (traces: \`new WebSocket\` 30–60 ms into the first script's evaluation, where it came after the main bundle's
+modules, 450–600 ms after the bundle arrived; the handshake now overlaps the main bundle's evaluation); and the cards
 of an earlier visit, kept on the device, no longer load the markdown chunk at the first render (a warm trace showed it
 loading there and running marked's rules — up to 1.3 s of main thread on the loaded machine — as the waiting call
 arrived); a card shows its text as written until the app loads the chunk.
