@@ -48,10 +48,32 @@ function serviceWorker(): Plugin {
   };
 }
 
+// Issue 33: web/src/boot.ts is an entry of its own, loaded by index.html before the main bundle, so the session's
+// socket is dialled once that small chunk is parsed (web/src/early.ts, shared with the main bundle as one module).
+function bootFirst(): Plugin {
+  return {
+    name: "lineup-boot-first",
+    apply: "build",
+    enforce: "post",
+    generateBundle(_, bundle) {
+      const boot = Object.values(bundle).find((c) => c.type === "chunk" && c.isEntry && c.name === "boot");
+      const html = bundle["index.html"];
+      if (!boot || boot.type !== "chunk" || !html || html.type !== "asset") return;
+      const tag = `<script type="module" crossorigin src="/${boot.fileName}"></script>`;
+      html.source = String(html.source).replace(/(\s*)(<script type="module")/, `$1${tag}$1$2`);
+    },
+  };
+}
+
 // Builds the PWA in web/ into dist/web, which the Worker serves as static assets.
 export default defineConfig({
   root: "web",
-  plugins: [preact(), securityHeaders(), serviceWorker()],
-  build: { outDir: "../dist/web", emptyOutDir: true, target: "es2022" },
+  plugins: [preact(), securityHeaders(), serviceWorker(), bootFirst()],
+  build: {
+    outDir: "../dist/web",
+    emptyOutDir: true,
+    target: "es2022",
+    rollupOptions: { input: { index: "web/index.html", boot: "web/src/boot.ts" } },
+  },
   server: { port: 5173 },
 });

@@ -18,6 +18,7 @@ import { runHttpHook } from "./lib/http-hook.js";
 import { runInboxScale } from "./lib/inbox-scale.js";
 import { runInboxPath } from "./lib/inbox-path.js";
 import { runPhone } from "./lib/phone-open.js";
+import { runPhoneTrace } from "./lib/phone-trace.js";
 import { runDirect } from "./lib/direct.js";
 import { loadExtra, renderMarkdown, renderSvg } from "./lib/render.js";
 import { cpuMsOf, memOf, sampleRss, snapshotRelay, startNodeBaselineProc, startWrangler, workerdOf, type Proc } from "./lib/proc.js";
@@ -474,6 +475,7 @@ async function directOnly(): Promise<void> {
 const MODES: [string, () => Promise<void>][] = [
   ["--inbox-scale", inboxScaleOnly],
   ["--inbox", inboxOnly],
+  ["--phone-trace", runPhoneTrace],
   ["--phone", phoneOnly],
   ["--direct", directOnly],
   ["--startup", startupOnly],

@@ -3,7 +3,10 @@
 // 1.6 Mbps down, 750 kbps up: `Network.emulateNetworkConditions`) and a 4× CPU slowdown
 // (`Emulation.setCPUThrottlingRate`) opens a session link (`app_url`) while the agent's `ask_question` waits:
 // - cold: a fresh browser context (no HTTP cache, no service worker);
-// - warm: a new page in a context that loaded the app before (its service worker installed and controlling);
+// - warm: a new page in a context that loaded the app before (its service worker installed and controlling), the
+//   call new while the app was closed (the realistic case after tapping a notification: no cache of it helps);
+// - seen: the same warm context, the call shown once by an earlier (unthrottled) visit left without answering, so
+//   the card comes from this device's own record of it (web/src/calls.ts, plaintext sessions only) first;
 // - floor: a static HTML page with the same text, a reply box and a Send button, served by the bench's own
 //   HTTP server on 127.0.0.1 (none of the relay's code), loaded cold.
 // Measured: `visible` — ms from the navigation's start (the page's own clock) until the card holding the question
@@ -23,22 +26,39 @@ import { createSession, relaySocket } from "./clients.js";
 import { log } from "./harness.js";
 import { snapshotRelay, startWrangler } from "./proc.js";
 import { dist, roundRatio, type RoundRatio } from "./stats.js";
+import { freePort, throttleServiceWorkers } from "./sw-throttle.js";
 
 const ROUNDS = Number(process.env.PHONE_ROUNDS ?? 7);
 export const PHONE_GOALS = { warm_vs_floor: 1.5, cold_vs_floor: 3 } as const;
 export const THROTTLE = { rtt_ms: 150, down_kbps: 1600, up_kbps: 750, cpu_slowdown: 4 } as const;
-const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
-type Way = "cold" | "warm" | "floor";
+export const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
+type Way = "cold" | "warm" | "seen" | "floor";
+
+export interface WayFigures {
+  visible: { p50: number; min: number; max: number };
+  answered: { p50: number; min: number; max: number };
+  ttfb_p50: number;
+}
 
 export interface PhoneResults {
   generated_at: string;
   chromium: string;
   rounds: number;
   throttle: typeof THROTTLE;
+  /** Whether the service workers got the same throttling (bench/lib/sw-throttle.ts), how many were attached, CDP errors. */
+  sw_throttle: { on: boolean; attached: number; errors: string[] };
   load_avg_1m: number[];
   /** Per way: the distribution of `visible` and `answered` (ms), and the navigation's own timing (ms). */
-  ways: Record<Way, { visible: { p50: number; min: number; max: number }; answered: { p50: number; min: number; max: number }; ttfb_p50: number }>;
-  ratios: { warm_vs_floor: RoundRatio; cold_vs_floor: RoundRatio; warm_answered_vs_floor: RoundRatio; cold_answered_vs_floor: RoundRatio };
+  ways: Record<Exclude<Way, "seen">, WayFigures> & { seen?: WayFigures };
+  ratios: {
+    warm_vs_floor: RoundRatio;
+    cold_vs_floor: RoundRatio;
+    warm_answered_vs_floor: RoundRatio;
+    cold_answered_vs_floor: RoundRatio;
+    /** The warm context, the call seen by an earlier visit (absent in runs before this way was measured). */
+    seen_vs_floor?: RoundRatio;
+    seen_answered_vs_floor?: RoundRatio;
+  };
   goals: Record<keyof typeof PHONE_GOALS, { goal: string; median: number; spread: [number, number]; met: boolean }>;
   /** The initial JS (scripts/size.mjs) and CSS of the build that was measured, KiB gzipped. */
   size: { initial_js_gz_kib: number; css_gz_kib: number; lines: string[] };
@@ -51,7 +71,7 @@ export interface PhoneResults {
  * A string, not a function: tsx (esbuild's keepNames) would wrap the function's inner names in a `__name` helper
  * the page does not have.
  */
-const watchVisible = (id: string, text: string): string => `(() => {
+export const watchVisible = (id: string, text: string): string => `(() => {
   const id = ${JSON.stringify(id)}, text = ${JSON.stringify(text)};
   const check = () => {
     const el = document.querySelector('[data-call="' + id + '"]');
@@ -108,7 +128,7 @@ function bounded<T>(p: Promise<T>, what: string, ms = 60_000): Promise<T> {
 }
 const step = (what: string) => process.env.PHONE_DEBUG && log(`phone: ${what}`);
 
-async function throttled(ctx: BrowserContext): Promise<Page> {
+export async function throttled(ctx: BrowserContext): Promise<Page> {
   const page = await ctx.newPage();
   const cdp = await ctx.newCDPSession(page);
   await cdp.send("Network.enable");
@@ -120,6 +140,36 @@ async function throttled(ctx: BrowserContext): Promise<Page> {
   });
   await cdp.send("Emulation.setCPUThrottlingRate", { rate: THROTTLE.cpu_slowdown });
   return page;
+}
+
+/**
+ * Chromium as a phone: headless, and (unless PHONE_SW_THROTTLE=0) a debugging port through which every service
+ * worker gets the page's network conditions and CPU slowdown too (bench/lib/sw-throttle.ts: the page's own CDP
+ * throttling does not reach its service worker, so a warm load's navigation would skip it).
+ */
+export async function phoneBrowser(): Promise<{ browser: Browser; sw: Awaited<ReturnType<typeof throttleServiceWorkers>> | undefined }> {
+  const port = process.env.PHONE_SW_THROTTLE === "0" ? undefined : await freePort();
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
+      ...(port ? [`--remote-debugging-port=${port}`] : []),
+    ],
+  });
+  const sw = port
+    ? await throttleServiceWorkers(port, {
+        latency: THROTTLE.rtt_ms,
+        downloadThroughput: (THROTTLE.down_kbps * 1000) / 8,
+        uploadThroughput: (THROTTLE.up_kbps * 1000) / 8,
+        cpu: THROTTLE.cpu_slowdown,
+      })
+    : undefined;
+  return { browser, sw };
 }
 
 /** Waits for `__visibleAt`, types "ok" into the card's reply box and presses Send; returns `visible` and the navigation's TTFB. */
@@ -165,10 +215,7 @@ export async function runPhone(): Promise<PhoneResults> {
   log("phone: starting the relay (wrangler dev), the floor's server and Chromium");
   const relay = await startWrangler({ config: snapshotRelay("bench/.tmp/phone-relay"), persistTo: "bench/.tmp/state-phone" });
   const floor = await floorServer();
-  const browser: Browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-  });
+  const { browser, sw } = await phoneBrowser();
   let agent: WebSocket | undefined;
   try {
     const s = await createSession(relay.url, "Phone bench");
@@ -192,7 +239,7 @@ export async function runPhone(): Promise<PhoneResults> {
     const once = async (way: Way): Promise<{ visible: number; answered: number; ttfb: number }> => {
       const { id, text } = ask(way);
       step(`${way} ${id}: context`);
-      const ctx = way === "warm" ? warmCtx : await bounded(browser.newContext({ ...PHONE, serviceWorkers: "allow" }), "newContext");
+      const ctx = way === "warm" || way === "seen" ? warmCtx : await bounded(browser.newContext({ ...PHONE, serviceWorkers: "allow" }), "newContext");
       try {
         step(`${way} ${id}: page`);
         const page = await bounded(throttled(ctx), "a throttled page");
@@ -213,6 +260,14 @@ export async function runPhone(): Promise<PhoneResults> {
             }),
           );
           url = s.app_url;
+          if (way === "seen") {
+            // An earlier visit (unthrottled) showed the card and was left without answering.
+            step(`${way} ${id}: the earlier visit`);
+            const before = await bounded(ctx.newPage(), "a page for the earlier visit");
+            await before.goto(url, { waitUntil: "commit" });
+            await before.locator(`[data-call="${id}"]`).getByText(text).waitFor({ timeout: 60_000 });
+            await bounded(before.close(), "page.close", 20_000);
+          }
         }
         step(`${way} ${id}: open`);
         const t0 = performance.now();
@@ -221,10 +276,10 @@ export async function runPhone(): Promise<PhoneResults> {
         const answered = (await bounded(done, `the answer to ${id} (${way})`)) - t0;
         step(`${way} ${id}: closing`);
         // Only the warm context lives on; the floor's page, mid-navigation after its POST, could take long to close.
-        if (way === "warm") await bounded(page.close(), "page.close", 20_000);
+        if (way === "warm" || way === "seen") await bounded(page.close(), "page.close", 20_000);
         return { visible: got.visible, answered, ttfb: got.ttfb };
       } finally {
-        if (way !== "warm") await bounded(ctx.close(), "context.close", 20_000).catch((e: unknown) => log(String(e)));
+        if (way !== "warm" && way !== "seen") await bounded(ctx.close(), "context.close", 20_000).catch((e: unknown) => log(String(e)));
       }
     };
     {
@@ -239,8 +294,8 @@ export async function runPhone(): Promise<PhoneResults> {
       await p.evaluate(() => navigator.serviceWorker.ready.then(() => true));
       await p.close();
     }
-    const order: Way[] = ["floor", "cold", "warm"];
-    const got: Record<Way, { visible: number; answered: number; ttfb: number }[]> = { floor: [], cold: [], warm: [] };
+    const order: Way[] = ["floor", "cold", "warm", "seen"];
+    const got: Record<Way, { visible: number; answered: number; ttfb: number }[]> = { floor: [], cold: [], warm: [], seen: [] };
     const retried: string[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       for (let k = 0; k < order.length; k++) {
@@ -270,6 +325,8 @@ export async function runPhone(): Promise<PhoneResults> {
       cold_vs_floor: roundRatio(v("cold"), v("floor")),
       warm_answered_vs_floor: roundRatio(a("warm"), a("floor")),
       cold_answered_vs_floor: roundRatio(a("cold"), a("floor")),
+      seen_vs_floor: roundRatio(v("seen"), v("floor")),
+      seen_answered_vs_floor: roundRatio(a("seen"), a("floor")),
     };
     const goal = (x: RoundRatio, g: number) => ({ goal: `≤ ${g}`, median: x.median, spread: x.spread, met: x.median <= g });
     const res: PhoneResults = {
@@ -277,6 +334,7 @@ export async function runPhone(): Promise<PhoneResults> {
       chromium: browser.version(),
       rounds: ROUNDS,
       throttle: THROTTLE,
+      sw_throttle: { on: !!sw, attached: sw?.attached() ?? 0, errors: [...new Set(sw?.errors ?? [])] },
       load_avg_1m: loads.map((l) => Math.round(l * 100) / 100),
       ways: Object.fromEntries(
         order.map((w) => [w, { visible: short(v(w)), answered: short(a(w)), ttfb_p50: Math.round(dist(got[w].map((x) => x.ttfb)).p50) }]),
@@ -288,11 +346,12 @@ export async function runPhone(): Promise<PhoneResults> {
     };
     writeFileSync("bench/phone.json", `${JSON.stringify(res, null, 2)}\n`);
     log(
-      `phone: visible p50 floor ${res.ways.floor.visible.p50} ms, cold ${res.ways.cold.visible.p50} ms (${ratios.cold_vs_floor.median}× [goal ≤ ${PHONE_GOALS.cold_vs_floor}]), warm ${res.ways.warm.visible.p50} ms (${ratios.warm_vs_floor.median}× [goal ≤ ${PHONE_GOALS.warm_vs_floor}]); initial JS ${res.size.initial_js_gz_kib} KB gz, CSS ${res.size.css_gz_kib} KB gz`,
+      `phone: visible p50 floor ${res.ways.floor.visible.p50} ms, cold ${res.ways.cold.visible.p50} ms (${ratios.cold_vs_floor.median}× [goal ≤ ${PHONE_GOALS.cold_vs_floor}]), warm ${res.ways.warm.visible.p50} ms (${ratios.warm_vs_floor.median}× [goal ≤ ${PHONE_GOALS.warm_vs_floor}]), seen before ${res.ways.seen?.visible.p50} ms (${ratios.seen_vs_floor.median}×); initial JS ${res.size.initial_js_gz_kib} KB gz, CSS ${res.size.css_gz_kib} KB gz`,
     );
     return res;
   } finally {
     agent?.close();
+    sw?.close();
     await browser.close();
     await new Promise<void>((r) => floor.server.close(() => r()));
     await relay.stop();

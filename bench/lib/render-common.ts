@@ -42,7 +42,7 @@ export interface Extra {
   inboxBefore?: InboxResults;
   /** A phone opening a waiting question, throttled (bench/phone.json, issue 33). */
   phone?: PhoneResults;
-  /** The same, measured on the app before the change that dials the socket during the pin read (bench/phone-before.json). */
+  /** The same bench on the app before the latest phone change (bench/phone-before.json; docs/benchmarks.md says which). */
   phoneBefore?: PhoneResults;
   /** The direct path's round trip beside the relay's (bench/direct.json, issue 32). */
   direct?: DirectResults;

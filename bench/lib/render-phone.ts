@@ -6,18 +6,21 @@ import type { PhoneResults } from "./phone-open.js";
 const WAY_LABEL = {
   floor: "floor: a static page with the same text (the bench's own server), cold",
   cold: "the app, cold (new context: no cache, no service worker)",
-  warm: "the app, warm (its service worker installed and controlling)",
+  warm: "the app, warm (its service worker installed and controlling), the call new while the app was closed",
+  seen: "the app, warm, the call seen by an earlier visit (its card from this device's own record first)",
 } as const;
 
 export function phoneSection(x: Extra): string {
   const p: PhoneResults | undefined = x.phone;
   if (!p) return "";
   const t = p.throttle;
-  const rows = (["floor", "cold", "warm"] as const)
+  const rows = (["floor", "cold", "warm", "seen"] as const)
     .map((w) => {
       const d = p.ways[w];
+      if (!d) return "";
       return `| ${WAY_LABEL[w]} | ${d.visible.p50} (${d.visible.min}–${d.visible.max}) | ${d.answered.p50} (${d.answered.min}–${d.answered.max}) | ${d.ttfb_p50} |`;
     })
+    .filter(Boolean)
     .join("\n");
   const g = p.goals;
   const goalRow = (what: string, k: keyof PhoneResults["goals"]) =>
@@ -38,6 +41,7 @@ as soon as the text is visible (so it includes the bench's own Playwright round 
 TTFB is the navigation's \`responseStart − requestStart\` (it stays under the emulated 150 ms: Chromium's emulated
 latency evidently falls outside that span, so it is shown for the record only). The floor is a static HTML page with the same question, a
 reply box and a Send button (no script) served by the bench's own HTTP server on 127.0.0.1, loaded cold.
+${swLine(p)}
 
 | p50 (min–max) | visible ms | answered ms | TTFB ms |
 |---|---:|---:|---:|
@@ -48,35 +52,68 @@ ${rows}
 ${goalRow("visible, warm ÷ floor", "warm_vs_floor")}
 ${goalRow("visible, cold ÷ floor", "cold_vs_floor")}
 
-Answered, warm ÷ floor ${rr(p.ratios.warm_answered_vs_floor)}, cold ÷ floor ${rr(p.ratios.cold_answered_vs_floor)}. The build measured:
+Answered, warm ÷ floor ${rr(p.ratios.warm_answered_vs_floor)}, cold ÷ floor ${rr(p.ratios.cold_answered_vs_floor)}.${seenLine(p)} The build measured:
 initial JavaScript **${p.size.initial_js_gz_kib} KB** gzipped (budget 60 KB; scripts/size.mjs) and initial CSS **${p.size.css_gz_kib} KB** gzipped (the
 stylesheets index.html links). The app needs more than bytes before the card shows: its script runs (at 4× CPU), it
-opens the session's WebSocket, the relay sends \`hello\`, the app its \`tool.list\`, then the waiting call arrives and is
-rendered; the markdown renderer is a chunk loaded after the first paint (outside the initial budget).
+opens the session's WebSocket, the relay sends \`hello\` (a new device's waiting call comes after the app's
+registration, one round trip later), then the call arrives and is rendered; the markdown renderer is a chunk
+loaded once the session has caught up (outside the initial budget).
 ${before(x)}
 `;
 }
 
-/** The figures of the app before web/src/conn.ts dialed its socket during the pin read, when measured. */
+/** The warm open of a call an earlier visit showed, beside the goal's figure (a call new while the app was closed). */
+function seenLine(p: PhoneResults): string {
+  const v = p.ratios.seen_vs_floor;
+  const a = p.ratios.seen_answered_vs_floor;
+  if (!v || !a) return "";
+  return ` Seen before (warm, the card from this device's record of an earlier visit): visible ÷ floor ${rr(v)}, answered ÷ floor ${rr(a)} —
+the goal is judged on the call new while the app was closed (the case after tapping a notification), which no cache helps.`;
+}
+
+/** Whether the service worker was throttled like the page (bench/lib/sw-throttle.ts). */
+function swLine(p: PhoneResults): string {
+  const s = p.sw_throttle;
+  if (!s) return "The service worker was not throttled (its fetches skip the page's CDP conditions).";
+  return s.on
+    ? `The service worker gets the same conditions (bench/lib/sw-throttle.ts): the page's CDP throttling does not reach it — it is a target of
+its own (puppeteer/puppeteer#4305, webdriverio/webdriverio#7452) — so the bench attaches to each service worker as DevTools does and
+applies the network conditions there (${s.attached} attached; its CPU slowdown is refused for workers: "${s.errors.join("; ") || "none"}").`
+    : "The service worker was not throttled in this run (PHONE_SW_THROTTLE=0): a warm navigation it fetches skips the emulated network.";
+}
+
+/** The figures of the app before this round's changes (bench/phone-before.json: the same bench on the old app), when measured. */
 function before(x: Extra): string {
   const b = x.phoneBefore;
   const p = x.phone;
   if (!b || !p) return "";
   const w = (r: PhoneResults, k: "cold" | "warm") =>
     `${r.ways[k].visible.p50} ms (${r.goals[k === "cold" ? "cold_vs_floor" : "warm_vs_floor"].median}× its floor)`;
+  const seen = (r: PhoneResults) =>
+    r.ways.seen && r.ratios.seen_vs_floor ? `, seen before ${r.ways.seen.visible.p50} ms (${r.ratios.seen_vs_floor.median}×)` : "";
   return `
-**What was changed, and its effect.** A trace of a warm load (Playwright's request and WebSocket events, an init
-script timing \`indexedDB.open\` and \`new WebSocket\`) showed the session's socket dialed only after the app had read
-the session's seal pin from IndexedDB (issue 26: a pinned session's first frame must be read as sealed); under the
-4× CPU slowdown that read took 0.3–0.7 s, and the dial, \`hello\`, \`tool.list\` and the call followed it one after
-another. web/src/conn.ts now dials at once and holds the socket's events until the pin is read, then replays them
-in order, so the rule is kept (the downgrade test of test/browser/browser-e2e-lying.test.ts still passes). The same bench
-on the code before (bench/phone-before.json, ${b.generated_at.slice(0, 16).replace("T", " ")} UTC, load ${b.load_avg_1m.join(" → ")}): visible p50
-cold ${w(b, "cold")}, warm ${w(b, "warm")}; after (this run): cold ${w(p, "cold")}, warm ${w(p, "warm")}. The app's
-milliseconds dropped, but the floor's came out faster in the later run too, so the ratios rose: on this loaded
-machine the per-round spreads (above) are wider than the change, and these two runs neither prove nor disprove its
-effect on the ratio. What the trace shows directly is the socket dialed about half a second earlier.
-Not changed: the markdown chunk still loads after the first paint (a \`modulepreload\` would put its 17 KB into the
-initial JavaScript, over the 60 KB budget), and nothing blocks the first paint but the app's one script and stylesheet.
+**Where the time went, and what was changed.** \`npm run bench -- --phone-trace\` (bench/lib/phone-trace.ts) loads the
+link cold and warm with an init script stamping the page's clock at each step (first render, \`new WebSocket\`, its
+\`open\`, every frame in and out), the resource timings, a Chrome trace of the renderer's main thread (PHONE_TRACE_LONG=1:
+its long events) and (PHONE_TRACE_PROFILE=1) a CPU profile. The first round (branch i33-phone): web/src/sw.ts answers
+navigations from the cached shell (a warm navigation 165–183 → 12–19 ms); web/src/conn.ts starts the direct path once
+the catch-up is over and a frame was painted (docs/direct.md); web/src/main.tsx loads the markdown chunk once the
+sessions opened at start have caught up (at most 3 s). The second round (branch i33-warm): the page's first script,
+a 1.5 KB chunk of its own (web/src/boot.ts → web/src/early.ts), dials the socket of the session the address names
+before the main bundle evaluates, and the session's connection takes it on its first dial with the frames it got
+meanwhile (traces: \`new WebSocket\` 30–60 ms into the first script's evaluation, where it came after the main bundle's
+modules, 450–600 ms after the bundle arrived; the handshake now overlaps the main bundle's evaluation); and the cards
+of an earlier visit, kept on the device, no longer load the markdown chunk at the first render (a warm trace showed it
+loading there and running marked's rules — up to 1.3 s of main thread on the loaded machine — as the waiting call
+arrived); a card shows its text as written until the app loads the chunk.
+The same bench on the app before the second round (branch i33-phone's build; bench/phone-before.json, ${b.generated_at.slice(0, 16).replace("T", " ")} UTC, load ${b.load_avg_1m.join(" → ")}): visible p50
+cold ${w(b, "cold")}, warm ${w(b, "warm")}${seen(b)}; after (this run): cold ${w(p, "cold")}, warm ${w(p, "warm")}${seen(p)}. The two runs
+followed each other, not interleaved, on a machine other jobs share (their loads above); each run's per-round spread
+is wide, so read the direction, not the second digit.
+Not changed, and what is left: the bundle's parse and evaluation before the first render (a smaller first chunk — the
+session view, the socket and the call book before the home, settings, pairing and IM screens — was not done), the
+WebSocket's handshake (now under the evaluation, not after it), the card's own render at 4× (150–450 ms after its call
+arrived), and for a new device the registration's round trip before the relay delivers its waiting call
+(docs/protocol.md's catch-up rule).
 `;
 }

@@ -285,6 +285,7 @@ npm run bench -- --http-hook     # only Claude Code's http hook against the comm
 npm run bench -- --inbox-scale   # only the same call on inboxes of 1, 30 and 200 sessions (2 vs 32 devices) → bench/inbox-scale.json
 npm run bench -- --inbox         # the inbox path with a device and Web Push, and its cost per call → bench/inbox.json (BENCH_CALLS default 1000 here)
 npx vite build && npm run bench -- --phone   # throttled Chromium opening a waiting question, cold and warm → bench/phone.json (PHONE_ROUNDS, default 7)
+npm run bench -- --phone-trace   # where that open's time goes: stamps, resource timing, main-thread trace (PHONE_TRACE_PROFILE=1: CPU profile), printed
 npm run bench -- --direct        # only the direct path's round trip beside the relay's → bench/direct.json
 npm run bench -- --extras        # the contract's extra writes, one by one, on the durable floor → bench/extras.json
 npm run bench -- --ab [dir]      # A/B: a relay snapshot (default bench/.tmp/relay-before) vs the work tree → bench/ab.json

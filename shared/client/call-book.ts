@@ -120,6 +120,11 @@ export class CallBook {
     };
   }
 
+  /** Past `hello`, and (with `catchUp`) the relay's catch-up is over: every open call of ours has come again. */
+  get caughtUp(): boolean {
+    return this.online && (!this.o.catchUp || this.lists >= 2);
+  }
+
   // ------------------------------------------------------------------ connection
 
   /** A `hello` arrived: register, then re-send what is owed (cancels, open calls, queued answers and messages, the status). */

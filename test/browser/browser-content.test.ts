@@ -245,6 +245,8 @@ describe("agent content in the browser", () => {
       say(agent, text("last message"));
       await page.locator(".bubble.agent", { hasText: "last message" }).waitFor({ timeout: 10_000 });
       const bad = page.locator(".bubble.agent", { has: page.locator(".block-failed") });
+      // The renderer (a lazy chunk) may come after the text: its text shows as written until then.
+      await bad.waitFor({ timeout: 10_000 });
       expect(await bad.count()).toBe(1);
       expect(await bad.locator(".block-failed").textContent()).toBe("This block could not be shown");
       expect(await bad.textContent()).toContain("the block after the bad one");

@@ -218,6 +218,19 @@ describe("call book, provider side", () => {
     expect(kinds(b.receive({ type: "error", code: "unknown_call", message: "closed", call_id: "k1" }))).toEqual(["lost", "log"]);
   });
 
+  it("with catch-up: says it caught up only once the catalog query is answered, and again not after the connection drops", () => {
+    const b = new CallBook({ catchUp: true, unclaimed: "ack" });
+    b.provide([]);
+    expect(b.caughtUp).toBe(false);
+    b.hello();
+    b.receive({ type: "tool.list", tools: [] }); // the catalog the relay sends with hello
+    expect(b.caughtUp).toBe(false);
+    b.receive({ type: "tool.list", tools: [] }); // the answer to the query: the catch-up is over
+    expect(b.caughtUp).toBe(true);
+    b.down();
+    expect(b.caughtUp).toBe(false);
+  });
+
   it("with catch-up: registers, queries the catalog, and after its answer names the open calls the relay did not deliver again", () => {
     const b = new CallBook({ catchUp: true, unclaimed: "ack" });
     b.provide([]);

@@ -3,8 +3,7 @@
 // one codec — plaintext frames pass as they are; a sealed session's go through shared/client/codec.ts, loaded
 // with the lazy e2e chunk (web/src/e2e/codec.ts). Also the thread and the automatic tools. UI components only
 // read the signals and call answer/send.
-import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from "../../shared/contract/limits.js";
-import { batch, effect, signal, untracked } from "@preact/signals";
+import { batch, computed, signal } from "@preact/signals";
 import type { ClientFrame, ContentBlock, HelloFrame, PeerState, ToolDef } from "../../shared/contract/protocol.js";
 import { ReconnectingSocket, type RawFrame, type Terminal, isRelayFrame } from "../../shared/client/socket.js";
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
@@ -17,9 +16,11 @@ import { Thread } from "./thread.js";
 import { SealPin } from "./conn-pin.js";
 import { plainWire, SealedWire, type Wire, type WireHost } from "./wire.js";
 import { showDecoded, type FrameView } from "./conn-frames.js";
-import { readStatus, socketUrl } from "./session-status.js";
+import { readStatus } from "./session-status.js";
 import { DirectLink } from "./direct-link.js";
 import { pinOf } from "./direct-pins.js";
+import { dialSession } from "./early.js";
+import { watchDirect, watchRecent } from "./conn-watch.js";
 
 export type { ConnHooks, Phase } from "./conn-hooks.js";
 import { type ConnHooks, notices, type Phase, refusedStop, type StopReason, terminalStop } from "./conn-hooks.js";
@@ -81,6 +82,10 @@ export class SessionConn {
   private readonly view: FrameView;
   /** The seal pin (issue 26, web/src/conn-pin.ts): the socket's events wait for its read. */
   private readonly pin: SealPin;
+  /** This connection's catch-up is over (the call book's word, after the frame that ended it was shown). */
+  private readonly caughtUp = signal(false);
+  /** Nothing more to wait for on opening: caught up, or not connected (offline, stopped). */
+  readonly settled = computed(() => this.caughtUp.value || this.phase.value === "offline" || this.phase.value === "stopped");
 
   constructor(
     readonly saved: SavedSession,
@@ -147,22 +152,9 @@ export class SessionConn {
       rtc: (r) => this.direct.rtc(r),
       acceptRelay: (f) => this.direct.acceptRelay(f),
     };
-    // The agent's presence on the relay starts (or, when it came back, replaces) the direct path's attempt.
-    effect(() => {
-      const p = this.phase.value === "online" ? this.presence.value : null;
-      if (p) untracked(() => this.direct.agent(p.agent.online));
-    });
-    // Who won a call this device lost or found closed while away: the inbox's recent list says (issue 28 item 4).
-    // Both orders: the list may come before the card is lost (its refusal arrives after the inbox's state).
-    effect(() => {
-      const recent = this.hooks.recentOf?.();
-      const cards = this.calls_.log.calls.value;
-      if (!recent?.length || !cards.some((c) => (c.state === "lost" || c.state === "gone") && !c.answeredBy)) return;
-      untracked(() => {
-        // The card names the winner now: the banner for a loss it could not explain goes.
-        if (this.calls_.fromRecent(recent) && this.notice.value?.key === "lostRace") this.notice.value = null;
-      });
-    });
+    const ready = computed(() => this.phase.value === "online" && this.caughtUp.value); // then the direct path may start
+    watchDirect({ ready, presence: this.presence, link: () => this.link, start: (on) => this.direct.agent(on) });
+    watchRecent(() => this.hooks.recentOf?.(), this.calls_, this.notice);
     this.calls = this.calls_.log.calls;
     this.calls_.book.provide(BUILTIN_TOOLS);
     this.pin = new SealPin(saved.origin, this.sid, () => this.markSealed());
@@ -220,10 +212,10 @@ export class SessionConn {
   private connect(): void {
     if (this.stopped || this.sock) return;
     this.phase.value = "connecting";
-    // The token travels as a subprotocol: never in a URL, a log line or the Referer. No hello timeout (the heartbeat
-    // drops a silent socket). WebSocket is looked up at each dial (a test's routeWebSocket replaces it in the page).
+    // No hello timeout (the heartbeat drops a silent socket). WebSocket is looked up at each dial (a test's
+    // routeWebSocket replaces it in the page); the first may take the one web/src/early.ts dialled at the start.
     const sock = new ReconnectingSocket({
-      dial: () => new WebSocket(socketUrl(this.saved, this.clientId), [SUBPROTOCOL, `${TOKEN_SUBPROTOCOL_PREFIX}${this.saved.token}`]),
+      dial: () => dialSession(this.saved, this.clientId),
       heartbeatMs: PING_MS,
       deadMs: DEAD_MS,
       helloTimeoutMs: 0,
@@ -244,12 +236,14 @@ export class SessionConn {
   private decode(w: Wire, f: RawFrame): void {
     if (f.type === "hello" && isRelayFrame(f) && f.type === "hello") this.onHello(w, f);
     else w.in(f);
+    if (!this.caughtUp.peek() && this.calls_.book.caughtUp) this.caughtUp.value = true;
   }
 
   /** The connection ended: frames still being opened for it are dropped, and nothing is sent until the next hello. */
   private ended(): void {
     this.link++;
     this.helloed = false;
+    this.caughtUp.value = false;
     this.calls_.book.down();
   }
 

@@ -1,5 +1,7 @@
 // Entry: pair from the URL fragment (then wipe it from the address bar), start the connections,
-// register the service worker, render.
+// register the service worker, render. The first import dials the opened session's socket before the rest
+// evaluates (web/src/early.ts, issue 33).
+import "./early.js";
 import { render } from "preact";
 import { App, flash, notice, online } from "./app.js";
 import { deviceName } from "./devname.js";
@@ -9,7 +11,7 @@ import { navigate, path } from "./router.js";
 import { joining } from "./e2e-watch.js";
 import { startPush } from "./push.js";
 import { loadMarkdown } from "./tools/markdown.js";
-import { addInbox, addSession, dropAll, inboxes, pokeAll, reopenSessions, startAll, sweepAll } from "./sessions.js";
+import { addInbox, addSession, dropAll, inboxes, pokeAll, reopenSessions, startAll, sweepAll, whenSettled } from "./sessions.js";
 import { parsePairCode, parsePairing } from "./storage.js";
 import { pinFromLink } from "./direct-pins.js";
 import { applyTheme, theme } from "./ui/Settings.js";
@@ -149,8 +151,12 @@ document.addEventListener("visibilitychange", () => document.visibilityState ===
 setInterval(sweepAll, 5_000);
 
 render(<App />, document.getElementById("app")!);
-// The markdown renderer (a lazy chunk, tools/markdown.tsx) loads right after the first paint, not before it.
-void loadMarkdown().catch(() => undefined);
+// The markdown renderer (a lazy chunk, tools/markdown.tsx) loads once the sessions opened at start have caught up
+// with the relay (at most MARKDOWN_AFTER_MS): its evaluation took a slow phone's main thread just as a waiting
+// card arrived (issue 33, docs/benchmarks.md). A card or message that needs it before then loads it itself and
+// shows its text as written meanwhile.
+const MARKDOWN_AFTER_MS = 3_000;
+whenSettled(() => void loadMarkdown().catch(() => undefined), MARKDOWN_AFTER_MS);
 
 if ("serviceWorker" in navigator && isSecureContext) {
   void navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => undefined);

@@ -3,6 +3,7 @@
 // session's WebSocket address (the token travels as a subprotocol, never in it).
 import type { SessionStatus } from "../../shared/contract/protocol.js";
 import type { SavedSession } from "./storage.js";
+import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from "../../shared/contract/limits.js";
 
 /** `code` 0: the relay could not be reached at all (a network error, not an HTTP answer). */
 export interface StatusRead {
@@ -27,6 +28,9 @@ export async function readStatus(saved: SavedSession): Promise<StatusRead> {
 }
 
 /** The session's WebSocket address for this device's client id. */
+/** The session socket's subprotocols: the token travels as one, never in a URL, a log line or the Referer. */
+export const socketProtocols = (token: string): string[] => [SUBPROTOCOL, `${TOKEN_SUBPROTOCOL_PREFIX}${token}`];
+
 export function socketUrl(saved: SavedSession, clientId: string): string {
   const u = new URL(`/api/sessions/${encodeURIComponent(saved.sid)}/ws`, saved.origin);
   u.protocol = u.protocol === "https:" ? "wss:" : "ws:";

@@ -1,7 +1,7 @@
 // Everything this device is connected to: the inboxes it is paired with (one InboxConn each, whose state
 // lists their sessions live) and the guest sessions of v1 links. Every session — of an inbox or a guest —
 // gets one SessionConn, started at load, so automatic tools keep answering and the home list is live.
-import { computed, signal } from "@preact/signals";
+import { computed, effect, signal } from "@preact/signals";
 import type { InboxSession } from "../../shared/contract/inbox.js";
 import { SessionConn } from "./conn.js";
 import { InboxConn } from "./inbox.js";
@@ -139,6 +139,27 @@ export function startAll(): void {
   inboxes.value = loadInboxes().map(makeInbox);
   for (const ib of inboxes.value) ib.start();
   syncConns();
+}
+
+/**
+ * Runs `fn` once every session connection started so far has settled (caught up with the relay, or offline),
+ * or after `capMs`: for work that must not take a slow phone's main thread while the waiting cards arrive.
+ */
+export function whenSettled(fn: () => void, capMs: number): void {
+  let done = false;
+  let stop: (() => void) | undefined;
+  const go = () => {
+    if (done) return;
+    done = true;
+    clearTimeout(cap);
+    queueMicrotask(() => stop?.());
+    fn();
+  };
+  const cap = setTimeout(go, capMs);
+  const all = [...conns.values()];
+  stop = effect(() => {
+    if (all.every((c) => c.settled.value)) go();
+  });
 }
 
 /** Saves a paired inbox and connects it. Pairing again with the same inbox replaces the old device. */

@@ -64,26 +64,29 @@ self.addEventListener("activate", (e) => {
   );
 });
 
+const noop = () => {};
+
 self.addEventListener("fetch", (e) => {
   const req = e.request;
   const url = new URL(req.url);
   if (req.method !== "GET" || url.origin !== self.location.origin || LIVE.test(url.pathname)) return;
   if (req.mode === "navigate") {
-    // Network first (a new deploy shows at once); offline, every path gets the cached shell (SPA).
+    // The cached shell at once, every path (SPA), and the network's copy kept for the next open: a phone's
+    // round trip is not waited for on opening (issue 33, docs/benchmarks.md), so a new deploy shows from the
+    // open after it. No shell cached yet: the network's.
+    const fresh = fetch(req).then(async (res) => {
+      if (res.ok) await (await caches.open(CACHE)).put("/", res.clone());
+      return res;
+    });
+    e.waitUntil(fresh.then(noop, noop));
     e.respondWith(
       (async () => {
+        const hit = await caches.match("/");
+        if (hit) return hit;
         try {
-          const res = await fetch(req);
-          if (res.ok) {
-            const copy = res.clone();
-            caches
-              .open(CACHE)
-              .then((c) => c.put("/", copy))
-              .catch(() => {});
-          }
-          return res;
+          return await fresh;
         } catch {
-          return (await caches.match("/")) || Response.error();
+          return Response.error();
         }
       })(),
     );

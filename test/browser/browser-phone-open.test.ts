@@ -1,0 +1,177 @@
+// Opening a waiting question on a phone (issue 33 item 4, docs/benchmarks.md "A phone opening a waiting
+// question"): what the page does before the card shows. Orders of events, never durations: the markdown chunk
+// and the direct path's chunk are not loaded while the waiting card is on its way, and a warm open does not wait
+// for the network's copy of the shell. Real Chromium, the real relay (`wrangler dev`), the built PWA.
+import type { Page, Route } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { Agent, createSession, useBrowser } from "../helpers/browser.js";
+
+const fx = useBrowser();
+
+/** The page's requests for lazy chunks and the frames its sockets received, in the order they happened. */
+function recordOrder(page: Page): string[] {
+  const log: string[] = [];
+  page.on("request", (r) => {
+    const m = /\/assets\/(markdown-render|rtc)-[^/]+\.js$/.exec(new URL(r.url()).pathname);
+    if (m) log.push(`chunk:${m[1]}`);
+  });
+  page.on("websocket", (ws) =>
+    ws.on("framereceived", (f) => {
+      try {
+        log.push(`frame:${(JSON.parse(String(f.payload)) as { type: string }).type}`);
+      } catch {
+        /* "pong" */
+      }
+    }),
+  );
+  return log;
+}
+
+describe("a phone opening a waiting question", () => {
+  it("loads neither the markdown chunk nor the direct path's chunk before the waiting call arrived (they took a slow phone's main thread as the card came)", async () => {
+    const s = await createSession(fx.relay(), "phone open");
+    const agent = await Agent.connect(s);
+    try {
+      agent.call("q-open-1", "ask_question", { project_directory: "/srv/app", question: "Ship **it** now?" });
+      const ctx = await fx.context("phone");
+      const page = await ctx.newPage();
+      const order = recordOrder(page);
+      await page.goto(s.app_url);
+      const card = page.locator('[data-call="q-open-1"]');
+      await card.getByText("Ship").waitFor();
+      // Both chunks do load: the question's markdown, and the direct path to an agent that is online.
+      await card.locator("strong", { hasText: "it" }).waitFor();
+      await expect.poll(() => order.includes("chunk:rtc"), { timeout: 15_000 }).toBe(true);
+      const call = order.indexOf("frame:tool.call");
+      expect(call, order.join(" ")).toBeGreaterThanOrEqual(0);
+      expect(order.indexOf("chunk:markdown-render"), order.join(" ")).toBeGreaterThan(call);
+      // The direct path waits for the end of the catch-up: the answer to the app's catalog query, the second
+      // tool.list after hello.
+      const hello = order.indexOf("frame:hello");
+      const lists = order.map((x, i) => (x === "frame:tool.list" && i > hello ? i : -1)).filter((i) => i >= 0);
+      expect(lists.length, order.join(" ")).toBeGreaterThanOrEqual(2);
+      expect(order.indexOf("chunk:rtc"), order.join(" ")).toBeGreaterThan(lists[1]!);
+      await ctx.close();
+    } finally {
+      agent.close();
+    }
+  });
+
+  it("opens warm from the cached shell while the network has not answered the navigation (it waited for a phone's round trip)", async () => {
+    const s = await createSession(fx.relay(), "phone warm");
+    const agent = await Agent.connect(s);
+    const held: Route[] = [];
+    try {
+      const ctx = await fx.context("phone");
+      const first = await ctx.newPage();
+      await first.goto(fx.relay());
+      await first.evaluate(() => navigator.serviceWorker.ready.then(() => true));
+      await first.close();
+      // From now on the network never answers for the shell (the service worker's fetch of it included).
+      await ctx.route("**/*", (route) => (new URL(route.request().url()).pathname === "/" ? void held.push(route) : route.continue()));
+      agent.call("q-warm-1", "ask_question", { project_directory: "/srv/app", question: "Warm open?" });
+      const page = await ctx.newPage();
+      await page.goto(s.app_url, { waitUntil: "commit" });
+      await page.locator('[data-call="q-warm-1"]').getByText("Warm open?").waitFor({ timeout: 20_000 });
+      expect(held.length).toBeGreaterThan(0);
+      for (const r of held.splice(0)) await r.abort().catch(() => undefined);
+      await ctx.close();
+    } finally {
+      for (const r of held) await r.abort().catch(() => undefined);
+      agent.close();
+    }
+  });
+
+  it("dials the opened session's socket before the app's session list is read, and answers through it (it waited for the whole app to evaluate)", async () => {
+    const s = await createSession(fx.relay(), "phone early dial");
+    const agent = await Agent.connect(s);
+    try {
+      agent.call("q-early-1", "ask_question", { project_directory: "/srv/app", question: "Dial early?" });
+      const ctx = await fx.context("phone");
+      const page = await ctx.newPage();
+      // The page's own order: each localStorage read and each socket it opens (web/src/sessions.ts reads
+      // "lineup.hidden" as it evaluates, before any session connection could dial).
+      await page.addInitScript(() => {
+        const w = window as unknown as { __order: string[] };
+        w.__order = [];
+        const get = Storage.prototype.getItem;
+        Storage.prototype.getItem = function (k: string) {
+          w.__order.push(`get:${k}`);
+          return get.call(this, k);
+        };
+        const Native = window.WebSocket;
+        window.WebSocket = class extends Native {
+          constructor(url: string | URL, protocols?: string | string[]) {
+            super(url, protocols);
+            w.__order.push("ws");
+          }
+        };
+      });
+      await page.goto(s.app_url);
+      const card = page.locator('[data-call="q-early-1"]');
+      await card.getByText("Dial early?").waitFor();
+      const order = await page.evaluate(() => (window as unknown as { __order: string[] }).__order);
+      expect(order.indexOf("ws"), order.join(" ")).toBeGreaterThanOrEqual(0);
+      expect(order.indexOf("ws"), order.join(" ")).toBeLessThan(order.indexOf("get:lineup.hidden"));
+      expect(order.filter((x) => x === "ws").length, order.join(" ")).toBe(1);
+      await card.locator("textarea").fill("yes");
+      await card.getByRole("button", { name: "Send" }).click();
+      const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-early-1");
+      expect(JSON.stringify(r)).toContain("yes");
+      await ctx.close();
+    } finally {
+      agent.close();
+    }
+  });
+
+  it("shows the cards of an earlier visit before the socket is up, sends an answer made then after the hello, and loads no markdown chunk for them before the waiting call arrived (they loaded it as the app started)", async () => {
+    const s = await createSession(fx.relay(), "phone seen before");
+    const agent = await Agent.connect(s);
+    try {
+      const ctx = await fx.context("phone");
+      agent.call("q-seen-1", "ask_question", { project_directory: "/srv/app", question: "Seen **before**?" });
+      const first = await ctx.newPage();
+      await first.goto(s.app_url);
+      await first.locator('[data-call="q-seen-1"] strong', { hasText: "before" }).waitFor();
+      await first.close();
+      agent.call("q-seen-2", "ask_question", { project_directory: "/srv/app", question: "New **while** closed?" });
+      const page = await ctx.newPage();
+      // The relay's frames are held until the card seen before was painted and its effects ran.
+      const order: string[] = [];
+      const held: (() => void)[] = [];
+      let holding = true;
+      await page.routeWebSocket(/\/ws/, (ws) => {
+        const server = ws.connectToServer();
+        server.onMessage((m) => {
+          const pass = () => {
+            if (m !== "pong") order.push(`frame:${(JSON.parse(String(m)) as { type: string }).type}`);
+            ws.send(m);
+          };
+          if (holding) held.push(pass);
+          else pass();
+        });
+      });
+      page.on("request", (r) => /\/assets\/markdown-render-[^/]+\.js$/.test(new URL(r.url()).pathname) && order.push("chunk:markdown-render"));
+      await page.goto(s.app_url);
+      // The card seen before is shown from this device's own record, its text as written until the chunk loads.
+      await page.locator('[data-call="q-seen-1"]').getByText("Seen").waitFor();
+      // Two painted frames with their effects (preact runs a component's effects after a paint).
+      await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => setTimeout(() => requestAnimationFrame(() => setTimeout(r, 0)), 0))));
+      // Answered before the socket said hello: it waits in the outbox and goes after the hello.
+      const seen = page.locator('[data-call="q-seen-1"]');
+      await seen.locator("textarea").fill("from the record");
+      await seen.getByRole("button", { name: "Send" }).click();
+      holding = false;
+      for (const pass of held.splice(0)) pass();
+      await page.locator('[data-call="q-seen-2"] strong', { hasText: "while" }).waitFor();
+      const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-seen-1");
+      expect(JSON.stringify(r)).toContain("from the record");
+      const call = order.indexOf("frame:tool.call");
+      expect(call, order.join(" ")).toBeGreaterThanOrEqual(0);
+      expect(order.indexOf("chunk:markdown-render"), order.join(" ")).toBeGreaterThan(call);
+      await ctx.close();
+    } finally {
+      agent.close();
+    }
+  });
+});

@@ -1,0 +1,145 @@
+// Issue 33 (a phone that opens in a blink): the socket of the session a page opens on is dialled before the rest
+// of the app evaluates. The page's first script (web/src/boot.ts, its own small chunk) and main.tsx's first import
+// are this module (one instance: a chunk shared by both), so it runs before preact, the UI and the session list
+// (a slow phone spent 365–660 ms evaluating them before `new WebSocket`, and the handshake then cost one more
+// round trip). The session's connection (web/src/conn.ts) takes the socket on its first dial when the address and
+// subprotocols are the same; the events it missed meanwhile (open, hello, the catch-up's frames, a close) are
+// handed over in order. Nothing is read or sent here: frames wait as they came (a sealed session's stay sealed).
+// Only the session named by the address is dialled: a v1 link's fragment (`#s=…&t=…`), or `/s/<sid>` of a
+// guest session kept on this device (not a session of an inbox: see sessionOfAddress). A socket not taken within
+// EARLY_TTL_MS is closed, and so is one whose session dials with another address or token.
+import type { SocketEvent, WebSocketLike } from "../../shared/client/socket.js";
+import { CLOSE } from "../../shared/contract/close.js";
+import { socketProtocols, socketUrl } from "./session-status.js";
+import { deviceId, loadSessions, parsePairing, type SavedSession } from "./storage.js";
+
+/** An early socket nobody took (the app opened another way) is closed after this long. */
+export const EARLY_TTL_MS = 10_000;
+
+type Kind = "open" | "message" | "close" | "error";
+const KINDS: readonly Kind[] = ["open", "message", "close", "error"];
+
+/**
+ * A dialled socket whose events are kept until it is taken, then handed over in order — its readyState as the
+ * events handed over so far say (CONNECTING until "open" was handed over), so a taker never sees it open twice.
+ */
+export class EarlySocket implements WebSocketLike {
+  private readonly kept: { kind: Kind; ev: SocketEvent }[] = [];
+  private readonly listeners = new Map<Kind, ((ev: SocketEvent) => void)[]>();
+  private taken = false;
+  private handing = false;
+  private shown = 0;
+  /** The socket closed before it was taken. */
+  closedEarly = false;
+
+  constructor(
+    readonly ws: WebSocketLike,
+    readonly url: string,
+    readonly protocols: readonly string[],
+  ) {
+    for (const kind of KINDS)
+      ws.addEventListener(kind, (ev) => {
+        if (kind === "close" && !this.taken) this.closedEarly = true;
+        this.kept.push({ kind, ev });
+        if (this.taken && !this.handing) this.handOver();
+      });
+  }
+
+  get readyState(): number {
+    return this.kept.length > 0 || !this.taken ? this.shown : this.ws.readyState;
+  }
+
+  send(data: string): void {
+    this.ws.send(data);
+  }
+
+  close(code?: number, reason?: string): void {
+    this.ws.close(code, reason);
+  }
+
+  addEventListener(type: Kind, listener: (ev: SocketEvent) => void): void {
+    const l = this.listeners.get(type) ?? [];
+    l.push(listener);
+    this.listeners.set(type, l);
+  }
+
+  /** Taken: what was kept is handed over once the taker attached its listeners (a microtask later), then live. */
+  take(): this {
+    this.taken = true;
+    queueMicrotask(() => this.handOver());
+    return this;
+  }
+
+  private handOver(): void {
+    this.handing = true;
+    try {
+      for (let e = this.kept.shift(); e; e = this.kept.shift()) {
+        if (e.kind === "open") this.shown = 1;
+        if (e.kind === "close") this.shown = 3;
+        for (const l of this.listeners.get(e.kind) ?? []) l(e.ev);
+      }
+    } finally {
+      this.handing = false;
+    }
+  }
+}
+
+let early: EarlySocket | undefined;
+
+/** The session the address names, as this device keeps it (undefined: none, or not one alone). */
+export function sessionOfAddress(loc: { hash: string; pathname: string; origin: string }): { saved: SavedSession; clientId: string } | undefined {
+  const link = parsePairing(loc.hash);
+  if (link) return { saved: { sid: link.sid, token: link.token, origin: loc.origin, label: "", addedAt: 0 }, clientId: deviceId() };
+  const sid = /^\/s\/([A-Za-z0-9_-]{8,64})$/.exec(loc.pathname)?.[1];
+  if (!sid) return undefined;
+  // A session of an inbox is not dialled here: its connection dialled another socket in a test (browser-who-won's
+  // two tabs), and an untaken socket of the same client id may be handed the session's calls (not done, issue 33).
+  const guest = loadSessions().find((s) => s.sid === sid && s.origin === loc.origin);
+  return guest ? { saved: guest, clientId: guest.clientId ?? deviceId() } : undefined;
+}
+
+/** Dials the address's session now (once per page); a failure to dial leaves the app to dial as before. */
+export function dialEarly(): void {
+  if (early || typeof WebSocket !== "function") return;
+  try {
+    const s = sessionOfAddress(location);
+    if (!s) return;
+    const url = socketUrl(s.saved, s.clientId);
+    const protocols = socketProtocols(s.saved.token);
+    const mine = new EarlySocket(new WebSocket(url, protocols), url, protocols);
+    early = mine;
+    setTimeout(() => {
+      if (early !== mine) return;
+      early = undefined;
+      mine.ws.close(CLOSE.normal, "unused");
+    }, EARLY_TTL_MS);
+  } catch {
+    early = undefined;
+  }
+}
+
+/** The early socket when it was dialled to this address with these subprotocols and is still usable (once). */
+export function takeEarly(url: string, protocols: readonly string[]): WebSocketLike | undefined {
+  const e = early;
+  if (!e) return undefined;
+  if (e.url !== url || e.protocols.length !== protocols.length || e.protocols.some((p, i) => p !== protocols[i])) {
+    // The same session dialled otherwise: the early socket goes now (the relay could hand it the session's calls).
+    if (new URL(e.url).pathname === new URL(url).pathname) {
+      early = undefined;
+      e.close(CLOSE.normal, "unused");
+    }
+    return undefined;
+  }
+  early = undefined;
+  if (e.closedEarly) return undefined;
+  return e.take();
+}
+
+dialEarly();
+
+/** The session's socket: the early one when it was dialled to this address with these subprotocols, else a new one. */
+export function dialSession(saved: SavedSession, clientId: string): WebSocketLike {
+  const url = socketUrl(saved, clientId);
+  const protocols = socketProtocols(saved.token);
+  return takeEarly(url, protocols) ?? new WebSocket(url, protocols);
+}
