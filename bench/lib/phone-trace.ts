@@ -188,7 +188,7 @@ async function traced(page: Page, run: () => Promise<number>): Promise<{ visible
   }
   const visible = await run();
   const profile = prof ? (await prof.send("Profiler.stop")).profile : undefined;
-  const stamps = await page.evaluate(() => (window as unknown as { __stamps: Record<string, number> }).__stamps);
+  const stamps = await page.evaluate(() => Reflect.get(window, "__stamps") as Record<string, number>);
   await cdp.send("Tracing.end");
   await done;
   const nav = events.find((e) => e.name === "navigationStart");
@@ -200,9 +200,11 @@ async function open(page: Page, url: string, id: string, text: string): Promise<
   await page.addInitScript({ content: watchVisible(id, text) });
   await page.addInitScript({ content: STAMPS });
   await page.goto(url, { waitUntil: "commit" });
-  await page.waitForFunction(() => (window as unknown as { __visibleAt?: number }).__visibleAt !== undefined, undefined, { timeout: 60_000, polling: 20 });
+  await page.waitForFunction("window.__visibleAt !== undefined", undefined, { timeout: 60_000, polling: 20 });
   const got = await page.evaluate(() => {
-    const w = window as unknown as { __visibleAt: number; __stamps: Record<string, number | string> };
+    // The init scripts' own globals (watchVisible, STAMPS), read off the window.
+    const w = { __visibleAt: Reflect.get(window, "__visibleAt") as number, __stamps: Reflect.get(window, "__stamps") as Record<string, number | string> };
+    const frames = Reflect.get(window, "__frames") as string[] | undefined;
     const n = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
     const r = (performance.getEntriesByType("resource") as PerformanceResourceTiming[]).map((e) => ({
       name: new URL(e.name).pathname,
@@ -212,7 +214,7 @@ async function open(page: Page, url: string, id: string, text: string): Promise<
     }));
     return {
       visible: Math.round(w.__visibleAt),
-      stamps: { ...w.__stamps, frames: (w as unknown as { __frames?: string[] }).__frames?.join(" ") ?? "" },
+      stamps: { ...w.__stamps, frames: frames?.join(" ") ?? "" },
       nav: { responseStart: Math.round(n.responseStart), responseEnd: Math.round(n.responseEnd), workerStart: Math.round(n.workerStart) },
       resources: r,
     };
