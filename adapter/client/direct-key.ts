@@ -3,7 +3,7 @@
 // signs every direct-path answer (shared/client/direct-bind.ts); its public half goes into pairing links
 // (`&dk=`), so a phone paired from this machine pins it. Two processes starting at once make ONE key: the file
 // is created exclusively, and the loser reads the winner's.
-import { z } from "zod";
+import { z } from "../../shared/contract/zod.js";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateDirectKey, importDirectKey, type DirectKey } from "../../shared/client/direct-bind.js";

@@ -1,7 +1,7 @@
 // A small typed HTTP client for the inbox endpoints (docs/inbox.md): what the agent adapter needs to create
 // its inbox, attach sessions to it, pair devices and manage them. Bodies are checked against the shapes of
 // shared/contract/inbox.ts before they are sent; answers are checked for the fields the adapter relies on.
-import { z } from "zod";
+import { z } from "../../shared/contract/zod.js";
 import {
   CreateInboxBody,
   InboxSessionBody,

@@ -2,7 +2,7 @@
 // ids that make a restarted agent process the same client (so the relay re-sends answers it missed), and
 // this machine's inbox per relay (docs/inbox.md): every session it creates is attached to that inbox.
 // Files are written atomically with mode 0600: they hold session tokens and the machine credential.
-import { z } from "zod";
+import { z } from "../../shared/contract/zod.js";
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";

@@ -7,7 +7,7 @@
 // (hooks reference, "Defer a tool call for later"), and the hook answers at once from the record.
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { z } from "zod";
+import { z } from "../../shared/contract/zod.js";
 import { LIMITS } from "../../shared/contract/limits.js";
 import type { ToolResultBody } from "../../shared/contract/protocol.js";
 import { randomId } from "../../shared/edge/tokens.js";

@@ -4,7 +4,7 @@
 // acking it, then runs `claude -p --resume <session>` in the run's directory exactly once and says in the
 // session's thread whether it resumed. One process per record (its lock); a restarted one takes over.
 import { spawn } from "node:child_process";
-import { z } from "zod";
+import { z } from "../../shared/contract/zod.js";
 import { Client } from "../client/agent.js";
 import { openKeyring, resolveSession } from "../client/session.js";
 import type { ToolResultOut } from "../../shared/contract/protocol.js";

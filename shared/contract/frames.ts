@@ -1,6 +1,6 @@
 // Client → relay frames: the v1 wire schemas, a sealed session's schemas (docs/e2e.md "Wiring"), and the ONE
 // internal frame both decode into (`InFrame`, whose payload is plain or sealed) that the router handles.
-import { z } from "zod";
+import { z } from "./zod.js";
 import { isEnvelope, type Envelope } from "./envelope.js";
 import { LIMITS, type Role } from "./limits.js";
 import { RtcSignalIn, SealedRtcSignalIn, type RtcSignal } from "./rtc.js";

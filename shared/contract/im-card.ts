@@ -1,7 +1,7 @@
 // The LineUp payload inside WuKongIM messages (content type 10100), as the PWA's IM mode reads and writes it
 // (issue 31; layout: docs/wukongim.md "IM mode (relay side)"). The relay's bridge (worker/wukongim/bridge.ts)
 // sends `tool.call` cards and `tool.cancel` updates and judges the `tool.result` answers the PWA sends.
-import { z } from "zod";
+import { z } from "./zod.js";
 import { CallId, JsonObject, ToolError, ToolName, ToolResultBody } from "./tools.js";
 
 /** The one WuKongIM content type LineUp uses (no range is reserved upstream). */

@@ -1,6 +1,6 @@
 // The inbox: a human's home on a relay (docs/inbox.md). Its wire shapes are defined once here, for the
 // edge (shared/edge/inbox.ts), the inbox object, the agent adapter's CLI and the PWA.
-import { z } from "zod";
+import { z } from "./zod.js";
 import type { AttentionReason, ClosedCall } from "./push.js";
 import type { Envelope } from "./envelope.js";
 import { EnvelopeSchema } from "./protocol.js";

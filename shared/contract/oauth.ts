@@ -2,7 +2,7 @@
 // relay's OAuth secrets, the rules for redirect URIs, resources and PKCE, request bodies, and what the PWA's
 // "Connect an app" screen reads. The Worker's server is worker/oauth/; the PWA imports types only (values
 // here pull zod into its bundle).
-import { z } from "zod";
+import { z } from "./zod.js";
 
 export const OAUTH_LIMITS = {
   /** Access tokens are short-lived; the refresh token gets a new one (and is rotated). */

@@ -2,7 +2,7 @@
 // adapter and the tests. Split by concern: limits.ts (names and limits), tools.ts (tool shapes), envelope.ts
 // (the sealed envelope's shape), frames.ts (client → relay, and the one internal frame), relay-frames.ts
 // (relay → client), decode.ts (parsing at the edge, once). This module re-exports them and holds the HTTP bodies.
-import { z } from "zod";
+import { z } from "./zod.js";
 import { LIMITS } from "./limits.js";
 import { CallId, JsonObject, ToolName, type ToolDef } from "./tools.js";
 import type { AgentStatus, KeptMessage, KeptToolDef } from "./relay-frames.js";

@@ -1,6 +1,6 @@
 // Web Push for the inbox (docs/push.md): the wire shapes between the edge, the inbox object, the PWA and
 // its service worker, defined once here. Sending itself is shared/crypto/webpush/index.ts; the decisions shared/inbox/push.ts.
-import { z } from "zod";
+import { z } from "./zod.js";
 import type { Envelope } from "./envelope.js";
 import { EnvelopeSchema } from "./protocol.js";
 

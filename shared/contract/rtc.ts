@@ -2,7 +2,7 @@
 // `rtc.signal` frames of the session between the agent and ONE named device (and back), relayed to that peer
 // only and never kept. In a sealed session the signal (and the recipient it was meant for) travels inside an
 // envelope, so the relay can neither read nor substitute the DTLS fingerprint in the SDP.
-import { z } from "zod";
+import { z } from "./zod.js";
 import { isEnvelope, type Envelope } from "./envelope.js";
 import { CLIENT_ID_RE, type Role } from "./limits.js";
 

@@ -1,5 +1,5 @@
 // Wire shapes of tools and their results: content blocks, tool definitions, a result body or error.
-import { z } from "zod";
+import { z } from "./zod.js";
 import { LIMITS, NAME_RE } from "./limits.js";
 
 export const JsonObject = z.record(z.string(), z.unknown());

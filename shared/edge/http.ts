@@ -4,7 +4,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { zValidator } from "@hono/zod-validator";
-import { z } from "zod";
+import { z } from "../contract/zod.js";
 import { describeIssues, httpError, jsonDepth, LIMITS } from "../contract/protocol.js";
 
 export type Status = 400 | 401 | 403 | 404 | 409 | 413 | 426 | 429 | 500 | 502 | 503;

@@ -2,7 +2,7 @@
 // sealed roster, `rekey_needed`, and the pairing mailbox. All opaque to the relay: it checks shapes, who may
 // write what, and the epoch arithmetic — never a key. Pure functions over the inbox document, run inside
 // InboxCore's read → modify → write (shared/inbox/core.ts) for the Worker and the LAN server alike.
-import { z } from "zod";
+import { z } from "../contract/zod.js";
 import { HOLDER_ID_RE, parseWrappedKey, type PairHello, type PairReply, type WrappedKey } from "../crypto/e2e/index.js";
 import { EnvelopeSchema, type Envelope } from "../contract/protocol.js";
 

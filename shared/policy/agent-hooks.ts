@@ -1,6 +1,6 @@
 // Codex's lifecycle hooks and Cursor's MCP and stop hooks, in and out (i29-agents, issue 29 item 5;
 // docs/permissions.md §7.14–7.15). Parsers accept unknown fields: agents add them.
-import { z } from "zod";
+import { z } from "../contract/zod.js";
 import { ToolCall, ToolInput } from "./hooks.js";
 
 // ---------------------------------------------------------------- Codex (hooks.json)

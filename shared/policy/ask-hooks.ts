@@ -4,7 +4,7 @@
 // Sources: https://code.claude.com/docs/en/hooks (AskUserQuestion; "allow with updatedInput"; Elicitation
 // input and output) and https://code.claude.com/docs/en/agent-sdk/user-input (AskUserQuestion: `answers`
 // keyed by question text, several labels of a multi-select question joined with ", ").
-import { z } from "zod";
+import { z } from "../contract/zod.js";
 import type { ToolResultBody } from "../contract/protocol.js";
 import { checkArguments } from "../contract/schema.js";
 import { preToolUseOutput, type PreToolUseOutput } from "./hooks.js";

@@ -2,7 +2,7 @@
 // formats cites each source): Claude Code's PermissionRequest / PreToolUse / Notification / Stop hooks
 // and its --permission-prompt-tool MCP tool, Cursor's beforeShellExecution hook, Codex's `notify`.
 // Parsers accept unknown extra fields (agents add fields over time); builders emit only documented ones.
-import { z } from "zod";
+import { z } from "../contract/zod.js";
 import { isRuleError, parseRule } from "./rules.js";
 
 // ---------------------------------------------------------------- Claude Code: rules in hook JSON

@@ -1,6 +1,6 @@
 // WuKongIM v2.2.5 wire format (v3 differences noted), parsed once at the edge with zod.
 // Source of truth: test/fixtures/wukongim/README.md (read from the WuKongIM/TSDD sources).
-import { z } from "zod";
+import { z } from "../../shared/contract/zod.js";
 import type { Env } from "../env.js";
 
 /** The LineUp payload type carried inside WuKongIM messages (no range is reserved upstream). */
