@@ -191,6 +191,10 @@ describe("who won (issue 28 §4)", () => {
       const t1 = await ctx.newPage();
       await pairPage(t1, m);
       await t1.goto(`${fx.relay()}/s/${s.session_id}`);
+      // Regression (CI, after the shell came from the service worker at once): a call made between the tab's
+      // connect and its tool registration is refused unknown_tool by the relay (a provider is present), so the
+      // call waits for the tab to be online.
+      await t1.locator(".presence.on").first().waitFor({ timeout: 15_000 });
       agent.call("tb1", "input", { question: "Release name?" });
       await t1.locator('[data-call="tb1"] input').waitFor({ timeout: 15_000 });
 
