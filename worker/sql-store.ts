@@ -1,6 +1,6 @@
 // The routing core's Store on Durable Object SQLite. SQLite is the truth; the only things held in memory are
-// the session's byte usage, its number of open calls, a lower bound of its earliest due time and the parsed
-// registrations, each read once per wake and kept in step with every write, all of which go through this class
+// the session's byte usage, its number of open calls, a lower bound of its earliest due time, the parsed
+// registrations and a glance at the agent's open calls (tool and fingerprint, for the inbox report), each read once per wake and kept in step with every write, all of which go through this class
 // (a rolled-back transaction, or the alarm, forgets them: they are read again).
 import { LIMITS, utf8Length, type KeptMessage, type Role, type KeptToolDef } from "../shared/contract/protocol.js";
 import { deliveriesOf, type CallRow, type Registration, type Store, type StoredMessage } from "../shared/session/store.js";
@@ -53,6 +53,11 @@ export class SqlStore implements Store {
   /** Each side's registrations as parsed, per wake: every write to them goes through this class (it drops
    * them); a rollback or the alarm forgets them, and a new wake starts without. */
   private readonly regs = new Map<Role, Registration[]>();
+  /** The agent's open calls as agentOpen() glances at them (tool, fingerprint, age, insertion order), read once
+   * per wake and kept in step by every write of a call: the inbox report glances after every change, and a query
+   * per change was 40 % of an inbox session's CPU under load (issue 33). A rollback or the alarm forgets it. */
+  private agent: Map<string, { name: string; fp: string; at: number; seq: number }> | undefined;
+  private agentSeq = 0;
 
   constructor(private readonly sql: SqlStorage) {
     this.migrate();
@@ -82,6 +87,7 @@ export class SqlStore implements Store {
     this.open = undefined;
     this.due = undefined;
     this.regs.clear();
+    this.agent = undefined;
   }
   private dueAdded(t: number | null): void {
     if (t !== null && this.due !== undefined) this.due = this.due === null ? t : Math.min(this.due, t);
@@ -154,6 +160,8 @@ export class SqlStore implements Store {
     if (n === 0) return false;
     this.add(c.bytes);
     if (c.status === "open") this.opened(1);
+    if (c.status === "open" && c.caller_role === "agent")
+      this.agent?.set(c.call_id, { name: c.name, fp: c.fingerprint, at: c.created_at, seq: ++this.agentSeq });
     this.dueAdded(c.status === "open" ? c.deadline : c.keep_until);
     return true;
   }
@@ -173,6 +181,7 @@ export class SqlStore implements Store {
       return false;
     this.add(bytes - oldBytes);
     this.opened(-1);
+    this.agent?.delete(id);
     this.dueAdded(keepUntil); // its expiry came; its deadline going leaves `due` a lower bound
     return true;
   }
@@ -183,6 +192,8 @@ export class SqlStore implements Store {
       return false;
     this.add(bytes - oldBytes);
     this.version++;
+    const a = this.agent?.get(id);
+    if (a) a.fp = fingerprint;
     return true;
   }
   dropOpenCall(id: string) {
@@ -190,6 +201,7 @@ export class SqlStore implements Store {
     if (!row) return false;
     this.add(-row.bytes);
     this.opened(-1);
+    this.agent?.delete(id);
     return true;
   }
   setChecked(id: string, target: string | null) {
@@ -200,6 +212,7 @@ export class SqlStore implements Store {
     if (!row) return;
     this.add(-row.bytes);
     if (row.status === "open") this.opened(-1);
+    this.agent?.delete(id);
   }
   ackCall(id: string, caller: string) {
     const row = this.one<{ bytes: number }>("DELETE FROM calls WHERE call_id = ? AND status = 'done' AND caller = ? RETURNING bytes", id, caller);
@@ -216,6 +229,18 @@ export class SqlStore implements Store {
   }
   openCalls() {
     return this.all<CallRow>("SELECT * FROM calls WHERE status = 'open' ORDER BY created_at, rowid");
+  }
+  agentOpen(limit: number) {
+    if (!this.agent) {
+      this.agent = new Map();
+      const rows = this.all<{ id: string; name: string; fp: string; at: number }>(
+        "SELECT call_id AS id, name, fingerprint AS fp, created_at AS at FROM calls WHERE status = 'open' AND caller_role = 'agent' ORDER BY created_at, rowid",
+      );
+      for (const r of rows) this.agent.set(r.id, { name: r.name, fp: r.fp, at: r.at, seq: ++this.agentSeq });
+    }
+    // Oldest first, as SQLite orders them (created_at, then rowid: the order of insertion).
+    const open = [...this.agent].sort(([, x], [, y]) => x.at - y.at || x.seq - y.seq);
+    return { listed: open.slice(0, limit).map(([id, c]) => ({ id, name: c.name, fp: c.fp })), pending: open.length };
   }
   keptResults(caller: string) {
     return this.all<CallRow>("SELECT * FROM calls WHERE caller = ? AND status = 'done' ORDER BY keep_until, rowid", caller);
@@ -369,6 +394,7 @@ export class SqlStore implements Store {
     this.open = 0;
     this.due = undefined;
     this.regs.clear();
+    this.agent = new Map();
   }
 }
 

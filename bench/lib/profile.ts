@@ -7,7 +7,9 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import WebSocket from "ws";
-import { baselinePair, createSession, relayPair } from "./clients.js";
+import { startFakePush } from "../../test/helpers/fake-push-server.js";
+import { baselinePair, createSession, relayPair, type Pair } from "./clients.js";
+import { inboxPair, inboxSocket, setupInbox } from "./inbox-clients.js";
 import { countPerCall, type CallCount } from "./count.js";
 import { log, RELAY_VARS, saturate } from "./harness.js";
 import { snapshotRelay, startWrangler, type Proc } from "./proc.js";
@@ -225,7 +227,25 @@ export async function runProfile(): Promise<void> {
       vars: RELAY_VARS,
       persistTo: "bench/.tmp/state-profile",
     });
-    const pair = floor ? await baselinePair(relay.url, "prof", { durable: true }) : await relayPair(await createSession(relay.url, "profile"), 1, "prof");
+    // PROFILE_TARGET=inbox profiles a session of an inbox (a paired device's socket answering, a push subscription
+    // at a local fake push service, the device's inbox socket open): the path people use (bench/lib/inbox-path.ts).
+    const inbox = process.env.PROFILE_TARGET === "inbox";
+    const fakePush = inbox ? await startFakePush() : undefined;
+    let pair: Pair;
+    if (floor) pair = await baselinePair(relay.url, "prof", { durable: true });
+    else if (fakePush) {
+      const setup = await setupInbox(relay.url, fakePush.fake, "profile");
+      const live = await inboxSocket(relay.url, setup.device.device_credential);
+      const p = await inboxPair(setup.session, setup.device, "prof");
+      pair = {
+        ...p,
+        close: () => {
+          p.close();
+          live.ws.close();
+          void fakePush.close();
+        },
+      };
+    } else pair = await relayPair(await createSession(relay.url, "profile"), 1, "prof");
     log(`relay ${relay.url}, inspector ${relay.inspector}; warming up`);
     await saturate(pair.agent, 64, 3);
     const cdp = await Cdp.connect(relay.inspector!);
@@ -248,7 +268,7 @@ export async function runProfile(): Promise<void> {
     log(`${got.n} calls (${Math.round(got.n / got.secs)}/s); wrote ${OUT}`);
     const summary = summarize(profile, got.n, sources);
     printSummary(summary);
-    if (floor) return;
+    if (floor || inbox) return;
     const c = await countPerCall();
     process.stdout.write(`\nper call (bench/lib/count.ts: the same engine and SqlStore over node:sqlite)\n`);
     for (const [k, e] of Object.entries(c))

@@ -36,6 +36,16 @@ function keyOf(g: Glance, all: boolean): string {
   return JSON.stringify([g.online, calls.map((c) => [c.id, c.fp]), all ? g.pending : 0]);
 }
 
+/** Each glance's two keys, made once: the host hands back the same glance while no call came, went or changed
+ * (shared/session/host.ts), and every frame asks. */
+const keys = new WeakMap<Glance, { all: string; urgent?: string }>();
+function keysOf(g: Glance): { all: string; urgent(): string } {
+  let k = keys.get(g);
+  if (!k) keys.set(g, (k = { all: keyOf(g, true) }));
+  const kept = k;
+  return { all: kept.all, urgent: () => (kept.urgent ??= keyOf(g, false)) };
+}
+
 export class ReportQueue {
   private sentAll: string | undefined;
   private sentUrgent: string | undefined;
@@ -61,14 +71,14 @@ export class ReportQueue {
   changed(): void {
     if (this.stopped) return;
     const g = this.ports.glance();
-    const all = keyOf(g, true);
+    const { all, urgent: urgentKey } = keysOf(g);
     if (all === this.sentAll) {
       this.owedSince = undefined; // back to what the inbox has (a call answered before its report left)
       return;
     }
     const now = this.now();
     const urgent =
-      this.sentUrgent === undefined || keyOf(g, false) !== this.sentUrgent || (this.owedSince !== undefined && now >= this.owedSince + REPORT_DELAY_MS);
+      this.sentUrgent === undefined || urgentKey() !== this.sentUrgent || (this.owedSince !== undefined && now >= this.owedSince + REPORT_DELAY_MS);
     if (this.inFlight || !urgent) {
       if (this.owedSince === undefined) {
         this.owedSince = now;
@@ -78,7 +88,7 @@ export class ReportQueue {
     }
     const r = this.ports.summarize();
     this.sentAll = all;
-    this.sentUrgent = keyOf(g, false);
+    this.sentUrgent = urgentKey();
     this.owedSince = undefined;
     this.inFlight = true;
     this.ports.send(r).then(

@@ -64,9 +64,8 @@ export const agentOnline = (peers: readonly Peer[]) => peers.some((p) => p.role 
 
 /** What a report would say, without parsing any arguments (shared/session/report-queue.ts decides with it). */
 export function glance(store: Store, peers: readonly Peer[]): Glance {
-  const open = agentCalls(store);
-  const listed = open.slice(0, INBOX_LIMITS.maxWaitingPerSession).map((c) => ({ id: c.call_id, name: c.name, fp: c.fingerprint }));
-  return { online: agentOnline(peers), listed, pending: open.length };
+  const { listed, pending } = store.agentOpen(INBOX_LIMITS.maxWaitingPerSession);
+  return { online: agentOnline(peers), listed, pending };
 }
 
 export function summarize(store: Store, peers: readonly Peer[], now: number, sealed = false): SessionReport {

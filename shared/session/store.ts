@@ -87,6 +87,9 @@ export interface Store {
   openVersion?(): number;
   /** Open calls, oldest first. */
   openCalls(): CallRow[];
+  /** The agent's open calls, oldest first: the first `limit` as id, tool and fingerprint, and how many there are
+   * (the inbox report's glance, shared/session/report.ts: read after every change, so no argument is read). */
+  agentOpen(limit: number): { listed: { id: string; name: string; fp: string }[]; pending: number };
   /** Done calls whose result the caller has not acked. */
   keptResults(caller: string): CallRow[];
   /** Open calls whose deadline has passed, earliest first, at most `limit`. */
@@ -253,6 +256,10 @@ export class MemoryStore implements Store {
   }
   openCalls() {
     return [...this.calls.values()].filter((c) => c.status === "open").map((c) => ({ ...c }));
+  }
+  agentOpen(limit: number) {
+    const open = [...this.calls.values()].filter((c) => c.status === "open" && c.caller_role === "agent").sort((x, y) => x.created_at - y.created_at);
+    return { listed: open.slice(0, limit).map((c) => ({ id: c.call_id, name: c.name, fp: c.fingerprint })), pending: open.length };
   }
   keptResults(caller: string) {
     return [...this.calls.values()].filter((c) => c.status === "done" && c.caller === caller).map((c) => ({ ...c }));

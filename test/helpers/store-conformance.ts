@@ -146,6 +146,50 @@ export function storeConformance(name: string, run: StoreRunner): void {
         expect(store.keptResults("agent:nobody")).toEqual([]);
       }));
 
+    it("glances at the agent's open calls: the oldest up to the limit as id, tool and fingerprint, and how many wait", () =>
+      run((store, host) => {
+        expect(store.agentOpen(2)).toEqual({ listed: [], pending: 0 });
+        // Inserted out of age order, one the app's, one ended, two of the same instant (insertion order breaks the tie).
+        const rows: [string, number, string][] = [
+          ["late", 9, "agent"],
+          ["first", 1, "agent"],
+          ["app", 0, "app"],
+          ["gone", 2, "agent"],
+          ["tie1", 5, "agent"],
+          ["tie2", 5, "agent"],
+        ];
+        for (const [id, at, role] of rows)
+          store.insertCall(
+            openCall(id, {
+              created_at: T0 + at,
+              caller_role: role === "app" ? "app" : "agent",
+              caller: `${role}:x`,
+              name: id === "tie2" ? "calculator" : "confirm",
+            }),
+          );
+        store.finishCall("gone", result("gone"), T0 + 5000, store.getCall("gone")!.bytes);
+        expect(store.agentOpen(3)).toEqual({
+          listed: [
+            { id: "first", name: "confirm", fp: "fp-first" },
+            { id: "tie1", name: "confirm", fp: "fp-tie1" },
+            { id: "tie2", name: "calculator", fp: "fp-tie2" },
+          ],
+          pending: 4,
+        });
+        store.resealCall("first", "{}", "fp-new", store.getCall("first")!.bytes);
+        store.dropOpenCall("tie1");
+        store.deleteCall("late");
+        // What memory keeps in step is what a new wake reads from storage.
+        for (const s of [store, host.reopen()])
+          expect(s.agentOpen(2)).toEqual({
+            listed: [
+              { id: "first", name: "confirm", fp: "fp-new" },
+              { id: "tie2", name: "calculator", fp: "fp-tie2" },
+            ],
+            pending: 2,
+          });
+      }));
+
     it("counts open calls through inserts, results, drops and deletes", () =>
       run((store) => {
         for (const id of ["a", "b", "c", "d"]) store.insertCall(openCall(id));
@@ -379,6 +423,7 @@ export function storeConformance(name: string, run: StoreRunner): void {
         store.insertCall(openCall("kept"));
         store.addMessage(message("m1"), "app:phone");
         const usage = store.usage();
+        const glance = store.agentOpen(20);
         expect(() =>
           host.txn(() => {
             store.insertCall(openCall("lost"));
@@ -395,6 +440,7 @@ export function storeConformance(name: string, run: StoreRunner): void {
           expect(s.getCall("lost")).toBeUndefined();
           expect(s.getCall("kept")?.status).toBe("open");
           expect(s.countOpen()).toBe(1);
+          expect(s.agentOpen(20)).toEqual(glance);
           expect(s.usage()).toBe(usage);
           expect(s.registrations("app")).toEqual([]);
           expect(s.instance("canvas", "i1")).toBeUndefined();
