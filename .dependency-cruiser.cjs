@@ -68,7 +68,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "^(dist|node_modules|\\.wrangler)/" },
+    exclude: { path: "^(dist|node_modules|\\.wrangler|bench/\\.tmp)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.node.json" },
     enhancedResolveOptions: {
