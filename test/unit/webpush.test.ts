@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import { decodeProtectedHeader, importJWK, jwtVerify } from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   buildPushRequest,
   checkEndpoint,
@@ -165,6 +165,37 @@ describe("VAPID (RFC 8292)", () => {
     expect(payload.sub).toBe(SUBJECT);
     expect(payload.exp).toBeGreaterThanOrEqual(before + 12 * 3600);
     expect(payload.exp).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 12 * 3600);
+  });
+
+  it("reuses a signed token for the same push service, subject, key and lifetime until half its lifetime is gone", async () => {
+    const keys = await generateVapidKeys();
+    const other = await generateVapidKeys();
+    const opts = { endpoint: "https://fcm.googleapis.com/fcm/send/a", subject: SUBJECT, keys, expSeconds: 60 };
+    const first = await vapidAuthorization(opts);
+    // Another subscription at the same push service: the same token (no new signature).
+    expect(await vapidAuthorization({ ...opts, endpoint: "https://fcm.googleapis.com/fcm/send/b" })).toBe(first);
+    // Another origin, subject, key or lifetime: a token of its own, each one verifying.
+    for (const o of [
+      { ...opts, endpoint: "https://updates.push.services.mozilla.com/wpush/v2/x" },
+      { ...opts, subject: "https://lineup.example/contact" },
+      { ...opts, keys: other },
+      { ...opts, expSeconds: 120 },
+    ]) {
+      const auth = await vapidAuthorization(o);
+      expect(auth).not.toBe(first);
+      await verifyVapid(auth, o.keys);
+    }
+    // Past half its lifetime a fresh one is signed, with a later exp.
+    const { payload: p1 } = await verifyVapid(first, keys);
+    vi.useFakeTimers({ now: Date.now() + 31_000, toFake: ["Date"] });
+    try {
+      const renewed = await vapidAuthorization(opts);
+      expect(renewed).not.toBe(first);
+      const { payload: p2 } = await verifyVapid(renewed, keys);
+      expect(Number(p2.exp)).toBeGreaterThan(Number(p1.exp));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("keeps exp within 24 hours and accepts exactly 24 hours", async () => {

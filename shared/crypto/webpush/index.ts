@@ -195,7 +195,14 @@ export interface VapidOptions {
   expSeconds?: number;
 }
 
-/** The `Authorization` value: `vapid t=<ES256 JWT>, k=<public key>`, with `aud` = the endpoint's origin. */
+/** Signed tokens kept for reuse: a JWT holds until its `exp` (RFC 8292 §2 caps that at 24 h), so one per push
+ * service origin, subject, key and lifetime serves every push until half its lifetime is gone — a push then costs
+ * no ECDSA signature (issue 33: the push delay). At most VAPID_REUSE_MAX kept; the map is emptied when full. */
+const reusable = new Map<string, { value: string; renewAt: number }>();
+const VAPID_REUSE_MAX = 64;
+
+/** The `Authorization` value: `vapid t=<ES256 JWT>, k=<public key>`, with `aud` = the endpoint's origin. A token
+ * signed earlier for the same origin, subject, key and lifetime is reused while more than half its lifetime is left. */
 export async function vapidAuthorization(opts: VapidOptions): Promise<string> {
   checkSubject(opts.subject);
   const expSeconds = opts.expSeconds ?? DEFAULT_VAPID_EXP_SECONDS;
@@ -208,13 +215,20 @@ export async function vapidAuthorization(opts: VapidOptions): Promise<string> {
   } catch {
     throw new WebPushError("invalid_endpoint", "push endpoint is not a URL");
   }
-  const key = await signingKey(opts.keys);
+  const key = await signingKey(opts.keys); // also checks that the public key is the private key's
+  const cacheKey = JSON.stringify([aud, opts.subject, opts.keys.publicKey, opts.keys.privateJwk.d, expSeconds]);
+  const now = Date.now();
+  const kept = reusable.get(cacheKey);
+  if (kept && now < kept.renewAt) return kept.value;
   const header = b64u(utf8(JSON.stringify({ typ: "JWT", alg: "ES256" })));
-  const claims = b64u(utf8(JSON.stringify({ aud, exp: Math.floor(Date.now() / 1000) + expSeconds, sub: opts.subject })));
+  const claims = b64u(utf8(JSON.stringify({ aud, exp: Math.floor(now / 1000) + expSeconds, sub: opts.subject })));
   const input = `${header}.${claims}`;
   // WebCrypto ECDSA signatures are already r ‖ s (64 bytes), the form JWS ES256 wants.
   const sig = new Uint8Array(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, key, utf8(input)));
-  return `vapid t=${input}.${b64u(sig)}, k=${opts.keys.publicKey}`;
+  const value = `vapid t=${input}.${b64u(sig)}, k=${opts.keys.publicKey}`;
+  if (reusable.size >= VAPID_REUSE_MAX) reusable.clear();
+  reusable.set(cacheKey, { value, renewAt: now + (expSeconds * 1000) / 2 });
+  return value;
 }
 
 // ── endpoints, headers, requests ─────────────────────────────────────────────────────────────────
