@@ -107,6 +107,9 @@ sessionRoutes.get("/api/sessions/:sid/ws", sessionToken(["agent", "app"], true),
     return fail(c, 403, "client_id_reserved", `client ids starting with ${DEVICE_ID_PREFIX} belong to paired devices`);
   const auth: SocketAuth = { role: a.role, epoch: a.epoch, clientId: a.device?.id ?? asked, subprotocol: offered.includes(SUBPROTOCOL) };
   if (a.device) auth.name = a.device.name;
+  const register = c.req.query("register");
+  if (register !== undefined && register !== "first") return fail(c, 400, "bad_request", 'register must be "first" (or left out)');
+  if (register === "first") auth.registerFirst = true;
   // Answer only a subprotocol the client offered: answering one it did not offer fails the handshake.
   return c.var.host.session(a.sid).connect(c.req.raw, auth);
 });

@@ -147,7 +147,8 @@ export class CallRouter extends RouterState {
     if (!this.fits(row.bytes)) return refuse("over_budget", this.overBudget(`this call's ${row.bytes} bytes of arguments`));
     // A sealed session counts only providers that registered: a device without the key (paired before E2E, or
     // still waiting for its key) cannot, so the call waits for one that can, as a plaintext call waits for a phone.
-    const providerPresent = ctx.peers.some((p) => p.role === side && !isInternal(p) && (!this.sealed || this.registered(p)));
+    // So does a connection made with `?register=first` (the PWA dials before its code has loaded, issue 33).
+    const providerPresent = ctx.peers.some((p) => p.role === side && !isInternal(p) && ((!this.sealed && !p.registerFirst) || this.registered(p)));
     const verdict = this.check(f.name, f.action, "plain" in body ? body.plain : undefined, side, providerPresent);
     if ("error" in verdict) return refuse(verdict.error, verdict.message);
     // Checked before it is stored: one insert, not an insert and an update.

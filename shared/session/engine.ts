@@ -226,7 +226,7 @@ export class SessionEngine {
    * Who a new connection is. `client_id` is the client's word for its identity (1–64 of [A-Za-z0-9_-]);
    * ids starting with `~` are reserved for the relay's own callers and only `internal` admissions get them.
    */
-  admit(role: Role, asked: string | null, opts: { internal?: boolean; cred?: string; name?: string } = {}): Admission {
+  admit(role: Role, asked: string | null, opts: { internal?: boolean; cred?: string; name?: string; registerFirst?: boolean } = {}): Admission {
     const internal = opts.internal === true && asked !== null && INTERNAL_CLIENT_RE.test(asked);
     if (!(asked === null || CLIENT_ID_RE.test(asked) || internal))
       return { ok: false, status: 400, code: "bad_client_id", message: "client_id must be 1-64 characters of [A-Za-z0-9_-]" };
@@ -236,6 +236,7 @@ export class SessionEngine {
       return { ok: false, status: 429, code: "too_many_connections", message: `the session has ${LIMITS.maxConnections} connections already` };
     const peer: Peer = { role, clientId: asked ?? this.opts.newId().slice(0, 12), conn: this.opts.newId(), cred: opts.cred ?? role };
     if (opts.name !== undefined) peer.name = opts.name;
+    if (opts.registerFirst) peer.registerFirst = true;
     return { ok: true, peer };
   }
 

@@ -100,6 +100,7 @@ export class SessionHost {
     if (!id || !this.engine.current(id.epoch)) return NOT_FOUND;
     return this.engine.admit(id.role, id.clientId, {
       internal: id.internal === true,
+      ...(id.registerFirst ? { registerFirst: true } : {}),
       ...(id.name !== undefined && id.clientId ? { name: id.name, cred: id.clientId } : {}),
     });
   }

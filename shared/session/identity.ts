@@ -15,6 +15,9 @@ export interface SocketIdentity {
   internal?: boolean;
   /** A paired device's name (its connections use the device id as client id). */
   name?: string;
+  /** `?register=first` (docs/protocol.md): not counted as a provider until it registers, so a call made before
+   * then waits for its registration instead of being refused `unknown_tool`. */
+  registerFirst?: boolean;
 }
 
 const H = {
@@ -24,6 +27,7 @@ const H = {
   subprotocol: "x-lineup-subprotocol",
   internal: "x-lineup-internal",
   name: "x-lineup-name",
+  registerFirst: "x-lineup-register-first",
 } as const;
 
 /** The edge's side: `req` for the session object, carrying exactly `id` (every x-lineup-* header of the client's dropped). */
@@ -36,6 +40,7 @@ export function withIdentity(req: Request, id: SocketIdentity): Request {
   headers.set(H.epoch, String(id.epoch));
   if (id.subprotocol) headers.set(H.subprotocol, "1");
   if (id.internal) headers.set(H.internal, "1");
+  if (id.registerFirst) headers.set(H.registerFirst, "1");
   if (id.clientId !== null) headers.set(H.client, id.clientId);
   // Header values are bytes: a device's name (any Unicode) travels percent-encoded.
   if (id.name !== undefined) headers.set(H.name, encodeURIComponent(id.name));
@@ -49,6 +54,7 @@ export function identityOf(headers: Headers): SocketIdentity | undefined {
   if ((role !== "agent" && role !== "app") || !Number.isSafeInteger(epoch)) return undefined;
   const id: SocketIdentity = { role, epoch, clientId: headers.get(H.client), subprotocol: headers.get(H.subprotocol) === "1" };
   if (headers.get(H.internal) === "1") id.internal = true;
+  if (headers.get(H.registerFirst) === "1") id.registerFirst = true;
   const name = headers.get(H.name);
   if (name !== null) {
     try {

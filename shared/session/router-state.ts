@@ -28,6 +28,8 @@ export interface Peer {
   cred?: string;
   /** A paired device's name (shown to the other devices as who answered). */
   name?: string;
+  /** Connected with `?register=first`: a provider only once it has registered (shared/session/calls.ts). */
+  registerFirst?: boolean;
 }
 export const keyOf = (p: { role: Role; clientId: string }) => `${p.role}:${p.clientId}`;
 /** The relay's own callers (remote MCP, `~` ids): not people or providers — no presence, no chat, no catalog. */

@@ -181,6 +181,27 @@ describe.each(TARGETS)("$name", (tc) => {
       expect(await viaQuery.next(() => true)).toMatchObject({ type: "hello", role: "app" });
     });
 
+    it("keeps a new call for an app connected with ?register=first until it registers, and refuses an unknown tool only then", async () => {
+      const s = await pool.session(run.T.key);
+      const agent = await pool.agent(s, { clientId: "ag" });
+      // An app whose code is still loading (the PWA's early socket): connected, nothing registered yet.
+      const early = pool.track(await connectOk(wsUrl(run.T.url, s.session_id, { register: "first" }), { token: s.app_token, clientId: "phone" }));
+      expect(await early.next(() => true)).toMatchObject({ type: "hello", role: "app" });
+      agent.send({ type: "tool.call", call_id: "rf1", name: "echo", arguments: { text: "hi" } });
+      await agent.sync();
+      // Without the parameter this is unknown_tool (a provider is connected); with it the call waits.
+      expect(await agent.none((f) => f.type === "tool.result", 200)).toBe(true);
+      await pool.register(early, agent, [ECHO]);
+      expect(await early.next((f) => f.type === "tool.call" && f.call_id === "rf1")).toMatchObject({ name: "echo", arguments: { text: "hi" } });
+      // Registered, it is a provider like any other: a tool nobody provides is refused at once.
+      agent.send({ type: "tool.call", call_id: "rf2", name: "nope", arguments: {} });
+      expect((await agent.next((f) => f.type === "tool.result" && f.call_id === "rf2")).error).toMatchObject({ code: "unknown_tool" });
+      // Any other value of the parameter is refused before the upgrade.
+      const r = await refused(wsUrl(run.T.url, s.session_id, { register: "later" }), { token: s.app_token });
+      expect(r.status).toBe(400);
+      expect(JSON.parse(r.body)).toEqual({ error: { code: "bad_request", message: expect.stringContaining("register") } });
+    });
+
     it("answers lineup.v1 when it is offered with a header token, and no subprotocol when none is offered", async () => {
       const s = await pool.session(run.T.key);
       const offered = pool.track(await connectOk(wsUrl(run.T.url, s.session_id), { token: s.agent_token, via: "header", protocols: ["lineup.v1"] }));

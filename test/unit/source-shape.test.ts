@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const SOURCE_DIRS = ["adapter", "shared", "worker", "web", "bench", "scripts", "packages/agent"];
-const SKIP = new Set(["node_modules", "dist", "test", "fixtures"]);
+const SKIP = new Set(["node_modules", "dist", "test", "fixtures", ".tmp", ".wrangler"]);
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

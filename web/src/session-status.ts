@@ -35,5 +35,8 @@ export function socketUrl(saved: SavedSession, clientId: string): string {
   const u = new URL(`/api/sessions/${encodeURIComponent(saved.sid)}/ws`, saved.origin);
   u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
   u.searchParams.set("client_id", clientId);
+  // Not a provider until its registration arrives: a socket dialled before the app's code has loaded (web/src/early.ts)
+  // must not make the relay refuse a new call `unknown_tool` meanwhile (docs/protocol.md, "register=first").
+  u.searchParams.set("register", "first");
   return u.toString();
 }
