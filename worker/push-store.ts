@@ -13,11 +13,12 @@ const JOB = "p:j:";
 const ITEM = "p:q:";
 const UPSERT = "INSERT INTO inbox (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v";
 
-function rowsOf(d: PushData): Map<string, string> {
+/** The log row's JSON; `kept` answers for a log the store wrote already (PushStore.logJson). */
+function rowsOf(d: PushData, logJson: (log: PushData["log"]) => string = (l) => JSON.stringify(l)): Map<string, string> {
   const { subs, jobs, queue, log, ...meta } = d;
   const rows = new Map<string, string>([
     [META, JSON.stringify(meta)],
-    [LOG, JSON.stringify(log)],
+    [LOG, logJson(log)],
   ]);
   for (const [id, s] of Object.entries(subs)) rows.set(SUB + id, JSON.stringify(s));
   for (const [key, j] of Object.entries(jobs)) rows.set(JOB + key, JSON.stringify(j));
@@ -29,6 +30,10 @@ export class PushStore {
   private cache: PushData | undefined;
   /** Each row's JSON as last written (or read). */
   private readonly written = new Map<string, string>();
+  /** The log as last written: its entries (never changed once logged: the log only appends and drops its oldest,
+   * shared/inbox/push.ts) and their JSON — a save whose log holds the same entries writes it without stringifying
+   * 200 entries again, as every push's three or four saves did (issue 33: the push delay). */
+  private logKept: { entries: PushData["log"]; json: string } | undefined;
 
   constructor(
     private readonly sql: SqlLike,
@@ -37,12 +42,23 @@ export class PushStore {
 
   load(): PushData | undefined {
     this.cache ??= this.read();
-    // A copy: a change that throws half-way must not leave the cache ahead of SQLite.
-    return this.cache && structuredClone(this.cache);
+    if (!this.cache) return undefined;
+    // A copy: a change that throws half-way must not leave the cache ahead of SQLite. The log's entries are
+    // never changed once logged, so the copy's log is a new array of the same entries (not 200 clones).
+    const { log, ...rest } = this.cache;
+    return { ...structuredClone(rest), log: log.slice() };
+  }
+
+  private logJson(log: PushData["log"]): string {
+    const k = this.logKept;
+    if (k && k.entries.length === log.length && log.every((e, i) => e === k.entries[i])) return k.json;
+    const json = JSON.stringify(log);
+    this.logKept = { entries: log.slice(), json };
+    return json;
   }
 
   save(d: PushData): void {
-    const rows = rowsOf(d);
+    const rows = rowsOf(d, (l) => this.logJson(l));
     try {
       this.txn(() => {
         for (const k of [...this.written.keys()])
@@ -59,6 +75,7 @@ export class PushStore {
     } catch (e) {
       this.cache = undefined;
       this.written.clear();
+      this.logKept = undefined;
       throw e;
     }
     this.cache = d;

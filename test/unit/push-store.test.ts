@@ -4,6 +4,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import type { SessionReport, WaitingCall } from "../../shared/contract/inbox.js";
+import type { PushLogEntry } from "../../shared/contract/push.js";
 import { PushCore, type PushData, type PushSub } from "../../shared/inbox/push.js";
 import { PushStore } from "../../worker/push-store.js";
 
@@ -68,6 +69,30 @@ describe("Web Push's storage: rows, not one document", () => {
     expect(new PushStore(sql).load()).toEqual(store.load());
     expect(store.load()?.queue.map((q) => q.job)).toEqual(["s-a/a", "s-c/c"]);
     expect(sql.db.prepare("SELECT k FROM inbox WHERE k LIKE 'p:q:%' ORDER BY k").all()).toEqual([{ k: "p:q:1" }, { k: "p:q:3" }]);
+  });
+
+  it("the attempts log reads back as saved through appends past its cap of 200, saves that left it alone in between, and a failed save", () => {
+    const sql = new Sql();
+    const { store } = push(sql);
+    const entry = (n: number): PushLogEntry => ({ at: NOW + n, session_id: "s", call_id: `c${n}`, device_id: "dv_1", kind: "call", outcome: "sent" });
+    const expected: PushLogEntry[] = [];
+    for (let n = 0; n < 230; n++) {
+      const d = store.load() as PushData;
+      d.log.push(entry(n));
+      if (d.log.length > 200) d.log.splice(0, d.log.length - 200);
+      store.save(d);
+      expected.push(entry(n));
+      // A save that changes only the queue's sequence keeps the same log.
+      const e = store.load() as PushData;
+      e.seq++;
+      store.save(e);
+    }
+    expect(new PushStore(sql).load()?.log).toEqual(expected.slice(-200));
+    // The copy a load hands out is the caller's: changing its log does not reach the store before a save.
+    const copy = store.load() as PushData;
+    copy.log.push(entry(999));
+    expect(store.load()?.log).toHaveLength(200);
+    expect(store.load()?.log.at(-1)).toEqual(entry(229));
   });
 
   it("a document stored the old way, one `push` row, is split into rows on its first load and keeps everything", () => {
