@@ -3,6 +3,7 @@
 // registrations and a glance at the agent's open calls (tool and fingerprint, for the inbox report), each read once per wake and kept in step with every write, all of which go through this class
 // (a rolled-back transaction, or the alarm, forgets them: they are read again).
 import { LIMITS, utf8Length, type KeptMessage, type Role, type KeptToolDef } from "../shared/contract/protocol.js";
+import { AUTOMATIC_TOOLS } from "../shared/contract/push.js";
 import { deliveriesOf, type CallRow, type Registration, type Store, type StoredMessage } from "../shared/session/store.js";
 
 const SCHEMA = `
@@ -50,6 +51,8 @@ export class SqlStore implements Store {
   private due: number | null | undefined;
   /** openVersion(): bumped whenever an open call comes, goes or is re-sealed; memory only, never reset. */
   private version = 0;
+  /** humanVersion(): the same, but not for a call of an automatic tool known to be one (shared/session/store.ts). */
+  private human = 0;
   /** Each side's registrations as parsed, per wake: every write to them goes through this class (it drops
    * them); a rollback or the alarm forgets them, and a new wake starts without. */
   private readonly regs = new Map<Role, Registration[]>();
@@ -92,8 +95,10 @@ export class SqlStore implements Store {
   private dueAdded(t: number | null): void {
     if (t !== null && this.due !== undefined) this.due = this.due === null ? t : Math.min(this.due, t);
   }
-  private opened(n: number): void {
+  /** An open call came (1) or went (-1); `name`: its tool, when known (unknown counts as a human's). */
+  private opened(n: number, name?: string): void {
     this.version++;
+    if (name === undefined || !AUTOMATIC_TOOLS.has(name)) this.human++;
     if (this.open !== undefined) this.open += n;
   }
 
@@ -159,7 +164,7 @@ export class SqlStore implements Store {
     );
     if (n === 0) return false;
     this.add(c.bytes);
-    if (c.status === "open") this.opened(1);
+    if (c.status === "open") this.opened(1, c.name);
     if (c.status === "open" && c.caller_role === "agent")
       this.agent?.set(c.call_id, { name: c.name, fp: c.fingerprint, at: c.created_at, seq: ++this.agentSeq });
     this.dueAdded(c.status === "open" ? c.deadline : c.keep_until);
@@ -180,7 +185,7 @@ export class SqlStore implements Store {
     )
       return false;
     this.add(bytes - oldBytes);
-    this.opened(-1);
+    this.opened(-1, this.agent?.get(id)?.name);
     this.agent?.delete(id);
     this.dueAdded(keepUntil); // its expiry came; its deadline going leaves `due` a lower bound
     return true;
@@ -192,6 +197,7 @@ export class SqlStore implements Store {
       return false;
     this.add(bytes - oldBytes);
     this.version++;
+    this.human++;
     const a = this.agent?.get(id);
     if (a) a.fp = fingerprint;
     return true;
@@ -200,7 +206,7 @@ export class SqlStore implements Store {
     const row = this.one<{ bytes: number }>("DELETE FROM calls WHERE call_id = ? AND status = 'open' RETURNING bytes", id);
     if (!row) return false;
     this.add(-row.bytes);
-    this.opened(-1);
+    this.opened(-1, this.agent?.get(id)?.name);
     this.agent?.delete(id);
     return true;
   }
@@ -211,7 +217,7 @@ export class SqlStore implements Store {
     const row = this.one<{ bytes: number; status: string }>("DELETE FROM calls WHERE call_id = ? RETURNING bytes, status", id);
     if (!row) return;
     this.add(-row.bytes);
-    if (row.status === "open") this.opened(-1);
+    if (row.status === "open") this.opened(-1, this.agent?.get(id)?.name);
     this.agent?.delete(id);
   }
   ackCall(id: string, caller: string) {
@@ -222,6 +228,9 @@ export class SqlStore implements Store {
   }
   openVersion() {
     return this.version;
+  }
+  humanVersion() {
+    return this.human;
   }
   countOpen() {
     this.open ??= this.one<{ n: number }>("SELECT COUNT(*) AS n FROM calls WHERE status = 'open'")?.n ?? 0;

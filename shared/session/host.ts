@@ -62,7 +62,7 @@ export class SessionHost {
   private reports: ReportQueue | undefined;
   /** The last glance and what it was read at (the store's open-call version, presence): frames that change
    * neither (an ack, a hello) read no calls. */
-  private seen: { version: number; online: boolean; g: Glance } | undefined;
+  private seen: { version: number; human: number | undefined; online: boolean; g: Glance } | undefined;
 
   constructor(
     readonly store: Store,
@@ -137,7 +137,16 @@ export class SessionHost {
       send: async (r) => this.ports.report(inbox, session_id, epoch, r),
       schedule: () => void Promise.resolve(this.ports.schedule()).catch(() => undefined),
     });
+    // Only calls of automatic tools changed since the last glance, and a report is held back already: its time
+    // (the alarm, or the return of the one in flight) reads them. Under load this skips most frames' glance.
+    if (this.reports.holding() && this.onlyAutomatic()) return;
     this.reports.changed();
+  }
+
+  /** Whether nothing but calls of automatic tools changed since the last glance (store.humanVersion). */
+  private onlyAutomatic(): boolean {
+    const human = this.store.humanVersion?.();
+    return human !== undefined && this.seen?.human === human && this.seen.online === agentOnline(this.engine.ctx().peers);
   }
 
   private glance(): Glance {
@@ -146,7 +155,7 @@ export class SessionHost {
     const version = this.store.openVersion?.();
     if (version !== undefined && this.seen?.version === version && this.seen.online === online) return this.seen.g;
     const g = glance(this.store, peers);
-    this.seen = version === undefined ? undefined : { version, online, g };
+    this.seen = version === undefined ? undefined : { version, human: this.store.humanVersion?.(), online, g };
     return g;
   }
 

@@ -67,6 +67,12 @@ export class ReportQueue {
     return this.inFlight && at <= this.now() ? this.now() + REPORT_DELAY_MS : at;
   }
 
+  /** A report is owed and held back (not in flight, its time not come): a change of automatic tools' calls alone
+   * changes nothing then — the report's time reads the state as it will be (SessionHost.report skips the glance). */
+  holding(): boolean {
+    return !this.stopped && !this.inFlight && this.owedSince !== undefined && this.now() < this.owedSince + REPORT_DELAY_MS;
+  }
+
   /** After any change of calls or presence, and from the alarm: sends now, later, or not at all. */
   changed(): void {
     if (this.stopped) return;

@@ -1,6 +1,7 @@
 // The small storage interface the routing core runs on. Synchronous on purpose: Durable Object SQLite
 // (`ctx.storage.sql`) is synchronous, and so is the in-memory store of the adapter's LAN mode.
 import { LIMITS, utf8Length, type KeptMessage, type Role, type KeptToolDef } from "../contract/protocol.js";
+import { AUTOMATIC_TOOLS } from "../contract/push.js";
 
 /** A type, not an interface: as a row it must fit SqlStorage's `Record<string, SqlStorageValue>` (worker/sql-store.ts). */
 export type CallRow = {
@@ -85,6 +86,10 @@ export interface Store {
   /** A number that changes whenever an open call comes, goes or is re-sealed (memory only: it may also change
    * for writes rolled back). Lets the inbox report skip reading the calls after frames that changed none. */
   openVersion?(): number;
+  /** Like openVersion, but left alone by writes that concern only calls of the app's automatic tools
+   * (`calculator`, `canvas`: shared/contract/push.ts AUTOMATIC_TOOLS) — may also change when unsure. The inbox
+   * report, holding such a change back anyway, skips even its glance then (shared/session/host.ts). */
+  humanVersion?(): number;
   /** Open calls, oldest first. */
   openCalls(): CallRow[];
   /** The agent's open calls, oldest first: the first `limit` as id, tool and fingerprint, and how many there are
@@ -207,6 +212,7 @@ export class MemoryStore implements Store {
   }
   insertCall(row: CallRow) {
     this.version++;
+    this.humanChanged(row.name);
     if (this.calls.has(row.call_id)) return false;
     this.put(this.calls, row.call_id, { ...row });
     return true;
@@ -214,12 +220,14 @@ export class MemoryStore implements Store {
   finishCall(id: string, result: string, keepUntil: number, _oldBytes: number) {
     this.version++;
     const c = this.calls.get(id);
+    this.humanChanged(c?.name);
     if (!c || c.status !== "open") return false;
     this.put(this.calls, id, { ...c, status: "done", result, keep_until: keepUntil, args: "", bytes: utf8Length(result), deliv: "[]" });
     return true;
   }
   resealCall(id: string, args: string, fingerprint: string, _oldBytes: number) {
     this.version++;
+    this.human++;
     const c = this.calls.get(id);
     if (!c || c.status !== "open") return false;
     this.put(this.calls, id, { ...c, args, fingerprint, bytes: utf8Length(args) });
@@ -228,6 +236,7 @@ export class MemoryStore implements Store {
   dropOpenCall(id: string) {
     this.version++;
     const c = this.calls.get(id);
+    this.humanChanged(c?.name);
     if (!c || c.status !== "open") return false;
     this.del(this.calls, id);
     return true;
@@ -238,6 +247,7 @@ export class MemoryStore implements Store {
   }
   deleteCall(id: string) {
     this.version++;
+    this.humanChanged(this.calls.get(id)?.name);
     this.del(this.calls, id);
   }
   ackCall(id: string, caller: string) {
@@ -248,6 +258,13 @@ export class MemoryStore implements Store {
   }
   openVersion() {
     return this.version;
+  }
+  humanVersion() {
+    return this.human;
+  }
+  private human = 0;
+  private humanChanged(name: string | undefined): void {
+    if (name === undefined || !AUTOMATIC_TOOLS.has(name)) this.human++;
   }
   countOpen() {
     let n = 0;

@@ -190,6 +190,37 @@ export function storeConformance(name: string, run: StoreRunner): void {
           });
       }));
 
+    it("moves humanVersion for the calls a human answers, and not for the automatic tools' calls once the glance knows them", () =>
+      run((store) => {
+        const v = () => store.humanVersion?.();
+        expect(v()).toBeTypeOf("number");
+        store.agentOpen(20);
+        let last = v();
+        const same = () => expect(v()).toBe(last);
+        const moved = () => {
+          expect(v()).not.toBe(last);
+          last = v();
+        };
+        for (const id of ["k1", "k2", "k3"]) store.insertCall(openCall(id, { name: "calculator" }));
+        store.insertCall(openCall("cv", { name: "canvas" }));
+        same();
+        store.finishCall("k1", result("k1"), T0 + 1000, store.getCall("k1")!.bytes);
+        store.dropOpenCall("k2");
+        store.deleteCall("k3");
+        store.finishCall("cv", result("cv"), T0 + 1000, store.getCall("cv")!.bytes);
+        same();
+        store.insertCall(openCall("q1"));
+        moved();
+        store.resealCall("q1", "{}", "fp-2", store.getCall("q1")!.bytes);
+        moved();
+        store.finishCall("q1", result("q1"), T0 + 1000, store.getCall("q1")!.bytes);
+        moved();
+        store.insertCall(openCall("q2", { name: "ask_question" }));
+        moved();
+        store.dropOpenCall("q2");
+        moved();
+      }));
+
     it("counts open calls through inserts, results, drops and deletes", () =>
       run((store) => {
         for (const id of ["a", "b", "c", "d"]) store.insertCall(openCall(id));

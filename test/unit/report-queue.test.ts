@@ -96,6 +96,23 @@ describe("a session's reports to its inbox", () => {
     expect(h.q.due()).toBeUndefined();
   });
 
+  it("says it holds a report only while one of automatic calls alone is owed, not in flight, and its time has not come", async () => {
+    const h = await settled();
+    expect(h.q.holding()).toBe(false); // nothing owed
+    h.call("c1", "calculator");
+    expect(h.q.holding()).toBe(true);
+    h.advance(REPORT_DELAY_MS);
+    expect(h.q.holding()).toBe(false); // its time came: the next change (the alarm) sends it
+    h.q.changed();
+    expect(h.sent).toHaveLength(1);
+    h.call("c2", "calculator");
+    expect(h.q.holding()).toBe(false); // one in flight: its return reads the latest state
+    await h.returns();
+    expect(h.q.holding()).toBe(true);
+    h.q.stop();
+    expect(h.q.holding()).toBe(false);
+  });
+
   it("a call a human answers goes at once and takes the held calculator call along", async () => {
     const h = await settled();
     h.call("c1", "calculator");

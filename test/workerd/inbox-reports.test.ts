@@ -95,6 +95,21 @@ describe("a session's reports to its inbox", () => {
     for (const c of [live, agent, app]) c.close();
   });
 
+  it("calculator calls made while one's report is held are all listed with a confirm that follows, and when they end", async () => {
+    const { live, view, agent, app } = await setup("/p/held");
+    for (const id of ["k1", "k2", "k3"]) {
+      agent.send({ type: "tool.call", call_id: id, name: "calculator", action: "add", arguments: { a: 1, b: 1 } });
+      await app.next((f) => f.type === "tool.call" && f.call_id === id);
+    }
+    agent.send({ type: "tool.call", call_id: "ask-h", name: "confirm", arguments: { question: "Ship?" } });
+    await view.next(lists(["k1", "k2", "k3", "ask-h"]), 10_000);
+    app.send({ type: "tool.result", call_id: "ask-h", result: { message: "yes", confirmed: true } });
+    await view.next(lists(["k1", "k2", "k3"]), 10_000);
+    for (const id of ["k1", "k2", "k3"]) app.send({ type: "tool.result", call_id: id, result: { message: "2" } });
+    await view.next(lists([]), 15_000);
+    for (const c of [live, agent, app]) c.close();
+  });
+
   it("twelve confirms made and answered in bursts leave the inbox listing exactly the calls still waiting", async () => {
     const { live, view, agent, app } = await setup("/p/burst");
     const ids = Array.from({ length: 12 }, (_, i) => `q${i}`);
