@@ -138,8 +138,9 @@ export class SessionHost {
       schedule: () => void Promise.resolve(this.ports.schedule()).catch(() => undefined),
     });
     // Only calls of automatic tools changed since the last glance, and a report is held back already: its time
-    // (the alarm, or the return of the one in flight) reads them. Under load this skips most frames' glance.
-    if (this.reports.holding() && this.onlyAutomatic()) return;
+    // (the alarm, or the return of the one in flight) reads them. Under load this skips most frames' glance. Not
+    // when no call is open: the state may be back to what the inbox has, and the held report is then dropped.
+    if (this.reports.holding() && this.onlyAutomatic() && this.store.countOpen() > 0) return;
     this.reports.changed();
   }
 
