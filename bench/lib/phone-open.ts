@@ -172,14 +172,28 @@ export async function phoneBrowser(): Promise<{ browser: Browser; sw: Awaited<Re
   return { browser, sw };
 }
 
+/**
+ * Polls the init script's `window.__visibleAt` (watchVisible) until it is set, and returns it. A page expression
+ * through CDP's Runtime.evaluate, which the page's CSP does not govern — `page.waitForFunction` with a string
+ * predicate compiles it inside the page, which our `script-src 'self'` refuses (an EvalError once seen).
+ */
+export async function visibleAt(page: Page, timeoutMs = 60_000): Promise<number> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const at = await page.evaluate<number | undefined>("window.__visibleAt");
+    if (typeof at === "number") return at;
+    if (Date.now() > until) throw new Error(`the card did not show within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Waits for `__visibleAt`, types "ok" into the card's reply box and presses Send; returns `visible` and the navigation's TTFB. */
 async function openAndAnswer(page: Page, url: string, id: string, text: string): Promise<{ visible: number; ttfb: number }> {
   await page.addInitScript({ content: watchVisible(id, text) });
   await page.goto(url, { waitUntil: "commit" });
   // `window.__visibleAt` is the init script's own global (watchVisible): read as page expressions, not typed code.
-  await page.waitForFunction("window.__visibleAt !== undefined", undefined, { timeout: 60_000, polling: 20 });
   // Read while the page is still this one (the floor's form navigates once sent).
-  const visible = await page.evaluate<number>("window.__visibleAt");
+  const visible = await visibleAt(page);
   const ttfb = await page.evaluate(() => {
     const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming | undefined;
     return nav ? nav.responseStart - nav.requestStart : NaN;

@@ -14,7 +14,7 @@ import type WebSocket from "ws";
 import { createSession, relaySocket } from "./clients.js";
 import { log } from "./harness.js";
 import { snapshotRelay, startWrangler } from "./proc.js";
-import { PHONE, phoneBrowser, throttled, watchVisible } from "./phone-open.js";
+import { PHONE, phoneBrowser, throttled, visibleAt, watchVisible } from "./phone-open.js";
 
 const ROUNDS = Number(process.env.PHONE_ROUNDS ?? 3);
 
@@ -200,7 +200,7 @@ async function open(page: Page, url: string, id: string, text: string): Promise<
   await page.addInitScript({ content: watchVisible(id, text) });
   await page.addInitScript({ content: STAMPS });
   await page.goto(url, { waitUntil: "commit" });
-  await page.waitForFunction("window.__visibleAt !== undefined", undefined, { timeout: 60_000, polling: 20 });
+  await visibleAt(page);
   const got = await page.evaluate(() => {
     // The init scripts' own globals (watchVisible, STAMPS), read off the window.
     const w = { __visibleAt: Reflect.get(window, "__visibleAt") as number, __stamps: Reflect.get(window, "__stamps") as Record<string, number | string> };

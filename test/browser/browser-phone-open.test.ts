@@ -124,6 +124,37 @@ describe("a phone opening a waiting question", () => {
     }
   });
 
+  it("dials the opened session's socket while the stylesheet is still loading (a module script waited for it and for the end of parsing)", async () => {
+    const s = await createSession(fx.relay(), "phone dial before css");
+    const agent = await Agent.connect(s);
+    const held: Route[] = [];
+    try {
+      agent.call("q-css-1", "ask_question", { project_directory: "/srv/app", question: "Before the stylesheet?" });
+      const ctx = await fx.context("phone");
+      await ctx.route(/\/assets\/[^/]+\.css$/, (route) => void held.push(route));
+      const page = await ctx.newPage();
+      const dialled: string[] = [];
+      page.on("websocket", (ws) => dialled.push(new URL(ws.url()).pathname));
+      await page.goto(s.app_url, { waitUntil: "commit" });
+      await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
+      // The stylesheet is held: the socket is dialled all the same, and only once.
+      await expect.poll(() => dialled, { timeout: 15_000 }).toEqual([`/api/sessions/${s.session_id}/ws`]);
+      for (const r of held.splice(0)) await r.continue();
+      await ctx.unroute(/\/assets\/[^/]+\.css$/);
+      const card = page.locator('[data-call="q-css-1"]');
+      await card.getByText("Before the stylesheet?").waitFor();
+      await card.locator("textarea").fill("yes");
+      await card.getByRole("button", { name: "Send" }).click();
+      const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-css-1");
+      expect(JSON.stringify(r)).toContain("yes");
+      expect(dialled).toHaveLength(1);
+      await ctx.close();
+    } finally {
+      for (const r of held) await r.abort().catch(() => undefined);
+      agent.close();
+    }
+  });
+
   it("shows the cards of an earlier visit before the socket is up, sends an answer made then after the hello, and loads no markdown chunk for them before the waiting call arrived (they loaded it as the app started)", async () => {
     const s = await createSession(fx.relay(), "phone seen before");
     const agent = await Agent.connect(s);
