@@ -46,6 +46,9 @@ const STAMPS = `(() => {
     const app = document.getElementById("app");
     if (app && app.firstChild) { at("render.first"); mo.disconnect(); }
   }).observe(document, { childList: true, subtree: true });
+  new MutationObserver((_, mo) => {
+    if (document.querySelector(".thread [data-call] textarea")) { at("card.dom"); mo.disconnect(); }
+  }).observe(document, { childList: true, subtree: true });
   document.addEventListener("DOMContentLoaded", () => at("dcl"));
 })();`;
 

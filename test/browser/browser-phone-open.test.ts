@@ -57,6 +57,68 @@ describe("a phone opening a waiting question", () => {
     }
   });
 
+  it("requests the markdown chunk only after the waiting card was painted (the catch-up ended a moment after the card's frame, and the chunk's evaluation came before the card's first paint)", async () => {
+    const s = await createSession(fx.relay(), "phone paint first");
+    const agent = await Agent.connect(s);
+    try {
+      agent.call("q-paint-1", "ask_question", { project_directory: "/srv/app", question: "Paint **first**?" });
+      const ctx = await fx.context("phone");
+      const page = await ctx.newPage();
+      // The page's own clock: when a frame was painted after the card was in the DOM (a rAF, then a task).
+      await page.addInitScript(() => {
+        const w = window as unknown as { __painted?: number };
+        const mo = new MutationObserver(() => {
+          if (!document.querySelector('[data-call="q-paint-1"]')) return;
+          mo.disconnect();
+          requestAnimationFrame(() => setTimeout(() => (w.__painted = performance.now()), 0));
+        });
+        mo.observe(document, { childList: true, subtree: true });
+      });
+      await page.goto(s.app_url);
+      await page.locator('[data-call="q-paint-1"] strong', { hasText: "first" }).waitFor();
+      const at = await page.evaluate(() => ({
+        painted: (window as unknown as { __painted?: number }).__painted,
+        chunk: performance.getEntriesByType("resource").find((r) => /\/assets\/markdown-render-[^/]+\.js$/.test(r.name))?.startTime,
+      }));
+      expect(at.painted, JSON.stringify(at)).toBeTypeOf("number");
+      expect(at.chunk, JSON.stringify(at)).toBeGreaterThan(at.painted!);
+      await ctx.close();
+    } finally {
+      agent.close();
+    }
+  });
+
+  it("reads no layout while the app starts on a session whose thread is still empty (the scroll to its end forced one before the waiting card's frames were handled)", async () => {
+    const s = await createSession(fx.relay(), "phone no layout");
+    const agent = await Agent.connect(s);
+    try {
+      agent.call("q-layout-1", "ask_question", { project_directory: "/srv/app", question: "No layout?" });
+      const ctx = await fx.context("phone");
+      const page = await ctx.newPage();
+      // Reads of the page's height before DOMContentLoaded: the app's module scripts all run before it.
+      await page.addInitScript(() => {
+        const w = window as unknown as { __early: number; __loaded: boolean };
+        w.__early = 0;
+        w.__loaded = false;
+        document.addEventListener("DOMContentLoaded", () => (w.__loaded = true));
+        const get = Object.getOwnPropertyDescriptor(Element.prototype, "scrollHeight")!.get!;
+        Object.defineProperty(Element.prototype, "scrollHeight", {
+          configurable: true,
+          get(this: Element) {
+            if (!w.__loaded && this === document.documentElement) w.__early++;
+            return get.call(this);
+          },
+        });
+      });
+      await page.goto(s.app_url);
+      await page.locator('[data-call="q-layout-1"]').getByText("No layout?").waitFor();
+      expect(await page.evaluate(() => (window as unknown as { __early: number }).__early)).toBe(0);
+      await ctx.close();
+    } finally {
+      agent.close();
+    }
+  });
+
   it("opens warm from the cached shell while the network has not answered the navigation (it waited for a phone's round trip)", async () => {
     const s = await createSession(fx.relay(), "phone warm");
     const agent = await Agent.connect(s);
