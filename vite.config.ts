@@ -48,19 +48,25 @@ function serviceWorker(): Plugin {
   };
 }
 
-// Issue 33: web/src/boot.ts is an entry of its own, loaded by index.html before the main bundle, so the session's
-// socket is dialled once that small chunk is parsed (web/src/early.ts, shared with the main bundle as one module).
-function bootFirst(): Plugin {
+// Issue 33: web/src/early.ts also as a classic script of its own (an esbuild IIFE, a hashed asset), which
+// index.html runs first in <head>, before the stylesheet and the module scripts: the session's socket is dialled
+// as soon as the service worker (or the network) hands the script over. A module script waits for the stylesheet
+// and the end of parsing; this one waits for nothing (script-src 'self': no inline script). main.tsx imports the
+// same module and dials only when this script did not (the dev server serves no such script).
+function earlyDial(): Plugin {
   return {
-    name: "lineup-boot-first",
+    name: "lineup-early-dial",
     apply: "build",
     enforce: "post",
-    generateBundle(_, bundle) {
-      const boot = Object.values(bundle).find((c) => c.type === "chunk" && c.isEntry && c.name === "boot");
+    async generateBundle(_, bundle) {
       const html = bundle["index.html"];
-      if (!boot || boot.type !== "chunk" || !html || html.type !== "asset") return;
-      const tag = `<script type="module" crossorigin src="/${boot.fileName}"></script>`;
-      html.source = String(html.source).replace(/(\s*)(<script type="module")/, `$1${tag}$1$2`);
+      if (!html || html.type !== "asset") return;
+      const ref = this.emitFile({ type: "asset", name: "early.js", source: await bundleWorker("web/src/early.ts") });
+      const tag = `<script src="/${this.getFileName(ref)}"></script>`;
+      const source = String(html.source);
+      const at = source.search(/\s*<script type="module"/);
+      if (at < 0) this.error("index.html has no module script to put the early dial before");
+      html.source = `${source.slice(0, at)}\n    ${tag}${source.slice(at)}`;
     },
   };
 }
@@ -68,12 +74,12 @@ function bootFirst(): Plugin {
 // Builds the PWA in web/ into dist/web, which the Worker serves as static assets.
 export default defineConfig({
   root: "web",
-  plugins: [preact(), securityHeaders(), serviceWorker(), bootFirst()],
+  plugins: [preact(), securityHeaders(), serviceWorker(), earlyDial()],
   build: {
     outDir: "../dist/web",
     emptyOutDir: true,
     target: "es2022",
-    rollupOptions: { input: { index: "web/index.html", boot: "web/src/boot.ts" } },
+    rollupOptions: { input: { index: "web/index.html" } },
   },
   server: { port: 5173 },
 });

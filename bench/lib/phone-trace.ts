@@ -21,7 +21,7 @@ const ROUNDS = Number(process.env.PHONE_ROUNDS ?? 3);
 /** Stamps (page clock, ms from the navigation's start) of the steps between the HTML and the card. */
 const STAMPS = `(() => {
   const s = (window.__stamps = {});
-  const at = (k) => { if (s[k] === undefined) s[k] = Math.round(performance.now()); };
+  const at = (k) => { if (s[k] === undefined) { s[k] = Math.round(performance.now()); performance.mark("stamp:" + k); } };
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
     constructor(...a) {
@@ -45,6 +45,9 @@ const STAMPS = `(() => {
   new MutationObserver((_, mo) => {
     const app = document.getElementById("app");
     if (app && app.firstChild) { at("render.first"); mo.disconnect(); }
+  }).observe(document, { childList: true, subtree: true });
+  new MutationObserver((_, mo) => {
+    if (document.querySelector(".thread [data-call] textarea")) { at("card.dom"); mo.disconnect(); }
   }).observe(document, { childList: true, subtree: true });
   document.addEventListener("DOMContentLoaded", () => at("dcl"));
 })();`;
@@ -93,6 +96,34 @@ function busy(events: TraceEvent[], untilMs: number): Record<string, number> {
   }
   if (process.env.PHONE_TRACE_LONG) log(`  long: ${long.join(" ")}`);
   return out;
+}
+/**
+ * PHONE_TRACE_TASKS=1: the renderer main thread's tasks from `from` to `to` (page clock, ms; aligned
+ * on the `stamp:ws.tool.call` user-timing mark): the outermost events of 3 ms or more, each with its three longest
+ * nested events.
+ */
+function tasksBetween(events: TraceEvent[], stamps: Record<string, number>, from: number, to: number): void {
+  const main = new Set(events.filter((e) => e.name === "thread_name" && e.args?.name === "CrRendererMain").map((e) => `${e.pid}:${e.tid}`));
+  const mark = events.find((e) => e.name === "stamp:ws.tool.call");
+  const call = stamps["ws.tool.call"];
+  if (!mark || call === undefined) {
+    log("  tasks: no tool.call mark");
+    return;
+  }
+  const page = (ts: number) => Math.round(call + (ts - mark.ts) / 1000);
+  const on = events.filter((e) => e.ph === "X" && main.has(`${e.pid}:${e.tid}`) && page(e.ts) >= from - 5 && page(e.ts) <= to + 5);
+  const out: string[] = [];
+  const within = (e: TraceEvent, t: TraceEvent) => e !== t && e.ts >= t.ts && e.ts + (e.dur ?? 0) <= t.ts + (t.dur ?? 0);
+  const top = on.filter((e) => (e.dur ?? 0) >= 3000 && !on.some((t) => (t.dur ?? 0) > (e.dur ?? 0) && within(e, t)));
+  for (const t of top) {
+    const inner = on
+      .filter((e) => within(e, t))
+      .sort((a, b) => (b.dur ?? 0) - (a.dur ?? 0))
+      .slice(0, 3)
+      .map((e) => `${e.name}${e.what ? `(${e.what})` : ""}+${Math.round((e.dur ?? 0) / 1000)}`);
+    out.push(`${t.name}${t.what ? `(${t.what})` : ""}@${page(t.ts)}+${Math.round((t.dur ?? 0) / 1000)} [${inner.join(", ")}]`);
+  }
+  log(`  tasks ${Math.round(from)} → ${Math.round(to)}: ${out.join(" ")}`);
 }
 interface TraceEvent {
   name: string;
@@ -193,6 +224,10 @@ async function traced(page: Page, run: () => Promise<number>): Promise<{ visible
   await done;
   const nav = events.find((e) => e.name === "navigationStart");
   if (profile && nav) selfTimes(profile, stamps, nav.ts, visible);
+  if (process.env.PHONE_TRACE_TASKS) {
+    tasksBetween(events, stamps, 0, stamps["ws.new"] ?? 0);
+    tasksBetween(events, stamps, stamps["ws.tool.call"] ?? 0, visible);
+  }
   return { visible, mainThread: busy(events, visible) };
 }
 

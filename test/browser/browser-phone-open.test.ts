@@ -57,6 +57,68 @@ describe("a phone opening a waiting question", () => {
     }
   });
 
+  it("requests the markdown chunk only after the waiting card was painted (the catch-up ended a moment after the card's frame, and the chunk's evaluation came before the card's first paint)", async () => {
+    const s = await createSession(fx.relay(), "phone paint first");
+    const agent = await Agent.connect(s);
+    try {
+      agent.call("q-paint-1", "ask_question", { project_directory: "/srv/app", question: "Paint **first**?" });
+      const ctx = await fx.context("phone");
+      const page = await ctx.newPage();
+      // The page's own clock: when a frame was painted after the card was in the DOM (a rAF, then a task).
+      await page.addInitScript(() => {
+        const w = window as unknown as { __painted?: number };
+        const mo = new MutationObserver(() => {
+          if (!document.querySelector('[data-call="q-paint-1"]')) return;
+          mo.disconnect();
+          requestAnimationFrame(() => setTimeout(() => (w.__painted = performance.now()), 0));
+        });
+        mo.observe(document, { childList: true, subtree: true });
+      });
+      await page.goto(s.app_url);
+      await page.locator('[data-call="q-paint-1"] strong', { hasText: "first" }).waitFor();
+      const at = await page.evaluate(() => ({
+        painted: (window as unknown as { __painted?: number }).__painted,
+        chunk: performance.getEntriesByType("resource").find((r) => /\/assets\/markdown-render-[^/]+\.js$/.test(r.name))?.startTime,
+      }));
+      expect(at.painted, JSON.stringify(at)).toBeTypeOf("number");
+      expect(at.chunk, JSON.stringify(at)).toBeGreaterThan(at.painted!);
+      await ctx.close();
+    } finally {
+      agent.close();
+    }
+  });
+
+  it("reads no layout while the app starts on a session whose thread is still empty (the scroll to its end forced one before the waiting card's frames were handled)", async () => {
+    const s = await createSession(fx.relay(), "phone no layout");
+    const agent = await Agent.connect(s);
+    try {
+      agent.call("q-layout-1", "ask_question", { project_directory: "/srv/app", question: "No layout?" });
+      const ctx = await fx.context("phone");
+      const page = await ctx.newPage();
+      // Reads of the page's height before DOMContentLoaded: the app's module scripts all run before it.
+      await page.addInitScript(() => {
+        const w = window as unknown as { __early: number; __loaded: boolean };
+        w.__early = 0;
+        w.__loaded = false;
+        document.addEventListener("DOMContentLoaded", () => (w.__loaded = true));
+        const get = Object.getOwnPropertyDescriptor(Element.prototype, "scrollHeight")!.get!;
+        Object.defineProperty(Element.prototype, "scrollHeight", {
+          configurable: true,
+          get(this: Element) {
+            if (!w.__loaded && this === document.documentElement) w.__early++;
+            return get.call(this);
+          },
+        });
+      });
+      await page.goto(s.app_url);
+      await page.locator('[data-call="q-layout-1"]').getByText("No layout?").waitFor();
+      expect(await page.evaluate(() => (window as unknown as { __early: number }).__early)).toBe(0);
+      await ctx.close();
+    } finally {
+      agent.close();
+    }
+  });
+
   it("opens warm from the cached shell while the network has not answered the navigation (it waited for a phone's round trip)", async () => {
     const s = await createSession(fx.relay(), "phone warm");
     const agent = await Agent.connect(s);
@@ -120,6 +182,37 @@ describe("a phone opening a waiting question", () => {
       expect(JSON.stringify(r)).toContain("yes");
       await ctx.close();
     } finally {
+      agent.close();
+    }
+  });
+
+  it("dials the opened session's socket while the stylesheet is still loading (a module script waited for it and for the end of parsing)", async () => {
+    const s = await createSession(fx.relay(), "phone dial before css");
+    const agent = await Agent.connect(s);
+    const held: Route[] = [];
+    try {
+      agent.call("q-css-1", "ask_question", { project_directory: "/srv/app", question: "Before the stylesheet?" });
+      const ctx = await fx.context("phone");
+      await ctx.route(/\/assets\/[^/]+\.css$/, (route) => void held.push(route));
+      const page = await ctx.newPage();
+      const dialled: string[] = [];
+      page.on("websocket", (ws) => dialled.push(new URL(ws.url()).pathname));
+      await page.goto(s.app_url, { waitUntil: "commit" });
+      await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
+      // The stylesheet is held: the socket is dialled all the same, and only once.
+      await expect.poll(() => dialled, { timeout: 15_000 }).toEqual([`/api/sessions/${s.session_id}/ws`]);
+      for (const r of held.splice(0)) await r.continue();
+      await ctx.unroute(/\/assets\/[^/]+\.css$/);
+      const card = page.locator('[data-call="q-css-1"]');
+      await card.getByText("Before the stylesheet?").waitFor();
+      await card.locator("textarea").fill("yes");
+      await card.getByRole("button", { name: "Send" }).click();
+      const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-css-1");
+      expect(JSON.stringify(r)).toContain("yes");
+      expect(dialled).toHaveLength(1);
+      await ctx.close();
+    } finally {
+      for (const r of held) await r.abort().catch(() => undefined);
       agent.close();
     }
   });

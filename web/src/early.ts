@@ -1,8 +1,10 @@
 // Issue 33 (a phone that opens in a blink): the socket of the session a page opens on is dialled before the rest
-// of the app evaluates. The page's first script (web/src/boot.ts, its own small chunk) and main.tsx's first import
-// are this module (one instance: a chunk shared by both), so it runs before preact, the UI and the session list
-// (a slow phone spent 365–660 ms evaluating them before `new WebSocket`, and the handshake then cost one more
-// round trip). The session's connection (web/src/conn.ts) takes the socket on its first dial when the address and
+// of the app evaluates. This module is built twice: as a classic script of its own (vite.config.ts `earlyDial`,
+// an esbuild IIFE that index.html runs in <head>, before the stylesheet and the module scripts — a module script
+// waits for the stylesheet and the end of parsing: a throttled phone dialled 130–300 ms after the script was
+// there), and as main.tsx's first import, which dials only when the classic script did not (the dev server, a
+// script that failed). Both copies keep the socket in one global, `lineupEarly`, so it is dialled and taken once.
+// The session's connection (web/src/conn.ts) takes the socket on its first dial when the address and
 // subprotocols are the same; the events it missed meanwhile (open, hello, the catch-up's frames, a close) are
 // handed over in order. Nothing is read or sent here: frames wait as they came (a sealed session's stay sealed).
 // Only the session named by the address is dialled: a v1 link's fragment (`#s=…&t=…`), or `/s/<sid>` of a
@@ -84,7 +86,13 @@ export class EarlySocket implements WebSocketLike {
   }
 }
 
-let early: EarlySocket | undefined;
+declare global {
+  /**
+   * The page's early socket, shared by the classic script that dialled it and the app's copy of this module:
+   * undefined before the page tried to dial, null once it was taken, closed, given up or never dialled.
+   */
+  var lineupEarly: EarlySocket | null | undefined;
+}
 
 /** The session the address names, as this device keeps it (undefined: none, or not one alone). */
 export function sessionOfAddress(loc: { hash: string; pathname: string; origin: string }): { saved: SavedSession; clientId: string } | undefined {
@@ -100,37 +108,38 @@ export function sessionOfAddress(loc: { hash: string; pathname: string; origin: 
 
 /** Dials the address's session now (once per page); a failure to dial leaves the app to dial as before. */
 export function dialEarly(): void {
-  if (early || typeof WebSocket !== "function") return;
+  if (globalThis.lineupEarly !== undefined || typeof WebSocket !== "function") return;
+  globalThis.lineupEarly = null; // one try a page, whichever copy makes it
   try {
     const s = sessionOfAddress(location);
     if (!s) return;
     const url = socketUrl(s.saved, s.clientId);
     const protocols = socketProtocols(s.saved.token);
     const mine = new EarlySocket(new WebSocket(url, protocols), url, protocols);
-    early = mine;
+    globalThis.lineupEarly = mine;
     setTimeout(() => {
-      if (early !== mine) return;
-      early = undefined;
+      if (globalThis.lineupEarly !== mine) return;
+      globalThis.lineupEarly = null;
       mine.ws.close(CLOSE.normal, "unused");
     }, EARLY_TTL_MS);
   } catch {
-    early = undefined;
+    globalThis.lineupEarly = null;
   }
 }
 
 /** The early socket when it was dialled to this address with these subprotocols and is still usable (once). */
 export function takeEarly(url: string, protocols: readonly string[]): WebSocketLike | undefined {
-  const e = early;
+  const e = globalThis.lineupEarly;
   if (!e) return undefined;
   if (e.url !== url || e.protocols.length !== protocols.length || e.protocols.some((p, i) => p !== protocols[i])) {
     // The same session dialled otherwise: the early socket goes now (the relay could hand it the session's calls).
     if (new URL(e.url).pathname === new URL(url).pathname) {
-      early = undefined;
+      globalThis.lineupEarly = null;
       e.close(CLOSE.normal, "unused");
     }
     return undefined;
   }
-  early = undefined;
+  globalThis.lineupEarly = null;
   if (e.closedEarly) return undefined;
   return e.take();
 }

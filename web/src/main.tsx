@@ -11,6 +11,7 @@ import { navigate, path } from "./router.js";
 import { joining } from "./e2e-watch.js";
 import { startPush } from "./push.js";
 import { loadMarkdown } from "./tools/markdown.js";
+import { afterPaint } from "./conn-watch.js";
 import { addInbox, addSession, dropAll, inboxes, pokeAll, reopenSessions, startAll, sweepAll, whenSettled } from "./sessions.js";
 import { parsePairCode, parsePairing } from "./storage.js";
 import { pinFromLink } from "./direct-pins.js";
@@ -152,11 +153,11 @@ setInterval(sweepAll, 5_000);
 
 render(<App />, document.getElementById("app")!);
 // The markdown renderer (a lazy chunk, tools/markdown.tsx) loads once the sessions opened at start have caught up
-// with the relay (at most MARKDOWN_AFTER_MS): its evaluation took a slow phone's main thread just as a waiting
-// card arrived (issue 33, docs/benchmarks.md). A card or message that needs it before then loads it itself and
-// shows its text as written meanwhile.
+// with the relay (at most MARKDOWN_AFTER_MS) and a frame was painted after that: its evaluation took a slow phone's
+// main thread just as a waiting card arrived (issue 33, docs/benchmarks.md) — the catch-up ends a moment after the
+// card's frame, before its paint. Until then a card shows its text as written.
 const MARKDOWN_AFTER_MS = 3_000;
-whenSettled(() => void loadMarkdown().catch(() => undefined), MARKDOWN_AFTER_MS);
+whenSettled(() => afterPaint(() => void loadMarkdown().catch(() => undefined)), MARKDOWN_AFTER_MS);
 
 if ("serviceWorker" in navigator && isSecureContext) {
   void navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => undefined);

@@ -145,7 +145,9 @@ export function SessionView({ conn }: { conn: SessionConn }) {
       if (want?.sid === conn.sid) return; // the effect below handles it
       const first = waiting[0];
       if (first) setFocused(first.call_id);
-      else toEnd();
+      // An empty thread has no end to show: no layout is forced while the app starts (issue 33: a slow phone
+      // spent 120–180 ms in it before the waiting card's frames were handled).
+      else if (count > 0) toEnd();
       return;
     }
     const added = count - seen.current;
