@@ -99,7 +99,8 @@ its long events) and (PHONE_TRACE_PROFILE=1) a CPU profile. The first round (bra
 navigations from the cached shell (a warm navigation 165–183 → 12–19 ms); web/src/conn.ts starts the direct path once
 the catch-up is over and a frame was painted (docs/direct.md); web/src/main.tsx loads the markdown chunk once the
 sessions opened at start have caught up (at most 3 s). The second round (branch i33-warm): the page's first script,
-a 1.5 KB chunk of its own (web/src/boot.ts → web/src/early.ts), dials the socket of the session the address names
+a 1.5 KB chunk of its own (then web/src/boot.ts → web/src/early.ts; since i33-warm2 a classic script, an esbuild IIFE of
+web/src/early.ts that runs in <head> before the stylesheet), dials the socket of the session the address names
 before the main bundle evaluates, and the session's connection takes it on its first dial with the frames it got
 meanwhile (traces: \`new WebSocket\` 30–60 ms into the first script's evaluation, where it came after the main bundle's
 modules, 450–600 ms after the bundle arrived; the handshake now overlaps the main bundle's evaluation); and the cards
