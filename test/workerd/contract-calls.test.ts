@@ -154,6 +154,28 @@ describe("failures the relay can see are answered as a tool.result error", () =>
     closeAll(agent, app);
   });
 
+  it.each(ALL)("a call waits for an app connected with ?register=first and reaches it once it registers (evict: %s)", async (mode) => {
+    const s = await createSession();
+    let agent = await connect(s.session_id, s.agent_token, { clientId: "ag" });
+    let app = await connect(s.session_id, s.app_token, { clientId: "ph", registerFirst: true });
+    agent.send({ type: "tool.call", call_id: "rf", name: "choice", arguments: ASK });
+    await sync(agent);
+    expect(await agent.none(isResult("rf"))).toBe(true);
+    await evict(s.session_id, mode);
+    // The flag lives in the socket's attachment: a hibernated socket keeps it; a closed one comes back with it.
+    if (mode === "close") {
+      agent = await reconnect(s, "agent", "ag");
+      app = await connect(s.session_id, s.app_token, { clientId: "ph", registerFirst: true });
+    }
+    agent.send({ type: "tool.call", call_id: "rf2", name: "choice", arguments: ASK });
+    await sync(agent);
+    expect(await agent.none(isResult("rf2"))).toBe(true);
+    app.send({ type: "tool.list", tools: [CHOICE] });
+    expect(await app.next(isCall("rf"))).toMatchObject({ name: "choice" });
+    expect(await app.next(isCall("rf2"))).toMatchObject({ name: "choice" });
+    closeAll(agent, app);
+  });
+
   it.each(EVICTIONS)("unknown_action for a toolset without that action (evict: %s)", async (mode) => {
     const { s, agent, app } = await pair([CALC]);
     await evict(s.session_id, mode);

@@ -120,11 +120,14 @@ export interface ConnectOpts {
   clientId?: string;
   via?: "header" | "subprotocol" | "query";
   origin?: string;
+  /** `?register=first`: counted as a provider only once it registers (docs/protocol.md). */
+  registerFirst?: boolean;
 }
 
 export async function connectRaw(sessionId: string, token: string, opts: ConnectOpts = {}): Promise<Response> {
   const q = new URLSearchParams();
   if (opts.clientId) q.set("client_id", opts.clientId);
+  if (opts.registerFirst) q.set("register", "first");
   const headers: Record<string, string> = { upgrade: "websocket" };
   const via = opts.via ?? "header";
   if (via === "header") headers.authorization = `Bearer ${token}`;
