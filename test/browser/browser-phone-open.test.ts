@@ -2,11 +2,28 @@
 // question"): what the page does before the card shows. Orders of events, never durations: the markdown chunk
 // and the direct path's chunk are not loaded while the waiting card is on its way, and a warm open does not wait
 // for the network's copy of the shell. Real Chromium, the real relay (`wrangler dev`), the built PWA.
-import type { Page, Route } from "playwright-core";
+import type { BrowserContext, Page, Route } from "playwright-core";
+import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { describe, expect, it } from "vitest";
 import { Agent, createSession, useBrowser } from "../helpers/browser.js";
 
 const fx = useBrowser();
+
+/** A session with its agent and a fresh phone context for `body`; both are closed however it ends. */
+async function onPhone(label: string, body: (o: { s: SessionCreated; agent: Agent; ctx: BrowserContext }) => Promise<void>): Promise<void> {
+  const s = await createSession(fx.relay(), label);
+  const agent = await Agent.connect(s);
+  try {
+    const ctx = await fx.context("phone");
+    try {
+      await body({ s, agent, ctx });
+    } finally {
+      await ctx.close().catch(() => undefined);
+    }
+  } finally {
+    agent.close();
+  }
+}
 
 /** The page's requests for lazy chunks and the frames its sockets received, in the order they happened. */
 function recordOrder(page: Page): string[] {
@@ -29,11 +46,8 @@ function recordOrder(page: Page): string[] {
 
 describe("a phone opening a waiting question", () => {
   it("loads neither the markdown chunk nor the direct path's chunk before the waiting call arrived (they took a slow phone's main thread as the card came)", async () => {
-    const s = await createSession(fx.relay(), "phone open");
-    const agent = await Agent.connect(s);
-    try {
+    await onPhone("phone open", async ({ s, agent, ctx }) => {
       agent.call("q-open-1", "ask_question", { project_directory: "/srv/app", question: "Ship **it** now?" });
-      const ctx = await fx.context("phone");
       const page = await ctx.newPage();
       const order = recordOrder(page);
       await page.goto(s.app_url);
@@ -51,18 +65,12 @@ describe("a phone opening a waiting question", () => {
       const lists = order.map((x, i) => (x === "frame:tool.list" && i > hello ? i : -1)).filter((i) => i >= 0);
       expect(lists.length, order.join(" ")).toBeGreaterThanOrEqual(2);
       expect(order.indexOf("chunk:rtc"), order.join(" ")).toBeGreaterThan(lists[1]!);
-      await ctx.close();
-    } finally {
-      agent.close();
-    }
+    });
   });
 
   it("requests the markdown chunk only after the waiting card was painted (the catch-up ended a moment after the card's frame, and the chunk's evaluation came before the card's first paint)", async () => {
-    const s = await createSession(fx.relay(), "phone paint first");
-    const agent = await Agent.connect(s);
-    try {
+    await onPhone("phone paint first", async ({ s, agent, ctx }) => {
       agent.call("q-paint-1", "ask_question", { project_directory: "/srv/app", question: "Paint **first**?" });
-      const ctx = await fx.context("phone");
       const page = await ctx.newPage();
       // The page's own clock: when a frame was painted after the card was in the DOM (a rAF, then a task).
       await page.addInitScript(() => {
@@ -82,18 +90,12 @@ describe("a phone opening a waiting question", () => {
       }));
       expect(at.painted, JSON.stringify(at)).toBeTypeOf("number");
       expect(at.chunk, JSON.stringify(at)).toBeGreaterThan(at.painted!);
-      await ctx.close();
-    } finally {
-      agent.close();
-    }
+    });
   });
 
   it("reads no layout while the app starts on a session whose thread is still empty (the scroll to its end forced one before the waiting card's frames were handled)", async () => {
-    const s = await createSession(fx.relay(), "phone no layout");
-    const agent = await Agent.connect(s);
-    try {
+    await onPhone("phone no layout", async ({ s, agent, ctx }) => {
       agent.call("q-layout-1", "ask_question", { project_directory: "/srv/app", question: "No layout?" });
-      const ctx = await fx.context("phone");
       const page = await ctx.newPage();
       // Reads of the page's height before DOMContentLoaded: the app's module scripts all run before it.
       await page.addInitScript(() => {
@@ -113,43 +115,34 @@ describe("a phone opening a waiting question", () => {
       await page.goto(s.app_url);
       await page.locator('[data-call="q-layout-1"]').getByText("No layout?").waitFor();
       expect(await page.evaluate(() => (window as unknown as { __early: number }).__early)).toBe(0);
-      await ctx.close();
-    } finally {
-      agent.close();
-    }
+    });
   });
 
   it("opens warm from the cached shell while the network has not answered the navigation (it waited for a phone's round trip)", async () => {
-    const s = await createSession(fx.relay(), "phone warm");
-    const agent = await Agent.connect(s);
-    const held: Route[] = [];
-    try {
-      const ctx = await fx.context("phone");
-      const first = await ctx.newPage();
-      await first.goto(fx.relay());
-      await first.evaluate(() => navigator.serviceWorker.ready.then(() => true));
-      await first.close();
-      // From now on the network never answers for the shell (the service worker's fetch of it included).
-      await ctx.route("**/*", (route) => (new URL(route.request().url()).pathname === "/" ? void held.push(route) : route.continue()));
-      agent.call("q-warm-1", "ask_question", { project_directory: "/srv/app", question: "Warm open?" });
-      const page = await ctx.newPage();
-      await page.goto(s.app_url, { waitUntil: "commit" });
-      await page.locator('[data-call="q-warm-1"]').getByText("Warm open?").waitFor({ timeout: 20_000 });
-      expect(held.length).toBeGreaterThan(0);
-      for (const r of held.splice(0)) await r.abort().catch(() => undefined);
-      await ctx.close();
-    } finally {
-      for (const r of held) await r.abort().catch(() => undefined);
-      agent.close();
-    }
+    await onPhone("phone warm", async ({ s, agent, ctx }) => {
+      const held: Route[] = [];
+      try {
+        const first = await ctx.newPage();
+        await first.goto(fx.relay());
+        await first.evaluate(() => navigator.serviceWorker.ready.then(() => true));
+        await first.close();
+        // From now on the network never answers for the shell (the service worker's fetch of it included).
+        await ctx.route("**/*", (route) => (new URL(route.request().url()).pathname === "/" ? void held.push(route) : route.continue()));
+        agent.call("q-warm-1", "ask_question", { project_directory: "/srv/app", question: "Warm open?" });
+        const page = await ctx.newPage();
+        await page.goto(s.app_url, { waitUntil: "commit" });
+        await page.locator('[data-call="q-warm-1"]').getByText("Warm open?").waitFor({ timeout: 20_000 });
+        expect(held.length).toBeGreaterThan(0);
+        for (const r of held.splice(0)) await r.abort().catch(() => undefined);
+      } finally {
+        for (const r of held) await r.abort().catch(() => undefined);
+      }
+    });
   });
 
   it("dials the opened session's socket before the app's session list is read, and answers through it (it waited for the whole app to evaluate)", async () => {
-    const s = await createSession(fx.relay(), "phone early dial");
-    const agent = await Agent.connect(s);
-    try {
+    await onPhone("phone early dial", async ({ s, agent, ctx }) => {
       agent.call("q-early-1", "ask_question", { project_directory: "/srv/app", question: "Dial early?" });
-      const ctx = await fx.context("phone");
       const page = await ctx.newPage();
       // The page's own order: each localStorage read and each socket it opens (web/src/sessions.ts reads
       // "lineup.hidden" as it evaluates, before any session connection could dial).
@@ -180,48 +173,39 @@ describe("a phone opening a waiting question", () => {
       await card.getByRole("button", { name: "Send" }).click();
       const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-early-1");
       expect(JSON.stringify(r)).toContain("yes");
-      await ctx.close();
-    } finally {
-      agent.close();
-    }
+    });
   });
 
   it("dials the opened session's socket while the stylesheet is still loading (a module script waited for it and for the end of parsing)", async () => {
-    const s = await createSession(fx.relay(), "phone dial before css");
-    const agent = await Agent.connect(s);
-    const held: Route[] = [];
-    try {
-      agent.call("q-css-1", "ask_question", { project_directory: "/srv/app", question: "Before the stylesheet?" });
-      const ctx = await fx.context("phone");
-      await ctx.route(/\/assets\/[^/]+\.css$/, (route) => void held.push(route));
-      const page = await ctx.newPage();
-      const dialled: string[] = [];
-      page.on("websocket", (ws) => dialled.push(new URL(ws.url()).pathname));
-      await page.goto(s.app_url, { waitUntil: "commit" });
-      await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
-      // The stylesheet is held: the socket is dialled all the same, and only once.
-      await expect.poll(() => dialled, { timeout: 15_000 }).toEqual([`/api/sessions/${s.session_id}/ws`]);
-      for (const r of held.splice(0)) await r.continue();
-      await ctx.unroute(/\/assets\/[^/]+\.css$/);
-      const card = page.locator('[data-call="q-css-1"]');
-      await card.getByText("Before the stylesheet?").waitFor();
-      await card.locator("textarea").fill("yes");
-      await card.getByRole("button", { name: "Send" }).click();
-      const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-css-1");
-      expect(JSON.stringify(r)).toContain("yes");
-      expect(dialled).toHaveLength(1);
-      await ctx.close();
-    } finally {
-      for (const r of held) await r.abort().catch(() => undefined);
-      agent.close();
-    }
+    await onPhone("phone dial before css", async ({ s, agent, ctx }) => {
+      const held: Route[] = [];
+      try {
+        agent.call("q-css-1", "ask_question", { project_directory: "/srv/app", question: "Before the stylesheet?" });
+        await ctx.route(/\/assets\/[^/]+\.css$/, (route) => void held.push(route));
+        const page = await ctx.newPage();
+        const dialled: string[] = [];
+        page.on("websocket", (ws) => dialled.push(new URL(ws.url()).pathname));
+        await page.goto(s.app_url, { waitUntil: "commit" });
+        await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
+        // The stylesheet is held: the socket is dialled all the same, and only once.
+        await expect.poll(() => dialled, { timeout: 15_000 }).toEqual([`/api/sessions/${s.session_id}/ws`]);
+        for (const r of held.splice(0)) await r.continue();
+        await ctx.unroute(/\/assets\/[^/]+\.css$/);
+        const card = page.locator('[data-call="q-css-1"]');
+        await card.getByText("Before the stylesheet?").waitFor();
+        await card.locator("textarea").fill("yes");
+        await card.getByRole("button", { name: "Send" }).click();
+        const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-css-1");
+        expect(JSON.stringify(r)).toContain("yes");
+        expect(dialled).toHaveLength(1);
+      } finally {
+        for (const r of held) await r.abort().catch(() => undefined);
+      }
+    });
   });
 
   it("shows the cards of an earlier visit before the socket is up, sends an answer made then after the hello, and loads no markdown chunk for them before the waiting call arrived (they loaded it as the app started)", async () => {
-    const s = await createSession(fx.relay(), "phone seen before");
-    const agent = await Agent.connect(s);
-    try {
-      const ctx = await fx.context("phone");
+    await onPhone("phone seen before", async ({ s, agent, ctx }) => {
       agent.call("q-seen-1", "ask_question", { project_directory: "/srv/app", question: "Seen **before**?" });
       const first = await ctx.newPage();
       await first.goto(s.app_url);
@@ -262,9 +246,6 @@ describe("a phone opening a waiting question", () => {
       const call = order.indexOf("frame:tool.call");
       expect(call, order.join(" ")).toBeGreaterThanOrEqual(0);
       expect(order.indexOf("chunk:markdown-render"), order.join(" ")).toBeGreaterThan(call);
-      await ctx.close();
-    } finally {
-      agent.close();
-    }
+    });
   });
 });
