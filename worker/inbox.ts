@@ -63,11 +63,10 @@ export class Inbox extends DurableObject<Env> {
       },
       {
         reported: (sid, before, after, r) => {
-          this.push.reported(sid, before, after, r);
           // A push due now leaves from this request, not after an alarm round (issue 33): its queue item is leased
-          // before the send, so the alarm — still set, the backstop after an eviction — never sends it twice.
-          const due = this.push.nextDue();
-          if (due !== undefined && due <= Date.now()) ctx.waitUntil(this.push.pump());
+          // before the send, so the alarm — set in the same change, the backstop after an eviction — never sends it twice.
+          const sending = this.push.reported(sid, before, after, r, Date.now(), true);
+          if (sending) ctx.waitUntil(sending);
         },
         revoked: (id) => this.push.unsubscribe(id, true),
       },

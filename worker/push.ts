@@ -33,8 +33,13 @@ export function workerPushPorts(ctx: DurableObjectState, env: Env, inbox: () => 
     inbox,
     views: (device) => ctx.getWebSockets(device).flatMap((ws) => (ws.readyState === WebSocket.OPEN && tagOf(ws)?.view ? [tagOf(ws)!.view!] : [])),
     wake: (at) => {
-      // No setTimeout in a Durable Object: one alarm at the earliest due time (anything past fires at once).
+      // No setTimeout in a Durable Object: one alarm, never later than the earliest due time (anything past fires
+      // at once). Only ever moved earlier while it is still ahead, as the session's (worker/session.ts): an alarm
+      // left early finds nothing due and the handler's pump sets the next one. Each move is written with the change
+      // that made it, and in workerd a commit that moves the alarm takes about 1 ms longer (issue 33: a push moved
+      // it to its lease, then to its reminder — twice per push, once in the push's own path).
       const next = at === undefined ? null : Math.max(Date.now(), at);
+      if (typeof alarmAt === "number" && alarmAt > Date.now() && (next === null || alarmAt <= next)) return;
       if (next === alarmAt) return;
       alarmAt = next;
       const done = next === null ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(next);

@@ -39,7 +39,7 @@ export interface CpuProfile {
 }
 
 /** A minimal DevTools-protocol client: one request at a time is all the profiler needs. */
-class Cdp {
+export class Cdp {
   private seq = 0;
   private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private constructor(private readonly ws: WebSocket) {

@@ -90,6 +90,25 @@ export interface PushPorts {
   answer(sid: string, epoch: number, device: { id: string; name: string }, callId: string, answer: PushAnswerInput): Promise<SessionPushAnswer>;
 }
 
+/**
+ * A job of `d` that may be changed: a host's store may hand out jobs (and queue items) it shares with its cache, frozen
+ * (worker/push-store.ts: a load copies no job, so it costs the same beside 100 jobs as beside one); the first
+ * change of one replaces it in `d` with a copy of its own. Every change of a job goes through here.
+ */
+export function own(d: PushData, key: string): Job | undefined {
+  const j = Object.hasOwn(d.jobs, key) ? d.jobs[key] : undefined;
+  if (!j || !Object.isFrozen(j)) return j;
+  return (d.jobs[key] = structuredClone(j));
+}
+
+/** A queue item of `d` that may be changed (frozen ones are shared with a store's cache, as jobs are). */
+export function ownItem(d: PushData, id: number): Item | undefined {
+  const i = d.queue.findIndex((q) => q.id === id);
+  const q = d.queue[i];
+  if (!q || !Object.isFrozen(q)) return q;
+  return (d.queue[i] = { ...q });
+}
+
 export const empty = (): PushData => ({ subs: {}, settings: { ...DEFAULT_PUSH_SETTINGS }, jobs: {}, queue: [], log: [], seq: 0 });
 export const jobKey = (sid: string, callId: string) => `${sid}/${callId}`;
 

@@ -29,6 +29,8 @@ import {
   empty,
   FALLBACK_VAPID_SUBJECT,
   jobKey,
+  own,
+  ownItem,
   tokenHash,
   topicOf,
   type Item,
@@ -90,7 +92,7 @@ export class PushCore {
     const d = this.load();
     delete d.subs[deviceId];
     d.queue = d.queue.filter((q) => q.device !== deviceId);
-    if (revoked) for (const j of Object.values(d.jobs)) delete j.devices[deviceId];
+    if (revoked) for (const [k, j] of Object.entries(d.jobs)) if (Object.hasOwn(j.devices, deviceId)) delete own(d, k)!.devices[deviceId];
     this.save(d);
   }
 
@@ -98,8 +100,9 @@ export class PushCore {
     const d = this.load();
     d.settings = { ...d.settings, ...p };
     const every = d.settings.reminder_every_min * 60_000;
-    for (const j of Object.values(d.jobs)) {
-      if (j.ended) continue;
+    for (const [k, open] of Object.entries(d.jobs)) {
+      if (open.ended) continue;
+      const j = own(d, k)!;
       if (d.settings.reminders && j.reminders < PUSH_LIMITS.maxReminders) j.next_reminder_at = now + every;
       else delete j.next_reminder_at;
     }
@@ -121,8 +124,13 @@ export class PushCore {
 
   // ---------------------------------------------------------------- what the sessions report
 
-  /** A session's Waiting list changed: new human calls get pushes, calls that left get their update. */
-  reported(sid: string, before: WaitingCall[], after: WaitingCall[], r: SessionReport, now = Date.now()): void {
+  /**
+   * A session's Waiting list changed: new human calls get pushes, calls that left get their update. `inline`: a
+   * push due now leaves from this call (its pump is started here and returned, for the host to keep alive) rather
+   * than from the alarm — its queue item is leased in the same change, and the alarm, the backstop after an
+   * eviction, covers the lease, so it is never sent twice nor lost (issue 33: the push delay).
+   */
+  reported(sid: string, before: WaitingCall[], after: WaitingCall[], r: SessionReport, now = Date.now(), inline = false): Promise<void> | undefined {
     const d = this.load();
     const was = new Set(before.map((w) => w.call_id));
     const is = new Set(after.map((w) => w.call_id));
@@ -147,13 +155,18 @@ export class PushCore {
       const job = d.jobs[key];
       if (!job || job.ended) continue;
       const closed = r.closed?.find((c) => c.call_id === w.call_id) ?? { call_id: w.call_id, outcome: r.ended ? "ended" : "cancelled" };
-      this.end(d, key, job, closed, now);
+      this.end(d, key, own(d, key)!, closed, now);
       changed = true;
     }
-    if (changed) {
-      this.gc(d, now);
+    if (!changed) return undefined;
+    this.gc(d, now);
+    // Inline, the alarm is not pulled to "now" first: the pump's lease (same turn, same commit) sets it once.
+    if (!inline || this.running || (this.nextDue(d) ?? Infinity) > now) {
       this.save(d);
+      return undefined;
     }
+    this.ports.save(d);
+    return this.pump(now);
   }
 
   /**
@@ -220,7 +233,7 @@ export class PushCore {
     this.remind(d, now);
     this.gc(d, now);
     const due = d.queue.filter((q) => q.due <= now).slice(0, PUSH_LIMITS.perRun);
-    for (const q of due) q.due = now + PUSH_LIMITS.leaseMs; // leased: an eviction mid-send retries it
+    for (const q of due) ownItem(d, q.id)!.due = now + PUSH_LIMITS.leaseMs; // leased: an eviction mid-send retries it
     this.save(d);
     if (!due.length) return;
     let vapid: { keys: VapidKeys; subject?: string };
@@ -236,8 +249,9 @@ export class PushCore {
 
   private remind(d: PushData, now: number): void {
     const every = d.settings.reminder_every_min * 60_000;
-    for (const [key, j] of Object.entries(d.jobs)) {
-      if (j.ended || j.next_reminder_at === undefined || j.next_reminder_at > now) continue;
+    for (const [key, due] of Object.entries(d.jobs)) {
+      if (due.ended || due.next_reminder_at === undefined || due.next_reminder_at > now) continue;
+      const j = own(d, key)!;
       if (!d.settings.reminders || j.reminders >= PUSH_LIMITS.maxReminders || (j.call.deadline_at !== undefined && j.call.deadline_at <= now)) {
         delete j.next_reminder_at;
         continue;
@@ -320,7 +334,7 @@ export class PushCore {
       const secret = randomId(32);
       const hash = await tokenHash(secret);
       d = this.load();
-      const jd = d.jobs[item.job]?.devices[item.device];
+      const jd = own(d, item.job)?.devices[item.device];
       if (!jd || d.jobs[item.job]!.ended || !d.queue.some((q) => q.id === id)) return; // ended meanwhile
       jd.tokens = [...jd.tokens, hash].slice(-2);
       this.ports.save(d);
@@ -389,7 +403,7 @@ export class PushCore {
   private settle(id: number, item: Item, sub: PushSub, status: number, retryAfter: string | null): void {
     const now = Date.now();
     const d = this.load();
-    const job = d.jobs[item.job];
+    const job = own(d, item.job);
     const verdict = status === 0 ? "retry" : classifyPushResponse(status);
     const base = {
       at: now,
@@ -399,7 +413,7 @@ export class PushCore {
       kind: item.kind,
       status,
     };
-    const current = d.queue.find((q) => q.id === id);
+    const current = ownItem(d, id);
     const remove = () => (d.queue = d.queue.filter((q) => q.id !== id));
     if (verdict === "sent") {
       remove();
@@ -471,7 +485,7 @@ export class PushCore {
       );
     }
     const after = this.load();
-    const j = after.jobs[key];
+    const j = own(after, key);
     if (j) {
       j.answered = { device, action };
       this.ports.save(after);

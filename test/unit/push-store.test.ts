@@ -2,10 +2,11 @@
 // (shared/inbox/push.ts): a new waiting call writes its own job and queue items, not every other call's; what
 // was written reads back whole; a document stored the old way (one `push` row) is split on its first load.
 import { DatabaseSync } from "node:sqlite";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { SessionReport, WaitingCall } from "../../shared/contract/inbox.js";
 import type { PushLogEntry } from "../../shared/contract/push.js";
 import { PushCore, type PushData, type PushSub } from "../../shared/inbox/push.js";
+import { own } from "../../shared/inbox/push-data.js";
 import { PushStore } from "../../worker/push-store.js";
 
 type Value = string | number | null;
@@ -107,5 +108,42 @@ describe("Web Push's storage: rows, not one document", () => {
     const keys = (sql.db.prepare("SELECT k FROM inbox ORDER BY k").all() as { k: string }[]).map((r) => r.k);
     expect(keys).toEqual(["p:j:s1/c1", "p:log", "p:meta", "p:q:1", "p:s:dv_1"]);
     expect(new PushStore(sql).load()).toEqual(old);
+  });
+
+  it("a new call's report stringifies as much beside 100 kept jobs as beside one, and a load copies no job (regression: each of a push's loads cloned every job and each save stringified every job)", () => {
+    const stringified = (kept: number) => {
+      const { core, store } = push(new Sql());
+      for (let i = 0; i < kept; i++) core.reported(`s${i}`, [], [call(`c${i}`)], report([call(`c${i}`)]), NOW);
+      const spy = vi.spyOn(JSON, "stringify");
+      try {
+        core.reported("hot", [], [call("new")], report([call("new")]), NOW);
+        store.load();
+        return spy.mock.calls.length;
+      } finally {
+        spy.mockRestore();
+      }
+    };
+    expect(stringified(100)).toBe(stringified(1));
+    const { core, store } = push(new Sql());
+    core.reported("s1", [], [call("c1")], report([call("c1")]), NOW);
+    expect(store.load()!.jobs["s1/c1"]).toBe(store.load()!.jobs["s1/c1"]);
+  });
+
+  it("a kept job cannot be changed in place; a copy taken with `own` and never saved leaves the store as it was", () => {
+    const sql = new Sql();
+    const { core, store } = push(sql);
+    core.reported("s1", [], [call("c1")], report([call("c1")]), NOW);
+    const d = store.load()!;
+    expect(() => {
+      d.jobs["s1/c1"]!.reminders = 9;
+    }).toThrow(TypeError);
+    const mine = own(d, "s1/c1")!;
+    mine.reminders = 9;
+    mine.devices.dv_1!.tokens.push("h");
+    expect(store.load()!.jobs["s1/c1"]!.reminders).toBe(0);
+    expect(store.load()!.jobs["s1/c1"]!.devices.dv_1!.tokens).toEqual([]);
+    store.save(d);
+    expect(new PushStore(sql).load()!.jobs["s1/c1"]).toMatchObject({ reminders: 9, devices: { dv_1: { tokens: ["h"] } } });
+    expect(store.load()!.jobs["s1/c1"]!.reminders).toBe(9);
   });
 });

@@ -10,7 +10,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { CONFIRM } from "../../shared/contract/builtin-tools.js";
 import type { CodeIssued, DevicePaired, MachineCreated } from "../../shared/contract/inbox.js";
-import type { PushCallMessage, PushInfo, PushUpdateMessage } from "../../shared/contract/push.js";
+import { PUSH_LIMITS, type PushCallMessage, type PushInfo, type PushUpdateMessage } from "../../shared/contract/push.js";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { FakePushService } from "../helpers/fake-push.js";
 import { authed } from "./contract-fixtures.js";
@@ -444,6 +444,33 @@ describe("Web Push from the inbox object", () => {
     await sleep(100);
     await runDurableObjectAlarm(inboxStub(w.m.inbox_id));
     expect(fake.for(pixel.endpoint)).toHaveLength(1);
+    w.agent.close();
+  });
+
+  it("a push leaves from the session's report, not the alarm, and the alarm is only ever moved earlier: a second push within the first's lease leaves it where it was; run early, it sends nothing and moves on to the next due time (regression: each push moved it twice, and a move costs its commit ~1 ms)", async () => {
+    const w = await world();
+    const pixel = await device(w, "Pixel");
+    const alarm = () => runInDurableObject(inboxStub(w.m.inbox_id), (_o, state) => state.storage.getAlarm());
+    const sent = async (n: number) => {
+      const end = Date.now() + 5000;
+      while ((await info(pixel.device_credential)).log.filter((e) => e.outcome === "sent").length < n) {
+        if (Date.now() > end) throw new Error(`${n} pushes not sent; received ${fake.received.length}`);
+        await sleep(20);
+      }
+    };
+    confirm(w, "a1");
+    await sent(1); // no alarm was run: the push left from the report's own request
+    const first = await alarm();
+    expect(first).not.toBeNull();
+    expect(first!).toBeLessThanOrEqual(Date.now() + PUSH_LIMITS.leaseMs); // its lease's backstop, not the reminder
+    confirm(w, "a2");
+    await sent(2);
+    expect(await alarm()).toBe(first);
+    await runDurableObjectAlarm(inboxStub(w.m.inbox_id));
+    expect(fake.for(pixel.endpoint)).toHaveLength(2);
+    const next = await alarm();
+    expect(next).not.toBeNull();
+    expect(next!).toBeGreaterThan(Date.now() + PUSH_LIMITS.leaseMs); // the calls' reminders
     w.agent.close();
   });
 
