@@ -43,7 +43,9 @@ import {
 export { FALLBACK_VAPID_SUBJECT, tokenHash, type PushData, type PushPorts, type PushSub } from "./push-data.js";
 
 export class PushCore {
-  private running: Promise<void> | undefined;
+  /** Runs in flight. They may overlap: each leases what it sends before its first await, so none sends another's
+   * (issue 33: a call reported while the last answer's update was on its way waited for it, then for an alarm). */
+  private readonly runs = new Set<Promise<void>>();
 
   constructor(private readonly ports: PushPorts) {}
 
@@ -161,7 +163,7 @@ export class PushCore {
     if (!changed) return undefined;
     this.gc(d, now);
     // Inline, the alarm is not pulled to "now" first: the pump's lease (same turn, same commit) sets it once.
-    if (!inline || this.running || (this.nextDue(d) ?? Infinity) > now) {
+    if (!inline || (this.nextDue(d) ?? Infinity) > now) {
       this.save(d);
       return undefined;
     }
@@ -221,11 +223,11 @@ export class PushCore {
 
   // ---------------------------------------------------------------- the alarm
 
-  /** Sends what is due (reminders first become queue items). Runs one at a time per object. */
+  /** Sends what is due (reminders first become queue items); settles when every run in flight has (`runs`). */
   async pump(now = Date.now()): Promise<void> {
-    if (this.running) return this.running;
-    this.running = this.run(now).finally(() => (this.running = undefined));
-    return this.running;
+    const run: Promise<void> = this.run(now).finally(() => this.runs.delete(run));
+    this.runs.add(run);
+    await Promise.all([...this.runs]);
   }
 
   private async run(now: number): Promise<void> {

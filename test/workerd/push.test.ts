@@ -474,6 +474,34 @@ describe("Web Push from the inbox object", () => {
     w.agent.close();
   });
 
+  it("a call reported while another push is still on its way is pushed at once, not after it (regression: pushes were sent one run at a time, and the second waited for the first's answer)", async () => {
+    const w = await world();
+    const pixel = await device(w, "Pixel");
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    const handle = fake.handle.bind(fake);
+    let n = 0;
+    fake.handle = async (req) => {
+      const res = await handle(req); // recorded as received, then the first answer is held back
+      if (n++ === 0) await held;
+      return res;
+    };
+    const got = async (k: number) => {
+      const end = Date.now() + 3000;
+      while (fake.for(pixel.endpoint).length < k) {
+        if (Date.now() > end) throw new Error(`${k} pushes not received (${fake.for(pixel.endpoint).length})`);
+        await sleep(20);
+      }
+    };
+    confirm(w, "h1");
+    await got(1);
+    confirm(w, "h2");
+    await got(2); // the first push's service has not answered yet
+    expect((fake.for(pixel.endpoint)[1]!.msg as PushCallMessage).call).toBe("h2");
+    release();
+    w.agent.close();
+  });
+
   it("reminders every N minutes from the alarm, at most 3, each with a fresh token; the off switch stops them", async () => {
     const w = await world();
     const pixel = await device(w, "Pixel");
