@@ -176,6 +176,35 @@ describe("a phone opening a waiting question", () => {
     });
   });
 
+  it("has a new device's waiting call on its socket while the main bundle is still loading, and answers it once (the relay held the call until the main bundle registered the device's tools)", async () => {
+    await onPhone("phone early registration", async ({ s, agent, ctx }) => {
+      const held: Route[] = [];
+      const bundle = /\/assets\/index-[^/]+\.js$/;
+      try {
+        agent.call("q-reg-1", "ask_question", { project_directory: "/srv/app", question: "Registered early?" });
+        await ctx.route(bundle, (route) => void held.push(route));
+        const page = await ctx.newPage();
+        const log = recordOrder(page);
+        await page.goto(s.app_url, { waitUntil: "commit" });
+        await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
+        // The main bundle is held (a fresh context: this device never registered): the call comes all the same.
+        await expect.poll(() => log.includes("frame:tool.call"), { timeout: 15_000 }).toBe(true);
+        for (const r of held.splice(0)) await r.continue();
+        await ctx.unroute(bundle);
+        const card = page.locator('[data-call="q-reg-1"]');
+        await card.getByText("Registered early?").waitFor();
+        await card.locator("textarea").fill("yes");
+        await card.getByRole("button", { name: "Send" }).click();
+        const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-reg-1");
+        expect(JSON.stringify(r)).toContain("yes");
+        // The app's own registration after the early one is a repeat: the call came once.
+        expect(log.filter((x) => x === "frame:tool.call")).toHaveLength(1);
+      } finally {
+        for (const r of held) await r.abort().catch(() => undefined);
+      }
+    });
+  });
+
   it("dials the opened session's socket while the stylesheet is still loading (a module script waited for it and for the end of parsing)", async () => {
     await onPhone("phone dial before css", async ({ s, agent, ctx }) => {
       const held: Route[] = [];

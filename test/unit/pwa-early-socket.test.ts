@@ -4,7 +4,8 @@
 // EventTarget-like object with readyState, as the WebSocket standard's events are dispatched one at a time).
 import { describe, expect, it } from "vitest";
 import type { SocketEvent } from "../../shared/client/socket.js";
-import { EarlySocket, sessionOfAddress } from "../../web/src/early.js";
+import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
+import { EarlySocket, type EarlyRegistration, sessionOfAddress } from "../../web/src/early.js";
 
 class FakeSocket {
   readyState = 0;
@@ -27,6 +28,25 @@ class FakeSocket {
 }
 
 const tick = () => new Promise<void>((r) => queueMicrotask(r));
+/** A few turns of the event loop: a settled pin's `then` has run. */
+const settle = () => new Promise<void>((r) => setTimeout(r, 0));
+
+const HELLO = JSON.stringify({
+  type: "hello",
+  protocol: "lineup/1",
+  session_id: "s",
+  role: "app",
+  client_id: "c",
+  peers: { agent: { online: true }, apps: 1 },
+});
+const SEALED_HELLO = JSON.stringify({ ...(JSON.parse(HELLO) as object), sealed: { epoch: 1 } });
+const REGISTRATION = JSON.stringify({ type: "tool.list", tools: BUILTIN_TOOLS });
+
+/** The app's registration, its seal pin read as `pinned` once the test says so. */
+function registration(): EarlyRegistration & { read(pinned: boolean): void } {
+  let read: (p: boolean) => void = () => undefined;
+  return { pinned: new Promise<boolean>((r) => (read = r)), frame: REGISTRATION, read: (p) => read(p) };
+}
 
 describe("the PWA's early socket", () => {
   it("hands the open and the frames that came before it was taken over in order, then the later ones as they come", async () => {
@@ -58,6 +78,67 @@ describe("the PWA's early socket", () => {
     expect(early.readyState).toBe(1);
     early.send("ping");
     expect(ws.sent).toEqual(["ping"]);
+  });
+
+  // Issue 33: a new device's waiting call left the relay only once the main bundle had evaluated and registered the
+  // device's tools (`?register=first` holds calls until then): ≈ 500 ms after the socket's hello on a slow phone.
+  it("registers the app's tools on a plaintext session's hello before the app took the socket (a new device's waiting call waited for the main bundle)", async () => {
+    const ws = new FakeSocket();
+    const reg = registration();
+    const early = new EarlySocket(ws, "u", [], reg);
+    ws.fire("open");
+    ws.fire("message", { data: HELLO });
+    reg.read(false);
+    await settle();
+    expect(ws.sent).toEqual([REGISTRATION]);
+    expect(JSON.parse(ws.sent[0]!)).toEqual({ type: "tool.list", tools: BUILTIN_TOOLS });
+    // The frames still reach the app in order once it takes the socket; a later frame sends nothing more.
+    ws.fire("message", { data: '{"type":"tool.call"}' });
+    const seen: string[] = [];
+    early.take();
+    early.addEventListener("open", () => seen.push("open"));
+    early.addEventListener("message", (ev) => seen.push(String(ev.data)));
+    await tick();
+    expect(seen).toEqual(["open", HELLO, '{"type":"tool.call"}']);
+    expect(ws.sent).toEqual([REGISTRATION]);
+  });
+
+  it("sends nothing on a sealed session's hello, nor for a session this device pinned sealed (issue 26: a downgrade is refused before anything is sent)", async () => {
+    const sealed = new FakeSocket();
+    const r1 = registration();
+    new EarlySocket(sealed, "u", [], r1);
+    sealed.fire("open");
+    sealed.fire("message", { data: SEALED_HELLO });
+    r1.read(false);
+    const pinned = new FakeSocket();
+    const r2 = registration();
+    new EarlySocket(pinned, "u", [], r2);
+    pinned.fire("open");
+    pinned.fire("message", { data: HELLO });
+    r2.read(true);
+    await settle();
+    expect(sealed.sent).toEqual([]);
+    expect(pinned.sent).toEqual([]);
+  });
+
+  it("leaves the registration to the app once the app took the socket, before or after the hello", async () => {
+    const before = new FakeSocket();
+    const r1 = registration();
+    const e1 = new EarlySocket(before, "u", [], r1);
+    before.fire("open");
+    e1.take();
+    before.fire("message", { data: HELLO });
+    r1.read(false);
+    const after = new FakeSocket();
+    const r2 = registration();
+    const e2 = new EarlySocket(after, "u", [], r2);
+    after.fire("open");
+    after.fire("message", { data: HELLO });
+    e2.take(); // the pin not read yet when the app took it
+    r2.read(false);
+    await settle();
+    expect(before.sent).toEqual([]);
+    expect(after.sent).toEqual([]);
   });
 
   it("dials a v1 link's session from the fragment, a kept session from /s/<sid>, and nothing for other addresses", () => {

@@ -6,17 +6,43 @@
 // script that failed). Both copies keep the socket in one global, `lineupEarly`, so it is dialled and taken once.
 // The session's connection (web/src/conn.ts) takes the socket on its first dial when the address and
 // subprotocols are the same; the events it missed meanwhile (open, hello, the catch-up's frames, a close) are
-// handed over in order. Nothing is read or sent here: frames wait as they came (a sealed session's stay sealed).
+// handed over in order. Frames wait as they came (a sealed session's stay sealed). One thing is sent here: a new
+// device's registration (see EarlyRegistration), so that a call waiting for it is on its way before the app runs.
 // Only the session named by the address is dialled: a v1 link's fragment (`#s=…&t=…`), or `/s/<sid>` of a
 // guest session kept on this device (not a session of an inbox: see sessionOfAddress). A socket not taken within
 // EARLY_TTL_MS is closed, and so is one whose session dials with another address or token.
 import type { SocketEvent, WebSocketLike } from "../../shared/client/socket.js";
 import { CLOSE } from "../../shared/contract/close.js";
+import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
+import { isPinned } from "./e2e/store.js";
 import { socketProtocols, socketUrl } from "./session-status.js";
 import { deviceId, loadSessions, parsePairing, type SavedSession } from "./storage.js";
 
 /** An early socket nobody took (the app opened another way) is closed after this long. */
 export const EARLY_TTL_MS = 10_000;
+
+/**
+ * The registration the app sends on a plaintext session's `hello` (web/src/conn.ts: the call book provides
+ * BUILTIN_TOOLS), sent by the early socket itself on that `hello` while the app is not there yet. Issue 33: a socket
+ * dialled with `?register=first` is handed no call until it registers, and a new device (a cold open) has no
+ * registration kept by the relay, so the waiting call left only once the main bundle had evaluated (≈ 500 ms after
+ * the hello on a throttled phone). The app's own registration on the same `hello` is then a repeat, which the relay
+ * takes as a no-op: the catalog is unchanged and a call already delivered on this connection is not sent again.
+ * Never for a sealed session (its `hello` says so) nor one this device pinned sealed (issue 26: a downgrade is
+ * refused before anything is sent), and never once the app took the socket (it registers itself then).
+ */
+export interface EarlyRegistration {
+  /** The session's seal pin, read at the dial (web/src/e2e/store.ts isPinned, as the app's SealPin reads it). */
+  readonly pinned: Promise<boolean>;
+  /** The frame, as text. */
+  readonly frame: string;
+}
+
+/** The app's registration (web/src/conn.ts), for an early socket of `origin`'s session `sid`. */
+export const appRegistration = (origin: string, sid: string): EarlyRegistration => ({
+  pinned: isPinned(origin, sid),
+  frame: JSON.stringify({ type: "tool.list", tools: BUILTIN_TOOLS }),
+});
 
 type Kind = "open" | "message" | "close" | "error";
 const KINDS: readonly Kind[] = ["open", "message", "close", "error"];
@@ -31,6 +57,8 @@ export class EarlySocket implements WebSocketLike {
   private taken = false;
   private handing = false;
   private shown = 0;
+  /** A frame came (the first is the relay's `hello`). */
+  private heard = false;
   /** The socket closed before it was taken. */
   closedEarly = false;
 
@@ -38,13 +66,31 @@ export class EarlySocket implements WebSocketLike {
     readonly ws: WebSocketLike,
     readonly url: string,
     readonly protocols: readonly string[],
+    registration?: EarlyRegistration,
   ) {
     for (const kind of KINDS)
       ws.addEventListener(kind, (ev) => {
         if (kind === "close" && !this.taken) this.closedEarly = true;
+        if (kind === "message" && registration && !this.heard && !this.taken) this.registerOn(ev, registration);
+        if (kind === "message") this.heard = true;
         this.kept.push({ kind, ev });
         if (this.taken && !this.handing) this.handOver();
       });
+  }
+
+  /** The socket's first frame: a plaintext `hello` of a session not pinned sealed gets the registration (EarlyRegistration). */
+  private registerOn(ev: SocketEvent, r: EarlyRegistration): void {
+    let hello: { type?: unknown; sealed?: unknown } | null;
+    try {
+      hello = JSON.parse(String(ev.data)) as typeof hello;
+    } catch {
+      return;
+    }
+    if (hello?.type !== "hello" || hello.sealed !== undefined) return;
+    r.pinned.then(
+      (pinned) => !pinned && !this.taken && !this.closedEarly && this.ws.readyState === 1 && this.ws.send(r.frame),
+      () => undefined,
+    );
   }
 
   get readyState(): number {
@@ -115,7 +161,7 @@ export function dialEarly(): void {
     if (!s) return;
     const url = socketUrl(s.saved, s.clientId);
     const protocols = socketProtocols(s.saved.token);
-    const mine = new EarlySocket(new WebSocket(url, protocols), url, protocols);
+    const mine = new EarlySocket(new WebSocket(url, protocols), url, protocols, appRegistration(s.saved.origin, s.saved.sid));
     globalThis.lineupEarly = mine;
     setTimeout(() => {
       if (globalThis.lineupEarly !== mine) return;
