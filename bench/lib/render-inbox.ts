@@ -104,20 +104,22 @@ throughput rounds ÷ calls (inbox and bare share one workerd, measured in turn).
 | | p50 ms | p99 ms | calls/s | CPU per call |
 |---|---:|---:|---:|---:|
 ${rows}
-| push delay: agent's \`tool.call\` (\`confirm\`) → the push service has the encrypted push | ${fmt(r.push.p50)} | ${fmt(r.push.p99)} | | |
-
+| push delay: agent's \`tool.call\` (\`confirm\`) → the push service has the encrypted push, the path at rest | ${fmt(r.push.p50)} | ${fmt(r.push.p99)} | | |
+${r.push_back_to_back ? `| the same, back to back (the call sent the moment the last one was answered) | ${fmt(r.push_back_to_back.p50)} | ${fmt(r.push_back_to_back.p99)} | | |\n` : ""}
 | goal | target | this run: median (spread over rounds) | |
 |---|---|---:|---|
 ${goalRow("p50 round trip, inbox ÷ durable floor", "latency_p50_vs_durable")}
 ${goalRow("throughput (64 in flight), inbox ÷ durable floor", "throughput_vs_durable")}
-${goalRow("push delay p50 ÷ the inbox call's round trip p50", "push_vs_round_trip")}
-
+${goalRow("push delay p50 (at rest) ÷ the inbox call's round trip p50", "push_vs_round_trip")}
+${r.ratios.push_back_to_back_vs_round_trip ? `| push delay back to back ÷ the same round trip | (no goal) | ${rr(r.ratios.push_back_to_back_vs_round_trip)} | |\n` : ""}
 ${confirmRows(r)}
 Inbox ÷ bare session: p50 ${rr(r.ratios.latency_p50.inbox_vs_relay)}, p99 ${rr(r.ratios.latency_p99.inbox_vs_relay)}, throughput
 ${rr(r.ratios.throughput.inbox_vs_relay)}; bare ÷ floor in the same rounds: p50 ${rr(r.ratios.latency_p50.relay_vs_durable)}, throughput
 ${rr(r.ratios.throughput.relay_vs_durable)}. The device's inbox socket received ${r.inbox_frames_per_call} InboxState frames per call (one per report
-the inbox took). ${r.pushes.samples} pushes were timed (${r.config.push_samples_per_round} per round, after the latency rounds, one at a time: the
-device answers each \`confirm\` once its push has arrived); the fake push service decrypted ${r.pushes.decrypted} on that
+the inbox took). ${r.pushes.samples} pushes were timed at rest and as many back to back (${r.config.push_samples_per_round} of each per round, after the latency
+rounds, one at a time: the device answers each \`confirm\` once its push has arrived; at rest, the next call waits until the
+device's inbox socket shows the answered one gone — the inbox took the answer's report — while back to back the answer's
+report, the agent's ack and the next call overlap, and local workerd runs both objects on one thread); the fake push service decrypted ${r.pushes.decrypted} on that
 subscription with ${r.pushes.problems.length === 0 ? "no problems" : `problems: ${r.pushes.problems.join("; ")}`}. Error frames seen by the agents: inbox ${r.agent_errors.inbox}, bare ${r.agent_errors.relay}, floor ${r.agent_errors.durable}.
 ${beforeAfter(r, x.inboxBefore)}${cost}
 `;
