@@ -126,12 +126,9 @@ export class PushCore {
 
   // ---------------------------------------------------------------- what the sessions report
 
-  /**
-   * A session's Waiting list changed: new human calls get pushes, calls that left get their update. `inline`: a
-   * push due now leaves from this call (its pump is started here and returned, for the host to keep alive) rather
-   * than from the alarm — its queue item is leased in the same change, and the alarm, the backstop after an
-   * eviction, covers the lease, so it is never sent twice nor lost (issue 33: the push delay).
-   */
+  /** A session's Waiting list changed: new human calls get pushes, calls that left get their update. `inline`: a push
+   * due now leaves from here (the pump returned, for the host to keep alive), leased and the alarm — the backstop
+   * after an eviction — armed in the same change, so it is never sent twice nor lost (issue 33: the push delay). */
   reported(sid: string, before: WaitingCall[], after: WaitingCall[], r: SessionReport, now = Date.now(), inline = false): Promise<void> | undefined {
     const d = this.load();
     const was = new Set(before.map((w) => w.call_id));
@@ -163,10 +160,8 @@ export class PushCore {
     if (!changed) return undefined;
     this.gc(d, now);
     // Inline, the alarm is not pulled to "now" first: the pump's lease (same turn, same commit) sets it once.
-    if (!inline || (this.nextDue(d) ?? Infinity) > now) {
-      this.save(d);
-      return undefined;
-    }
+    const sendNow = inline && (this.nextDue(d) ?? Infinity) <= now;
+    if (!sendNow) return void this.save(d);
     this.ports.save(d);
     return this.pump(now);
   }
@@ -199,7 +194,7 @@ export class PushCore {
     return { status: "queued", devices: devices.length };
   }
 
-  /** The call left the Waiting list: pending pushes for it go  /** The call left the Waiting list: pending pushes for it go, every notified device but the answerer gets the update. */
+  /** The call left the Waiting list: pending pushes for it go, every notified device but the answerer gets the update. */
   private end(d: PushData, key: string, job: Job, closed: ClosedCall, now: number): void {
     job.ended = { at: now, closed };
     delete job.next_reminder_at;
