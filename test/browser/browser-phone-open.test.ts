@@ -44,6 +44,14 @@ function recordOrder(page: Page): string[] {
   return log;
 }
 
+/** Types `text` into the card of `callId`, presses Send and returns the agent's `tool.result` as JSON text. */
+async function answerCard(page: Page, agent: Agent, callId: string, text: string): Promise<string> {
+  const card = page.locator(`[data-call="${callId}"]`);
+  await card.locator("textarea").fill(text);
+  await card.getByRole("button", { name: "Send" }).click();
+  return JSON.stringify(await agent.next((f) => f.type === "tool.result" && f.call_id === callId));
+}
+
 describe("a phone opening a waiting question", () => {
   it("loads neither the markdown chunk nor the direct path's chunk before the waiting call arrived (they took a slow phone's main thread as the card came)", async () => {
     await onPhone("phone open", async ({ s, agent, ctx }) => {
@@ -169,10 +177,7 @@ describe("a phone opening a waiting question", () => {
       expect(order.indexOf("ws"), order.join(" ")).toBeGreaterThanOrEqual(0);
       expect(order.indexOf("ws"), order.join(" ")).toBeLessThan(order.indexOf("get:lineup.hidden"));
       expect(order.filter((x) => x === "ws").length, order.join(" ")).toBe(1);
-      await card.locator("textarea").fill("yes");
-      await card.getByRole("button", { name: "Send" }).click();
-      const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-early-1");
-      expect(JSON.stringify(r)).toContain("yes");
+      expect(await answerCard(page, agent, "q-early-1", "yes")).toContain("yes");
     });
   });
 
@@ -193,10 +198,7 @@ describe("a phone opening a waiting question", () => {
         await ctx.unroute(bundle);
         const card = page.locator('[data-call="q-reg-1"]');
         await card.getByText("Registered early?").waitFor();
-        await card.locator("textarea").fill("yes");
-        await card.getByRole("button", { name: "Send" }).click();
-        const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-reg-1");
-        expect(JSON.stringify(r)).toContain("yes");
+        expect(await answerCard(page, agent, "q-reg-1", "yes")).toContain("yes");
         // The app's own registration after the early one is a repeat: the call came once.
         expect(log.filter((x) => x === "frame:tool.call")).toHaveLength(1);
       } finally {
@@ -222,10 +224,7 @@ describe("a phone opening a waiting question", () => {
         await ctx.unroute(/\/assets\/[^/]+\.css$/);
         const card = page.locator('[data-call="q-css-1"]');
         await card.getByText("Before the stylesheet?").waitFor();
-        await card.locator("textarea").fill("yes");
-        await card.getByRole("button", { name: "Send" }).click();
-        const r = await agent.next((f) => f.type === "tool.result" && f.call_id === "q-css-1");
-        expect(JSON.stringify(r)).toContain("yes");
+        expect(await answerCard(page, agent, "q-css-1", "yes")).toContain("yes");
         expect(dialled).toHaveLength(1);
       } finally {
         for (const r of held) await r.abort().catch(() => undefined);

@@ -48,6 +48,15 @@ function registration(): EarlyRegistration & { read(pinned: boolean): void } {
   return { pinned: new Promise<boolean>((r) => (read = r)), frame: REGISTRATION, read: (p) => read(p) };
 }
 
+/** An early socket with the app's registration (its pin not read yet) whose socket has opened. */
+function opened(): { ws: FakeSocket; early: EarlySocket; r: ReturnType<typeof registration> } {
+  const ws = new FakeSocket();
+  const r = registration();
+  const early = new EarlySocket(ws, "u", [], r);
+  ws.fire("open");
+  return { ws, early, r };
+}
+
 describe("the PWA's early socket", () => {
   it("hands the open and the frames that came before it was taken over in order, then the later ones as they come", async () => {
     const ws = new FakeSocket();
@@ -83,12 +92,9 @@ describe("the PWA's early socket", () => {
   // Issue 33: a new device's waiting call left the relay only once the main bundle had evaluated and registered the
   // device's tools (`?register=first` holds calls until then): ≈ 500 ms after the socket's hello on a slow phone.
   it("registers the app's tools on a plaintext session's hello before the app took the socket (a new device's waiting call waited for the main bundle)", async () => {
-    const ws = new FakeSocket();
-    const reg = registration();
-    const early = new EarlySocket(ws, "u", [], reg);
-    ws.fire("open");
+    const { ws, early, r } = opened();
     ws.fire("message", { data: HELLO });
-    reg.read(false);
+    r.read(false);
     await settle();
     expect(ws.sent).toEqual([REGISTRATION]);
     expect(JSON.parse(ws.sent[0]!)).toEqual({ type: "tool.list", tools: BUILTIN_TOOLS });
@@ -104,41 +110,29 @@ describe("the PWA's early socket", () => {
   });
 
   it("sends nothing on a sealed session's hello, nor for a session this device pinned sealed (issue 26: a downgrade is refused before anything is sent)", async () => {
-    const sealed = new FakeSocket();
-    const r1 = registration();
-    new EarlySocket(sealed, "u", [], r1);
-    sealed.fire("open");
-    sealed.fire("message", { data: SEALED_HELLO });
-    r1.read(false);
-    const pinned = new FakeSocket();
-    const r2 = registration();
-    new EarlySocket(pinned, "u", [], r2);
-    pinned.fire("open");
-    pinned.fire("message", { data: HELLO });
-    r2.read(true);
+    const sealed = opened();
+    sealed.ws.fire("message", { data: SEALED_HELLO });
+    sealed.r.read(false);
+    const pinned = opened();
+    pinned.ws.fire("message", { data: HELLO });
+    pinned.r.read(true);
     await settle();
-    expect(sealed.sent).toEqual([]);
-    expect(pinned.sent).toEqual([]);
+    expect(sealed.ws.sent).toEqual([]);
+    expect(pinned.ws.sent).toEqual([]);
   });
 
   it("leaves the registration to the app once the app took the socket, before or after the hello", async () => {
-    const before = new FakeSocket();
-    const r1 = registration();
-    const e1 = new EarlySocket(before, "u", [], r1);
-    before.fire("open");
-    e1.take();
-    before.fire("message", { data: HELLO });
-    r1.read(false);
-    const after = new FakeSocket();
-    const r2 = registration();
-    const e2 = new EarlySocket(after, "u", [], r2);
-    after.fire("open");
-    after.fire("message", { data: HELLO });
-    e2.take(); // the pin not read yet when the app took it
-    r2.read(false);
+    const before = opened();
+    before.early.take();
+    before.ws.fire("message", { data: HELLO });
+    before.r.read(false);
+    const after = opened();
+    after.ws.fire("message", { data: HELLO });
+    after.early.take(); // the pin not read yet when the app took it
+    after.r.read(false);
     await settle();
-    expect(before.sent).toEqual([]);
-    expect(after.sent).toEqual([]);
+    expect(before.ws.sent).toEqual([]);
+    expect(after.ws.sent).toEqual([]);
   });
 
   it("dials a v1 link's session from the fragment, a kept session from /s/<sid>, and nothing for other addresses", () => {
