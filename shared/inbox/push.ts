@@ -43,8 +43,7 @@ import {
 export { FALLBACK_VAPID_SUBJECT, tokenHash, type PushData, type PushPorts, type PushSub } from "./push-data.js";
 
 export class PushCore {
-  /** Runs in flight. They may overlap: each leases what it sends before its first await, so none sends another's
-   * (issue 33: a call reported while the last answer's update was on its way waited for it, then for an alarm). */
+  /** Runs in flight; they may overlap: each leases what it sends before its first await (issue 33: no waiting). */
   private readonly runs = new Set<Promise<void>>();
 
   constructor(private readonly ports: PushPorts) {}
@@ -126,9 +125,8 @@ export class PushCore {
 
   // ---------------------------------------------------------------- what the sessions report
 
-  /** A session's Waiting list changed: new human calls get pushes, calls that left get their update. `inline`: a push
-   * due now leaves from here (the pump returned, for the host to keep alive), leased and the alarm — the backstop
-   * after an eviction — armed in the same change, so it is never sent twice nor lost (issue 33: the push delay). */
+  /** A session's Waiting list changed: new human calls get pushes, calls that left get their update. `inline`: a push due
+   * now leaves from here (the pump returned for the host to keep alive), leased in this change (issue 33). */
   reported(sid: string, before: WaitingCall[], after: WaitingCall[], r: SessionReport, now = Date.now(), inline = false): Promise<void> | undefined {
     const d = this.load();
     const was = new Set(before.map((w) => w.call_id));
@@ -159,11 +157,13 @@ export class PushCore {
     }
     if (!changed) return undefined;
     this.gc(d, now);
-    // Inline, the alarm is not pulled to "now" first: the pump's lease (same turn, same commit) sets it once.
-    const sendNow = inline && (this.nextDue(d) ?? Infinity) <= now;
-    if (!sendNow) return void this.save(d);
+    if (!inline || (this.nextDue(d) ?? Infinity) > now) return void this.save(d);
+    // Inline: the pump's lease (same turn, same commit) arms the alarm once; a failed pump leaves it to the alarm.
     this.ports.save(d);
-    return this.pump(now);
+    return this.pump(now).catch((e: unknown) => {
+      this.ports.wake(now);
+      throw e;
+    });
   }
 
   /**

@@ -146,4 +146,32 @@ describe("Web Push's storage: rows, not one document", () => {
     expect(new PushStore(sql).load()!.jobs["s1/c1"]).toMatchObject({ reminders: 9, devices: { dv_1: { tokens: ["h"] } } });
     expect(store.load()!.jobs["s1/c1"]!.reminders).toBe(9);
   });
+
+  it("a push sent from the report whose pump fails before its lease is stored (a storage error) is left to the alarm, not lost", async () => {
+    const store = new PushStore(new Sql());
+    const wakes: (number | undefined)[] = [];
+    let saves = 0;
+    const core = new PushCore({
+      load: () => store.load(),
+      // The first save is the subscription's, the second the report's own; the pump's lease save (the third, in the
+      // same turn) fails.
+      save: (d) => {
+        if (++saves === 3) throw new Error("storage failed");
+        store.save(d);
+      },
+      inbox: () => undefined,
+      views: () => [],
+      wake: (at) => void wakes.push(at),
+      vapid: () => Promise.reject(new Error("not sending here")),
+      send: () => Promise.reject(new Error("not sending here")),
+      answer: () => Promise.reject(new Error("not answering here")),
+    });
+    core.subscribe("dv_1", SUB, "https://relay.example");
+    wakes.length = 0;
+    const sending = core.reported("s1", [], [call("c1")], report([call("c1")]), NOW, true);
+    expect(sending).toBeDefined();
+    await expect(sending).rejects.toThrow("storage failed");
+    expect(store.load()!.queue).toHaveLength(1); // the call's push is stored, due now
+    expect(wakes).toEqual([NOW]); // and the alarm comes for it
+  });
 });
