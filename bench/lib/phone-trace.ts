@@ -1,7 +1,10 @@
 // `npm run bench -- --phone-trace` (issue 33 item 4): where a phone's time goes before a waiting question shows.
 // The same throttled Chromium as bench/lib/phone-open.ts (its `throttled` page, its `watchVisible` mark), one
 // cold and one warm load per round, each with an init script that stamps the page's own clock at each step:
-// the first render of #app, `new WebSocket`, its `open`, the first frame of each type (hello, tool.call, …);
+// the init script itself (the document's start), the early script's tag and run, the module script's tag, the
+// early card (web/src/early-card.ts), the first render of #app, `new WebSocket` and `open` of every socket, the
+// first frame of each type (hello, tool.call, …); the network service's own times for the socket (CDP Network:
+// the handshake's request and response, each frame);
 // plus the navigation's and every resource's timing (from the network or the service worker), and a Chrome
 // trace (CDP Tracing, devtools.timeline) summing the renderer main thread's busy time before the card showed.
 // It also checks whether the page's CDP throttling reaches the service worker's own fetches (it does not: the
@@ -22,12 +25,25 @@ const ROUNDS = Number(process.env.PHONE_ROUNDS ?? 3);
 const STAMPS = `(() => {
   const s = (window.__stamps = {});
   const at = (k) => { if (s[k] === undefined) { s[k] = Math.round(performance.now()); performance.mark("stamp:" + k); } };
+  at("init");
+  let early;
+  Object.defineProperty(window, "lineupEarly", { configurable: true, get() { return early; }, set(v) { if (v === null) at("early.run"); early = v; } });
+  new MutationObserver((_, mo) => {
+    if (document.querySelector('script[src*="early"]')) { at("tag.early"); }
+    if (document.querySelector('script[type=module]')) { at("tag.module"); }
+    if (document.body) { at("body"); mo.disconnect(); }
+  }).observe(document, { childList: true, subtree: true });
+  new MutationObserver((_, mo) => {
+    if (document.querySelector(".early-card [data-call]")) { at("early.card"); mo.disconnect(); }
+  }).observe(document, { childList: true, subtree: true });
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
     constructor(...a) {
       super(...a);
       at("ws.new");
-      this.addEventListener("open", () => at("ws.open"));
+      const u = new URL(String(a[0])).pathname.slice(0, 40);
+      (window.__frames ||= []).push("new:" + u + "@" + Math.round(performance.now()));
+      this.addEventListener("open", () => { at("ws.open"); (window.__frames ||= []).push("open:" + u + "@" + Math.round(performance.now())); });
       this.addEventListener("message", (e) => {
         let t = "?";
         try { t = JSON.parse(e.data).type; } catch {}
@@ -211,6 +227,17 @@ async function traced(page: Page, run: () => Promise<number>): Promise<{ visible
     },
     transferMode: "ReportEvents",
   });
+  // The network service's own clock for the session's socket (CDP Network events, seconds on the trace's clock).
+  const net: { what: string; ts: number }[] = [];
+  await cdp.send("Network.enable");
+  for (const ev of [
+    "webSocketCreated",
+    "webSocketWillSendHandshakeRequest",
+    "webSocketHandshakeResponseReceived",
+    "webSocketFrameReceived",
+    "webSocketFrameSent",
+  ] as const)
+    cdp.on(`Network.${ev}`, (e) => void net.push({ what: ev, ts: ("timestamp" in e ? Number(e.timestamp) : NaN) * 1e6 }));
   const prof = process.env.PHONE_TRACE_PROFILE ? await page.context().newCDPSession(page) : undefined;
   if (prof) {
     await prof.send("Profiler.enable");
@@ -222,6 +249,16 @@ async function traced(page: Page, run: () => Promise<number>): Promise<{ visible
   const stamps = await page.evaluate(() => Reflect.get(window, "__stamps") as Record<string, number>);
   await cdp.send("Tracing.end");
   await done;
+  {
+    const mark = events.find((e) => e.name === "stamp:init");
+    const at = stamps.init;
+    if (mark && at !== undefined)
+      log(
+        `  network ${net.map((n) => `${n.what.replace("webSocket", "")}@${Number.isFinite(n.ts) ? Math.round(at + (n.ts - mark.ts) / 1000) : "?"}`).join(" ")}`,
+      );
+  }
+  // PHONE_TRACE_DUMP=<path prefix>: the stamps and the trace's events of each load as JSON, for a closer look.
+  if (process.env.PHONE_TRACE_DUMP) writeFileSync(`${process.env.PHONE_TRACE_DUMP}-${Date.now()}.json`, JSON.stringify({ stamps, visible, events }));
   const nav = events.find((e) => e.name === "navigationStart");
   if (profile && nav) selfTimes(profile, stamps, nav.ts, visible);
   if (process.env.PHONE_TRACE_TASKS) {

@@ -207,6 +207,87 @@ describe("a phone opening a waiting question", () => {
     });
   });
 
+  // Issue 33: on a throttled phone the app's start ran while the socket connected and slowed its handshake; the
+  // question then waited for the app's render. Now the early script draws it, and the app starts after its paint.
+  it("draws a waiting question's card before the app's code ran, and the reply typed and sent on it reaches the agent once, sent by the app when it starts", async () => {
+    await onPhone("phone early card", async ({ s, agent, ctx }) => {
+      const held: Route[] = [];
+      const bundle = /\/assets\/index-[^/]+\.js$/;
+      try {
+        agent.call("q-card-1", "ask_question", { project_directory: "/srv/app", question: "Drawn early?" });
+        await ctx.route(bundle, (route) => void held.push(route));
+        const page = await ctx.newPage();
+        await page.goto(s.app_url, { waitUntil: "commit" });
+        const card = page.locator('[data-call="q-card-1"]');
+        await card.getByText("Drawn early?").waitFor();
+        await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
+        // The app has not run: its root is empty, the card is the early script's.
+        expect(await page.locator("#app").innerHTML()).toBe("");
+        expect(await card.locator("code").textContent()).toBe("/srv/app");
+        await card.locator("textarea").fill("from the early card");
+        await card.getByRole("button", { name: "Send" }).click();
+        expect(await card.getByRole("button", { name: "Send" }).isDisabled()).toBe(true);
+        // Nothing is sent from the early card itself.
+        await expect(agent.result("q-card-1", 500)).rejects.toThrow(/no tool.result/);
+        for (const r of held.splice(0)) await r.continue();
+        await ctx.unroute(bundle);
+        expect(JSON.stringify(await agent.result("q-card-1"))).toContain("from the early card");
+        // The app's card took the early one's place: one card of the call, the app's, settled.
+        await page.locator(".early-card").waitFor({ state: "detached" });
+        await page.locator('#app [data-call="q-card-1"]').waitFor();
+        expect(await page.locator('[data-call="q-card-1"]').count()).toBe(1);
+        await expect(agent.result("q-card-1", 1000)).rejects.toThrow(/no tool.result/);
+      } finally {
+        for (const r of held) await r.abort().catch(() => undefined);
+      }
+    });
+  });
+
+  it("carries a confirm's button pressed on the early card out once the app starts", async () => {
+    await onPhone("phone early confirm", async ({ s, agent, ctx }) => {
+      const held: Route[] = [];
+      const bundle = /\/assets\/index-[^/]+\.js$/;
+      try {
+        agent.call("q-card-2", "confirm", { question: "Ship it?", yes_label: "Ship", no_label: "Wait" });
+        await ctx.route(bundle, (route) => void held.push(route));
+        const page = await ctx.newPage();
+        await page.goto(s.app_url, { waitUntil: "commit" });
+        await page.locator('[data-call="q-card-2"]').getByRole("button", { name: "Ship" }).click();
+        await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
+        await expect(agent.result("q-card-2", 500)).rejects.toThrow(/no tool.result/);
+        for (const r of held.splice(0)) await r.continue();
+        await ctx.unroute(bundle);
+        expect(JSON.stringify(await agent.result("q-card-2"))).toContain('"confirmed":true');
+        await page.locator(".early-card").waitFor({ state: "detached" });
+        await expect(agent.result("q-card-2", 1000)).rejects.toThrow(/no tool.result/);
+      } finally {
+        for (const r of held) await r.abort().catch(() => undefined);
+      }
+    });
+  });
+
+  it("leaves a reply typed on the early card but not sent as the app card's draft, unsent", async () => {
+    await onPhone("phone early draft", async ({ s, agent, ctx }) => {
+      const held: Route[] = [];
+      const bundle = /\/assets\/index-[^/]+\.js$/;
+      try {
+        agent.call("q-card-3", "ask_question", { project_directory: "/srv/app", question: "Anything else?" });
+        await ctx.route(bundle, (route) => void held.push(route));
+        const page = await ctx.newPage();
+        await page.goto(s.app_url, { waitUntil: "commit" });
+        await page.locator('[data-call="q-card-3"] textarea').fill("half a thought");
+        await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
+        for (const r of held.splice(0)) await r.continue();
+        await ctx.unroute(bundle);
+        await page.locator(".early-card").waitFor({ state: "detached" });
+        expect(await page.locator('#app [data-call="q-card-3"] textarea').inputValue()).toBe("half a thought");
+        await expect(agent.result("q-card-3", 500)).rejects.toThrow(/no tool.result/);
+      } finally {
+        for (const r of held) await r.abort().catch(() => undefined);
+      }
+    });
+  });
+
   it("dials the opened session's socket while the stylesheet is still loading (a module script waited for it and for the end of parsing)", async () => {
     await onPhone("phone dial before css", async ({ s, agent, ctx }) => {
       const held: Route[] = [];

@@ -43,9 +43,16 @@ const SEALED_HELLO = JSON.stringify({ ...(JSON.parse(HELLO) as object), sealed: 
 const REGISTRATION = JSON.stringify({ type: "tool.list", tools: BUILTIN_TOOLS });
 
 /** The app's registration, its seal pin read as `pinned` once the test says so. */
-function registration(): EarlyRegistration & { read(pinned: boolean): void } {
+function registration(): EarlyRegistration & { read(pinned: boolean): void; decisions: boolean[] } {
   let read: (p: boolean) => void = () => undefined;
-  return { pinned: new Promise<boolean>((r) => (read = r)), frame: REGISTRATION, read: (p) => read(p) };
+  const decisions: boolean[] = [];
+  return {
+    pinned: new Promise<boolean>((r) => (read = r)),
+    frame: REGISTRATION,
+    read: (p) => read(p),
+    decisions,
+    decided: (sent) => void decisions.push(sent),
+  };
 }
 
 /** An early socket with the app's registration (its pin not read yet) whose socket has opened. */
@@ -119,6 +126,27 @@ describe("the PWA's early socket", () => {
     await settle();
     expect(sealed.ws.sent).toEqual([]);
     expect(pinned.ws.sent).toEqual([]);
+  });
+
+  // Issue 33: the app's start waits for the early card of a waiting question (web/src/early-card.ts), which needs to
+  // know whether the registration went and whether the session may be shown in plaintext at all.
+  it("tells the hold on the app's start whether the registration went, and whether the session may be shown in plaintext", async () => {
+    const plain = opened();
+    plain.ws.fire("message", { data: HELLO });
+    plain.r.read(false);
+    const sealed = opened();
+    sealed.ws.fire("message", { data: SEALED_HELLO });
+    const pinned = opened();
+    pinned.ws.fire("message", { data: HELLO });
+    pinned.r.read(true);
+    const taken = opened();
+    taken.early.take();
+    taken.ws.fire("message", { data: HELLO });
+    taken.r.read(false);
+    await settle();
+    expect([plain, sealed, pinned, taken].map((x) => x.r.decisions)).toEqual([[true], [false], [false], [false]]);
+    expect(await Promise.all([plain, sealed, pinned].map((x) => x.early.plain))).toEqual([true, false, false]);
+    expect(plain.early.registered).toBe(true);
   });
 
   it("leaves the registration to the app once the app took the socket, before or after the hello", async () => {

@@ -15,6 +15,7 @@ import type { SocketEvent, WebSocketLike } from "../../shared/client/socket.js";
 import { CLOSE } from "../../shared/contract/close.js";
 import { BUILTIN_TOOLS } from "../../shared/contract/builtin-tools.js";
 import { isPinned } from "./e2e/store.js";
+import { EarlyHold, holdForCard } from "./early-card.js";
 import { socketProtocols, socketUrl } from "./session-status.js";
 import { deviceId, loadSessions, parsePairing, type SavedSession } from "./storage.js";
 
@@ -36,6 +37,8 @@ export interface EarlyRegistration {
   readonly pinned: Promise<boolean>;
   /** The frame, as text. */
   readonly frame: string;
+  /** Told once whether the frame went (false: a sealed `hello`, a pinned session, the socket taken or gone). */
+  readonly decided?: (sent: boolean) => void;
 }
 
 /** The app's registration (web/src/conn.ts), for an early socket of `origin`'s session `sid`. */
@@ -72,6 +75,7 @@ export class EarlySocket implements WebSocketLike {
       ws.addEventListener(kind, (ev) => {
         if (kind === "close" && !this.taken) this.closedEarly = true;
         if (kind === "message" && registration && !this.heard && !this.taken) this.registerOn(ev, registration);
+        else if (kind === "message" && registration && !this.heard) registration.decided?.(false);
         if (kind === "message") this.heard = true;
         this.kept.push({ kind, ev });
         if (this.taken && !this.handing) this.handOver();
@@ -84,13 +88,35 @@ export class EarlySocket implements WebSocketLike {
     try {
       hello = JSON.parse(String(ev.data)) as typeof hello;
     } catch {
-      return;
+      return r.decided?.(false);
     }
-    if (hello?.type !== "hello" || hello.sealed !== undefined) return;
-    r.pinned.then(
-      (pinned) => !pinned && !this.taken && !this.closedEarly && this.ws.readyState === 1 && this.ws.send(r.frame),
-      () => undefined,
+    if (hello?.type !== "hello" || hello.sealed !== undefined) {
+      this.plain = Promise.resolve(false);
+      return r.decided?.(false);
+    }
+    this.plain = r.pinned.then(
+      (pinned) => !pinned,
+      () => false,
     );
+    r.pinned.then(
+      (pinned) => {
+        const send = !pinned && !this.taken && !this.closedEarly && this.ws.readyState === 1;
+        if (send) this.ws.send(r.frame);
+        this.registered = send;
+        r.decided?.(send);
+      },
+      () => r.decided?.(false),
+    );
+  }
+
+  /** The registration went on this socket (the relay hands it plaintext calls from then on). */
+  registered = false;
+  /** Settles true once the `hello` said plaintext and this device did not pin the session sealed (web/src/early-card.ts). */
+  plain: Promise<boolean> | undefined;
+
+  /** Whether the app took the socket. */
+  get isTaken(): boolean {
+    return this.taken;
   }
 
   get readyState(): number {
@@ -161,7 +187,11 @@ export function dialEarly(): void {
     if (!s) return;
     const url = socketUrl(s.saved, s.clientId);
     const protocols = socketProtocols(s.saved.token);
-    const mine = new EarlySocket(new WebSocket(url, protocols), url, protocols, appRegistration(s.saved.origin, s.saved.sid));
+    // The app waits (web/src/early-card.ts): until the card of a waiting question is painted, or none is coming.
+    let decided: (sent: boolean) => void = () => undefined;
+    const registration = { ...appRegistration(s.saved.origin, s.saved.sid), decided: (sent: boolean) => decided(sent) };
+    const mine = new EarlySocket(new WebSocket(url, protocols), url, protocols, registration);
+    decided = holdForCard(mine, s.saved.sid, new EarlyHold());
     globalThis.lineupEarly = mine;
     setTimeout(() => {
       if (globalThis.lineupEarly !== mine) return;

@@ -2,6 +2,7 @@
 // register the service worker, render. The first import dials the opened session's socket before the rest
 // evaluates (web/src/early.ts, issue 33).
 import "./early.js";
+import { earlyHold } from "./early-card.js";
 import { render } from "preact";
 import { App, flash, notice, online } from "./app.js";
 import { deviceName } from "./devname.js";
@@ -18,9 +19,6 @@ import { pinFromLink } from "./direct-pins.js";
 import { applyTheme, theme } from "./ui/Settings.js";
 import "./styles.css";
 import { LineUpError } from "../../shared/client/errors.js";
-
-setLang(lang.value);
-applyTheme(theme.value);
 
 /** A flag (never a key) that a key pairing was left waiting: only then is the E2E chunk loaded at start. */
 const JOINING = "lineup.e2e.joining";
@@ -122,43 +120,53 @@ function fromFragment(): void {
   }
 }
 
-fromFragment();
-addEventListener("hashchange", fromFragment);
-startAll();
-// A key pairing left waiting by a reload (its secret is in IndexedDB until the reply arrives).
-if (
-  (() => {
-    try {
-      return localStorage.getItem(JOINING) === "1";
-    } catch {
-      return false;
-    }
-  })()
-) {
-  void import("./e2e/index.js").then((m) => m.resumeJoins((id) => inboxes.value.find((x) => `${x.saved.origin} ${x.saved.inbox_id}` === id)));
-}
-startPush(); // issue 16: Web Push re-syncs on every open, reports what this device shows (web/src/push.ts)
-addEventListener("online", () => {
-  online.value = true;
-  pokeAll();
-});
-addEventListener("offline", () => {
-  online.value = false;
-  // The OS says the network is gone: treat sockets as dead now, so answers go to the outbox instead of
-  // into a half-open socket.
-  dropAll();
-});
-document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && pokeAll());
-setInterval(sweepAll, 5_000);
+/** The app's start: once the early script's card of a waiting question was painted, or none is coming. */
+function start(): void {
+  setLang(lang.value);
+  applyTheme(theme.value);
+  fromFragment();
+  addEventListener("hashchange", fromFragment);
+  startAll();
+  // A key pairing left waiting by a reload (its secret is in IndexedDB until the reply arrives).
+  if (
+    (() => {
+      try {
+        return localStorage.getItem(JOINING) === "1";
+      } catch {
+        return false;
+      }
+    })()
+  ) {
+    void import("./e2e/index.js").then((m) => m.resumeJoins((id) => inboxes.value.find((x) => `${x.saved.origin} ${x.saved.inbox_id}` === id)));
+  }
+  startPush(); // issue 16: Web Push re-syncs on every open, reports what this device shows (web/src/push.ts)
+  addEventListener("online", () => {
+    online.value = true;
+    pokeAll();
+  });
+  addEventListener("offline", () => {
+    online.value = false;
+    // The OS says the network is gone: treat sockets as dead now, so answers go to the outbox instead of
+    // into a half-open socket.
+    dropAll();
+  });
+  document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && pokeAll());
+  setInterval(sweepAll, 5_000);
 
-render(<App />, document.getElementById("app")!);
-// The markdown renderer (a lazy chunk, tools/markdown.tsx) loads once the sessions opened at start have caught up
-// with the relay (at most MARKDOWN_AFTER_MS) and a frame was painted after that: its evaluation took a slow phone's
-// main thread just as a waiting card arrived (issue 33, docs/benchmarks.md) — the catch-up ends a moment after the
-// card's frame, before its paint. Until then a card shows its text as written.
-const MARKDOWN_AFTER_MS = 3_000;
-whenSettled(() => afterPaint(() => void loadMarkdown().catch(() => undefined)), MARKDOWN_AFTER_MS);
+  render(<App />, document.getElementById("app")!);
+  // The markdown renderer (a lazy chunk, tools/markdown.tsx) loads once the sessions opened at start have caught up
+  // with the relay (at most MARKDOWN_AFTER_MS) and a frame was painted after that: its evaluation took a slow phone's
+  // main thread just as a waiting card arrived (issue 33, docs/benchmarks.md) — the catch-up ends a moment after the
+  // card's frame, before its paint. Until then a card shows its text as written.
+  const MARKDOWN_AFTER_MS = 3_000;
+  whenSettled(() => afterPaint(() => void loadMarkdown().catch(() => undefined)), MARKDOWN_AFTER_MS);
 
-if ("serviceWorker" in navigator && isSecureContext) {
-  void navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => undefined);
+  if ("serviceWorker" in navigator && isSecureContext) {
+    void navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => undefined);
+  }
 }
+
+// Issue 33: the early script may be drawing the card of a waiting question (web/src/early-card.ts): the app starts
+// once it was painted, or none is coming (at most HOLD_MAX_MS after the dial). Not a top-level await: the build
+// would split the shared modules out of the entry chunk.
+void earlyHold().then(start);

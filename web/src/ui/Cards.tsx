@@ -14,6 +14,7 @@ import { PermissionCardLazy } from "../tools/permission-lazy.js";
 import { kindOf } from "./Status.js";
 import { closeNotification } from "../notif.js";
 import { draftAt, dropDraft, type DraftAt, useDraft } from "../draft.js";
+import { takeEarlyIntent } from "../early-card.js";
 import { headline, SettledCard, str, title } from "./Settled.js";
 
 /** `draft`: where the text typed into this card is kept until it is sent (web/src/draft.ts). */
@@ -62,6 +63,11 @@ function ChoiceCard({ c, answer }: Props) {
 }
 
 function ConfirmCard({ c, answer }: Props) {
+  // A button pressed on the early card (web/src/early-card.ts) before the app started: carried out now.
+  useEffect(() => {
+    const early = takeEarlyIntent(c.call_id);
+    if (early === "yes" || early === "no") answer({ result: ANSWERS[early]() });
+  }, []);
   return (
     <div class="options two" role="group" aria-label={str(c.args.question)}>
       <button class="btn primary" type="button" onClick={() => answer({ result: ANSWERS.yes() })}>
@@ -114,6 +120,8 @@ function Project({ c }: { c: CallEntry }) {
 }
 
 function AskCard({ c, answer, draft }: Props) {
+  // Send pressed on the early card (web/src/early-card.ts): its text is this card's draft, sent once it shows.
+  const [early] = useState(() => takeEarlyIntent(c.call_id));
   return (
     <>
       <Project c={c} />
@@ -124,6 +132,7 @@ function AskCard({ c, answer, draft }: Props) {
         label={t("reply")}
         submitLabel={t("send")}
         multiline
+        sendNow={early === "send"}
         onSubmit={(text, content) => answer({ result: content.length ? { message: text, content } : { message: text } })}
       />
     </>
