@@ -187,10 +187,13 @@ export function dialEarly(): void {
     if (!s) return;
     const url = socketUrl(s.saved, s.clientId);
     const protocols = socketProtocols(s.saved.token);
+    // Dialled before the seal pin's IndexedDB read starts (its open took a throttled phone's main thread 10–30 ms);
+    // a socket's events come in later tasks, so the listeners added just after miss none.
+    const ws = new WebSocket(url, protocols);
     // The app waits (web/src/early-card.ts): until the card of a waiting question is painted, or none is coming.
     let decided: (sent: boolean) => void = () => undefined;
     const registration = { ...appRegistration(s.saved.origin, s.saved.sid), decided: (sent: boolean) => decided(sent) };
-    const mine = new EarlySocket(new WebSocket(url, protocols), url, protocols, registration);
+    const mine = new EarlySocket(ws, url, protocols, registration);
     decided = holdForCard(mine, s.saved.sid, new EarlyHold());
     globalThis.lineupEarly = mine;
     setTimeout(() => {
