@@ -111,10 +111,21 @@ The same bench on the app before the second round (branch i33-phone's build; ben
 cold ${w(b, "cold")}, warm ${w(b, "warm")}${seen(b)}; after (this run): cold ${w(p, "cold")}, warm ${w(p, "warm")}${seen(p)}. The two runs
 followed each other, not interleaved, on a machine other jobs share (their loads above); each run's per-round spread
 is wide, so read the direction, not the second digit.
-Not changed, and what is left: the bundle's parse and evaluation before the first render (a smaller first chunk — the
-session view, the socket and the call book before the home, settings, pairing and IM screens — was not done), the
-WebSocket's handshake (now under the evaluation, not after it), the card's own render at 4× (150–450 ms after its call
-arrived), and for a new device the registration's round trip before the relay delivers its waiting call
-(docs/protocol.md's catch-up rule).
+The third round (2026-12-06 afternoon): the network service's own times for the socket (CDP Network's handshake
+request and response) showed the warm handshake taking 230–400 ms where a cold one took 130–150 ms; a warm open with
+the app's module script left out of the page (a bench/.tmp experiment, 6 opens each) had it at 160 ms and the waiting
+call at 300–460 ms, against 230–370 ms and 500–650 ms with the app starting beside it — on this 2-core machine the
+app's start (its bundle's evaluation and first render) slowed the handshake, and the question then waited for the
+app's render. The early script (web/src/early-card.ts) now draws the card of a waiting \`ask_question\` or
+\`confirm\` itself, in a plaintext session not pinned sealed, and the app starts a task after that card's paint (or
+at once when none is coming, at most 800 ms after the dial); what is typed or pressed on it is carried out by the app's
+card when it shows. It also dials before it opens IndexedDB for the seal pin. The code before this round, in the
+same kind of 7-round run (14:20 UTC): warm 2.0×, cold 2.81×, seen 1.43×; answered warm 1.69×, cold 1.91× — the
+answer still leaves once the app has started, so \`answered\` moved little (warm 1.69× → about 1.7–1.8×, its
+milliseconds down by about 100) while \`visible\` moved a lot: the trade is a card readable before it can act.
+What is left: the navigation's commit and the early script's fetch and evaluation before the dial (≈ 140–250 ms on the
+warm open), the handshake (≈ 160–200 ms under the emulated 150 ms), the first paint of the early card at 4× CPU
+(40–70 ms); then the app's start (≈ 250 ms at 4×) before the card's buttons act — what was pressed meanwhile is
+carried out then.
 `;
 }
