@@ -227,6 +227,8 @@ describe("a phone opening a waiting question", () => {
         await card.locator("textarea").fill("from the early card");
         await card.getByRole("button", { name: "Send" }).click();
         expect(await card.getByRole("button", { name: "Send" }).isDisabled()).toBe(true);
+        // What was sent cannot change before the app sends it.
+        expect(await card.locator("textarea").getAttribute("readonly")).not.toBeNull();
         // Nothing is sent from the early card itself.
         await expect(agent.result("q-card-1", 500)).rejects.toThrow(/no tool.result/);
         for (const r of held.splice(0)) await r.continue();

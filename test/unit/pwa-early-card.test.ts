@@ -131,17 +131,28 @@ describe("the PWA's early card and the hold on its start", () => {
     expect(silent.hold.freed).toBe(true);
   });
 
-  it("takes a card away when its call is cancelled before the app started", async () => {
+  it("takes a card away when its call is cancelled, and what was pressed on it with it (a call sent again is asked again)", async () => {
     const { ws, drawn } = watched(true);
     ws.fire("message", call("c1"));
     await vi.advanceTimersByTimeAsync(0);
+    globalThis.lineupEarlyUi!.intents.set("c1", { kind: "send", text: "ok" });
     ws.fire("message", { type: "tool.cancel", call_id: "c1", reason: "cancelled" });
     expect(drawn[0]!.dropped).toBe(true);
+    expect(takeEarlyIntent("c1")).toBeUndefined();
+  });
+
+  it("starts the app at once when the page has nowhere to draw the card yet", async () => {
+    const ws = new FakeSocket();
+    const hold = new EarlyHold();
+    holdForCard({ ws, plain: Promise.resolve(true), isTaken: false }, "sid", hold, () => undefined);
+    ws.fire("message", call("c1"));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(hold.freed).toBe(true);
   });
 
   it("hands what was done on an early card to the app's card once", () => {
-    globalThis.lineupEarlyUi = { intents: new Map([["c1", "yes"]]) };
-    expect(takeEarlyIntent("c1")).toBe("yes");
+    globalThis.lineupEarlyUi = { intents: new Map([["c1", { kind: "yes" }]]) };
+    expect(takeEarlyIntent("c1")).toEqual({ kind: "yes" });
     expect(takeEarlyIntent("c1")).toBeUndefined();
   });
 

@@ -28,8 +28,8 @@ export const EARLY_STRINGS = {
   zh: { question: "提问", t_confirm: "确认", project: "项目", reply: "你的回复", send: "发送", yes: "是", no: "否" },
 } as const;
 
-/** What was done on an early card: Send (its draft holds the text), or one of a confirm's buttons. */
-export type EarlyIntent = "send" | "yes" | "no";
+/** What was done on an early card: Send with the reply's text, or one of a confirm's buttons. */
+export type EarlyIntent = { kind: "send"; text: string } | { kind: "yes" } | { kind: "no" };
 
 /** A `tool.call` frame as the early card reads it. */
 export interface EarlyCall {
@@ -100,13 +100,26 @@ function langOf(): keyof typeof EARLY_STRINGS {
   return (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
 }
 
+/** The theme the app will show (web/src/ui/Settings.tsx applyTheme), set on the page before it starts. */
+function themeOf(): void {
+  const v = readJson<string | null>("theme", null);
+  if (v === "light" || v === "dark") document.documentElement.dataset.theme = v;
+}
+
 /**
  * Draws the card of `call` (a tool of EARLY_CARD_TOOLS) of session `sid` before the app's root, and resolves once a
- * frame was painted with it. Removed when the app's card of the call shows (or by the returned `drop`).
+ * frame was painted with it. Removed when the app's card of the call shows (or by the returned `drop`). Undefined
+ * when the page has no body or no app root yet (nothing is drawn).
  */
-export function drawEarlyCard(call: EarlyCall, sid: string): { painted: Promise<void>; drop: () => void } {
-  const s = EARLY_STRINGS[langOf()];
-  const wrap = el("main", "early-card");
+export function drawEarlyCard(call: EarlyCall, sid: string): { painted: Promise<void>; drop: () => void } | undefined {
+  const app = document.getElementById("app");
+  if (!document.body || !app) return undefined;
+  const lang = langOf();
+  const s = EARLY_STRINGS[lang];
+  // The app's language and theme, as its start will set them (CJK glyphs, a dark page).
+  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  themeOf();
+  const wrap = el("div", "early-card");
   const card = el("article", "card pending");
   card.dataset.call = call.call_id;
   const header = el("header");
@@ -119,9 +132,12 @@ export function drawEarlyCard(call: EarlyCall, sid: string): { painted: Promise<
     card.append(p);
   }
   card.append(el("p", "question", str(call.arguments.question)));
-  const intend = (i: EarlyIntent, controls: HTMLButtonElement[]) => {
+  const intend = (i: EarlyIntent, controls: (HTMLButtonElement | HTMLTextAreaElement)[]) => {
     ui().intents.set(call.call_id, i);
-    for (const b of controls) b.disabled = true;
+    for (const b of controls) {
+      if (b instanceof HTMLTextAreaElement) b.readOnly = true;
+      else b.disabled = true;
+    }
   };
   if (call.name === "confirm") {
     const row = el("div", "options two");
@@ -133,7 +149,7 @@ export function drawEarlyCard(call: EarlyCall, sid: string): { painted: Promise<
       [no, "no"],
     ] as const) {
       b.type = "button";
-      b.addEventListener("click", () => intend(i, [yes, no]));
+      b.addEventListener("click", () => intend({ kind: i }, [yes, no]));
     }
     row.append(yes, no);
     card.append(row);
@@ -152,12 +168,12 @@ export function drawEarlyCard(call: EarlyCall, sid: string): { painted: Promise<
     form.append(box, row);
     form.addEventListener("submit", (e) => {
       e.preventDefault();
-      if (box.value.trim()) intend("send", [send]);
+      const text = box.value.trim();
+      if (text) intend({ kind: "send", text }, [send, box]);
     });
     card.append(form);
   }
   wrap.append(card);
-  const app = document.getElementById("app");
   document.body.insertBefore(wrap, app);
   let dropped = false;
   const drop = () => {
@@ -170,7 +186,7 @@ export function drawEarlyCard(call: EarlyCall, sid: string): { painted: Promise<
   const mo = new MutationObserver(() => {
     if (app?.querySelector(`[data-call="${CSS.escape(call.call_id)}"]`)) drop();
   });
-  if (app) mo.observe(app, { childList: true, subtree: true });
+  mo.observe(app, { childList: true, subtree: true });
   const painted = new Promise<void>((r) =>
     requestAnimationFrame(() => {
       const ch = new MessageChannel();
@@ -198,23 +214,35 @@ export interface WatchedSocket {
  */
 export function holdForCard(e: WatchedSocket, sid: string, hold: EarlyHold, draw: typeof drawEarlyCard = drawEarlyCard): (sent: boolean) => void {
   ui().hold = hold.done;
-  const drawn = new Map<string, ReturnType<typeof drawEarlyCard>>();
+  const drawn = new Map<string, { drop: () => void }>();
   const show = (call: EarlyCall) => {
     if (hold.freed || e.isTaken || drawn.has(call.call_id)) return;
     const d = draw(call, sid);
-    drawn.set(call.call_id, d);
+    if (!d) return hold.free();
+    drawn.set(call.call_id, {
+      drop: () => {
+        drawn.delete(call.call_id);
+        d.drop();
+      },
+    });
     // The app starts a task after the paint: what else waits for that frame (an input, a paint's own follow-up) goes first.
     const free = () => setTimeout(() => hold.free(), 0);
     d.painted.then(free, free);
   };
   e.ws.addEventListener("message", (ev) => {
+    // Once the app started and no early card is left, frames are the app's alone (none parsed twice).
+    if (hold.freed && drawn.size === 0) return;
     let f: { type?: unknown; call_id?: unknown; name?: unknown; arguments?: unknown } | null;
     try {
       f = JSON.parse(String(ev.data)) as typeof f;
     } catch {
       return;
     }
-    if (f?.type === "tool.cancel" && typeof f.call_id === "string") drawn.get(f.call_id)?.drop();
+    if (f?.type === "tool.cancel" && typeof f.call_id === "string") {
+      // Its card goes, and what was pressed on it with it (a call sent again is asked again).
+      drawn.get(f.call_id)?.drop();
+      ui().intents.delete(f.call_id);
+    }
     if (f?.type !== "tool.call" || hold.freed) return;
     const { call_id, name, arguments: args } = f;
     // A call the early card cannot show: the app starts now and shows it.
@@ -228,6 +256,6 @@ export function holdForCard(e: WatchedSocket, sid: string, hold: EarlyHold, draw
   });
   for (const kind of ["close", "error"] as const) e.ws.addEventListener(kind, () => hold.free());
   // The app started: a card it never replaced goes in a while.
-  hold.done.then(() => setTimeout(() => drawn.forEach((d) => d.drop()), EARLY_CARD_MAX_MS));
+  hold.done.then(() => setTimeout(() => [...drawn.values()].forEach((d) => d.drop()), EARLY_CARD_MAX_MS));
   return (sent) => (sent ? hold.after(HOLD_NO_CALL_MS) : hold.free());
 }

@@ -102,15 +102,12 @@ export class EarlySocket implements WebSocketLike {
       (pinned) => {
         const send = !pinned && !this.taken && !this.closedEarly && this.ws.readyState === 1;
         if (send) this.ws.send(r.frame);
-        this.registered = send;
         r.decided?.(send);
       },
       () => r.decided?.(false),
     );
   }
 
-  /** The registration went on this socket (the relay hands it plaintext calls from then on). */
-  registered = false;
   /** Settles true once the `hello` said plaintext and this device did not pin the session sealed (web/src/early-card.ts). */
   plain: Promise<boolean> | undefined;
 
@@ -190,11 +187,13 @@ export function dialEarly(): void {
     // Dialled before the seal pin's IndexedDB read starts (its open took a throttled phone's main thread 10–30 ms);
     // a socket's events come in later tasks, so the listeners added just after miss none.
     const ws = new WebSocket(url, protocols);
-    // The app waits (web/src/early-card.ts): until the card of a waiting question is painted, or none is coming.
+    // The classic script (not main.tsx's copy, whose app has loaded already) holds the app's start
+    // (web/src/early-card.ts): until the card of a waiting question is painted, or none is coming.
+    const classic = typeof document !== "undefined" && document.currentScript !== null;
     let decided: (sent: boolean) => void = () => undefined;
     const registration = { ...appRegistration(s.saved.origin, s.saved.sid), decided: (sent: boolean) => decided(sent) };
     const mine = new EarlySocket(ws, url, protocols, registration);
-    decided = holdForCard(mine, s.saved.sid, new EarlyHold());
+    if (classic) decided = holdForCard(mine, s.saved.sid, new EarlyHold());
     globalThis.lineupEarly = mine;
     setTimeout(() => {
       if (globalThis.lineupEarly !== mine) return;

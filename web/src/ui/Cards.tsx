@@ -63,11 +63,6 @@ function ChoiceCard({ c, answer }: Props) {
 }
 
 function ConfirmCard({ c, answer }: Props) {
-  // A button pressed on the early card (web/src/early-card.ts) before the app started: carried out now.
-  useEffect(() => {
-    const early = takeEarlyIntent(c.call_id);
-    if (early === "yes" || early === "no") answer({ result: ANSWERS[early]() });
-  }, []);
   return (
     <div class="options two" role="group" aria-label={str(c.args.question)}>
       <button class="btn primary" type="button" onClick={() => answer({ result: ANSWERS.yes() })}>
@@ -120,8 +115,6 @@ function Project({ c }: { c: CallEntry }) {
 }
 
 function AskCard({ c, answer, draft }: Props) {
-  // Send pressed on the early card (web/src/early-card.ts): its text is this card's draft, sent once it shows.
-  const [early] = useState(() => takeEarlyIntent(c.call_id));
   return (
     <>
       <Project c={c} />
@@ -132,7 +125,6 @@ function AskCard({ c, answer, draft }: Props) {
         label={t("reply")}
         submitLabel={t("send")}
         multiline
-        sendNow={early === "send"}
         onSubmit={(text, content) => answer({ result: content.length ? { message: text, content } : { message: text } })}
       />
     </>
@@ -239,6 +231,16 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
   const answer = (a: Answer) => conn.answer(c.call_id, a) && closeNotification(conn.sid, c.call_id);
   const done = c.state !== "pending";
   const sealed = conn.sealed.value;
+  const refused = conn.refused;
+  // Send or a button pressed on the early card before the app started (web/src/early-card.ts): carried out once,
+  // when this card shows an open call on a connection that may answer (a refused one keeps it for a takeover).
+  useEffect(() => {
+    if (done || refused || c.unreadable) return;
+    const early = takeEarlyIntent(c.call_id);
+    if (early?.kind === "send") {
+      if (answer({ result: { message: early.text } })) dropDraft(draftAt(conn.sid, sealed, c.call_id));
+    } else if (early) answer({ result: ANSWERS[early.kind]() });
+  }, [done, refused]);
   if (c.unreadable) return <UnreadableCard c={c} focused={focused} />;
   if (c.name === "canvas") {
     const id = str(c.result?.instance_id);
@@ -254,8 +256,7 @@ export function CallCard({ c, conn, focused = false }: { c: CallEntry; conn: Ses
   if (done) return <SettledCard c={c} conn={conn} focused={focused} />;
   const Body = BODIES[c.name] ?? GenericLazy;
   const q = headline(c);
-  // Replaced by another tab or stopped for good: nothing in the card can be used (the note says why).
-  const refused = conn.refused;
+  // Replaced by another tab or stopped for good (`refused`): nothing in the card can be used (the note says why).
   return (
     <article
       class={`card pending${focused ? " focused" : ""}`}

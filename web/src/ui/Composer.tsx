@@ -1,6 +1,6 @@
 // Text plus attachments (files, photos, voice notes): the chat box and the reply box of ask_question /
 // work_report share it.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import type { ContentBlock } from "../../../shared/contract/protocol.js";
 import { t } from "../i18n.js";
 import { Icon } from "./Icon.js";
@@ -20,8 +20,6 @@ export interface ComposerProps {
   secondary?: boolean;
   /** Keep the typed text as a draft there (web/src/draft.ts) until it is sent. */
   draft?: DraftAt;
-  /** Send the draft as soon as this shows (Send was pressed on the early card, web/src/early-card.ts). */
-  sendNow?: boolean;
 }
 
 export function Composer(p: ComposerProps) {
@@ -74,10 +72,6 @@ export function Composer(p: ComposerProps) {
     setText("");
     setAtts([]);
   };
-
-  useEffect(() => {
-    if (p.sendNow) submit(new Event("submit"));
-  }, []);
 
   const onKey = (e: KeyboardEvent) => {
     // Enter sends in the one-line chat box; Ctrl/Cmd+Enter sends from a multi-line reply.
