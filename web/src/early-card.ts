@@ -166,25 +166,41 @@ export function drawEarlyCard(call: EarlyCall, sid: string): { painted: Promise<
     const row = el("div", "row");
     row.append(send);
     form.append(box, row);
+    const submit = () => {
+      const text = box.value.trim();
+      if (text && !box.readOnly) intend({ kind: "send", text }, [send, box]);
+    };
     form.addEventListener("submit", (e) => {
       e.preventDefault();
-      const text = box.value.trim();
-      if (text) intend({ kind: "send", text }, [send, box]);
+      submit();
+    });
+    // Ctrl/Cmd+Enter sends, as from the app's reply box (web/src/ui/Composer.tsx).
+    box.addEventListener("keydown", (e) => {
+      if (e.key !== "Enter" || !(e.ctrlKey || e.metaKey)) return;
+      e.preventDefault();
+      submit();
     });
     card.append(form);
   }
   wrap.append(card);
   document.body.insertBefore(wrap, app);
   let dropped = false;
-  const drop = () => {
+  const drop = (replacement?: Element) => {
     if (dropped) return;
     dropped = true;
     mo.disconnect();
+    // Typing goes on in the app's card: the focus moves to its reply box (the text typed so far is its draft).
+    const focused = document.activeElement instanceof HTMLElement && wrap.contains(document.activeElement) ? document.activeElement : undefined;
     wrap.remove();
+    const to = focused && replacement?.querySelector<HTMLTextAreaElement | HTMLButtonElement>(focused instanceof HTMLTextAreaElement ? "textarea" : "button");
+    if (!to) return;
+    to.focus();
+    if (to instanceof HTMLTextAreaElement) to.setSelectionRange(to.value.length, to.value.length);
   };
   // One card per call in the page: the early one goes in the same task the app's appears.
   const mo = new MutationObserver(() => {
-    if (app?.querySelector(`[data-call="${CSS.escape(call.call_id)}"]`)) drop();
+    const theirs = app?.querySelector(`[data-call="${CSS.escape(call.call_id)}"]`);
+    if (theirs) drop(theirs);
   });
   mo.observe(app, { childList: true, subtree: true });
   const painted = new Promise<void>((r) =>
@@ -194,7 +210,7 @@ export function drawEarlyCard(call: EarlyCall, sid: string): { painted: Promise<
       ch.port2.postMessage(0);
     }),
   );
-  return { painted, drop };
+  return { painted, drop: () => drop() };
 }
 
 /** The early socket as the hold watches it (web/src/early.ts EarlySocket). */

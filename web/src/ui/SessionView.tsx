@@ -177,7 +177,9 @@ export function SessionView({ conn }: { conn: SessionConn }) {
     if (!focused || tab !== "chat") return;
     const el = document.querySelector<HTMLElement>(`.thread [data-call="${CSS.escape(focused)}"]`);
     el?.scrollIntoView({ block: "center" });
-    el?.focus({ preventScroll: true });
+    // Not when the focus is in the card already: typing begun on the early card goes on in its reply box
+    // (web/src/early-card.ts moves the focus there when the app's card takes its place).
+    if (!el?.contains(document.activeElement)) el?.focus({ preventScroll: true });
     atEnd.current = nearEnd();
   }, [focused, tab]);
 
