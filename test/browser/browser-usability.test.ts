@@ -345,7 +345,9 @@ describe("thread behaviour", () => {
       await page.goto(`${relay()}/`);
       await page.locator(`.session-row[data-sid="${s.session_id}"]`).waitFor({ timeout: 10_000 });
       await page.goto(`${relay()}/s/${s.session_id}`);
-      await page.locator('[data-call="kb1"] textarea').waitFor({ timeout: 10_000 });
+      // The app's card, not the early script's one drawn before the app started (web/src/early-card.ts: typing begun
+      // there goes on in the app's card, browser-phone-open "keeps typing begun on the early card going…").
+      await page.locator('#app [data-call="kb1"] textarea').waitFor({ timeout: 10_000 });
       await page.keyboard.press("Tab");
       expect(await page.evaluate(() => document.activeElement?.closest("[data-call]")?.getAttribute("data-call"))).toBe("kb1");
       await page.keyboard.type("the shadow table");

@@ -192,14 +192,27 @@ export function drawEarlyCard(call: EarlyCall, sid: string): { painted: Promise<
     // Typing goes on in the app's card: the focus moves to its reply box (the text typed so far is its draft).
     const focused = document.activeElement instanceof HTMLElement && wrap.contains(document.activeElement) ? document.activeElement : undefined;
     wrap.remove();
-    const to = focused && replacement?.querySelector<HTMLTextAreaElement | HTMLButtonElement>(focused instanceof HTMLTextAreaElement ? "textarea" : "button");
-    if (!to) return;
-    to.focus();
-    if (to instanceof HTMLTextAreaElement) to.setSelectionRange(to.value.length, to.value.length);
+    if (!focused || !replacement) return;
+    const sel = focused instanceof HTMLTextAreaElement ? "textarea" : "button";
+    const move = () => {
+      const to = replacement.querySelector<HTMLTextAreaElement | HTMLButtonElement>(sel);
+      // Not once the person (or the app) put the focus somewhere else.
+      if (!to || (document.activeElement !== document.body && document.activeElement !== null)) return !!to;
+      to.focus();
+      if (to instanceof HTMLTextAreaElement) to.setSelectionRange(to.value.length, to.value.length);
+      return true;
+    };
+    // The app's card may render its controls a frame later (a lazy body): tried again for up to 1 s.
+    if (!move()) {
+      const until = Date.now() + 1000;
+      const again = () => !move() && Date.now() < until && requestAnimationFrame(again);
+      requestAnimationFrame(again);
+    }
   };
-  // One card per call in the page: the early one goes in the same task the app's appears.
+  // One card per call in the page: the early one goes in the same task the app's card (an article: not the home
+  // screen's row of the same call, which the app may show a moment first) appears.
   const mo = new MutationObserver(() => {
-    const theirs = app?.querySelector(`[data-call="${CSS.escape(call.call_id)}"]`);
+    const theirs = app?.querySelector(`article[data-call="${CSS.escape(call.call_id)}"]`);
     if (theirs) drop(theirs);
   });
   mo.observe(app, { childList: true, subtree: true });
