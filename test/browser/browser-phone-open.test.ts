@@ -44,6 +44,24 @@ function recordOrder(page: Page): string[] {
   return log;
 }
 
+/** The main bundle's requests held back (the app's code does not run) until `release()`; `abort()` ends a test's hold. */
+async function holdBundle(ctx: BrowserContext) {
+  const held: Route[] = [];
+  const bundle = /\/assets\/index-[^/]+\.js$/;
+  await ctx.route(bundle, (route) => void held.push(route));
+  return {
+    /** The page asked for the bundle (it is held). */
+    requested: () => expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0),
+    release: async () => {
+      for (const r of held.splice(0)) await r.continue();
+      await ctx.unroute(bundle);
+    },
+    abort: async () => {
+      for (const r of held) await r.abort().catch(() => undefined);
+    },
+  };
+}
+
 /** Types `text` into the card of `callId`, presses Send and returns the agent's `tool.result` as JSON text. */
 async function answerCard(page: Page, agent: Agent, callId: string, text: string): Promise<string> {
   const card = page.locator(`[data-call="${callId}"]`);
@@ -183,26 +201,23 @@ describe("a phone opening a waiting question", () => {
 
   it("has a new device's waiting call on its socket while the main bundle is still loading, and answers it once (the relay held the call until the main bundle registered the device's tools)", async () => {
     await onPhone("phone early registration", async ({ s, agent, ctx }) => {
-      const held: Route[] = [];
-      const bundle = /\/assets\/index-[^/]+\.js$/;
+      const bundle = await holdBundle(ctx);
       try {
         agent.call("q-reg-1", "ask_question", { project_directory: "/srv/app", question: "Registered early?" });
-        await ctx.route(bundle, (route) => void held.push(route));
         const page = await ctx.newPage();
         const log = recordOrder(page);
         await page.goto(s.app_url, { waitUntil: "commit" });
-        await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
+        await bundle.requested();
         // The main bundle is held (a fresh context: this device never registered): the call comes all the same.
         await expect.poll(() => log.includes("frame:tool.call"), { timeout: 15_000 }).toBe(true);
-        for (const r of held.splice(0)) await r.continue();
-        await ctx.unroute(bundle);
+        await bundle.release();
         const card = page.locator('[data-call="q-reg-1"]');
         await card.getByText("Registered early?").waitFor();
         expect(await answerCard(page, agent, "q-reg-1", "yes")).toContain("yes");
         // The app's own registration after the early one is a repeat: the call came once.
         expect(log.filter((x) => x === "frame:tool.call")).toHaveLength(1);
       } finally {
-        for (const r of held) await r.abort().catch(() => undefined);
+        await bundle.abort();
       }
     });
   });
@@ -211,16 +226,14 @@ describe("a phone opening a waiting question", () => {
   // question then waited for the app's render. Now the early script draws it, and the app starts after its paint.
   it("draws a waiting question's card before the app's code ran, and the reply typed and sent on it reaches the agent once, sent by the app when it starts", async () => {
     await onPhone("phone early card", async ({ s, agent, ctx }) => {
-      const held: Route[] = [];
-      const bundle = /\/assets\/index-[^/]+\.js$/;
+      const bundle = await holdBundle(ctx);
       try {
         agent.call("q-card-1", "ask_question", { project_directory: "/srv/app", question: "Drawn early?" });
-        await ctx.route(bundle, (route) => void held.push(route));
         const page = await ctx.newPage();
         await page.goto(s.app_url, { waitUntil: "commit" });
         const card = page.locator('[data-call="q-card-1"]');
         await card.getByText("Drawn early?").waitFor();
-        await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
+        await bundle.requested();
         // The app has not run: its root is empty, the card is the early script's.
         expect(await page.locator("#app").innerHTML()).toBe("");
         expect(await card.locator("code").textContent()).toBe("/srv/app");
@@ -231,8 +244,7 @@ describe("a phone opening a waiting question", () => {
         expect(await card.locator("textarea").getAttribute("readonly")).not.toBeNull();
         // Nothing is sent from the early card itself.
         await expect(agent.result("q-card-1", 500)).rejects.toThrow(/no tool.result/);
-        for (const r of held.splice(0)) await r.continue();
-        await ctx.unroute(bundle);
+        await bundle.release();
         expect(JSON.stringify(await agent.result("q-card-1"))).toContain("from the early card");
         // The app's card took the early one's place: one card of the call, the app's, settled.
         await page.locator(".early-card").waitFor({ state: "detached" });
@@ -240,70 +252,61 @@ describe("a phone opening a waiting question", () => {
         expect(await page.locator('[data-call="q-card-1"]').count()).toBe(1);
         await expect(agent.result("q-card-1", 1000)).rejects.toThrow(/no tool.result/);
       } finally {
-        for (const r of held) await r.abort().catch(() => undefined);
+        await bundle.abort();
       }
     });
   });
 
   it("carries a confirm's button pressed on the early card out once the app starts", async () => {
     await onPhone("phone early confirm", async ({ s, agent, ctx }) => {
-      const held: Route[] = [];
-      const bundle = /\/assets\/index-[^/]+\.js$/;
+      const bundle = await holdBundle(ctx);
       try {
         agent.call("q-card-2", "confirm", { question: "Ship it?", yes_label: "Ship", no_label: "Wait" });
-        await ctx.route(bundle, (route) => void held.push(route));
         const page = await ctx.newPage();
         await page.goto(s.app_url, { waitUntil: "commit" });
         await page.locator('[data-call="q-card-2"]').getByRole("button", { name: "Ship" }).click();
-        await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
+        await bundle.requested();
         await expect(agent.result("q-card-2", 500)).rejects.toThrow(/no tool.result/);
-        for (const r of held.splice(0)) await r.continue();
-        await ctx.unroute(bundle);
+        await bundle.release();
         expect(JSON.stringify(await agent.result("q-card-2"))).toContain('"confirmed":true');
         await page.locator(".early-card").waitFor({ state: "detached" });
         await expect(agent.result("q-card-2", 1000)).rejects.toThrow(/no tool.result/);
       } finally {
-        for (const r of held) await r.abort().catch(() => undefined);
+        await bundle.abort();
       }
     });
   });
 
   it("leaves a reply typed on the early card but not sent as the app card's draft, unsent", async () => {
     await onPhone("phone early draft", async ({ s, agent, ctx }) => {
-      const held: Route[] = [];
-      const bundle = /\/assets\/index-[^/]+\.js$/;
+      const bundle = await holdBundle(ctx);
       try {
         agent.call("q-card-3", "ask_question", { project_directory: "/srv/app", question: "Anything else?" });
-        await ctx.route(bundle, (route) => void held.push(route));
         const page = await ctx.newPage();
         await page.goto(s.app_url, { waitUntil: "commit" });
         await page.locator('[data-call="q-card-3"] textarea').fill("half a thought");
-        await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
-        for (const r of held.splice(0)) await r.continue();
-        await ctx.unroute(bundle);
+        await bundle.requested();
+        await bundle.release();
         await page.locator(".early-card").waitFor({ state: "detached" });
         expect(await page.locator('#app [data-call="q-card-3"] textarea').inputValue()).toBe("half a thought");
         await expect(agent.result("q-card-3", 500)).rejects.toThrow(/no tool.result/);
       } finally {
-        for (const r of held) await r.abort().catch(() => undefined);
+        await bundle.abort();
       }
     });
   });
 
   it("keeps typing begun on the early card going in the app's reply box when the app's card takes its place (the focus stayed on the removed card, or the app's focus on its waiting card took it, and the keystrokes were lost)", async () => {
     await onPhone("phone early typing", async ({ s, agent, ctx }) => {
-      const held: Route[] = [];
-      const bundle = /\/assets\/index-[^/]+\.js$/;
+      const bundle = await holdBundle(ctx);
       try {
         agent.call("q-card-4", "ask_question", { project_directory: "/srv/app", question: "Which migration?" });
-        await ctx.route(bundle, (route) => void held.push(route));
         const page = await ctx.newPage();
         await page.goto(s.app_url, { waitUntil: "commit" });
         await page.locator('.early-card [data-call="q-card-4"] textarea').click();
         await page.keyboard.type("the shadow ");
-        await expect.poll(() => held.length, { timeout: 15_000 }).toBeGreaterThan(0);
-        for (const r of held.splice(0)) await r.continue();
-        await ctx.unroute(bundle);
+        await bundle.requested();
+        await bundle.release();
         await page.locator(".early-card").waitFor({ state: "detached" });
         const box = page.locator('#app [data-call="q-card-4"] textarea');
         await expect.poll(() => box.evaluate((el) => el === document.activeElement), { timeout: 5_000 }).toBe(true);
@@ -315,7 +318,7 @@ describe("a phone opening a waiting question", () => {
         await page.keyboard.press("Control+Enter");
         expect((await agent.result("q-card-4")).result).toEqual({ message: "the shadow table" });
       } finally {
-        for (const r of held) await r.abort().catch(() => undefined);
+        await bundle.abort();
       }
     });
   });
