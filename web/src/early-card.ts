@@ -11,7 +11,7 @@
 // pressed is kept as an intent (takeEarlyIntent) that the app's card carries out when it shows — the same answer
 // through the same path as a tap on the app's card. The card goes as soon as the app's card of the call is in
 // the page (one `[data-call]` per call at any time), or EARLY_CARD_MAX_MS after the app started without it.
-import { readJson, writeJson } from "./storage.js";
+import { preferredLang, readJson, writeJson } from "./storage.js";
 
 /** The tools whose card is drawn before the app starts. */
 export const EARLY_CARD_TOOLS: ReadonlySet<string> = new Set(["ask_question", "confirm"]);
@@ -93,13 +93,6 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
   return e;
 }
 
-/** The language the app will show (web/src/i18n.ts: the saved choice, else the browser's). */
-function langOf(): keyof typeof EARLY_STRINGS {
-  const saved = readJson<string | null>("lang", null);
-  if (saved === "en" || saved === "zh") return saved;
-  return (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
-}
-
 /** The theme the app will show (web/src/ui/Settings.tsx applyTheme), set on the page before it starts. */
 function themeOf(): void {
   const v = readJson<string | null>("theme", null);
@@ -114,7 +107,7 @@ function themeOf(): void {
 export function drawEarlyCard(call: EarlyCall, sid: string): { painted: Promise<void>; drop: () => void } | undefined {
   const app = document.getElementById("app");
   if (!document.body || !app) return undefined;
-  const lang = langOf();
+  const lang = preferredLang();
   const s = EARLY_STRINGS[lang];
   // The app's language and theme, as its start will set them (CJK glyphs, a dark page).
   document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";

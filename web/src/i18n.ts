@@ -1,7 +1,7 @@
 // English and Chinese UI strings. The language comes from navigator.language, can be switched in
 // Settings, and is remembered on this device.
 import { signal } from "@preact/signals";
-import { readJson, writeJson } from "./storage.js";
+import { preferredLang, writeJson } from "./storage.js";
 
 export type Lang = "en" | "zh";
 
@@ -229,13 +229,7 @@ export function addStrings(d: Record<Lang, Record<LazyKey, string>>): void {
   lazyVersion.value++;
 }
 
-const initial = (): Lang => {
-  const saved = readJson<string | null>("lang", null);
-  if (saved === "en" || saved === "zh") return saved;
-  return (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
-};
-
-export const lang = signal<Lang>(initial());
+export const lang = signal<Lang>(preferredLang());
 loadDict(lang.value);
 
 export function setLang(l: Lang): void {

@@ -97,3 +97,10 @@ export function parsePairing(hash: string): { sid: string; token: string; label?
   const label = q.get("l") ?? undefined;
   return label ? { sid, token, label } : { sid, token };
 }
+
+/** The app's language: the one chosen in Settings, else the browser's (web/src/i18n.ts; the early card reads it too). */
+export function preferredLang(): "en" | "zh" {
+  const saved = readJson<string | null>("lang", null);
+  if (saved === "en" || saved === "zh") return saved;
+  return (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
+}
