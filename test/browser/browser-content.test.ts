@@ -146,6 +146,8 @@ describe("agent content in the browser", () => {
       );
       const bubble = page.locator(".bubble.agent").last();
       await bubble.getByText("click me").waitFor({ timeout: 10_000 });
+      // The renderer is a lazy chunk: until it arrives the text shows as written (.md-wait), with no links at all.
+      await bubble.locator(".md-wait").waitFor({ state: "detached", timeout: 10_000 });
       expect(await bubble.locator("img, script, iframe, b").count()).toBe(0);
       const shown = (await bubble.textContent()) ?? "";
       expect(shown).toContain("<img src=x onerror=alert(1)>");
