@@ -21,7 +21,7 @@ import { runPhone } from "./lib/phone-open.js";
 import { runPhoneTrace } from "./lib/phone-trace.js";
 import { runDirect } from "./lib/direct.js";
 import { loadExtra, renderMarkdown, renderSvg } from "./lib/render.js";
-import { cpuMsOf, memOf, sampleRss, snapshotRelay, startNodeBaselineProc, startWrangler, workerdOf, type Proc } from "./lib/proc.js";
+import { cpuMsOf, LOCAL_OBSERVABILITY, memOf, sampleRss, snapshotRelay, startNodeBaselineProc, startWrangler, workerdOf, type Proc } from "./lib/proc.js";
 import type { Cpu, Results, Scale, Throughput, Wake } from "./lib/results.js";
 import { dist, median, ratio, roundRatio } from "./lib/stats.js";
 
@@ -345,6 +345,7 @@ async function main() {
         scale_sessions: SESSIONS,
         scale_apps_per_session: APPS,
         relay_vars: RELAY_VARS,
+        local_observability: LOCAL_OBSERVABILITY,
       },
       latency: d,
       latency_rounds: rec((s) => ({ p50: pr(s, "p50"), p95: pr(s, "p95"), p99: pr(s, "p99") })),

@@ -15,7 +15,7 @@ import { baselinePair, createSession, relayPair, type Pair } from "./clients.js"
 import { latencyRounds, log, openSystems, RELAY_VARS, saturate, WARMUP, type Systems } from "./harness.js";
 import { inboxPair, inboxSocket, setupInbox, type Held } from "./inbox-clients.js";
 import { countInboxPath, type InboxCount } from "./inbox-count.js";
-import { cpuMsOf, snapshotRelay, startWrangler, workerdOf } from "./proc.js";
+import { cpuMsOf, LOCAL_OBSERVABILITY, snapshotRelay, startWrangler, workerdOf } from "./proc.js";
 import { dist, median, ratio, roundRatio, type Dist, type RoundRatio } from "./stats.js";
 
 export type InboxSystem = "inbox" | "relay" | "durable";
@@ -31,6 +31,7 @@ const ROUNDS = 10;
 const PUSH_PER_ROUND = 3;
 const CONFIRM_CALLS = Number(process.env.BENCH_CONFIRM_CALLS ?? 300);
 const TPUT_ROUNDS = 5;
+const IDLE_MS = 1000;
 const TPUT_S = Number(process.env.BENCH_SECONDS ?? 10);
 const IN_FLIGHT = 64;
 
@@ -46,6 +47,8 @@ export interface InboxResults {
     throughput_in_flight: number;
     throughput_seconds: number;
     relay_vars: Record<string, string>;
+    /** X_LOCAL_OBSERVABILITY of every `wrangler dev` started (absent in runs before it was set: wrangler's default, on). */
+    local_observability?: boolean;
   };
   load_avg_1m: number[];
   latency: Record<InboxSystem, Dist>;
@@ -65,16 +68,27 @@ export interface InboxResults {
   /** The same, each call made the moment the last one was answered: its answer's report, the session's ack and the
    * new call overlap (absent in runs before it was measured). */
   push_back_to_back?: Dist & { per_round_p50: number[] };
+  /** After `idle_ms` with nothing sent: the push delay, and a calculator call's round trip on the same session after
+   * the same idle (alternating; absent in runs before it was measured). */
+  idle?: { idle_ms: number; push: Dist & { per_round_p50: number[] }; round_trip: Dist & { per_round_p50: number[] } };
+  /** A calculator call's round trip on the inbox session, each started in the at-rest pushes' state (absent before). */
+  round_trip_at_rest?: Dist & { per_round_p50: number[] };
+  /** How many at-rest waits for the answered call to leave the Waiting list gave up after 2 s (0: every one was seen). */
+  rest_timeouts?: number;
   /** InboxState frames the device's inbox socket received per call in the latency rounds (one per inbox change). */
   inbox_frames_per_call: number;
   ratios: {
     latency_p50: Record<"inbox_vs_durable" | "inbox_vs_relay" | "relay_vs_durable", RoundRatio>;
     latency_p99: Record<"inbox_vs_durable" | "inbox_vs_relay", RoundRatio>;
     throughput: Record<"inbox_vs_durable" | "inbox_vs_relay" | "relay_vs_durable", RoundRatio>;
-    /** push delay ÷ the inbox session's call round trip, p50 of each round. */
+    /** push delay at rest ÷ the latency rounds' round trip (a hot loop), p50 of each round. */
     push_vs_round_trip: RoundRatio;
     /** The back-to-back push delay ÷ the same round trip. */
     push_back_to_back_vs_round_trip?: RoundRatio;
+    /** Push delay at rest ÷ a calculator call's round trip started in the same state. */
+    push_vs_round_trip_at_rest?: RoundRatio;
+    /** Both after the same idle: push delay ÷ a calculator call's round trip. */
+    push_idle_vs_round_trip_idle?: RoundRatio;
   };
   goals: Record<keyof typeof INBOX_GOALS, { goal: string; median: number; spread: [number, number]; met: boolean }>;
   pushes: { samples: number; decrypted: number; problems: string[] };
@@ -145,16 +159,25 @@ export async function runInboxPath(): Promise<InboxResults> {
     // At rest, the next one waits until the device's inbox socket shows the answered call gone (the inbox took
     // the answer's report); back to back, it is sent at once.
     let pushSeq = 0;
+    let goneTimeouts = 0;
     const gone = (call_id: string) =>
       new Promise<void>((resolve) => {
-        const t = setTimeout(done, 2000);
+        const t = setTimeout(() => {
+          goneTimeouts++;
+          done();
+        }, 2000);
         function done() {
           clearTimeout(t);
           live.ws.off("message", on);
           resolve();
         }
+        // Gone from the session's Waiting list, in a whole state or one session's (the state keeps the call under
+        // `recent` for 10 minutes, so a frame may still name it).
+        type Row = { waiting?: { call_id: string }[] };
         function on(d: Buffer) {
-          if (!d.toString().includes(`"${call_id}"`)) done();
+          const st = JSON.parse(d.toString()) as { type?: string; sessions?: Row[]; session?: Row };
+          const rows = st.type === "inbox" ? (st.sessions ?? []) : st.type === "inbox.session" ? (st.session ? [st.session] : []) : undefined;
+          if (rows && !rows.some((x) => x.waiting?.some((w) => w.call_id === call_id))) done();
         }
         live.ws.on("message", on);
       });
@@ -195,12 +218,28 @@ export async function runInboxPath(): Promise<InboxResults> {
     const pushRoundP50: number[] = [];
     const b2bAll: number[] = [];
     const b2bRoundP50: number[] = [];
+    const restCall: number[] = [];
+    const restCallP50: number[] = [];
+    const timedCall = async () => {
+      const t = performance.now();
+      await inboxPairNow!.agent.call();
+      return performance.now() - t;
+    };
     await pushOnce(true); // a first push after the latency rounds: its answer leaves the path at rest
     for (let r = 0; r < ROUNDS; r++) {
+      // Each timed push, and each timed calculator call, starts as the last confirm's answer left the Waiting list;
+      // an untimed confirm after the call brings the path back to that state.
       const xs: number[] = [];
-      for (let k = 0; k < PUSH_PER_ROUND; k++) xs.push(await pushOnce(true));
+      const cs: number[] = [];
+      for (let k = 0; k < PUSH_PER_ROUND; k++) {
+        xs.push(await pushOnce(true));
+        cs.push(await timedCall());
+        await pushOnce(true);
+      }
       pushAll.push(...xs);
       pushRoundP50.push(median(xs));
+      restCall.push(...cs);
+      restCallP50.push(median(cs));
       const ys: number[] = [];
       for (let k = 0; k < PUSH_PER_ROUND; k++) ys.push(await pushOnce(false));
       await pushOnce(true); // not timed: back to rest
@@ -208,6 +247,30 @@ export async function runInboxPath(): Promise<InboxResults> {
       b2bRoundP50.push(median(ys));
     }
     log(`inbox: push delay p50 ${median(pushAll).toFixed(1)} ms at rest, ${median(b2bAll).toFixed(1)} ms back to back, over ${pushAll.length} pushes each`);
+
+    // After IDLE_MS with nothing sent (as a question usually comes): a push, and a calculator call's round trip on
+    // the same session after the same idle, alternating, so both start from the same quiet relay.
+    log(`inbox: ${PUSH_PER_ROUND} pushes and ${PUSH_PER_ROUND} calculator calls per round, each after ${IDLE_MS} ms idle`);
+    const idlePush: number[] = [];
+    const idleCall: number[] = [];
+    const idlePushP50: number[] = [];
+    const idleCallP50: number[] = [];
+    const idle = () => new Promise((r) => setTimeout(r, IDLE_MS));
+    for (let r = 0; r < ROUNDS; r++) {
+      const xs: number[] = [];
+      const ys: number[] = [];
+      for (let k = 0; k < PUSH_PER_ROUND; k++) {
+        await idle();
+        xs.push(await pushOnce(true));
+        await idle();
+        ys.push(await timedCall());
+      }
+      idlePush.push(...xs);
+      idleCall.push(...ys);
+      idlePushP50.push(median(xs));
+      idleCallP50.push(median(ys));
+    }
+    log(`inbox: after ${IDLE_MS} ms idle: push p50 ${median(idlePush).toFixed(1)} ms, calculator round trip p50 ${median(idleCall).toFixed(1)} ms`);
 
     // The same rounds with a question a human answers (confirm, tapped at once): on the inbox session each such
     // call is reported to the inbox twice and pushed (a calculator call is answered by the app and never reported).
@@ -267,6 +330,8 @@ export async function runInboxPath(): Promise<InboxResults> {
       },
       push_vs_round_trip: roundRatio(pushRoundP50, pr("inbox", "p50")),
       push_back_to_back_vs_round_trip: roundRatio(b2bRoundP50, pr("inbox", "p50")),
+      push_idle_vs_round_trip_idle: roundRatio(idlePushP50, idleCallP50),
+      push_vs_round_trip_at_rest: roundRatio(pushRoundP50, restCallP50),
     };
     const goal = (x: RoundRatio, g: number, le: boolean) => ({
       goal: `${le ? "≤" : "≥"} ${g}`,
@@ -290,6 +355,7 @@ export async function runInboxPath(): Promise<InboxResults> {
         throughput_in_flight: IN_FLIGHT,
         throughput_seconds: TPUT_S,
         relay_vars: RELAY_VARS,
+        local_observability: LOCAL_OBSERVABILITY,
       },
       load_avg_1m: [...loads, loadavg()[0]!].map((l) => Math.round(l * 100) / 100),
       latency: { inbox: dist(lat.all.inbox), relay: dist(lat.all.relay), durable: dist(lat.all.durable) },
@@ -316,6 +382,13 @@ export async function runInboxPath(): Promise<InboxResults> {
       },
       push: { ...dist(pushAll), per_round_p50: pushRoundP50.map((x) => Math.round(x * 1000) / 1000) },
       push_back_to_back: { ...dist(b2bAll), per_round_p50: b2bRoundP50.map((x) => Math.round(x * 1000) / 1000) },
+      idle: {
+        idle_ms: IDLE_MS,
+        push: { ...dist(idlePush), per_round_p50: idlePushP50.map((x) => Math.round(x * 1000) / 1000) },
+        round_trip: { ...dist(idleCall), per_round_p50: idleCallP50.map((x) => Math.round(x * 1000) / 1000) },
+      },
+      round_trip_at_rest: { ...dist(restCall), per_round_p50: restCallP50.map((x) => Math.round(x * 1000) / 1000) },
+      rest_timeouts: goneTimeouts,
       inbox_frames_per_call: framesPerCall,
       ratios: rr,
       goals: {
@@ -332,7 +405,7 @@ export async function runInboxPath(): Promise<InboxResults> {
     writeFileSync("bench/inbox.json", `${JSON.stringify(res, null, 2)}\n`);
     const g = res.goals;
     log(
-      `inbox: p50 ${res.latency.inbox.p50} ms vs floor ${res.latency.durable.p50} ms = ${g.latency_p50_vs_durable.median}× [goal ${g.latency_p50_vs_durable.goal}]; throughput ${g.throughput_vs_durable.median}× [goal ${g.throughput_vs_durable.goal}]; push ${res.push.p50} ms = ${g.push_vs_round_trip.median}× a round trip [goal ${g.push_vs_round_trip.goal}] (back to back ${res.push_back_to_back?.p50} ms = ${rr.push_back_to_back_vs_round_trip?.median}×); ${ratio(res.inbox_frames_per_call, 1)} inbox frames per call`,
+      `inbox: p50 ${res.latency.inbox.p50} ms vs floor ${res.latency.durable.p50} ms = ${g.latency_p50_vs_durable.median}× [goal ${g.latency_p50_vs_durable.goal}]; throughput ${g.throughput_vs_durable.median}× [goal ${g.throughput_vs_durable.goal}]; push at rest ${res.push.p50} ms = ${g.push_vs_round_trip.median}× the latency rounds' round trip [goal ${g.push_vs_round_trip.goal}] (${rr.push_vs_round_trip_at_rest?.median}× a call's ${res.round_trip_at_rest?.p50} ms started in the same state; back to back ${res.push_back_to_back?.p50} ms = ${rr.push_back_to_back_vs_round_trip?.median}×; after ${IDLE_MS} ms idle ${res.idle?.push.p50} ms ÷ a call's ${res.idle?.round_trip.p50} ms = ${rr.push_idle_vs_round_trip_idle?.median}×; ${goneTimeouts} rest waits timed out); ${ratio(res.inbox_frames_per_call, 1)} inbox frames per call`,
     );
     return res;
   } finally {

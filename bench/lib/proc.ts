@@ -39,13 +39,16 @@ async function waitHealthy(url: string, p: ChildProcess, log: () => string, time
   }
 }
 
+/** Whether wrangler's local trace collector runs in the `wrangler dev` the bench starts (recorded in each result's config). */
+export const LOCAL_OBSERVABILITY = false;
+
 export interface WranglerOpts {
   /** wrangler.toml to run (default: the relay's own). */
   config?: string;
   port?: number;
   vars?: Record<string, string>;
   /**
-   * Private state directory. Every \`wrangler dev\` started in the same directory shares .wrangler/state —
+   * Private state directory. Every `wrangler dev` started in the same directory shares .wrangler/state —
    * including miniflare's observability SQLite database — and under concurrent runs that database answers
    * SQLITE_BUSY, the runtime throws, and sockets drop with 1006. A directory of its own avoids it.
    */
@@ -53,7 +56,7 @@ export interface WranglerOpts {
   timeoutMs?: number;
 }
 
-/** \`wrangler dev\` on 127.0.0.1 (a free port unless given); resolves once /healthz answers. */
+/** `wrangler dev` on 127.0.0.1 (a free port unless given); resolves once /healthz answers. */
 export async function startWrangler(o: WranglerOpts): Promise<Proc> {
   const port = o.port ?? (await freePort());
   const inspector = await freePort();
@@ -74,7 +77,10 @@ export async function startWrangler(o: WranglerOpts): Promise<Proc> {
   if (o.config) args.push("-c", o.config);
   for (const [k, v] of Object.entries(o.vars ?? {})) args.push("--var", `${k}:${v}`);
   const proc = spawn("npx", args, {
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+    // X_LOCAL_OBSERVABILITY: wrangler's local trace collector (on by default since 4.x, docs/benchmarks.md
+    // "Conditions") tails every invocation and writes it to a SQLite file, fsync included, on the runtime's own
+    // thread: a local dev tool with no part in a deployed relay's requests. Off for every system measured.
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", X_LOCAL_OBSERVABILITY: String(LOCAL_OBSERVABILITY) },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -210,7 +216,7 @@ export function sampleRss(pid: number | undefined, everyMs = 100): { stop(): num
 /**
  * A frozen copy of the relay (worker/, shared/, web/src (the Worker imports a few of its modules), dist/web,
  * wrangler.toml) under bench/.tmp/, returned as the
- * config path to run. \`wrangler dev\` reloads the Worker — dropping every socket — whenever a watched source
+ * config path to run. `wrangler dev` reloads the Worker — dropping every socket — whenever a watched source
  * or asset changes; in a shared work tree that happens every few seconds, so the bench and the soak run a
  * snapshot of the code as it was when they started. Modules still resolve from the repository's node_modules.
  */

@@ -87,3 +87,14 @@ export const mib = (kib: number | null) => (kib === null ? "n/a" : `${(kib / 102
 export const kib = (k: number | null) => (k === null ? "n/a" : `${k} KiB`);
 export const rr = (x: RoundRatio) => `**${x.median}×** (${x.spread[0]}–${x.spread[1]})`;
 export const us = (x: number | null) => (x === null ? "n/a" : `${x} µs`);
+
+/**
+ * How a run's `wrangler dev` was set up for wrangler's local trace collector (X_LOCAL_OBSERVABILITY; on by default
+ * since wrangler 4.118, workers-sdk PR #14944): it tails every invocation and writes the trace to a SQLite file, fsync
+ * included, on the runtime's own thread — a local dev tool, not part of a deployed relay's requests.
+ */
+export function observabilityNote(v: boolean | undefined): string {
+  return v === false
+    ? "wrangler's local trace collector off (`X_LOCAL_OBSERVABILITY=false`, for every system)"
+    : "wrangler's local trace collector on (its default then; every system paid it)";
+}

@@ -43,9 +43,9 @@ ${b ? `### Before: the inbox as one JSON row\n\n${table(b)}\n### After: rows per
 What changed (docs/inbox.md "Storage"): the inbox object kept everything in one JSON row, parsed, cloned and
 rewritten whole on each of the two reports a call makes, so the bytes written per call grew with the inbox
 (48× at 200 sessions); now a report writes its session's row only, and memory is a cache without a clone per
-change. The live figures barely move with the inbox's size either way: on this shared machine (2 CPUs, a
-1-minute load above 10 from other jobs) a call's round trip and CPU are dominated by everything else a call
-on the inbox path does, and the per-round spread is wide. The socket bytes: each change used to send each
+change. The live figures barely move with the inbox's size either way: on this shared machine (2 CPUs; the
+before run's 1-minute load was above 10 from other jobs) a call's round trip and CPU are dominated by everything
+else a call on the inbox path does, and the per-round spread is wide. The socket bytes: each change used to send each
 connected device the whole state (about 0.55 KB per session: 115 KB per call at 200 sessions, the "before"
 table); a report now sends that session's row alone (\`inbox.session\`, docs/inbox.md), the same 1.7 KB per call
 at any size.

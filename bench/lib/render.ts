@@ -4,7 +4,7 @@
 // (bench/ab.json, `--ab`) are shown when present. Re-run `npm run bench` to refresh the page.
 // The parts: render-common.ts (labels, side files, formats), render-svg.ts (the CDF), render-sections.ts
 // (cost model, counts, profile, extras, A/B); the page's template is here.
-import { esc, fmt, kib, LABEL, mib, rr, SYSTEMS, us, type Extra } from "./render-common.js";
+import { esc, fmt, kib, LABEL, mib, observabilityNote, rr, SYSTEMS, us, type Extra } from "./render-common.js";
 import { abSection, costModel, counts, extrasSection, profileSection, reopenNote, startupSection } from "./render-sections.js";
 import { httpHookSection } from "./render-http-hook.js";
 import { inboxScaleSection } from "./render-inbox-scale.js";
@@ -79,7 +79,7 @@ figures above are measured with that rule.
 ## What runs
 
 - **LineUp relay** — this repository's Worker and \`Session\` Durable Object in local workerd (\`wrangler dev\`,
-  SQLite storage in a private \`--persist-to\` directory), started with ${vars} so that the per-connection
+  SQLite storage in a private \`--persist-to\` directory), started with ${vars} (${observabilityNote(r.config.local_observability)}) so that the per-connection
   rate limit (default 200 frames/s) does not cap one agent socket. Clients are raw \`ws\` sockets speaking
   lineup/1: the agent sends \`tool.call\` (\`calculator\` / \`add\`, schema-checked by the relay), an app
   client answers at once, the agent gets \`tool.result\` and sends \`tool.ack\` (as the adapter does).
@@ -273,6 +273,17 @@ ${costModel(r, x)}
   and an A/B without it measured no difference.
 - **Wake-up:** the constructor runs the schema's \`CREATE … IF NOT EXISTS\` (one multi-statement exec) and the
   first frame re-reads what the caches hold; measured above.
+- **Throughput and wake-up with wrangler's local trace collector off** (runs since 2026-12-06 19:25 UTC, "Reproduce"
+  below). The collector had added the same cost to every invocation of both systems; without it
+  the relay's throughput is ${r.goals.throughput_vs_durable.median}× the floor's (goal ≥ 0.8: ${r.goals.throughput_vs_durable.met ? "met" : "**not met**"}) and its first call after
+  hibernation ${r.goals.wakeup_vs_warm.median}× a warm one (goal ≤ 2: ${r.goals.wakeup_vs_warm.met ? "met" : "**not met**"}); with it on both were met (1.03× and 1.77×, 2026-12-04).
+  Throughput at 64 in flight is bound by the runtime's one thread: the relay spends ${us(r.cpu.relay.us_per_call)} of CPU per call,
+  the floor ${us(r.cpu.durable.us_per_call)}. Most of the difference is SQLite (a 17-column row with two secondary indexes, one statement more)
+  and the frame's decode, checks and re-encoding — the rules above. A wake-up's first call (a \`bench/.tmp\` CPU
+  profile of 18 of them, each after 15 s idle) spent about 1.2 ms of CPU in the runtime, 0.5 ms of it in SQLite
+  statements (the schema check and the caches' reads); the rest of its ${fmt(Math.min(...wk.relay.first_ms))}–${fmt(Math.max(...wk.relay.first_ms))} ms is the runtime and the
+  machine waking (after 1 s idle a call on an inbox session takes 2.4× a warm one here, with no eviction at all:
+  the inbox section).
 
 ## Reproduce
 
@@ -290,5 +301,15 @@ npm run bench -- --direct        # only the direct path's round trip beside the 
 npm run bench -- --extras        # the contract's extra writes, one by one, on the durable floor → bench/extras.json
 npm run bench -- --ab [dir]      # A/B: a relay snapshot (default bench/.tmp/relay-before) vs the work tree → bench/ab.json
 \`\`\`
+
+Every \`wrangler dev\` the bench starts runs with \`X_LOCAL_OBSERVABILITY=false\` (bench/lib/proc.ts; results since
+2026-12-06 19:30 UTC record \`local_observability: false\` in their config). Since wrangler 4.118 (workers-sdk PR #14944)
+\`wrangler dev\` attaches a trace collector to every worker by default: a streaming tail that writes each invocation's
+spans to a SQLite file (\`observability/miniflare-wobs-trace-store\` under the state directory), \`fsync\` included, on the
+runtime's own thread. \`strace\` of the relay's workerd showed that write and its \`fsync\` just before each Web Push
+request left. It is a local debugging tool with no part in a deployed relay's requests, and it added the same fixed
+cost to every invocation of every system, which narrowed every ratio: with it on (the default) a push took 6.9–7.1 ms
+and a calculator call's round trip 3.1–3.8 ms in a \`bench/.tmp\` experiment; with it off, 4.0–4.3 ms and 2.0–2.3 ms.
+\`npm run dev\` keeps wrangler's default.
 `;
 }

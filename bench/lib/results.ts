@@ -79,6 +79,8 @@ export interface Results {
     scale_sessions: number;
     scale_apps_per_session: number;
     relay_vars: Record<string, string>;
+    /** X_LOCAL_OBSERVABILITY of every `wrangler dev` started (absent in runs before it was set: wrangler's default, on). */
+    local_observability?: boolean;
   };
   latency: Record<SystemName, Dist>;
   /** Each system's p50 / p95 / p99 in each interleaved latency round, ms. */
