@@ -53,7 +53,7 @@ async function startRelay(web: string): Promise<{ url: string; proc: ChildProces
   for (const [k, v] of Object.entries({ RATE_LIMIT_PER_S: "5000", RATE_LIMIT_BURST: "10000" })) args.push("--var", `${k}:${v}`);
   const proc = spawn("npx", args, {
     cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", X_LOCAL_OBSERVABILITY: "false" },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
