@@ -13,8 +13,10 @@ CREATE TABLE IF NOT EXISTS calls (
   action TEXT, args TEXT NOT NULL, timeout_s REAL, deadline INTEGER NOT NULL, target TEXT,
   status TEXT NOT NULL, checked INTEGER NOT NULL, result TEXT, keep_until INTEGER,
   created_at INTEGER NOT NULL, fingerprint TEXT NOT NULL, bytes INTEGER NOT NULL DEFAULT 0, deliv TEXT NOT NULL DEFAULT '[]');
-CREATE INDEX IF NOT EXISTS calls_due ON calls (status, deadline);
-CREATE INDEX IF NOT EXISTS calls_caller ON calls (caller, status);
+DROP INDEX IF EXISTS calls_due;
+DROP INDEX IF EXISTS calls_caller;
+CREATE INDEX IF NOT EXISTS calls_open ON calls (deadline) WHERE status = 'open';
+CREATE INDEX IF NOT EXISTS calls_done ON calls (caller, keep_until) WHERE status = 'done';
 CREATE TABLE IF NOT EXISTS registrations (key TEXT PRIMARY KEY, role TEXT NOT NULL, tools TEXT NOT NULL, seq INTEGER NOT NULL,
   bytes INTEGER NOT NULL DEFAULT 0, seen_at INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS instances (tool TEXT NOT NULL, id TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (tool, id));
