@@ -41,7 +41,11 @@ async function startLogged(): Promise<void> {
     "--var",
     "RATE_LIMIT_BURST:10000",
   ];
-  proc = spawn("npx", args, { env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", X_LOCAL_OBSERVABILITY: "false" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  proc = spawn("npx", args, {
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", X_LOCAL_OBSERVABILITY: "false" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   proc.stdout?.on("data", (d: Buffer) => (log += d.toString()));
   proc.stderr?.on("data", (d: Buffer) => (log += d.toString()));
   url = `http://127.0.0.1:${port}`;
