@@ -80,7 +80,8 @@ call (a request) and the inbox's writes to keep it; a session sends one at a tim
 within 2 s is never reported (docs/inbox.md), while a pushed \`confirm\` is reported twice (listed, then gone).
 The bare row is the same meter on the bare path. Its rows written are the cursors' own \`rowsWritten\`,
 ${bare.rowsWritten} per call where the "Cost model" section counts one row per write statement: the platform's count is the
-higher one (presumably each secondary index entry a statement updates — \`calls\` has two — counts as a row), so
+higher one (each secondary index entry a statement writes counts as a row: with \`calls\`' two full indexes a call
+wrote 8, with the two partial ones, each entered and left once by a call, 6), so
 the dollar and Free-plan figures of this table are the ones to trust for both paths.
 `;
   }
