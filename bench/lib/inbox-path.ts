@@ -175,7 +175,12 @@ export async function runInboxPath(): Promise<InboxResults> {
         // `recent` for 10 minutes, so a frame may still name it).
         type Row = { waiting?: { call_id: string }[] };
         function on(d: Buffer) {
-          const st = JSON.parse(d.toString()) as { type?: string; sessions?: Row[]; session?: Row };
+          let st: { type?: string; sessions?: Row[]; session?: Row };
+          try {
+            st = JSON.parse(d.toString()) as typeof st;
+          } catch {
+            return; // not a state frame
+          }
           const rows = st.type === "inbox" ? (st.sessions ?? []) : st.type === "inbox.session" ? (st.session ? [st.session] : []) : undefined;
           if (rows && !rows.some((x) => x.waiting?.some((w) => w.call_id === call_id))) done();
         }

@@ -62,6 +62,26 @@ async function holdBundle(ctx: BrowserContext) {
   };
 }
 
+type Held = Awaited<ReturnType<typeof holdBundle>>;
+/** On a phone with the main bundle held back: the agent calls `call`, then the session link opens (committed only). */
+async function onHeldPhone(
+  label: string,
+  call: [id: string, name: string, args: Record<string, unknown>],
+  body: (o: { agent: Agent; page: Page; bundle: Held }) => Promise<void>,
+): Promise<void> {
+  await onPhone(label, async ({ s, agent, ctx }) => {
+    const bundle = await holdBundle(ctx);
+    try {
+      agent.call(...call);
+      const page = await ctx.newPage();
+      await page.goto(s.app_url, { waitUntil: "commit" });
+      await body({ agent, page, bundle });
+    } finally {
+      await bundle.abort();
+    }
+  });
+}
+
 /** Types `text` into the card of `callId`, presses Send and returns the agent's `tool.result` as JSON text. */
 async function answerCard(page: Page, agent: Agent, callId: string, text: string): Promise<string> {
   const card = page.locator(`[data-call="${callId}"]`);
@@ -225,12 +245,10 @@ describe("a phone opening a waiting question", () => {
   // Issue 33: on a throttled phone the app's start ran while the socket connected and slowed its handshake; the
   // question then waited for the app's render. Now the early script draws it, and the app starts after its paint.
   it("draws a waiting question's card before the app's code ran, and the reply typed and sent on it reaches the agent once, sent by the app when it starts", async () => {
-    await onPhone("phone early card", async ({ s, agent, ctx }) => {
-      const bundle = await holdBundle(ctx);
-      try {
-        agent.call("q-card-1", "ask_question", { project_directory: "/srv/app", question: "Drawn early?" });
-        const page = await ctx.newPage();
-        await page.goto(s.app_url, { waitUntil: "commit" });
+    await onHeldPhone(
+      "phone early card",
+      ["q-card-1", "ask_question", { project_directory: "/srv/app", question: "Drawn early?" }],
+      async ({ agent, page, bundle }) => {
         const card = page.locator('[data-call="q-card-1"]');
         await card.getByText("Drawn early?").waitFor();
         await bundle.requested();
@@ -251,19 +269,15 @@ describe("a phone opening a waiting question", () => {
         await page.locator('#app [data-call="q-card-1"]').waitFor();
         expect(await page.locator('[data-call="q-card-1"]').count()).toBe(1);
         await expect(agent.result("q-card-1", 1000)).rejects.toThrow(/no tool.result/);
-      } finally {
-        await bundle.abort();
-      }
-    });
+      },
+    );
   });
 
   it("carries a confirm's button pressed on the early card out once the app starts", async () => {
-    await onPhone("phone early confirm", async ({ s, agent, ctx }) => {
-      const bundle = await holdBundle(ctx);
-      try {
-        agent.call("q-card-2", "confirm", { question: "Ship it?", yes_label: "Ship", no_label: "Wait" });
-        const page = await ctx.newPage();
-        await page.goto(s.app_url, { waitUntil: "commit" });
+    await onHeldPhone(
+      "phone early confirm",
+      ["q-card-2", "confirm", { question: "Ship it?", yes_label: "Ship", no_label: "Wait" }],
+      async ({ agent, page, bundle }) => {
         await page.locator('[data-call="q-card-2"]').getByRole("button", { name: "Ship" }).click();
         await bundle.requested();
         await expect(agent.result("q-card-2", 500)).rejects.toThrow(/no tool.result/);
@@ -271,38 +285,30 @@ describe("a phone opening a waiting question", () => {
         expect(JSON.stringify(await agent.result("q-card-2"))).toContain('"confirmed":true');
         await page.locator(".early-card").waitFor({ state: "detached" });
         await expect(agent.result("q-card-2", 1000)).rejects.toThrow(/no tool.result/);
-      } finally {
-        await bundle.abort();
-      }
-    });
+      },
+    );
   });
 
   it("leaves a reply typed on the early card but not sent as the app card's draft, unsent", async () => {
-    await onPhone("phone early draft", async ({ s, agent, ctx }) => {
-      const bundle = await holdBundle(ctx);
-      try {
-        agent.call("q-card-3", "ask_question", { project_directory: "/srv/app", question: "Anything else?" });
-        const page = await ctx.newPage();
-        await page.goto(s.app_url, { waitUntil: "commit" });
+    await onHeldPhone(
+      "phone early draft",
+      ["q-card-3", "ask_question", { project_directory: "/srv/app", question: "Anything else?" }],
+      async ({ agent, page, bundle }) => {
         await page.locator('[data-call="q-card-3"] textarea').fill("half a thought");
         await bundle.requested();
         await bundle.release();
         await page.locator(".early-card").waitFor({ state: "detached" });
         expect(await page.locator('#app [data-call="q-card-3"] textarea').inputValue()).toBe("half a thought");
         await expect(agent.result("q-card-3", 500)).rejects.toThrow(/no tool.result/);
-      } finally {
-        await bundle.abort();
-      }
-    });
+      },
+    );
   });
 
   it("keeps typing begun on the early card going in the app's reply box when the app's card takes its place (the focus stayed on the removed card, or the app's focus on its waiting card took it, and the keystrokes were lost)", async () => {
-    await onPhone("phone early typing", async ({ s, agent, ctx }) => {
-      const bundle = await holdBundle(ctx);
-      try {
-        agent.call("q-card-4", "ask_question", { project_directory: "/srv/app", question: "Which migration?" });
-        const page = await ctx.newPage();
-        await page.goto(s.app_url, { waitUntil: "commit" });
+    await onHeldPhone(
+      "phone early typing",
+      ["q-card-4", "ask_question", { project_directory: "/srv/app", question: "Which migration?" }],
+      async ({ agent, page, bundle }) => {
         await page.locator('.early-card [data-call="q-card-4"] textarea').click();
         await page.keyboard.type("the shadow ");
         await bundle.requested();
@@ -317,10 +323,8 @@ describe("a phone opening a waiting question", () => {
         await page.keyboard.type("table");
         await page.keyboard.press("Control+Enter");
         expect((await agent.result("q-card-4")).result).toEqual({ message: "the shadow table" });
-      } finally {
-        await bundle.abort();
-      }
-    });
+      },
+    );
   });
 
   it("dials the opened session's socket while the stylesheet is still loading (a module script waited for it and for the end of parsing)", async () => {

@@ -22,7 +22,7 @@ import type { CodeIssued, MachineCreated } from "../../shared/contract/inbox.js"
 import { pkceS256 } from "../../shared/contract/oauth.js";
 import { randomId } from "../../shared/edge/tokens.js";
 import { shot, useBrowser } from "../helpers/browser.js";
-import { freePort } from "../helpers/relay.js";
+import { freePort, wranglerEnv } from "../helpers/relay.js";
 
 const ROOT = join(import.meta.dirname, "../..");
 let relay: { url: string; proc: ChildProcess; dir: string; web?: string };
@@ -53,7 +53,7 @@ async function startRelay(web: string): Promise<{ url: string; proc: ChildProces
   for (const [k, v] of Object.entries({ RATE_LIMIT_PER_S: "5000", RATE_LIMIT_BURST: "10000" })) args.push("--var", `${k}:${v}`);
   const proc = spawn("npx", args, {
     cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", X_LOCAL_OBSERVABILITY: "false" },
+    env: wranglerEnv(),
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });

@@ -17,6 +17,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The environment every \`wrangler dev\` a test starts runs with: no metrics, no colour, and wrangler's local trace
+ * collector off (on by default, it writes every invocation's spans to a SQLite file with an fsync on the runtime's
+ * thread; no test reads them: docs/benchmarks.md "Reproduce"). */
+export const wranglerEnv = (): NodeJS.ProcessEnv => ({ ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", X_LOCAL_OBSERVABILITY: "false" });
+
 export interface RunningRelay {
   url: string;
   port: number;
@@ -50,10 +55,8 @@ export async function startRelay(opts: { port?: number; vars?: Record<string, st
   // A PWA built elsewhere (`vite build --outDir DIR`), so a test run does not depend on dist/web, which
   // another build may be rewriting at the same time.
   if (process.env.LINEUP_TEST_WEB_DIR) args.push("--assets", process.env.LINEUP_TEST_WEB_DIR);
-  // X_LOCAL_OBSERVABILITY: wrangler's local trace collector (on by default) writes every invocation's spans to a
-  // SQLite file with an fsync on the runtime's thread; no test reads them (docs/benchmarks.md "Reproduce").
   const proc = spawn("npx", args, {
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", X_LOCAL_OBSERVABILITY: "false" },
+    env: wranglerEnv(),
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });

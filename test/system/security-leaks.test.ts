@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionCreated } from "../../shared/contract/protocol.js";
 import { signToken } from "../../shared/edge/tokens.js";
 import { connect, ECHO, http, Pool, refused, sleep, wsUrl, type Frame } from "../helpers/raw-client.js";
-import { freePort } from "../helpers/relay.js";
+import { freePort, wranglerEnv } from "../helpers/relay.js";
 
 const KEY = "leak-test-relay-key-7f3a9c2e5b-4d1e8a60";
 let proc: ChildProcess;
@@ -42,7 +42,7 @@ async function startLogged(): Promise<void> {
     "RATE_LIMIT_BURST:10000",
   ];
   proc = spawn("npx", args, {
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", X_LOCAL_OBSERVABILITY: "false" },
+    env: wranglerEnv(),
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });

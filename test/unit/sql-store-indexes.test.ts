@@ -6,6 +6,7 @@
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import type { CallRow, Store } from "../../shared/session/store.js";
+import { openCall } from "../helpers/store-conformance.js";
 
 // A variable path: the node tsconfig cannot load the Worker's types (as bench/lib/count.ts).
 const path = "../../worker/sql-store.js";
@@ -44,26 +45,8 @@ class Sql {
   }
 }
 
-const call = (id: string, over: Partial<CallRow> = {}): CallRow => ({
-  call_id: id,
-  caller: "agent:a",
-  caller_role: "agent",
-  name: "confirm",
-  action: null,
-  args: "{}",
-  timeout_s: null,
-  deadline: 1_000,
-  target: null,
-  status: "open",
-  checked: 1,
-  result: null,
-  keep_until: null,
-  created_at: 1,
-  fingerprint: `fp-${id}`,
-  bytes: 2,
-  deliv: "[]",
-  ...over,
-});
+/** An open call as the router inserts it (the conformance suite's), from caller "agent:a" unless told. */
+const call = (id: string, over: Partial<CallRow> = {}): CallRow => openCall(id, { caller: "agent:a", ...over });
 
 describe("the session's call indexes", () => {
   it("index open calls by deadline and kept results by caller and expiry, each while the call is in that state", () => {
