@@ -2,7 +2,7 @@
 // lives in tags and attachments (memory is only a cache of it), `transactionSync`, and the inbox report.
 import type { Target } from "../shared/session/engine.js";
 import type { HostPorts, HostSocketPort } from "../shared/session/host.js";
-import type { Peer } from "../shared/session/router.js";
+import { keyOf, type Peer } from "../shared/session/router.js";
 import { closeQuietly, sendIfOpen } from "../shared/session/sockets.js";
 import type { Env } from "./env.js";
 import type { Inbox } from "./inbox.js";
@@ -28,14 +28,27 @@ export class ObjectSockets implements HostSocketPort {
     this.socks = undefined;
   }
 
-  /** Live connections from socket attachments: they survive hibernation, memory does not. */
-  peers(): Peer[] {
-    this.socks ??= this.ctx.getWebSockets().map((ws) => ({ ws, peer: ws.deserializeAttachment() as Peer | null }));
-    return this.socks.flatMap((s) => (s.peer && s.ws.readyState === WebSocket.OPEN ? [s.peer] : []));
+  private all(): { ws: WebSocket; peer: Peer | null }[] {
+    return (this.socks ??= this.ctx.getWebSockets().map((ws) => ({ ws, peer: ws.deserializeAttachment() as Peer | null })));
   }
 
+  /** Live connections from socket attachments: they survive hibernation, memory does not. */
+  peers(): Peer[] {
+    return this.all().flatMap((s) => (s.peer && s.ws.readyState === WebSocket.OPEN ? [s.peer] : []));
+  }
+
+  /** A socket's identity as last read from its attachment (null: unrouted); read per frame before issue 33. */
+  peerOf(ws: WebSocket): Peer | null {
+    const s = this.all().find((x) => x.ws === ws);
+    return s ? s.peer : (ws.deserializeAttachment() as Peer | null);
+  }
+
+  /** To the routed sockets the target names (an unrouted one gets nothing more): looked up in the cache that
+   * peers() reads, not with getWebSockets(tag) per frame (issue 33). */
   send(to: Target, data: string): void {
-    for (const ws of this.ctx.getWebSockets(tagOf(to))) sendIfOpen(ws, data);
+    for (const s of this.all()) {
+      if (s.peer && ("conn" in to ? s.peer.conn === to.conn : keyOf(s.peer) === to.key)) sendIfOpen(s.ws, data);
+    }
   }
 
   close(to: Target, code: number, reason: string): void {
@@ -62,6 +75,14 @@ export function objectPorts(ctx: DurableObjectState, env: Env, store: SqlStore, 
         return ctx.storage.transactionSync(fn);
       } catch (e) {
         store.forget(); // the usage it counted was rolled back with the writes
+        throw e;
+      }
+    },
+    once: (fn) => {
+      try {
+        return store.once(fn);
+      } catch (e) {
+        store.forget();
         throw e;
       }
     },

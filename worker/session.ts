@@ -121,7 +121,7 @@ export class Session extends DurableObject<Env> {
 
   async webSocketMessage(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
     // A revoked socket (identity wiped in dropClient) says nothing more, even while its TCP is still up.
-    const peer = ws.deserializeAttachment() as Peer | null;
+    const peer = this.sockets.peerOf(ws);
     if (peer) await this.engine.frame(peer, raw);
   }
 

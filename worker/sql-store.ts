@@ -1,7 +1,9 @@
 // The routing core's Store on Durable Object SQLite. SQLite is the truth; the only things held in memory are
 // the session's byte usage, its number of open calls, a lower bound of its earliest due time, the parsed
-// registrations and a glance at the agent's open calls (tool and fingerprint, for the inbox report), each read once per wake and kept in step with every write, all of which go through this class
-// (a rolled-back transaction, or the alarm, forgets them: they are read again).
+// registrations, a glance at the agent's open calls (tool and fingerprint, for the inbox report) and the rows of
+// the open calls written this wake (a result reads no row back), each read once per wake or written here and kept
+// in step with every write, all of which go through this class (a rolled-back transaction, or the alarm, forgets
+// them: they are read again).
 import { LIMITS, utf8Length, type KeptMessage, type Role, type KeptToolDef } from "../shared/contract/protocol.js";
 import { AUTOMATIC_TOOLS } from "../shared/contract/push.js";
 import { deliveriesOf, type CallRow, type Registration, type Store, type StoredMessage } from "../shared/session/store.js";
@@ -63,6 +65,10 @@ export class SqlStore implements Store {
    * per change was 40 % of an inbox session's CPU under load (issue 33). A rollback or the alarm forgets it. */
   private agent: Map<string, { name: string; fp: string; at: number; seq: number }> | undefined;
   private agentSeq = 0;
+  /** Open calls' rows as this store wrote them, this wake: a result finds its call without a SELECT (issue 33: the
+   * read was a quarter of a result's statements). Every write of a call goes through this class and keeps it in
+   * step; rows read from SQLite are not added; a rollback or the alarm forgets it. At most LIMITS.maxOpenCalls. */
+  private readonly rows = new Map<string, CallRow>();
 
   constructor(private readonly sql: SqlStorage) {
     this.migrate();
@@ -93,6 +99,7 @@ export class SqlStore implements Store {
     this.due = undefined;
     this.regs.clear();
     this.agent = undefined;
+    this.rows.clear();
   }
   private dueAdded(t: number | null): void {
     if (t !== null && this.due !== undefined) this.due = this.due === null ? t : Math.min(this.due, t);
@@ -104,13 +111,30 @@ export class SqlStore implements Store {
     if (this.open !== undefined) this.open += n;
   }
 
+  /** Writes so far in a `once` run (-1: not in one). */
+  private writes = -1;
+
+  /** Runs `fn`, which may write one statement, without a savepoint: SQLite makes one statement atomic. A second
+   * write throws before it runs (the first stays), so a handler that grew a second write fails its tests loudly
+   * rather than losing atomicity quietly (shared/session/engine.ts ONE_WRITE). */
+  once<T>(fn: () => T): T {
+    this.writes = 0;
+    try {
+      return fn();
+    } finally {
+      this.writes = -1;
+    }
+  }
+
   private all<T extends Record<string, SqlStorageValue>>(q: string, ...p: SqlStorageValue[]): T[] {
+    if (this.writes >= 0 && !q.startsWith("SELECT") && this.writes++ > 0) throw new Error(`store: a second write in a one-write frame: ${q.slice(0, 40)}`);
     return this.sql.exec<T>(q, ...p).toArray();
   }
   private one<T extends Record<string, SqlStorageValue>>(q: string, ...p: SqlStorageValue[]): T | undefined {
     return this.all<T>(q, ...p)[0];
   }
   private run(q: string, ...p: SqlStorageValue[]): number {
+    if (this.writes >= 0 && this.writes++ > 0) throw new Error(`store: a second write in a one-write frame: ${q.slice(0, 40)}`);
     return this.sql.exec(q, ...p).rowsWritten;
   }
   private add(bytes: number): void {
@@ -140,7 +164,9 @@ export class SqlStore implements Store {
   }
 
   getCall(id: string) {
-    return this.one<CallRow>("SELECT * FROM calls WHERE call_id = ?", id);
+    // A copy: callers may change the row they hold (addDelivery does) without writing it.
+    const kept = this.rows.get(id);
+    return kept ? { ...kept } : this.one<CallRow>("SELECT * FROM calls WHERE call_id = ?", id);
   }
   insertCall(c: CallRow) {
     const n = this.run(
@@ -165,6 +191,7 @@ export class SqlStore implements Store {
       c.deliv,
     );
     if (n === 0) return false;
+    if (c.status === "open" && this.rows.size < LIMITS.maxOpenCalls) this.rows.set(c.call_id, { ...c });
     this.add(c.bytes);
     if (c.status === "open") this.opened(1, c.name);
     if (c.status === "open" && c.caller_role === "agent")
@@ -186,6 +213,7 @@ export class SqlStore implements Store {
       ) === 0
     )
       return false;
+    this.rows.delete(id);
     this.add(bytes - oldBytes);
     this.opened(-1, this.agent?.get(id)?.name);
     this.agent?.delete(id);
@@ -197,6 +225,8 @@ export class SqlStore implements Store {
     const bytes = utf8Length(args);
     if (this.run("UPDATE calls SET args = ?, fingerprint = ?, bytes = ? WHERE call_id = ? AND status = 'open'", args, fingerprint, bytes, id) === 0)
       return false;
+    const kept = this.rows.get(id);
+    if (kept) Object.assign(kept, { args, fingerprint, bytes });
     this.add(bytes - oldBytes);
     this.version++;
     this.human++;
@@ -205,6 +235,7 @@ export class SqlStore implements Store {
     return true;
   }
   dropOpenCall(id: string) {
+    this.rows.delete(id);
     const row = this.one<{ bytes: number }>("DELETE FROM calls WHERE call_id = ? AND status = 'open' RETURNING bytes", id);
     if (!row) return false;
     this.add(-row.bytes);
@@ -213,9 +244,12 @@ export class SqlStore implements Store {
     return true;
   }
   setChecked(id: string, target: string | null) {
+    const kept = this.rows.get(id);
+    if (kept) Object.assign(kept, { checked: 1, target });
     this.run("UPDATE calls SET checked = 1, target = ? WHERE call_id = ?", target, id);
   }
   deleteCall(id: string) {
+    this.rows.delete(id);
     const row = this.one<{ bytes: number; status: string }>("DELETE FROM calls WHERE call_id = ? RETURNING bytes, status", id);
     if (!row) return;
     this.add(-row.bytes);
@@ -277,6 +311,8 @@ export class SqlStore implements Store {
     const list = deliveriesOf(row);
     if (list.some((d) => d.conn === conn)) return;
     row.deliv = JSON.stringify([...list, { key, conn }]);
+    const kept = this.rows.get(row.call_id);
+    if (kept?.status === "open") kept.deliv = row.deliv;
     this.run("UPDATE calls SET deliv = ? WHERE call_id = ? AND status = 'open'", row.deliv, row.call_id);
   }
 
@@ -406,6 +442,7 @@ export class SqlStore implements Store {
     this.due = undefined;
     this.regs.clear();
     this.agent = new Map();
+    this.rows.clear();
   }
 }
 

@@ -135,13 +135,16 @@ export class CallRouter extends RouterState {
       bytes: utf8Length(args),
       deliv: "[]",
     };
-    // A refused call is answered and kept for the repeat rule, but without its arguments.
-    const refuse = (code: CallErrorCode, message: string) => {
+    // A refused call is answered and kept for the repeat rule, but without its arguments: stored closed at once,
+    // in one insert (a tool.call is routed without a savepoint because it writes once: shared/session/engine.ts).
+    const refuse = (code: CallErrorCode, message: string): Out[] => {
       const existing = this.store.getCall(f.call_id);
       if (existing) return taken(existing);
-      const bare = { ...row, args: "", bytes: 0 };
-      this.store.insertCall(bare);
-      return this.finish(bare, { code, message }, undefined, ctx);
+      const frame = this.resultFrame(row, { code, message });
+      const result = JSON.stringify(frame);
+      const keep = ctx.now + LIMITS.resultRetentionMs;
+      this.store.insertCall({ ...row, args: "", status: "done", result, keep_until: keep, bytes: utf8Length(result), deliv: "[]" });
+      return [{ to: key, frame }];
     };
     if (this.store.countOpen() >= LIMITS.maxOpenCalls) return refuse("too_many_calls", `the session already has ${LIMITS.maxOpenCalls} open calls`);
     if (!this.fits(row.bytes)) return refuse("over_budget", this.overBudget(`this call's ${row.bytes} bytes of arguments`));
@@ -198,15 +201,14 @@ export class CallRouter extends RouterState {
     return out;
   }
 
-  /** Closes an open call with a result or error: the caller gets it, every other holder a cancel. */
-  protected finish(
+  /** The caller's tool.result for call `c`: a result, a sealed answer, or an error. */
+  protected resultFrame(
     c: CallRow,
     error: { code: string; message: string } | undefined,
-    result: ToolResultOut["result"] | undefined,
-    ctx: Ctx,
+    result?: ToolResultOut["result"],
     by?: Peer,
     sealed?: SealedAnswer,
-  ): Out[] {
+  ): ToolResultOut {
     const frame: ToolResultOut = { type: "tool.result", call_id: c.call_id, name: c.name };
     if (c.action !== null) frame.action = c.action;
     if (sealed) {
@@ -216,6 +218,19 @@ export class CallRouter extends RouterState {
     else frame.error = error ?? { code: "internal", message: "no result" };
     if (by) frame.answered_by = by.clientId;
     if (sealed && by) frame.sender = keyOf(by);
+    return frame;
+  }
+
+  /** Closes an open call with a result or error: the caller gets it, every other holder a cancel. */
+  protected finish(
+    c: CallRow,
+    error: { code: string; message: string } | undefined,
+    result: ToolResultOut["result"] | undefined,
+    ctx: Ctx,
+    by?: Peer,
+    sealed?: SealedAnswer,
+  ): Out[] {
+    const frame = this.resultFrame(c, error, result, by, sealed);
     if (!this.store.finishCall(c.call_id, JSON.stringify(frame), ctx.now + LIMITS.resultRetentionMs, c.bytes)) return [];
     const out: Out[] = [{ to: c.caller, frame }];
     const reason = by ? "answered" : "timeout";

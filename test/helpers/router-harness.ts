@@ -1,14 +1,22 @@
 // A session of the pure routing core (shared/session/router.ts) driven by hand, for unit tests: live peers, a
 // clock, and every frame the router addressed to each key.
-import { fromPlain, fromSealed, parseFrameValue, parseSealedValue, type RelayFrame, type Role } from "../../shared/contract/protocol.js";
+import { fromPlain, fromSealed, parseFrameValue, parseSealedValue, type InFrame, type RelayFrame, type Role } from "../../shared/contract/protocol.js";
 import { HTTP_PEER, keyOf, Router, type Out, type Peer } from "../../shared/session/router.js";
-import { MemoryStore } from "../../shared/session/store.js";
+import { ONE_WRITE } from "../../shared/session/engine.js";
+import { MemoryStore, type Store } from "../../shared/session/store.js";
 
 export type F = RelayFrame & Record<string, unknown>;
 
 /** A session driven by hand: live peers, a clock, and every frame the router addressed to each key. */
 export class Harness {
-  store = new MemoryStore();
+  /**
+   * The store each new harness routes over: the in-memory store unless a test file sets another before it runs
+   * its tests (test/unit/router-one-write.test.ts: the Durable Object's SQLite store). `once`, when set, is how a
+   * frame of a one-write type (shared/session/engine.ts ONE_WRITE) is routed, as the Durable Object does.
+   */
+  static backend: () => { store: Store; once?: <T>(fn: () => T) => T } = () => ({ store: new MemoryStore() });
+  store: Store;
+  private readonly once: (<T>(fn: () => T) => T) | undefined;
   now = 1_000_000;
   private ids = 0;
   private conns = 0;
@@ -16,6 +24,9 @@ export class Harness {
   epoch: number | undefined;
   router: Router;
   constructor(opts: { sealedEpoch?: number } = {}) {
+    const b = Harness.backend();
+    this.store = b.store;
+    this.once = b.once;
     this.epoch = opts.sealedEpoch;
     this.router = new Router(this.store, "sess0001", () => `id${++this.ids}`, opts.sealedEpoch === undefined ? {} : { sealedEpoch: () => this.epoch });
   }
@@ -50,11 +61,15 @@ export class Harness {
     if (this.epoch !== undefined) {
       const s = parseSealedValue(frame);
       if (!s.ok) throw new Error(`test sent a bad sealed frame: ${s.error.message}`);
-      return this.post(this.router.handle(p, fromSealed(s.frame), this.ctx()));
+      return this.post(this.route(p, fromSealed(s.frame)));
     }
     const d = parseFrameValue(frame);
     if (!d.ok) throw new Error(`test sent a bad frame: ${d.error.message}`);
-    return this.post(this.router.handle(p, fromPlain(d.frame), this.ctx()));
+    return this.post(this.route(p, fromPlain(d.frame)));
+  }
+  private route(p: Peer, f: InFrame): Out[] {
+    const go = () => this.router.handle(p, f, this.ctx());
+    return this.once && ONE_WRITE.has(f.type) ? this.once(go) : go();
   }
   tick(advanceMs = 0): Out[] {
     this.now += advanceMs;

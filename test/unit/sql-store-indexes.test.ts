@@ -3,47 +3,10 @@
 // indexes: a call's row enters and leaves each index once, where the two old indexes rewrote both on every
 // transition, issue 33); a session stored with the old indexes gets the new ones on its next wake; and every
 // query of a call by state reads its index, never the whole table.
-import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import type { CallRow, Store } from "../../shared/session/store.js";
 import { openCall } from "../helpers/store-conformance.js";
-
-// A variable path: the node tsconfig cannot load the Worker's types (as bench/lib/count.ts).
-const path = "../../worker/sql-store.js";
-const { SqlStore } = (await import(path)) as { SqlStore: new (sql: Sql) => Store & { forget(): void } };
-
-type Value = string | number | null;
-/** The slice of workerd's SqlStorage that SqlStore uses, recording every query it runs. */
-class Sql {
-  readonly db = new DatabaseSync(":memory:");
-  readonly queries = new Set<string>();
-  private readonly stmts = new Map<string, StatementSync>();
-  exec(q: string, ...params: Value[]) {
-    if (params.length === 0 && q.split(";").filter((x) => x.trim()).length > 1) {
-      this.db.exec(q); // the schema: one multi-statement exec
-      return { toArray: () => [], rowsWritten: 0 };
-    }
-    this.queries.add(q);
-    let st = this.stmts.get(q);
-    if (!st) this.stmts.set(q, (st = this.db.prepare(q)));
-    if (/^\s*SELECT/i.test(q) || /RETURNING/i.test(q)) {
-      const rows = st.all(...params) as Record<string, Value>[];
-      return { toArray: () => rows, rowsWritten: /RETURNING/i.test(q) ? rows.length : 0 };
-    }
-    return { toArray: () => [], rowsWritten: Number(st.run(...params).changes) };
-  }
-  indexes(): string[] {
-    return (
-      this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'calls' AND sql IS NOT NULL ORDER BY name").all() as {
-        name: string;
-      }[]
-    ).map((r) => r.name);
-  }
-  plan(q: string): string {
-    const params = (q.match(/\?/g) ?? []).map(() => 0);
-    return (this.db.prepare(`EXPLAIN QUERY PLAN ${q}`).all(...params) as { detail: string }[]).map((r) => r.detail).join("; ");
-  }
-}
+import { NodeSql as Sql, SqlStore } from "../helpers/node-sql.js";
 
 /** An open call as the router inserts it (the conformance suite's), from caller "agent:a" unless told. */
 const call = (id: string, over: Partial<CallRow> = {}): CallRow => openCall(id, { caller: "agent:a", ...over });
