@@ -104,9 +104,12 @@ export interface HistoryPage {
 export type Admission = { ok: true; peer: Peer } | { ok: false; status: 400 | 429; code: "bad_client_id" | "too_many_connections"; message: string };
 
 const HTTP_KEY = `agent:${HTTP_CLIENT_ID}`;
-/** Frames whose handler writes at most one statement on every path (a new call, refused or not, is one insert; an
- * ack one delete): routed without a savepoint, about 20 µs of CPU each (issue 33). The store refuses a second write
- * (worker/sql-store.ts `once`), and test/unit/router-one-write.test.ts routes the router's unit tests that way. */
+/** Frames whose handler writes at most one statement on every path, as its last step (a new call is one insert,
+ * refused or not, and what follows only builds frames from values in hand; an ack is one delete): routed without a
+ * savepoint (issue 33). The store throws before a second write (worker/sql-store.ts `once`), and
+ * test/unit/router-one-write.test.ts routes the router's unit suites that way. Not tool.result: closing the call is
+ * followed by the catalog read and an app tool's instance binding, and a failure there must leave the call open
+ * (test/workerd/contract-frames.test.ts, "atomic frames"). */
 export const ONE_WRITE: ReadonlySet<InFrameType> = new Set(["tool.call", "tool.ack"]);
 
 export class SessionEngine {
