@@ -14,27 +14,38 @@ const tagOf = (to: Target) => ("conn" in to ? `conn:${to.conn}` : to.key);
 export class ObjectSockets implements HostSocketPort {
   /** Each socket's identity, deserialized once per wake and again only after a connect, close or revoke. */
   private socks: { ws: WebSocket; peer: Peer | null }[] | undefined;
+  /** peers() as read this turn. */
+  private live: Peer[] | undefined;
 
   constructor(private readonly ctx: DurableObjectState) {}
 
   /** A socket was accepted, closed or unrouted: read the attachments again. */
   changed(): void {
     this.socks = undefined;
+    this.live = undefined;
   }
 
   accept(ws: WebSocket, peer: Peer): void {
     this.ctx.acceptWebSocket(ws, [`${peer.role}:${peer.clientId}`, `conn:${peer.conn}`, `role:${peer.role}`]);
     ws.serializeAttachment(peer);
-    this.socks = undefined;
+    this.changed();
   }
 
   private all(): { ws: WebSocket; peer: Peer | null }[] {
     return (this.socks ??= this.ctx.getWebSockets().map((ws) => ({ ws, peer: ws.deserializeAttachment() as Peer | null })));
   }
 
-  /** Live connections from socket attachments: they survive hibernation, memory does not. */
+  /** Live connections from socket attachments: they survive hibernation, memory does not. Read once per turn:
+   * a frame's routing and its inbox report both ask (issue 33), and nothing but this object's own closes, which
+   * drop the list, changes a socket's state before the next event. */
   peers(): Peer[] {
-    return this.all().flatMap((s) => (s.peer && s.ws.readyState === WebSocket.OPEN ? [s.peer] : []));
+    if (this.live) return this.live;
+    const live = this.all().flatMap((s) => (s.peer && s.ws.readyState === WebSocket.OPEN ? [s.peer] : []));
+    this.live = live;
+    queueMicrotask(() => {
+      if (this.live === live) this.live = undefined;
+    });
+    return live;
   }
 
   /** A socket's identity as last read from its attachment (null: unrouted); read per frame before issue 33. */
@@ -53,13 +64,14 @@ export class ObjectSockets implements HostSocketPort {
 
   close(to: Target, code: number, reason: string): void {
     for (const ws of this.ctx.getWebSockets(tagOf(to))) closeQuietly(ws, code, reason);
+    this.live = undefined;
   }
 
   /** A revoked socket's identity is wiped (its later frames find no peer: Session.webSocketMessage), then it closes. */
   unroute(conn: string, code: number, reason: string): void {
     for (const ws of this.ctx.getWebSockets(`conn:${conn}`)) {
       ws.serializeAttachment(null);
-      this.socks = undefined;
+      this.changed();
       closeQuietly(ws, code, reason);
     }
   }
