@@ -263,30 +263,44 @@ ${costModel(r, x)}
 - **The alarm writes: ${r.storage_per_call.per_call.alarm_writes} per call** in steady traffic, since the alarm only moves earlier (above). The price
   is one early, empty alarm invocation (one request) after an answered call that held the earliest deadline;
   every deadline still fires on time (the contract's deadline tests and their eviction variants).
-- **The one statement beyond the floor** (${r.storage_per_call.per_call.statements} per call vs the floor's 3): the result reads the call's row before
-  updating it — its caller, status, byte count and deliveries decide who may answer, whom to tell and whether
-  the budget holds. Folding it into an \`UPDATE … RETURNING\` would need the per-device check inside SQL; left
-  as one primary-key read.
+- **Statements: ${r.storage_per_call.per_call.statements} per call, the floor's 3.** Since 2026-12-06 22:00 UTC a result finds its open call in
+  memory: the session keeps the rows of the open calls it wrote this wake, in step with every write of them (read
+  back from SQLite only for a call opened before a wake, and after a rollback or the alarm); before, the result read
+  the row with a primary-key \`SELECT *\` (test/unit/sql-store-rows.test.ts).
 - **zod and the JSON Schema check** stay: they are the contract's definition of a valid frame and a valid
   call, and cost microseconds.
-- **\`transactionSync\` per event** stays: it makes a frame atomic (a handler failing half-way leaves nothing),
-  and an A/B without it measured no difference.
+- **\`transactionSync\` per event** stays for every frame but two: a \`tool.call\` (one insert, refused or not: a
+  refused call is stored closed at once) and a \`tool.ack\` (one delete) write one statement as their last step,
+  which SQLite makes atomic, and run without the savepoint. The store throws before a second write in such a frame,
+  and the router's unit suites run again over the SQLite store that way (test/unit/router-one-write.test.ts).
+  A \`tool.result\` keeps it: closing the call is followed by the catalog read and an app tool's instance binding.
+  A/B: 861 → 850 µs of CPU per call; an A/B without any savepoint had measured 830 → 774 µs.
+- **Per frame, nothing read twice:** the object takes a socket's identity and its send targets from the socket
+  list it caches per wake (before: \`deserializeAttachment\` and \`getWebSockets(tag)\` per frame), reads its live
+  peers once per turn (an inbox session's report asked again), and is bundled without esbuild's \`keep_names\`
+  (wrangler.toml), which wrapped every inner function in a \`__name()\` call at each creation. A/B of the first
+  two with the result's read: 971 → 907 µs per call; of \`keep_names\`: 1,036 → 999 µs. A CPU profile at 64 in flight
+  went from 1,103 to 872 µs of the object's time per call (bench/profile.json is the latter).
 - **Wake-up:** the constructor runs the schema's \`CREATE … IF NOT EXISTS\` (one multi-statement exec) and the
   first frame re-reads what the caches hold; measured above.
 - **Throughput and wake-up with wrangler's local trace collector off** (runs since 2026-12-06 19:25 UTC, "Reproduce"
   below). The collector had added the same cost to every invocation of both systems; without it
   the relay's throughput is ${r.goals.throughput_vs_durable.median}× the floor's (goal ≥ 0.8: ${r.goals.throughput_vs_durable.met ? "met" : "**not met**"}) and its first call after
-  hibernation ${r.goals.wakeup_vs_warm.median}× a warm one (goal ≤ 2: ${r.goals.wakeup_vs_warm.met ? "met" : "**not met**"}); with it on both were met (1.03× and 1.77×, 2026-12-04).
+  hibernation ${r.goals.wakeup_vs_warm.median}× a warm one (goal ≤ 2: ${r.goals.wakeup_vs_warm.met ? "met" : "**not met**"}) in this run; over the four runs after the changes above
+  (21:57–22:23 UTC) throughput was 0.67–0.87× (met in two) and the wake-up 1.96–2.49× (met in one); with the
+  collector on both were met (1.03× and 1.77×, 2026-12-04).
   Throughput at 64 in flight is bound by the runtime's one thread: the relay spends ${us(r.cpu.relay.us_per_call)} of CPU per call,
-  the floor ${us(r.cpu.durable.us_per_call)}. Most of the difference is SQLite (a 17-column row with two secondary indexes, one statement more;
-  the indexes are partial since this run — open calls by deadline, kept results by caller and expiry, so a call's row
-  enters and leaves each once where it rewrote both on every transition: an A/B in 6 interleaved rounds put CPU per
-  call at 902 against 940 µs and throughput at 1.04× (0.93–1.18), rows written per call 8 → 6)
-  and the frame's decode, checks and re-encoding — the rules above. A wake-up's first call (a \`bench/.tmp\` CPU
-  profile of 18 of them, each after 15 s idle) spent about 1.2 ms of CPU in the runtime, 0.5 ms of it in SQLite
-  statements (the schema check and the caches' reads); the rest of its ${fmt(Math.min(...wk.relay.first_ms))}–${fmt(Math.max(...wk.relay.first_ms))} ms is the runtime and the
-  machine waking (after 1 s idle a call on an inbox session takes 2.4× a warm one here, with no eviction at all:
-  the inbox section).
+  the floor ${us(r.cpu.durable.us_per_call)}; over those four runs 751–1,041 µs against 564–691 µs (1.33–1.51×; before the changes
+  856–912 against 572–616 µs, 1.48–1.5×). The machine's speed moved both by a third between runs. The rest of the
+  difference is SQLite's wider row (17 columns, two partial indexes: open calls by deadline, kept results by caller
+  and expiry, so a call's row enters and leaves each once; an A/B in 6 interleaved rounds put them at 902 against
+  940 µs per call against the two full indexes before, rows written per call 8 → 6) and the frame's decode, checks
+  and re-encoding — the rules above. A wake-up's first call (a \`bench/.tmp\` CPU profile of 18 of them, each after
+  15 s idle) starts with the object's constructor (0.14 ms), then 1.3 ms pass before the frame's event starts, and
+  that event takes 0.8 ms where a warm one takes 0.3 ms (every statement prepared again; meta, registrations, usage
+  and the alarm time read once per wake); the rest of its ${fmt(Math.min(...wk.relay.first_ms))}–${fmt(Math.max(...wk.relay.first_ms))} ms is the runtime and the
+  machine waking (the floor's own first call took 1.3–2.4× its warm one in the same runs; after 1 s idle a call on
+  an inbox session takes 2.4× a warm one here, with no eviction at all: the inbox section).
 
 ## Reproduce
 
