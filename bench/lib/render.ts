@@ -281,16 +281,18 @@ ${costModel(r, x)}
   (wrangler.toml), which wrapped every inner function in a \`__name()\` call at each creation. A/B of the first
   two with the result's read: 971 → 907 µs per call; of \`keep_names\`: 1,036 → 999 µs. A CPU profile at 64 in flight
   went from 1,103 to 872 µs of the object's time per call (bench/profile.json is the latter).
-- **Wake-up:** the constructor runs the schema's \`CREATE … IF NOT EXISTS\` (one multi-statement exec) and the
-  first frame re-reads what the caches hold; measured above.
+- **Wake-up:** a wake of a session whose schema this code made reads \`sqlite_master\` once and runs no DDL (since
+  2026-12-06 22:40 UTC; before, the constructor ran the schema's \`CREATE … IF NOT EXISTS\` and \`DROP INDEX IF
+  EXISTS\` on every wake: a \`bench/.tmp\` wake experiment put the first call ÷ warm at 1.60–1.61× with the change
+  against 1.79–1.99× without, test/unit/sql-store-schema.test.ts); the first frame re-reads what the caches hold.
 - **Throughput and wake-up with wrangler's local trace collector off** (runs since 2026-12-06 19:25 UTC, "Reproduce"
   below). The collector had added the same cost to every invocation of both systems; without it
   the relay's throughput is ${r.goals.throughput_vs_durable.median}× the floor's (goal ≥ 0.8: ${r.goals.throughput_vs_durable.met ? "met" : "**not met**"}) and its first call after
-  hibernation ${r.goals.wakeup_vs_warm.median}× a warm one (goal ≤ 2: ${r.goals.wakeup_vs_warm.met ? "met" : "**not met**"}) in this run; over the four runs after the changes above
-  (21:57–22:23 UTC) throughput was 0.67–0.87× (met in two) and the wake-up 1.96–2.49× (met in one); with the
-  collector on both were met (1.03× and 1.77×, 2026-12-04).
+  hibernation ${r.goals.wakeup_vs_warm.median}× a warm one (goal ≤ 2: ${r.goals.wakeup_vs_warm.met ? "met" : "**not met**"}) in this run; over the six runs after the changes above
+  (21:57–22:46 UTC) throughput was 0.67–0.87× (met in three) and the wake-up 1.96–3.1× (met in one: three samples a
+  run; the 3.1× with a stalled machine); with the collector on both were met (1.03× and 1.77×, 2026-12-04).
   Throughput at 64 in flight is bound by the runtime's one thread: the relay spends ${us(r.cpu.relay.us_per_call)} of CPU per call,
-  the floor ${us(r.cpu.durable.us_per_call)}; over those four runs 751–1,041 µs against 564–691 µs (1.33–1.51×; before the changes
+  the floor ${us(r.cpu.durable.us_per_call)}; over those six runs 751–1,041 µs against 564–691 µs (1.33–1.51×; before the changes
   856–912 against 572–616 µs, 1.48–1.5×). The machine's speed moved both by a third between runs. The rest of the
   difference is SQLite's wider row (17 columns, two partial indexes: open calls by deadline, kept results by caller
   and expiry, so a call's row enters and leaves each once; an A/B in 6 interleaved rounds put them at 902 against
