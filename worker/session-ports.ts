@@ -77,27 +77,23 @@ export class ObjectSockets implements HostSocketPort {
   }
 }
 
+/** A failed frame's writes were rolled back (or stopped before a second one): the store's counts forget it. */
+function forgetOnThrow<T>(store: SqlStore, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    store.forget();
+    throw e;
+  }
+}
+
 export function objectPorts(ctx: DurableObjectState, env: Env, store: SqlStore, sockets: ObjectSockets, schedule: () => Promise<void>): HostPorts {
   /** A session reports to one inbox (its meta's, set at creation). */
   let inboxStub: DurableObjectStub<Inbox> | undefined;
   return {
     sockets,
-    txn: (fn) => {
-      try {
-        return ctx.storage.transactionSync(fn);
-      } catch (e) {
-        store.forget(); // the usage it counted was rolled back with the writes
-        throw e;
-      }
-    },
-    once: (fn) => {
-      try {
-        return store.once(fn);
-      } catch (e) {
-        store.forget();
-        throw e;
-      }
-    },
+    txn: (fn) => forgetOnThrow(store, () => ctx.storage.transactionSync(fn)),
+    once: (fn) => forgetOnThrow(store, () => store.once(fn)),
     schedule,
     sleep: (ms) => scheduler.wait(ms),
     // A send after the work, never awaited by routing; the session's end awaits its last one. The stub is kept

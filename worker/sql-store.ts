@@ -140,15 +140,20 @@ export class SqlStore implements Store {
     }
   }
 
-  private all<T extends Record<string, SqlStorageValue>>(q: string, ...p: SqlStorageValue[]): T[] {
+  /** Inside `once`, counts a statement that is not a read, and refuses the second before it runs. */
+  private counted(q: string): void {
     if (this.writes >= 0 && !q.startsWith("SELECT") && this.writes++ > 0) throw new Error(`store: a second write in a one-write frame: ${q.slice(0, 40)}`);
+  }
+
+  private all<T extends Record<string, SqlStorageValue>>(q: string, ...p: SqlStorageValue[]): T[] {
+    this.counted(q);
     return this.sql.exec<T>(q, ...p).toArray();
   }
   private one<T extends Record<string, SqlStorageValue>>(q: string, ...p: SqlStorageValue[]): T | undefined {
     return this.all<T>(q, ...p)[0];
   }
   private run(q: string, ...p: SqlStorageValue[]): number {
-    if (this.writes >= 0 && this.writes++ > 0) throw new Error(`store: a second write in a one-write frame: ${q.slice(0, 40)}`);
+    this.counted(q);
     return this.sql.exec(q, ...p).rowsWritten;
   }
   private add(bytes: number): void {
